@@ -1,0 +1,67 @@
+# netintel: `make run` runs the system on its embedded defaults; `make test`
+# installs what the tests need and runs them all. Nothing here downloads a
+# prebuilt binary: Go tools come from the module proxy, the rest from Debian
+# and npm.
+
+GO            ?= go
+TOOLS         := $(CURDIR)/.tools/bin
+export NETINTEL_TOOLS := $(TOOLS)
+NATS_VERSION  := $(shell $(GO) list -m -f '{{.Version}}' github.com/nats-io/nats-server/v2)
+VERSITYGW_VERSION   := v1.8.0
+STATICCHECK_VERSION := v0.8.2
+DATA_DIR      ?= data
+LISTEN        ?= 127.0.0.1:8080
+APT_PACKAGES  := mmdb-bin chromium chromium-driver wrk
+TEST_TIMEOUT  ?= 20m
+
+.PHONY: all build run test bench tools apt-deps npm-deps lint clean
+
+all: build
+
+build:
+	$(GO) build -o netintel ./cmd/netintel
+
+run: build
+	./netintel run --config pipeline.yaml --data-dir $(DATA_DIR) --listen $(LISTEN)
+
+$(TOOLS)/versitygw:
+	GOBIN=$(TOOLS) $(GO) install github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION)
+
+$(TOOLS)/nats-server:
+	GOBIN=$(TOOLS) $(GO) install github.com/nats-io/nats-server/v2@$(NATS_VERSION)
+
+$(TOOLS)/staticcheck:
+	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+# Debian packages the tests read our files with (mmdblookup), drive pages
+# with (chromium) and load with (wrk). Installed only when missing.
+apt-deps:
+	@missing=""; \
+	command -v mmdblookup >/dev/null || missing="$$missing mmdb-bin"; \
+	command -v chromium >/dev/null || missing="$$missing chromium chromium-driver"; \
+	command -v wrk >/dev/null || missing="$$missing wrk"; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+# npm packages the tests use (DuckDB reads our Parquet files).
+npm-deps:
+	@if [ -f tools/npm/package.json ] && [ ! -d tools/npm/node_modules ]; then \
+	  cd tools/npm && npm ci --no-audit --no-fund --loglevel=error; fi
+
+tools: $(TOOLS)/versitygw $(TOOLS)/nats-server $(TOOLS)/staticcheck apt-deps npm-deps
+
+lint: $(TOOLS)/staticcheck
+	$(GO) vet ./...
+	$(TOOLS)/staticcheck ./...
+
+test: tools lint
+	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+bench: tools
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./...
+
+clean:
+	rm -rf netintel $(DATA_DIR)

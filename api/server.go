@@ -1,0 +1,168 @@
+// Package api is the HTTP layer: it mounts each product's handlers on a
+// mux, adds /health, /ready and /metrics, and runs the listeners.
+package api
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/netintel/netintel/internal/httpx"
+)
+
+// Probes are the checks behind /health and /ready.
+type Probes struct {
+	// Ready returns nil when the process can serve (NATS connected,
+	// streams present, object store reachable), else the reason.
+	Ready func(ctx context.Context) error
+	// Health returns the body of /health. The TLD product replaces the
+	// default with the spec's Health shape.
+	Health func() any
+}
+
+// HealthBody is the spec's Health shape (TLD status spec, GET /health).
+type HealthBody struct {
+	Status       string `json:"status"`
+	Timestamp    int64  `json:"timestamp"`
+	StealthCount int    `json:"stealth_count"`
+}
+
+// MountProbes adds /health, /ready and /metrics to mux.
+func MountProbes(mux *http.ServeMux, p Probes, reg *prometheus.Registry) {
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
+		var body any = HealthBody{Status: "healthy", Timestamp: time.Now().Unix()}
+		if p.Health != nil {
+			body = p.Health()
+		}
+		httpx.WriteJSON(w, http.StatusOK, body)
+	})
+	mux.HandleFunc("GET /ready", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
+		defer cancel()
+		if p.Ready != nil {
+			if err := p.Ready(ctx); err != nil {
+				httpx.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "not ready", "reason": err.Error()})
+				return
+			}
+		}
+		httpx.WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	})
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+}
+
+// Metrics counts requests by route pattern and status.
+type Metrics struct {
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+}
+
+// NewMetrics registers the HTTP metrics on reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_http_requests_total", Help: "HTTP requests by route and status."}, []string{"route", "code"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "netintel_http_request_seconds", Help: "HTTP request latency by route.", Buckets: prometheus.ExponentialBuckets(0.0002, 3, 10)}, []string{"route"}),
+	}
+	reg.MustRegister(m.requests, m.duration)
+	return m
+}
+
+// Wrap records every request that h serves. The route label is the mux
+// pattern (never the raw path, which may hold an address or an id).
+func (m *Metrics) Wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w, code: 200}
+		h.ServeHTTP(sw, r)
+		route := r.Pattern
+		if route == "" {
+			route = "unmatched"
+		}
+		m.requests.WithLabelValues(route, strconv.Itoa(sw.code)).Inc()
+		m.duration.WithLabelValues(route).Observe(time.Since(start).Seconds())
+	})
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	code  int
+	wrote bool
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+	if !s.wrote {
+		s.code, s.wrote = code, true
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusWriter) Write(b []byte) (int, error) {
+	s.wrote = true
+	return s.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach Flush and deadlines.
+func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// Flush passes flushes through for streamed responses.
+func (s *statusWriter) Flush() {
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Listener is one HTTP server on one address.
+type Listener struct {
+	Addr    string
+	Handler http.Handler
+}
+
+// Serve runs every listener until ctx is cancelled, then shuts them down,
+// letting in-flight requests finish within timeout. ready is called with
+// each bound address once it listens (port 0 resolves here).
+func Serve(ctx context.Context, log *slog.Logger, ls []Listener, timeout time.Duration, ready func(addr string)) error {
+	var servers []*http.Server
+	errc := make(chan error, len(ls))
+	for _, l := range ls {
+		ln, err := net.Listen("tcp", l.Addr)
+		if err != nil {
+			for _, s := range servers {
+				s.Close()
+			}
+			return err
+		}
+		srv := &http.Server{Handler: l.Handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+			BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) }}
+		servers = append(servers, srv)
+		log.Info("http listening", "addr", ln.Addr().String())
+		if ready != nil {
+			ready(ln.Addr().String())
+		}
+		go func() {
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errc <- err
+			}
+		}()
+	}
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-errc:
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, s := range servers {
+		wg.Add(1)
+		go func() { defer wg.Done(); _ = s.Shutdown(sctx) }()
+	}
+	wg.Wait()
+	return err
+}

@@ -1,0 +1,330 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/netintel/netintel/api"
+	"github.com/netintel/netintel/internal/bus"
+	"github.com/netintel/netintel/internal/config"
+	"github.com/netintel/netintel/internal/objstore"
+	"github.com/netintel/netintel/internal/schedule"
+	"github.com/netintel/netintel/internal/telemetry"
+)
+
+// System is one process's wiring: config, clients, and what each product
+// module registered (routes, workers, scheduled jobs, start-up hooks).
+// The role being run decides which of those start.
+type System struct {
+	Cfg     *config.Config
+	Log     *slog.Logger
+	Bus     *bus.Bus
+	Store   objstore.Store
+	Reg     *prometheus.Registry
+	DataDir string
+	Env     *Env
+	// Embedded is true under `netintel run`.
+	Embedded bool
+
+	routes  map[string][]func(*http.ServeMux)
+	workers []namedRun
+	jobs    []schedule.Job
+	onStart []namedRun
+	health  func() any
+	closers []func()
+}
+
+type namedRun struct {
+	name string
+	run  func(ctx context.Context) error
+}
+
+// Module is a product's wiring: Setup registers its routes, workers and jobs.
+type Module struct {
+	Name  string
+	Setup func(ctx context.Context, s *System) error
+}
+
+var modules []Module
+
+func registerModule(m Module) { modules = append(modules, m) }
+
+// Route mounts handlers for a product (ip, gateway, tld, secrets) on the
+// listener configured for it.
+func (s *System) Route(product string, mount func(*http.ServeMux)) {
+	s.routes[product] = append(s.routes[product], mount)
+}
+
+// Worker registers a long-running worker; `netintel worker NAME` runs it alone.
+func (s *System) Worker(name string, run func(ctx context.Context) error) {
+	s.workers = append(s.workers, namedRun{name, run})
+}
+
+// Job registers a scheduled job under its name in pipeline.yaml's schedules;
+// a job without a schedule entry is not scheduled.
+func (s *System) Job(name string, run func(ctx context.Context) error) {
+	if spec, ok := s.Cfg.Schedules[name]; ok && strings.TrimSpace(spec) != "" && spec != "off" {
+		s.jobs = append(s.jobs, schedule.Job{Name: name, Spec: spec, Run: run})
+	}
+}
+
+// OnStart registers a hook that runs once everything is up (`netintel run` only).
+func (s *System) OnStart(name string, run func(ctx context.Context) error) {
+	s.onStart = append(s.onStart, namedRun{name, run})
+}
+
+// SetHealth replaces the /health body.
+func (s *System) SetHealth(fn func() any) { s.health = fn }
+
+// OnClose registers cleanup run after every worker and listener stopped.
+func (s *System) OnClose(fn func()) { s.closers = append(s.closers, fn) }
+
+// commonFlags are the flags every role shares.
+type commonFlags struct {
+	config   string
+	dataDir  string
+	natsURL  string
+	logLevel string
+}
+
+func (c *commonFlags) add(fs *flag.FlagSet) {
+	fs.StringVar(&c.config, "config", "pipeline.yaml", "path to pipeline.yaml")
+	fs.StringVar(&c.dataDir, "data-dir", "", "data folder (embedded NATS store and folder object store)")
+	fs.StringVar(&c.natsURL, "nats", "", "NATS URL(s), comma-separated; overrides nats in the config")
+	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
+}
+
+// loadConfig loads the config file; a missing default file means defaults.
+func (c *commonFlags) loadConfig() (*config.Config, error) {
+	if c.config == "pipeline.yaml" {
+		if _, err := os.Stat(c.config); errors.Is(err, os.ErrNotExist) {
+			return config.Default(), nil
+		}
+	}
+	return config.Load(c.config)
+}
+
+type roleOpts struct {
+	embedded bool // start the embedded server (netintel run)
+	ensure   bool // create streams and buckets
+	store    bool // open the object store
+}
+
+// openSystem loads config, connects to NATS (embedded or external), ensures
+// streams, opens the object store and runs every module's Setup.
+func openSystem(ctx context.Context, env *Env, cf *commonFlags, o roleOpts) (*System, error) {
+	cfg, err := cf.loadConfig()
+	if err != nil {
+		return nil, err
+	}
+	log := telemetry.NewLogger(env.Stderr, cf.logLevel)
+	s := &System{Cfg: cfg, Log: log, Reg: telemetry.NewRegistry(), DataDir: cf.dataDir, Env: env, Embedded: o.embedded, routes: map[string][]func(*http.ServeMux){}}
+	ncfg := cfg.NATS
+	switch {
+	case o.embedded:
+		ncfg.Embedded.Enabled = true
+		if s.DataDir == "" {
+			return nil, errors.New("--data-dir is required")
+		}
+	case cf.natsURL != "":
+		ncfg.Embedded.Enabled = false
+		ncfg.URLs = strings.Split(cf.natsURL, ",")
+	case cf.dataDir != "" && (cfg.NATS.Embedded.Enabled || len(cfg.NATS.URLs) == 0):
+		u, err := bus.URLFromDataDir(cf.dataDir)
+		if err != nil {
+			return nil, err
+		}
+		ncfg.Embedded.Enabled = false
+		ncfg.URLs = []string{u}
+	case len(cfg.NATS.URLs) > 0:
+		ncfg.Embedded.Enabled = false
+	default:
+		return nil, errors.New("no NATS to reach: pass --nats URL or --data-dir DIR of a running `netintel run`, or set nats.urls")
+	}
+	b, err := bus.Open(ctx, ncfg, s.DataDir, log)
+	if err != nil {
+		return nil, err
+	}
+	s.Bus = b
+	if o.ensure {
+		if err := bus.Ensure(ctx, b.JS, cfg, log); err != nil {
+			s.close()
+			return nil, err
+		}
+	}
+	if o.store {
+		st, err := objstore.Open(ctx, cfg.ObjectStore, s.DataDir)
+		if err != nil {
+			s.close()
+			return nil, err
+		}
+		s.Store = st
+	}
+	for _, m := range modules {
+		if err := m.Setup(ctx, s); err != nil {
+			s.close()
+			return nil, fmt.Errorf("%s: %w", m.Name, err)
+		}
+	}
+	return s, nil
+}
+
+func (s *System) close() {
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		s.closers[i]()
+	}
+	if s.Bus != nil {
+		s.Bus.Close()
+	}
+}
+
+// ready is the /ready check: NATS connected, streams present, store reachable.
+func (s *System) ready(ctx context.Context) error {
+	var names []string
+	for _, st := range s.Cfg.Streams {
+		names = append(names, st.Name)
+	}
+	if err := s.Bus.Ready(ctx, names); err != nil {
+		return err
+	}
+	if s.Store != nil {
+		if err := s.Store.Ping(ctx); err != nil {
+			return fmt.Errorf("object store: %w", err)
+		}
+	}
+	return nil
+}
+
+// serve runs the selected parts until ctx ends, then stops them in order:
+// listeners and workers first (in-flight work finishes), then NATS.
+type parts struct {
+	products []string // products whose routes to serve; nil = none
+	workers  []string // worker names; ["*"] = all
+	jobs     bool
+	onStart  bool
+	// listen overrides api.listen for every product.
+	listen string
+	// bound is called with each listener's address once it listens.
+	bound func(addr string)
+}
+
+func (s *System) serve(ctx context.Context, p parts) error {
+	defer s.close()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	errc := make(chan error, 64)
+	start := func(name string, f func(context.Context) error) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := f(ctx); err != nil && ctx.Err() == nil {
+				errc <- fmt.Errorf("%s: %w", name, err)
+			}
+		}()
+	}
+	var ran int
+	for _, w := range s.workers {
+		if slices.Contains(p.workers, "*") || slices.Contains(p.workers, w.name) {
+			start("worker "+w.name, w.run)
+			ran++
+		}
+	}
+	for _, want := range p.workers {
+		if want != "*" && !slices.ContainsFunc(s.workers, func(w namedRun) bool { return w.name == want }) {
+			return fmt.Errorf("unknown worker %q (have: %s)", want, strings.Join(s.workerNames(), ", "))
+		}
+	}
+	if p.jobs && len(s.jobs) > 0 {
+		kv, err := s.Bus.JS.KeyValue(ctx, "schedule")
+		if err != nil {
+			return fmt.Errorf("scheduler: kv bucket schedule: %w", err)
+		}
+		sched, err := schedule.New(kv, s.Log, s.jobs)
+		if err != nil {
+			return err
+		}
+		start("scheduler", sched.Run)
+		ran++
+	}
+	if len(p.products) > 0 {
+		ls := s.listeners(p.products, p.listen)
+		to := s.Cfg.API.ShutdownTimeout
+		if to <= 0 {
+			to = 10 * time.Second
+		}
+		start("api", func(ctx context.Context) error { return api.Serve(ctx, s.Log, ls, to, p.bound) })
+		ran++
+	}
+	if ran == 0 {
+		return errors.New("nothing to run")
+	}
+	if p.onStart {
+		for _, h := range s.onStart {
+			start("start "+h.name, h.run)
+		}
+	}
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-errc:
+		s.Log.Error("stopping after failure", "err", err)
+	}
+	cancel()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(14 * time.Second):
+		s.Log.Warn("some parts did not stop in time")
+	}
+	s.Log.Info("stopped")
+	return err
+}
+
+func (s *System) workerNames() []string {
+	var out []string
+	for _, w := range s.workers {
+		out = append(out, w.name)
+	}
+	return out
+}
+
+// listeners groups the products' routes by listen address.
+func (s *System) listeners(products []string, listenOverride string) []api.Listener {
+	metrics := api.NewMetrics(s.Reg)
+	byAddr := map[string]*http.ServeMux{}
+	var order []string
+	for _, prod := range products {
+		addr := s.Cfg.ListenFor(prod)
+		if listenOverride != "" {
+			addr = listenOverride
+		}
+		mux, ok := byAddr[addr]
+		if !ok {
+			mux = http.NewServeMux()
+			api.MountProbes(mux, api.Probes{Ready: s.ready, Health: s.health}, s.Reg)
+			byAddr[addr] = mux
+			order = append(order, addr)
+		}
+		for _, mount := range s.routes[prod] {
+			mount(mux)
+		}
+	}
+	var ls []api.Listener
+	for _, a := range order {
+		ls = append(ls, api.Listener{Addr: a, Handler: metrics.Wrap(byAddr[a])})
+	}
+	return ls
+}

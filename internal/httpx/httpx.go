@@ -1,0 +1,113 @@
+// Package httpx holds the small HTTP helpers every product's handlers share:
+// JSON responses, client addresses and per-client rate limiting.
+package httpx
+
+import (
+	"encoding/json"
+	"math"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// WriteJSON writes v as JSON with the given status.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
+
+// Error is the JSON error body used where a spec gives no shape:
+// {"error": {"code": "...", "message": "..."}}.
+type Error struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// WriteError writes {"error": {"code": code, "message": msg}}.
+func WriteError(w http.ResponseWriter, status int, code, msg string) {
+	WriteJSON(w, status, map[string]Error{"error": {Code: code, Message: msg}})
+}
+
+// ClientIP returns the caller's address: the first X-Forwarded-For hop when
+// trustProxy is set, else the connection's remote address.
+func ClientIP(r *http.Request, trustProxy bool) string {
+	if trustProxy {
+		if xff := r.Header.Get("X-Forwarded-For"); xff != "" {
+			first, _, _ := strings.Cut(xff, ",")
+			if ip := net.ParseIP(strings.TrimSpace(first)); ip != nil {
+				return ip.String()
+			}
+		}
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// Limiter is a per-key token bucket (for example per client address).
+// Idle keys are forgotten after a while, so memory stays bounded by the
+// number of recently active clients.
+type Limiter struct {
+	rate  rate.Limit
+	burst int
+
+	mu      sync.Mutex
+	buckets map[string]*entry
+	lastGC  time.Time
+}
+
+type entry struct {
+	l    *rate.Limiter
+	seen time.Time
+}
+
+// NewLimiter allows perMinute requests a minute per key with the given burst.
+func NewLimiter(perMinute float64, burst int) *Limiter {
+	return &Limiter{rate: rate.Limit(perMinute / 60), burst: burst, buckets: map[string]*entry{}, lastGC: time.Now()}
+}
+
+// Allow takes a token for key. When none is left it returns false and the
+// time until one is available.
+func (l *Limiter) Allow(key string) (bool, time.Duration) {
+	now := time.Now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if now.Sub(l.lastGC) > time.Minute {
+		for k, e := range l.buckets {
+			if now.Sub(e.seen) > 10*time.Minute {
+				delete(l.buckets, k)
+			}
+		}
+		l.lastGC = now
+	}
+	e, ok := l.buckets[key]
+	if !ok {
+		e = &entry{l: rate.NewLimiter(l.rate, l.burst)}
+		l.buckets[key] = e
+	}
+	e.seen = now
+	res := e.l.ReserveN(now, 1)
+	if !res.OK() {
+		return false, time.Minute
+	}
+	if d := res.DelayFrom(now); d > 0 {
+		res.CancelAt(now)
+		return false, d
+	}
+	return true, 0
+}
+
+// RetryAfter formats a wait as whole seconds for the Retry-After header (at least 1).
+func RetryAfter(d time.Duration) string {
+	return strconv.Itoa(int(math.Max(1, math.Ceil(d.Seconds()))))
+}

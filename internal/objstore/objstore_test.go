@@ -1,0 +1,98 @@
+package objstore_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/netintel/netintel/internal/objstore"
+	"github.com/netintel/netintel/internal/objstore/objstoretest"
+	"github.com/netintel/netintel/internal/testutil"
+)
+
+func TestFolder_Conformance(t *testing.T) {
+	s, err := objstore.NewFolder(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	objstoretest.Run(t, s)
+}
+
+func TestS3_Conformance(t *testing.T) {
+	srv := testutil.StartS3(t)
+	s, err := objstore.NewS3(context.Background(), srv.Config().S3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objstoretest.Run(t, s)
+}
+
+func TestS3_PresignGet(t *testing.T) {
+	srv := testutil.StartS3(t)
+	ctx := context.Background()
+	s, err := objstore.NewS3(ctx, srv.Config().S3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Put(ctx, "p/file.csv", strings.NewReader("a,b\n"), 4, "text/csv"); err != nil {
+		t.Fatal(err)
+	}
+	u, err := s.PresignGet(ctx, "p/file.csv", time.Minute, "file.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || string(b) != "a,b\n" {
+		t.Fatalf("presigned GET = %d %q", resp.StatusCode, b)
+	}
+}
+
+func TestNewS3_BadInput(t *testing.T) {
+	srv := testutil.StartS3(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name   string
+		mutate func(*testutil.S3)
+		want   string
+	}{
+		{"wrong secret", func(s *testutil.S3) { s.SecretKey = "wrong" }, "credentials refused"},
+		{"missing bucket", func(s *testutil.S3) { s.Bucket = "nope" }, `bucket "nope" does not exist`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := *srv
+			tc.mutate(&c)
+			_, err := objstore.NewS3(ctx, c.Config().S3)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want %q", err, tc.want)
+			}
+			if strings.Contains(err.Error(), srv.SecretKey) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error leaks the secret or spans lines: %q", err)
+			}
+		})
+	}
+	t.Run("unreachable", func(t *testing.T) {
+		c := srv.Config().S3
+		c.Endpoint = "127.0.0.1:1"
+		_, err := objstore.NewS3(ctx, c)
+		if err == nil || !strings.Contains(err.Error(), "127.0.0.1:1") {
+			t.Fatalf("err = %v", err)
+		}
+	})
+}
+
+func TestFolder_RejectsEscapingKeys(t *testing.T) {
+	s, _ := objstore.NewFolder(t.TempDir())
+	for _, k := range []string{"../x", "/abs", "a//b", "a/../../b", ""} {
+		if _, err := s.Put(context.Background(), k, strings.NewReader("x"), 1, ""); err == nil {
+			t.Errorf("Put(%q) accepted", k)
+		}
+	}
+}

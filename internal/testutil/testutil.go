@@ -1,0 +1,193 @@
+// Package testutil starts the real servers that integration tests run
+// against: an in-process nats-server with JetStream, and versitygw, an
+// S3-compatible server, as a child process on a free loopback port.
+package testutil
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/netintel/netintel/internal/bus"
+	"github.com/netintel/netintel/internal/config"
+)
+
+// Logger returns a logger that writes to the test log (or discards when -v is off).
+func Logger(t testing.TB) *slog.Logger {
+	t.Helper()
+	if testing.Verbose() {
+		return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+type tWriter struct{ t testing.TB }
+
+func (w tWriter) Write(p []byte) (int, error) { w.t.Log(string(p)); return len(p), nil }
+
+// NATS is an in-process nats-server with JetStream and a client connected to it.
+type NATS struct {
+	Server *server.Server
+	NC     *nats.Conn
+	JS     jetstream.JetStream
+	URL    string
+}
+
+// StartNATS starts a JetStream server on a random loopback port with its
+// store in t.TempDir(), and connects to it. Both stop at test cleanup.
+func StartNATS(t testing.TB) *NATS {
+	t.Helper()
+	s, err := server.NewServer(&server.Options{
+		Host: "127.0.0.1", Port: server.RANDOM_PORT, JetStream: true,
+		StoreDir: t.TempDir(), NoSigs: true, NoLog: true,
+	})
+	if err != nil {
+		t.Fatalf("nats server: %v", err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats server not ready")
+	}
+	nc, err := nats.Connect(s.ClientURL())
+	if err != nil {
+		t.Fatalf("nats connect: %v", err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatalf("jetstream: %v", err)
+	}
+	t.Cleanup(func() {
+		nc.Close()
+		s.Shutdown()
+		s.WaitForShutdown()
+	})
+	return &NATS{Server: s, NC: nc, JS: js, URL: s.ClientURL()}
+}
+
+// Ensure creates the default streams, consumers and buckets on n.
+func (n *NATS) Ensure(t testing.TB) *config.Config {
+	t.Helper()
+	cfg := config.Default()
+	if err := bus.Ensure(context.Background(), n.JS, cfg, Logger(t)); err != nil {
+		t.Fatalf("ensure: %v", err)
+	}
+	return cfg
+}
+
+// S3 is a running versitygw server.
+type S3 struct {
+	Endpoint  string // host:port
+	AccessKey string
+	SecretKey string
+	Bucket    string
+	Root      string // the posix folder behind it
+	cmd       *exec.Cmd
+}
+
+// Config returns an object store config pointing at the server.
+func (s *S3) Config() config.ObjectStore {
+	return config.ObjectStore{Type: "s3", S3: config.S3{
+		Endpoint: s.Endpoint, Bucket: s.Bucket, Region: "us-east-1",
+		AccessKey: s.AccessKey, SecretKey: s.SecretKey, PartSize: 5 << 20, PresignTTL: time.Minute,
+	}}
+}
+
+// Stop kills the server (to test an unreachable store).
+func (s *S3) Stop() {
+	if s.cmd != nil && s.cmd.Process != nil {
+		_ = s.cmd.Process.Kill()
+		_ = s.cmd.Wait()
+		s.cmd = nil
+	}
+}
+
+// ToolPath finds a binary that `make tools` installed into .tools/bin at the
+// module root, or on PATH.
+func ToolPath(name string) (string, error) {
+	if dir := os.Getenv("NETINTEL_TOOLS"); dir != "" {
+		p := filepath.Join(dir, name)
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	wd, _ := os.Getwd()
+	for d := wd; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			p := filepath.Join(d, ".tools", "bin", name)
+			if _, err := os.Stat(p); err == nil {
+				return p, nil
+			}
+			break
+		}
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	return exec.LookPath(name)
+}
+
+// StartS3 starts versitygw on a free loopback port with a fresh bucket in a
+// temp folder. The test fails (not skips) when the binary is missing: `make
+// test` installs it.
+func StartS3(t testing.TB) *S3 {
+	t.Helper()
+	bin, err := ToolPath("versitygw")
+	if err != nil {
+		t.Fatalf("versitygw not installed (run `make tools`): %v", err)
+	}
+	root := t.TempDir()
+	s := &S3{AccessKey: "testaccess", SecretKey: "testsecret-" + strconv.Itoa(os.Getpid()), Bucket: "netintel-test", Root: root}
+	if err := os.Mkdir(filepath.Join(root, s.Bucket), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for attempt := 0; attempt < 3; attempt++ {
+		port, err := bus.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Endpoint = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		cmd := exec.Command(bin, "--access", s.AccessKey, "--secret", s.SecretKey, "--port", s.Endpoint, "--quiet", "posix", root)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+		if err := cmd.Start(); err != nil {
+			t.Fatalf("start versitygw: %v", err)
+		}
+		s.cmd = cmd
+		if waitPort(s.Endpoint, 10*time.Second) == nil {
+			t.Cleanup(s.Stop)
+			return s
+		}
+		s.Stop()
+	}
+	t.Fatal("versitygw did not start")
+	return nil
+}
+
+func waitPort(addr string, d time.Duration) error {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("%s not listening after %s", addr, d)
+}
+
+// WaitPort waits until addr accepts TCP connections.
+func WaitPort(addr string, d time.Duration) error { return waitPort(addr, d) }
