@@ -18,6 +18,7 @@ import (
 	"github.com/netintel/netintel/api"
 	"github.com/netintel/netintel/internal/bus"
 	"github.com/netintel/netintel/internal/config"
+	"github.com/netintel/netintel/internal/ipmodel"
 	"github.com/netintel/netintel/internal/objstore"
 	"github.com/netintel/netintel/internal/schedule"
 	"github.com/netintel/netintel/internal/telemetry"
@@ -36,6 +37,9 @@ type System struct {
 	Env     *Env
 	// Embedded is true under `netintel run`.
 	Embedded bool
+	// IPState is the current IP intelligence state, set by the enrich
+	// module's Setup; read it lazily (in workers and jobs), not in Setup.
+	IPState ipmodel.State
 
 	routes  map[string][]func(*http.ServeMux)
 	workers []namedRun
@@ -75,6 +79,14 @@ func (s *System) Worker(name string, run func(ctx context.Context) error) {
 // a job without a schedule entry is not scheduled.
 func (s *System) Job(name string, run func(ctx context.Context) error) {
 	if spec, ok := s.Cfg.Schedules[name]; ok && strings.TrimSpace(spec) != "" && spec != "off" {
+		s.jobs = append(s.jobs, schedule.Job{Name: name, Spec: spec, Run: run})
+	}
+}
+
+// JobSpec registers a scheduled job with its own cron expression (for
+// example an ingest source's schedule); "" or "off" disables it.
+func (s *System) JobSpec(name, spec string, run func(ctx context.Context) error) {
+	if strings.TrimSpace(spec) != "" && spec != "off" {
 		s.jobs = append(s.jobs, schedule.Job{Name: name, Spec: spec, Run: run})
 	}
 }
