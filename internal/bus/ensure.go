@@ -229,7 +229,7 @@ func transient(err error) bool {
 	var apiErr *jetstream.APIError
 	if errors.As(err, &apiErr) {
 		switch apiErr.ErrorCode {
-		case jetstream.JSErrCodeJetStreamNotEnabled, 10008 /* cluster not available */, 10005 /* no peers */, 10023 /* insufficient resources */, 10074 /* cluster not leader */:
+		case jetstream.JSErrCodeJetStreamNotEnabled, 10008 /* cluster not available */, 10005 /* no peers */, 10023 /* insufficient resources */, 10074 /* cluster not leader */ :
 			return true
 		}
 	}
