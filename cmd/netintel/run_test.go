@@ -1,0 +1,248 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/netintel/netintel/internal/bus"
+	"github.com/netintel/netintel/internal/testutil"
+)
+
+var binPath string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "netintel-bin-")
+	if err != nil {
+		panic(err)
+	}
+	binPath = filepath.Join(dir, "netintel")
+	out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "build netintel: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// proc is a running netintel process.
+type proc struct {
+	cmd    *exec.Cmd
+	addr   string
+	mu     sync.Mutex
+	stderr bytes.Buffer
+	done   chan error
+}
+
+var listenRe = regexp.MustCompile(`listening on http://(\S+)`)
+
+// startProc runs the binary and waits for it to print its address.
+func startProc(t *testing.T, args ...string) *proc {
+	t.Helper()
+	p := &proc{cmd: exec.Command(binPath, args...), done: make(chan error, 1)}
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	stdout, _ := p.cmd.StdoutPipe()
+	p.cmd.Stderr = &lockedWriter{mu: &p.mu, w: &p.stderr}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	addrc := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if m := listenRe.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case addrc <- m[1]:
+				default:
+				}
+			}
+		}
+	}()
+	go func() { p.done <- p.cmd.Wait() }()
+	t.Cleanup(func() { _ = p.cmd.Process.Kill() })
+	select {
+	case p.addr = <-addrc:
+	case err := <-p.done:
+		t.Fatalf("netintel exited early: %v\n%s", err, p.logs())
+	case <-time.After(60 * time.Second):
+		t.Fatalf("netintel did not listen within 60s\n%s", p.logs())
+	}
+	return p
+}
+
+func (p *proc) logs() string { p.mu.Lock(); defer p.mu.Unlock(); return p.stderr.String() }
+
+// stop sends sig and returns the exit error and how long the process took.
+func (p *proc) stop(t *testing.T, sig os.Signal) (error, time.Duration) {
+	t.Helper()
+	start := time.Now()
+	_ = p.cmd.Process.Signal(sig)
+	select {
+	case err := <-p.done:
+		return err, time.Since(start)
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no exit 30s after %v\n%s", sig, p.logs())
+	}
+	return nil, 0
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) { l.mu.Lock(); defer l.mu.Unlock(); return l.w.Write(b) }
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestRun_ReadyThenCleanStop(t *testing.T) {
+	for _, sig := range []os.Signal{syscall.SIGTERM, os.Interrupt} {
+		t.Run(sig.String(), func(t *testing.T) {
+			p := startProc(t, "run", "--data-dir", t.TempDir(), "--listen", "127.0.0.1:0")
+			if code, body := get(t, "http://"+p.addr+"/ready"); code != 200 {
+				t.Fatalf("/ready = %d %s", code, body)
+			}
+			if code, _ := get(t, "http://"+p.addr+"/health"); code != 200 {
+				t.Fatalf("/health = %d", code)
+			}
+			if code, body := get(t, "http://"+p.addr+"/metrics"); code != 200 || !strings.Contains(body, "netintel_http_requests_total") {
+				t.Fatalf("/metrics = %d, no request counter", code)
+			}
+			err, took := p.stop(t, sig)
+			if err != nil {
+				t.Fatalf("exit after %v: %v\n%s", sig, err, p.logs())
+			}
+			if took > 15*time.Second {
+				t.Fatalf("stop took %s, want < 15s", took)
+			}
+		})
+	}
+}
+
+func TestRun_SameDataDirRefusedOtherDirSideBySide(t *testing.T) {
+	dir := t.TempDir()
+	a := startProc(t, "run", "--data-dir", dir, "--listen", "127.0.0.1:0")
+	out, err := exec.Command(binPath, "run", "--data-dir", dir, "--listen", "127.0.0.1:0").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "in use by another netintel process") {
+		t.Fatalf("second run on same dir: err=%v out=%s", err, out)
+	}
+	b := startProc(t, "run", "--data-dir", t.TempDir(), "--listen", "127.0.0.1:0")
+	for _, p := range []*proc{a, b} {
+		if code, _ := get(t, "http://"+p.addr+"/ready"); code != 200 {
+			t.Fatalf("%s /ready = %d", p.addr, code)
+		}
+	}
+}
+
+func TestRun_RestartReusesData(t *testing.T) {
+	dir := t.TempDir()
+	p := startProc(t, "run", "--data-dir", dir, "--listen", "127.0.0.1:0")
+	u, err := bus.URLFromDataDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := nats.Connect(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, _ := nc.JetStream()
+	if _, err := js.Publish("events.test.marker", []byte("kept")); err != nil {
+		t.Fatal(err)
+	}
+	nc.Close()
+	if err, _ := p.stop(t, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	startProc(t, "run", "--data-dir", dir, "--listen", "127.0.0.1:0")
+	u, _ = bus.URLFromDataDir(dir)
+	nc, err = nats.Connect(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ = nc.JetStream()
+	m, err := js.GetLastMsg("EVENTS", "events.test.marker")
+	if err != nil || string(m.Data) != "kept" {
+		t.Fatalf("message from before the restart: %v %v", m, err)
+	}
+}
+
+// oneLineFailure runs the binary expecting exit 1 with a clear message.
+func oneLineFailure(t *testing.T, want string, secret string, args ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binPath, args...)
+	out, err := cmd.CombinedOutput()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 1 {
+		t.Fatalf("exit = %v, want 1\n%s", err, out)
+	}
+	s := string(out)
+	if !strings.Contains(s, want) {
+		t.Fatalf("output does not say %q:\n%s", want, s)
+	}
+	for _, bad := range []string{"panic", "goroutine "} {
+		if strings.Contains(s, bad) {
+			t.Fatalf("output has %q:\n%s", bad, s)
+		}
+	}
+	if secret != "" && strings.Contains(s, secret) {
+		t.Fatalf("output leaks the secret:\n%s", s)
+	}
+}
+
+func TestBadInput_ClearOneLineErrors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	t.Run("broken yaml", func(t *testing.T) {
+		oneLineFailure(t, "nats.embeded (line 2): unknown key", "", "run", "--config", write("b.yaml", "nats:\n  embeded: {}\n"), "--data-dir", t.TempDir())
+	})
+	t.Run("unreachable nats", func(t *testing.T) {
+		port, _ := bus.FreePort()
+		cfg := write("n.yaml", "nats:\n  embedded: {enabled: false}\n  urls: [\"nats://u:natspw-secret@127.0.0.1:"+fmt.Sprint(port)+"\"]\n  connect_wait: 1s\n  connect_timeout: 200ms\n")
+		oneLineFailure(t, "connect to nats", "natspw-secret", "api", "--config", cfg)
+	})
+	srv := testutil.StartS3(t)
+	n := testutil.StartNATS(t)
+	s3cfg := func(secret, bucket string) string {
+		return write("s3-"+bucket+".yaml", fmt.Sprintf("object_store:\n  type: s3\n  s3:\n    endpoint: %s\n    bucket: %s\n    access_key: %s\n    secret_key: %s\n", srv.Endpoint, bucket, srv.AccessKey, secret))
+	}
+	t.Run("wrong s3 credential", func(t *testing.T) {
+		oneLineFailure(t, "credentials refused", "wrong-s3-secret", "api", "--config", s3cfg("wrong-s3-secret", srv.Bucket), "--nats", n.URL)
+	})
+	t.Run("missing bucket", func(t *testing.T) {
+		oneLineFailure(t, `bucket "absent-bucket" does not exist`, srv.SecretKey, "api", "--config", s3cfg(srv.SecretKey, "absent-bucket"), "--nats", n.URL)
+	})
+}

@@ -1,0 +1,4 @@
+package schedule
+
+// TickOf exposes tickOf to the external tests.
+var TickOf = tickOf
