@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -165,4 +166,38 @@ func Serve(ctx context.Context, log *slog.Logger, ls []Listener, timeout time.Du
 	}
 	wg.Wait()
 	return err
+}
+
+// Gate answers 503 until Open swaps in the real handler, so that a role
+// waiting for NATS at start already says why on /ready (and /health is 200:
+// the process is alive).
+type Gate struct {
+	h      atomic.Pointer[http.Handler]
+	reason atomic.Pointer[string]
+}
+
+// NewGate returns a closed gate with the given reason.
+func NewGate(reason string) *Gate {
+	g := &Gate{}
+	g.SetReason(reason)
+	return g
+}
+
+// SetReason changes what /ready says while the gate is closed.
+func (g *Gate) SetReason(s string) { g.reason.Store(&s) }
+
+// Open sends every later request to h.
+func (g *Gate) Open(h http.Handler) { g.h.Store(&h) }
+
+// ServeHTTP implements http.Handler.
+func (g *Gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h := g.h.Load(); h != nil {
+		(*h).ServeHTTP(w, r)
+		return
+	}
+	if r.URL.Path == "/health" {
+		httpx.WriteJSON(w, http.StatusOK, HealthBody{Status: "starting", Timestamp: time.Now().Unix()})
+		return
+	}
+	httpx.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "not ready", "reason": *g.reason.Load()})
 }

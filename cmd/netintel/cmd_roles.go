@@ -45,11 +45,12 @@ func cmdAPI(ctx context.Context, env *Env, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	s, err := openSystem(ctx, env, &cf, roleOpts{ensure: true, store: true})
+	prods := strings.Split(*products, ",")
+	s, err := openSystem(ctx, env, &cf, roleOpts{ensure: true, store: true, products: prods, listen: *listen})
 	if err != nil {
 		return err
 	}
-	return s.serve(ctx, parts{products: strings.Split(*products, ","), listen: *listen})
+	return s.serve(ctx, parts{products: prods, listen: *listen})
 }
 
 func cmdGateway(ctx context.Context, env *Env, args []string) error {
@@ -60,7 +61,7 @@ func cmdGateway(ctx context.Context, env *Env, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	s, err := openSystem(ctx, env, &cf, roleOpts{ensure: true})
+	s, err := openSystem(ctx, env, &cf, roleOpts{ensure: true, products: []string{"gateway"}, listen: *listen})
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
 	"github.com/netintel/netintel/internal/bus"
@@ -245,4 +246,41 @@ func TestBadInput_ClearOneLineErrors(t *testing.T) {
 	t.Run("missing bucket", func(t *testing.T) {
 		oneLineFailure(t, `bucket "absent-bucket" does not exist`, srv.SecretKey, "api", "--config", s3cfg(srv.SecretKey, "absent-bucket"), "--nats", n.URL)
 	})
+}
+
+func TestAPI_WaitsForNATSWithReady503(t *testing.T) {
+	port, _ := bus.FreePort()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "p.yaml")
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("nats:\n  embedded: {enabled: false}\n  urls: [\"nats://127.0.0.1:%d\"]\nobject_store:\n  file: {dir: %q}\n", port, filepath.Join(dir, "objects"))), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startProc(t, "api", "--config", cfg, "--listen", "127.0.0.1:0")
+	code, body := get(t, "http://"+p.addr+"/ready")
+	if code != 503 || !strings.Contains(body, "connecting to NATS") {
+		t.Fatalf("/ready while NATS is down = %d %s", code, body)
+	}
+	if code, _ := get(t, "http://"+p.addr+"/health"); code != 200 {
+		t.Fatalf("/health while NATS is down = %d", code)
+	}
+	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: t.TempDir(), NoSigs: true, NoLog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Start()
+	t.Cleanup(srv.Shutdown)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		code, body = get(t, "http://"+p.addr+"/ready")
+		if code == 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/ready after NATS came up = %d %s\n%s", code, body, p.logs())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if !strings.Contains(p.logs(), "nats unreachable, retrying") {
+		t.Errorf("no log line about the wait:\n%s", p.logs())
+	}
 }

@@ -42,6 +42,9 @@ type System struct {
 	IPState ipmodel.State
 
 	routes  map[string][]func(*http.ServeMux)
+	// gates are listeners started before NATS was reached (external roles).
+	gates    map[string]*api.Gate
+	gateDone chan error
 	workers []namedRun
 	jobs    []schedule.Job
 	onStart []namedRun
@@ -131,6 +134,10 @@ type roleOpts struct {
 	embedded bool // start the embedded server (netintel run)
 	ensure   bool // create streams and buckets
 	store    bool // open the object store
+	// products, when set for an external role, are listened for at once:
+	// /ready answers 503 with the reason until NATS and the store are up.
+	products []string
+	listen   string
 }
 
 // openSystem loads config, connects to NATS (embedded or external), ensures
@@ -142,6 +149,9 @@ func openSystem(ctx context.Context, env *Env, cf *commonFlags, o roleOpts) (*Sy
 	}
 	log := telemetry.NewLogger(env.Stderr, cf.logLevel)
 	s := &System{Cfg: cfg, Log: log, Reg: telemetry.NewRegistry(), DataDir: cf.dataDir, Env: env, Embedded: o.embedded, routes: map[string][]func(*http.ServeMux){}}
+	if len(o.products) > 0 && !o.embedded {
+		s.earlyListen(ctx, o.products, o.listen)
+	}
 	ncfg := cfg.NATS
 	switch {
 	case o.embedded:
@@ -272,11 +282,21 @@ func (s *System) serve(ctx context.Context, p parts) error {
 	}
 	if len(p.products) > 0 {
 		ls := s.listeners(p.products, p.listen)
-		to := s.Cfg.API.ShutdownTimeout
-		if to <= 0 {
-			to = 10 * time.Second
+		if s.gates != nil {
+			for _, l := range ls {
+				s.gates[l.Addr].Open(l.Handler)
+			}
+			start("api", func(ctx context.Context) error {
+				select {
+				case err := <-s.gateDone:
+					return err
+				case <-ctx.Done():
+					return <-s.gateDone
+				}
+			})
+		} else {
+			start("api", func(ctx context.Context) error { return api.Serve(ctx, s.Log, ls, s.shutdownTimeout(), p.bound) })
 		}
-		start("api", func(ctx context.Context) error { return api.Serve(ctx, s.Log, ls, to, p.bound) })
 		ran++
 	}
 	if ran == 0 {
@@ -303,6 +323,43 @@ func (s *System) serve(ctx context.Context, p parts) error {
 	}
 	s.Log.Info("stopped")
 	return err
+}
+
+func (s *System) shutdownTimeout() time.Duration {
+	if s.Cfg.API.ShutdownTimeout > 0 {
+		return s.Cfg.API.ShutdownTimeout
+	}
+	return 10 * time.Second
+}
+
+// earlyListen binds the role's addresses now, behind gates that answer 503
+// until serve opens them.
+func (s *System) earlyListen(ctx context.Context, products []string, override string) {
+	s.gates = map[string]*api.Gate{}
+	var ls []api.Listener
+	for _, a := range s.addrs(products, override) {
+		g := api.NewGate("connecting to NATS")
+		s.gates[a] = g
+		ls = append(ls, api.Listener{Addr: a, Handler: g})
+	}
+	s.gateDone = make(chan error, 1)
+	bound := func(addr string) { fmt.Fprintf(s.Env.Stdout, "netintel listening on http://%s\n", addr) }
+	go func() { s.gateDone <- api.Serve(ctx, s.Log, ls, s.shutdownTimeout(), bound) }()
+}
+
+// addrs returns the distinct listen addresses of products, in order.
+func (s *System) addrs(products []string, override string) []string {
+	var out []string
+	for _, prod := range products {
+		a := s.Cfg.ListenFor(prod)
+		if override != "" {
+			a = override
+		}
+		if !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 func (s *System) workerNames() []string {
