@@ -90,17 +90,17 @@ func startProc(t *testing.T, args ...string) *proc {
 func (p *proc) logs() string { p.mu.Lock(); defer p.mu.Unlock(); return p.stderr.String() }
 
 // stop sends sig and returns the exit error and how long the process took.
-func (p *proc) stop(t *testing.T, sig os.Signal) (error, time.Duration) {
+func (p *proc) stop(t *testing.T, sig os.Signal) (time.Duration, error) {
 	t.Helper()
 	start := time.Now()
 	_ = p.cmd.Process.Signal(sig)
 	select {
 	case err := <-p.done:
-		return err, time.Since(start)
+		return time.Since(start), err
 	case <-time.After(30 * time.Second):
 		t.Fatalf("no exit 30s after %v\n%s", sig, p.logs())
 	}
-	return nil, 0
+	return 0, nil
 }
 
 type lockedWriter struct {
@@ -134,7 +134,7 @@ func TestRun_ReadyThenCleanStop(t *testing.T) {
 			if code, body := get(t, "http://"+p.addr+"/metrics"); code != 200 || !strings.Contains(body, "netintel_http_requests_total") {
 				t.Fatalf("/metrics = %d, no request counter", code)
 			}
-			err, took := p.stop(t, sig)
+			took, err := p.stop(t, sig)
 			if err != nil {
 				t.Fatalf("exit after %v: %v\n%s", sig, err, p.logs())
 			}
@@ -176,7 +176,7 @@ func TestRun_RestartReusesData(t *testing.T) {
 		t.Fatal(err)
 	}
 	nc.Close()
-	if err, _ := p.stop(t, syscall.SIGTERM); err != nil {
+	if _, err := p.stop(t, syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	startProc(t, "run", "--data-dir", dir, "--listen", "127.0.0.1:0")

@@ -11,6 +11,9 @@ import (
 func TestLoad_GoodFiles(t *testing.T) {
 	t.Setenv("TEST_S3_ACCESS", "AKIA-test")
 	t.Setenv("TEST_S3_SECRET", "s3cr3t-value")
+	t.Setenv("S3_ACCESS_KEY", "AKIA-test")
+	t.Setenv("S3_SECRET_KEY", "s3cr3t-value")
+	t.Setenv("NETINTEL_INTERNAL_KEY", "internal-test")
 	files, _ := filepath.Glob("testdata/*.good.yml")
 	files = append(files, "../../pipeline.yaml", "../../deploy/pipeline.cluster.yaml")
 	for _, f := range files {
