@@ -3,9 +3,9 @@ package secretapi_test
 import (
 	"bufio"
 	"bytes"
-	"net"
 	"crypto/rand"
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
