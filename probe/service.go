@@ -450,3 +450,26 @@ func (s *Service) queue(ctx context.Context, run Run, p plan, tlds []string, idS
 	}
 	return len(futures), nil
 }
+
+// FirstRun starts a check when nothing was ever published and no run is
+// going (the single-process default at start). It runs once: a failure is
+// returned, not retried; the schedule or `netintel probe` try again.
+func (s *Service) FirstRun(ctx context.Context) error {
+	if _, ok, err := s.Published(ctx); err != nil || ok {
+		return err
+	}
+	var run Run
+	if err := s.getJSON(ctx, KeyRun, &run); err == nil && run.State == StatusRunning {
+		return nil // the worker's supervisor resumes it
+	}
+	return s.RunNow(ctx)
+}
+
+// Requested reports whether a run request waits for a worker.
+func (s *Service) Requested(ctx context.Context) (bool, error) {
+	_, err := s.kv.Get(ctx, KeyRequest)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
