@@ -24,7 +24,7 @@ import (
 
 // inputs writes a TLD list and a bootstrap for tlds (tld -> bootstrap
 // behaviour host, "" = not in the bootstrap) and points cfg at them.
-func writeInputs(t *testing.T, cfg *config.Probe, tlds []string, boot map[string][]string) {
+func writeInputs(t testing.TB, cfg *config.Probe, tlds []string, boot map[string][]string) {
 	t.Helper()
 	dir := t.TempDir()
 	list := "# Version 1, test\n" + strings.ToUpper(strings.Join(tlds, "\n")) + "\n"
@@ -69,7 +69,7 @@ func startWorker(t *testing.T, s *Service) (stop func()) {
 	return stop
 }
 
-func folderStore(t *testing.T) objstore.Store {
+func folderStore(t testing.TB) objstore.Store {
 	t.Helper()
 	st, err := objstore.NewFolder(t.TempDir())
 	if err != nil {
