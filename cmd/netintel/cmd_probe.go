@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/netintel/netintel/probe"
+)
+
+func init() {
+	register(&command{name: "probe", summary: "run the TLD RDAP/WHOIS check now on a running system and wait for it", run: cmdProbe})
+}
+
+// cmdProbe asks the running system's probe workers for a run (a request
+// key in the tldprogress bucket), then follows its progress until it is
+// published, fails, or nobody picks the request up.
+func cmdProbe(ctx context.Context, env *Env, args []string) error {
+	var cf commonFlags
+	fs := newFlags(env, "probe")
+	cf.add(fs)
+	wait := fs.Bool("wait", true, "wait for the run to finish, printing progress")
+	pickup := fs.Duration("pickup", 2*time.Minute, "fail when no probe worker takes the request within this long")
+	timeout := fs.Duration("timeout", 0, "give up waiting after this long (0 = no limit)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	s, err := openSystem(ctx, env, &cf, roleOpts{ensure: true, store: true})
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	svc, err := probe.New(ctx, s.Cfg.Probe, s.Bus.JS, s.Store, s.Log)
+	if err != nil {
+		return err
+	}
+	before, err := svc.Progress(ctx)
+	if err != nil {
+		return fmt.Errorf("read progress: %w", err)
+	}
+	prevRun := before.RunID
+	if before.Status == probe.StatusRunning {
+		fmt.Fprintf(env.Stdout, "a TLD check is already running (run %s, %d/%d TLDs); following it\n", before.RunID, before.ProcessedTLDs, before.TotalTLDs)
+		prevRun = ""
+	} else {
+		if _, err := svc.Request(ctx); err != nil {
+			return err
+		}
+		fmt.Fprintln(env.Stdout, "TLD check requested")
+	}
+	if !*wait {
+		return nil
+	}
+	if *timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, *timeout)
+		defer cancel()
+	}
+	return followRun(ctx, env, svc, prevRun, *pickup)
+}
+
+// followRun prints progress until a run other than prevRun completes or fails.
+func followRun(ctx context.Context, env *Env, svc *probe.Service, prevRun string, pickup time.Duration) error {
+	start := time.Now()
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	last := ""
+	for {
+		select {
+		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return errors.New("gave up waiting (--timeout); the run goes on, see /api/status")
+			}
+			return ctx.Err()
+		case <-t.C:
+		}
+		p, err := svc.Progress(ctx)
+		if err != nil {
+			return fmt.Errorf("read progress: %w", err)
+		}
+		if p.RunID == "" || p.RunID == prevRun {
+			if pending, _ := svc.Requested(ctx); pending && time.Since(start) > pickup {
+				return fmt.Errorf("no probe worker took the request within %s: is `netintel run` or `netintel worker probe` running? (the request stays queued)", pickup)
+			}
+			continue
+		}
+		line := fmt.Sprintf("run %s: %s: %s (%d/%d TLDs)", p.RunID, p.Status, p.CurrentStep, p.ProcessedTLDs, p.TotalTLDs)
+		if line != last {
+			fmt.Fprintln(env.Stdout, line)
+			last = line
+		}
+		switch p.Status {
+		case probe.StatusCompleted:
+			pub, _, err := svc.Published(ctx)
+			if err == nil {
+				fmt.Fprintf(env.Stdout, "published %d TLD results, %d with stealth RDAP\n", pub.ResultsAvailable, pub.StealthCount)
+			}
+			return nil
+		case probe.StatusFailed:
+			return fmt.Errorf("TLD check failed: %s", p.CurrentStep)
+		}
+	}
+}

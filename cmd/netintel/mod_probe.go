@@ -1,0 +1,37 @@
+package main
+
+import (
+	"context"
+
+	"github.com/netintel/netintel/api/tldapi"
+	"github.com/netintel/netintel/probe"
+)
+
+func init() {
+	registerModule(Module{Name: "probe", Setup: setupProbe})
+}
+
+// setupProbe wires the TLD RDAP/WHOIS status product: its API routes and
+// /health body, the probe worker, the tld_probe job, and under `netintel
+// run` a first check at start when nothing was published yet.
+func setupProbe(ctx context.Context, s *System) error {
+	svc, err := probe.New(ctx, s.Cfg.Probe, s.Bus.JS, s.Store, s.Log)
+	if err != nil {
+		return err
+	}
+	h := tldapi.New(svc, s.Store, tldapi.Options{Prefix: s.Cfg.Probe.Prefix, RatePerMinute: s.Cfg.Probe.RatePerMinute, TrustProxy: s.Cfg.API.TrustProxyHeaders}, s.Log)
+	s.Route("tld", h.Mount)
+	s.SetHealth(h.Health)
+	s.Worker("probe", svc.RunWorker)
+	s.Job("tld_probe", svc.RunNow)
+	if s.Embedded {
+		s.OnStart("tld_probe_first", func(ctx context.Context) error {
+			if err := svc.FirstRun(ctx); err != nil {
+				// Logged with its reason; the system keeps serving the last results.
+				s.Log.Warn("first TLD check did not complete", "err", err)
+			}
+			return nil
+		})
+	}
+	return nil
+}

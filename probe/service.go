@@ -1,0 +1,475 @@
+package probe
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/netintel/netintel/internal/config"
+	"github.com/netintel/netintel/internal/objstore"
+)
+
+// Backbone names (declared in internal/config/defaults.go and pipeline.yaml).
+const (
+	Stream        = "TLDWORK"
+	Consumer      = "probe"
+	SubjectPrefix = "tld.work."
+	ProgressKV    = "tldprogress"
+	LocksKV       = "locks"
+)
+
+// Service is the TLD probe on the backbone: coordinator, worker and the
+// readers the API uses. New opens the buckets; it starts nothing.
+type Service struct {
+	cfg      config.Probe
+	js       jetstream.JetStream
+	kv       jetstream.KeyValue
+	locks    jetstream.KeyValue
+	store    objstore.Store
+	log      *slog.Logger
+	checker  *Checker
+	inputs   *http.Client
+	owner    string
+	now      func() time.Time
+	coordOn  atomic.Bool
+	calls    atomic.Int64
+	progress sync.Mutex // serializes progress writes of this process
+}
+
+// New returns a service on js and store (store may be nil for a process
+// that only requests runs or checks).
+func New(ctx context.Context, cfg config.Probe, js jetstream.JetStream, store objstore.Store, log *slog.Logger) (*Service, error) {
+	kv, err := js.KeyValue(ctx, ProgressKV)
+	if err != nil {
+		return nil, fmt.Errorf("kv %s: %w", ProgressKV, err)
+	}
+	locks, err := js.KeyValue(ctx, LocksKV)
+	if err != nil {
+		return nil, fmt.Errorf("kv %s: %w", LocksKV, err)
+	}
+	log = log.With("stage", "probe")
+	ck := NewChecker(cfg, log)
+	var rb [4]byte
+	_, _ = rand.Read(rb[:])
+	return &Service{
+		cfg: cfg, js: js, kv: kv, locks: locks, store: store, log: log, checker: ck,
+		inputs: newHTTPClient(ck.res, max(cfg.Timeout, 30*time.Second), cfg.MaxRedirects, cfg.InsecureSkipVerify),
+		owner:  hex.EncodeToString(rb[:]),
+		now:    time.Now,
+	}, nil
+}
+
+// Checker returns the service's checker.
+func (s *Service) Checker() *Checker { return s.checker }
+
+// RunNow is the scheduled job: it resumes an interrupted run, or starts a
+// new one, and returns when it is published. It returns nil without doing
+// anything when another instance is running one (logged).
+func (s *Service) RunNow(ctx context.Context) error {
+	err := s.coordinate(ctx, true)
+	if errors.Is(err, ErrBusy) {
+		s.log.Info("tld probe already running elsewhere; this tick is skipped")
+		return nil
+	}
+	return err
+}
+
+// Request asks the probe workers to start a run now (`netintel probe`).
+// It returns the request time.
+func (s *Service) Request(ctx context.Context) (time.Time, error) {
+	at := s.now().UTC()
+	b, _ := json.Marshal(map[string]int64{"requested_at": at.Unix()})
+	if _, err := s.kv.Put(ctx, KeyRequest, b); err != nil {
+		return at, fmt.Errorf("put request: %w", err)
+	}
+	return at, nil
+}
+
+// Progress reads the live progress; a missing record is the idle state.
+func (s *Service) Progress(ctx context.Context) (Progress, error) {
+	var p Progress
+	err := s.getJSON(ctx, KeyProgress, &p)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return Progress{Status: StatusIdle, CurrentStep: "waiting for the first check"}, nil
+	}
+	return p, err
+}
+
+// Published reads what the latest publish recorded; ok is false before the first.
+func (s *Service) Published(ctx context.Context) (Published, bool, error) {
+	var p Published
+	err := s.getJSON(ctx, KeyPublished, &p)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return p, false, nil
+	}
+	return p, err == nil, err
+}
+
+func (s *Service) getJSON(ctx context.Context, key string, v any) error {
+	e, err := s.kv.Get(ctx, key)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(e.Value(), v); err != nil {
+		return fmt.Errorf("decode %s: %w", key, err)
+	}
+	return nil
+}
+
+func (s *Service) putJSON(ctx context.Context, key string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if _, err := s.kv.Put(ctx, key, b); err != nil {
+		return fmt.Errorf("put %s: %w", key, err)
+	}
+	return nil
+}
+
+func (s *Service) setProgress(ctx context.Context, p Progress) {
+	s.progress.Lock()
+	defer s.progress.Unlock()
+	p.LastUpdate = s.now().Unix()
+	if err := s.putJSON(ctx, KeyProgress, p); err != nil {
+		s.log.Warn("progress not recorded", "err", err)
+	}
+}
+
+// coordinate takes the lease and drives one run to its end: it resumes a
+// run left in the running state, else starts one when wantNew is set or a
+// run was requested.
+func (s *Service) coordinate(ctx context.Context, wantNew bool) error {
+	// One owner per call: a second coordinator in the same process is busy too.
+	owner := fmt.Sprintf("%s-%d", s.owner, s.calls.Add(1))
+	l := &lease{kv: s.locks, key: LockKey, owner: owner, ttl: s.cfg.LockTTL, now: s.now}
+	if err := l.acquire(ctx); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(s.cfg.LockTTL / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if err := l.renew(ctx); err != nil {
+					s.log.Error("run lease lost; stopping this coordinator", "err", err)
+					cancel(err)
+					return
+				}
+			}
+		}
+	}()
+	defer func() {
+		cancel(nil)
+		wg.Wait()
+		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		l.release(rctx)
+		rcancel()
+	}()
+
+	var run Run
+	err := s.getJSON(ctx, KeyRun, &run)
+	if err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+		return fmt.Errorf("read run: %w", err)
+	}
+	_, reqErr := s.kv.Get(ctx, KeyRequest)
+	requested := reqErr == nil
+	switch {
+	case run.State == StatusRunning:
+		s.log.Info("resuming interrupted run", "run", run.ID, "tlds", len(run.TLDs))
+	case wantNew || requested:
+		run, err = s.newRun(ctx)
+		if err != nil {
+			return err
+		}
+	default:
+		return nil
+	}
+	if requested {
+		_ = s.kv.Delete(ctx, KeyRequest)
+	}
+	return s.drive(ctx, run)
+}
+
+// newRun loads the inputs and records a new run's plan; a failure is
+// recorded in progress as a failed check, with its reason.
+func (s *Service) newRun(ctx context.Context) (Run, error) {
+	start := s.now().UTC()
+	var rb [2]byte
+	_, _ = rand.Read(rb[:])
+	run := Run{ID: start.Format("20060102T150405Z") + hex.EncodeToString(rb[:]), State: StatusRunning, StartedAt: start.Unix(), StealthMax: s.cfg.Stealth.MaxTLDs}
+	s.setProgress(ctx, Progress{Status: StatusRunning, CurrentStep: "loading IANA inputs", RunID: run.ID})
+	tlds, err := s.loadTLDs(ctx)
+	if err != nil {
+		s.fail(ctx, run, "loading inputs", err)
+		return run, err
+	}
+	run.TLDs = tlds
+	if err := s.putJSON(ctx, KeyRun, run); err != nil {
+		return run, err
+	}
+	s.log.Info("run started", "run", run.ID, "tlds", len(tlds))
+	return run, nil
+}
+
+func (s *Service) loadTLDs(ctx context.Context) ([]string, error) {
+	b, err := fetch(ctx, s.inputs, s.cfg.UserAgent, s.cfg.TLDList)
+	if err != nil {
+		return nil, fmt.Errorf("tld list: %w", err)
+	}
+	tlds, err := ParseTLDList(b)
+	if err != nil {
+		return nil, err
+	}
+	if len(s.cfg.OnlyTLDs) > 0 {
+		tlds = slices.DeleteFunc(tlds, func(t string) bool { return !slices.Contains(s.cfg.OnlyTLDs, t) })
+	}
+	if s.cfg.MaxTLDs > 0 && len(tlds) > s.cfg.MaxTLDs {
+		tlds = tlds[:s.cfg.MaxTLDs]
+	}
+	if len(tlds) == 0 {
+		return nil, fmt.Errorf("%w: no TLD left to check after only_tlds/max_tlds", ErrBadInput)
+	}
+	return tlds, nil
+}
+
+// plan holds the per-TLD inputs of a run's work items.
+type plan struct {
+	bootstrap  map[string][]string
+	fallback   map[string]string
+	candidates map[string][]string
+}
+
+func (s *Service) loadPlan(ctx context.Context) (plan, error) {
+	var p plan
+	b, err := fetch(ctx, s.inputs, s.cfg.UserAgent, s.cfg.RDAPBootstrap)
+	if err != nil {
+		return p, fmt.Errorf("rdap bootstrap: %w", err)
+	}
+	if p.bootstrap, err = ParseBootstrap(b); err != nil {
+		return p, err
+	}
+	// The fallback table and candidate file are optional: a failure is logged.
+	if s.cfg.WhoisFallback != "" {
+		if b, err := fetch(ctx, s.inputs, s.cfg.UserAgent, s.cfg.WhoisFallback); err != nil {
+			s.log.Warn("whois fallback table not loaded", "err", err)
+		} else if p.fallback, err = ParseWhoisTable(b); err != nil {
+			s.log.Warn("whois fallback table not loaded", "err", err)
+		}
+	}
+	if s.cfg.Stealth.Enabled && s.cfg.Stealth.CandidatesFile != "" {
+		if b, err := fetch(ctx, s.inputs, s.cfg.UserAgent, s.cfg.Stealth.CandidatesFile); err != nil {
+			s.log.Warn("stealth candidates not loaded", "err", err)
+		} else if p.candidates, err = ParseCandidates(b); err != nil {
+			s.log.Warn("stealth candidates not loaded", "err", err)
+		}
+	}
+	return p, nil
+}
+
+func (s *Service) fail(ctx context.Context, run Run, step string, err error) {
+	s.log.Error("tld probe run failed", "run", run.ID, "step", step, "err", err)
+	run.State = StatusFailed
+	_ = s.putJSON(ctx, KeyRun, run)
+	s.setProgress(context.WithoutCancel(ctx), Progress{Status: StatusFailed, CurrentStep: "failed while " + step + ": " + oneLine(err.Error()), TotalTLDs: len(run.TLDs), RunID: run.ID})
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// drive queues the run's missing work, follows results until every TLD has
+// one, and publishes.
+func (s *Service) drive(ctx context.Context, run Run) error {
+	total := len(run.TLDs)
+	s.setProgress(ctx, Progress{Status: StatusRunning, CurrentStep: "loading RDAP bootstrap", TotalTLDs: total, RunID: run.ID})
+	p, err := s.loadPlan(ctx)
+	if err != nil {
+		s.fail(ctx, run, "loading inputs", err)
+		return err
+	}
+	w, err := s.kv.Watch(ctx, "result."+run.ID+".*")
+	if err != nil {
+		return fmt.Errorf("watch results: %w", err)
+	}
+	defer func() { _ = w.Stop() }()
+	results := map[string]Result{}
+	// Initial values: results written before an interruption.
+	for e := range w.Updates() {
+		if e == nil {
+			break
+		}
+		s.addResult(results, e)
+	}
+	queued, requeues := 0, 0
+	if missing := s.missing(run, results); len(missing) > 0 {
+		s.setProgress(ctx, Progress{Status: StatusRunning, CurrentStep: fmt.Sprintf("queueing %d TLDs", len(missing)), TotalTLDs: total, ProcessedTLDs: len(results), RunID: run.ID})
+		if queued, err = s.queue(ctx, run, p, missing, ""); err != nil {
+			s.fail(ctx, run, "queueing work", err)
+			return err
+		}
+	}
+	if !run.Queued {
+		run.Queued = true
+		if err := s.putJSON(ctx, KeyRun, run); err != nil {
+			return err
+		}
+	}
+	s.log.Info("run queued", "run", run.ID, "queued", queued, "done_before", len(results), "total", total)
+	step := "checking RDAP, WHOIS and stealth RDAP"
+	s.setProgress(ctx, Progress{Status: StatusRunning, CurrentStep: step, TotalTLDs: total, ProcessedTLDs: len(results), RunID: run.ID})
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	lastNew, reported := s.now(), len(results)
+	deadline := time.Unix(run.StartedAt, 0).Add(s.cfg.RunTimeout)
+	for len(results) < total {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("run %s interrupted: %w", run.ID, context.Cause(ctx))
+		case e, ok := <-w.Updates():
+			if !ok {
+				return fmt.Errorf("run %s: results watch closed", run.ID)
+			}
+			if e != nil && s.addResult(results, e) {
+				lastNew = s.now()
+			}
+		case <-tick.C:
+			if len(results) != reported {
+				reported = len(results)
+				s.setProgress(ctx, Progress{Status: StatusRunning, CurrentStep: step, TotalTLDs: total, ProcessedTLDs: reported, RunID: run.ID})
+			}
+			if s.now().After(deadline) {
+				err := fmt.Errorf("%d of %d TLDs unfinished after run_timeout %s", total-len(results), total, s.cfg.RunTimeout)
+				s.fail(ctx, run, "checking", err)
+				return err
+			}
+			if s.now().Sub(lastNew) > s.cfg.StallTimeout {
+				requeues++
+				missing := s.missing(run, results)
+				s.log.Warn("run stalled; re-queueing unfinished TLDs", "run", run.ID, "missing", len(missing))
+				if _, err := s.queue(ctx, run, p, missing, fmt.Sprintf(".r%d", requeues)); err != nil {
+					s.log.Error("re-queue failed", "err", err)
+				}
+				lastNew = s.now()
+			}
+		}
+	}
+	s.setProgress(ctx, Progress{Status: StatusRunning, CurrentStep: "publishing results", TotalTLDs: total, ProcessedTLDs: total, RunID: run.ID})
+	if err := s.publish(ctx, run, results); err != nil {
+		s.fail(ctx, run, "publishing", err)
+		return err
+	}
+	run.State = StatusCompleted
+	if err := s.putJSON(ctx, KeyRun, run); err != nil {
+		return err
+	}
+	s.setProgress(ctx, Progress{Status: StatusCompleted, CurrentStep: StepCompleted, TotalTLDs: total, ProcessedTLDs: total, RunID: run.ID})
+	// The per-TLD results now live in the object store; drop them from KV.
+	for _, t := range run.TLDs {
+		_ = s.kv.Purge(ctx, ResultKey(run.ID, t))
+	}
+	s.log.Info("run completed", "run", run.ID, "tlds", total, "took", s.now().Sub(time.Unix(run.StartedAt, 0)).Round(time.Second))
+	return nil
+}
+
+func (s *Service) addResult(results map[string]Result, e jetstream.KeyValueEntry) bool {
+	if e.Operation() != jetstream.KeyValuePut {
+		return false
+	}
+	var r Result
+	if err := json.Unmarshal(e.Value(), &r); err != nil {
+		s.log.Warn("bad result in kv", "key", e.Key(), "err", err)
+		return false
+	}
+	if _, ok := results[r.TLD]; ok {
+		return false
+	}
+	results[r.TLD] = r
+	return true
+}
+
+func (s *Service) missing(run Run, results map[string]Result) []string {
+	var out []string
+	for _, t := range run.TLDs {
+		if _, ok := results[t]; !ok {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// queue publishes one work item per TLD; message ids make a repeated queue
+// of the same item (a resumed run) a no-op within the dedup window, and
+// workers skip TLDs that already have a result.
+func (s *Service) queue(ctx context.Context, run Run, p plan, tlds []string, idSuffix string) (int, error) {
+	pos := map[string]int{}
+	for i, t := range run.TLDs {
+		pos[t] = i
+	}
+	var futures []jetstream.PubAckFuture
+	for _, t := range tlds {
+		w := Work{RunID: run.ID, TLD: t, RDAPURLs: p.bootstrap[t], WhoisFallback: p.fallback[t],
+			Stealth:    s.cfg.Stealth.Enabled && (run.StealthMax == 0 || pos[t] < run.StealthMax),
+			Candidates: p.candidates[t]}
+		b, _ := json.Marshal(w)
+		f, err := s.js.PublishAsync(SubjectPrefix+run.ID+"."+t, b, jetstream.WithMsgID(run.ID+"."+t+idSuffix))
+		if err != nil {
+			return 0, fmt.Errorf("publish work %s: %w", t, err)
+		}
+		futures = append(futures, f)
+	}
+	select {
+	case <-s.js.PublishAsyncComplete():
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+	for _, f := range futures {
+		select {
+		case err := <-f.Err():
+			return 0, fmt.Errorf("publish work: %w", err)
+		default:
+		}
+	}
+	return len(futures), nil
+}
+
+// FirstRun starts a check when nothing was ever published and no run is
+// going (the single-process default at start). It runs once: a failure is
+// returned, not retried; the schedule or `netintel probe` try again.
+func (s *Service) FirstRun(ctx context.Context) error {
+	if _, ok, err := s.Published(ctx); err != nil || ok {
+		return err
+	}
+	var run Run
+	if err := s.getJSON(ctx, KeyRun, &run); err == nil && run.State == StatusRunning {
+		return nil // the worker's supervisor resumes it
+	}
+	return s.RunNow(ctx)
+}
+
+// Requested reports whether a run request waits for a worker.
+func (s *Service) Requested(ctx context.Context) (bool, error) {
+	_, err := s.kv.Get(ctx, KeyRequest)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}

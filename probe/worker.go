@@ -1,0 +1,168 @@
+package probe
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// RunWorker pulls work items from the durable consumer and checks up to
+// Concurrency TLDs at once, writing each result to the tldprogress bucket.
+// Beside it, a supervisor loop starts a requested run and resumes a run
+// whose coordinator died. It returns when ctx is cancelled.
+func (s *Service) RunWorker(ctx context.Context) error {
+	cons, err := s.js.Consumer(ctx, Stream, Consumer)
+	if err != nil {
+		return fmt.Errorf("consumer %s/%s: %w", Stream, Consumer, err)
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); s.supervise(ctx) }()
+	defer wg.Wait()
+	return s.consume(ctx, cons)
+}
+
+func (s *Service) consume(ctx context.Context, cons jetstream.Consumer) error {
+	it, err := cons.Messages(jetstream.PullMaxMessages(s.cfg.Concurrency))
+	if err != nil {
+		return fmt.Errorf("pull work: %w", err)
+	}
+	stop := context.AfterFunc(ctx, it.Drain)
+	defer stop()
+	sem := make(chan struct{}, s.cfg.Concurrency)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			return nil
+		}
+		msg, err := it.Next()
+		if err != nil {
+			<-sem
+			if errors.Is(err, jetstream.ErrMsgIteratorClosed) || ctx.Err() != nil {
+				return nil
+			}
+			s.log.Warn("pull work", "err", err)
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			s.handle(ctx, msg)
+		}()
+	}
+}
+
+// handle checks one TLD. A check's own failures are part of its result;
+// only a failure to record the result leaves the item for redelivery.
+func (s *Service) handle(ctx context.Context, msg jetstream.Msg) {
+	var w Work
+	if err := json.Unmarshal(msg.Data(), &w); err != nil || !ValidTLD(w.TLD) || w.RunID == "" {
+		s.log.Warn("dropping malformed work item", "subject", msg.Subject(), "err", err)
+		_ = msg.Term()
+		return
+	}
+	var run Run
+	if err := s.getJSON(ctx, KeyRun, &run); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+		_ = msg.NakWithDelay(time.Second)
+		return
+	}
+	if run.ID != w.RunID || run.State != StatusRunning {
+		_ = msg.Ack() // an item of a finished or abandoned run
+		return
+	}
+	key := ResultKey(w.RunID, w.TLD)
+	if _, err := s.kv.Get(ctx, key); err == nil {
+		_ = msg.Ack() // checked already (a re-queued or redelivered item)
+		return
+	}
+	// Keep the item ours while a slow TLD is checked.
+	hb, stopHB := context.WithCancel(ctx)
+	go func() {
+		t := time.NewTicker(20 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-hb.Done():
+				return
+			case <-t.C:
+				_ = msg.InProgress()
+			}
+		}
+	}()
+	r := s.checker.Check(ctx, w)
+	stopHB()
+	if ctx.Err() != nil {
+		// Shutting down mid-check: the result may be incomplete. Hand the item back.
+		_ = msg.Nak()
+		return
+	}
+	b, _ := json.Marshal(r)
+	if _, err := s.kv.Create(ctx, key, b); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+		s.log.Warn("result not recorded; item will be redelivered", "tld", w.TLD, "err", err)
+		_ = msg.NakWithDelay(2 * time.Second)
+		return
+	}
+	if err := msg.Ack(); err != nil {
+		s.log.Debug("ack", "tld", w.TLD, "err", err)
+	}
+}
+
+// supervise starts a requested run and resumes an orphaned one (state
+// running, lease expired), polling every Poll.
+func (s *Service) supervise(ctx context.Context) {
+	t := time.NewTicker(s.cfg.Poll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if s.coordOn.Load() {
+			continue
+		}
+		want, err := s.needsCoordinator(ctx)
+		if err != nil {
+			s.log.Debug("supervise", "err", err)
+			continue
+		}
+		if !want {
+			continue
+		}
+		s.coordOn.Store(true)
+		go func() {
+			defer s.coordOn.Store(false)
+			if err := s.coordinate(ctx, false); err != nil && !errors.Is(err, ErrBusy) && ctx.Err() == nil {
+				s.log.Error("tld probe run", "err", err)
+			}
+		}()
+	}
+}
+
+func (s *Service) needsCoordinator(ctx context.Context) (bool, error) {
+	if _, err := s.kv.Get(ctx, KeyRequest); err == nil {
+		return true, nil
+	} else if !errors.Is(err, jetstream.ErrKeyNotFound) {
+		return false, err
+	}
+	var run Run
+	if err := s.getJSON(ctx, KeyRun, &run); err != nil {
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			return false, nil
+		}
+		return false, err
+	}
+	if run.State != StatusRunning {
+		return false, nil
+	}
+	return leaseFree(ctx, s.locks, LockKey, s.now())
+}
