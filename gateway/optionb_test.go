@@ -67,7 +67,8 @@ func TestIdempotencyKey(t *testing.T) {
 	if a == IdempotencyKey("k2", "retry-1") {
 		t.Fatal("two keys share an idempotency key")
 	}
-	if IdempotencyKey("k1", "") == IdempotencyKey("k1", "") {
+	r1 := IdempotencyKey("k1", "")
+	if r2 := IdempotencyKey("k1", ""); r1 == r2 {
 		t.Fatal("random idempotency keys repeat")
 	}
 }

@@ -203,6 +203,7 @@ type forward struct {
 	charge  gw.Charge
 	credits int64
 	option  string
+	limits  gw.Limits
 }
 
 type ctxKey struct{}
@@ -258,13 +259,12 @@ func (h *Handler) serve(rt route, w http.ResponseWriter, r *http.Request) {
 		h.limitError(w, option, log, err)
 		return
 	}
-	setLimitHeaders(w.Header(), lim, ch)
 	if option == "b" {
 		if !h.optionB(w, r, log, rec, ch, credits) {
 			return
 		}
 	}
-	f := &forward{path: rt.backend(r), query: stripAPIKey(r.URL.RawQuery), rec: rec, charge: ch, credits: credits, option: option}
+	f := &forward{path: rt.backend(r), query: stripAPIKey(r.URL.RawQuery), rec: rec, charge: ch, credits: credits, option: option, limits: lim}
 	h.proxy.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, f)))
 }
 
@@ -427,6 +427,7 @@ func (h *Handler) modifyResponse(resp *http.Response) error {
 	}
 	resp.Header.Del(HeaderInternalKey)
 	h.results.WithLabelValues("forwarded", f.option).Inc()
+	setLimitHeaders(resp.Header, f.limits, f.charge)
 	if resp.StatusCode >= 400 && resp.StatusCode != http.StatusNotFound {
 		h.refund(f.charge, f.credits)
 		resp.Header.Set("X-Quota-Used", strconv.FormatInt(max(0, f.charge.Used-f.credits), 10))
@@ -437,6 +438,7 @@ func (h *Handler) modifyResponse(resp *http.Response) error {
 func (h *Handler) proxyError(w http.ResponseWriter, r *http.Request, err error) {
 	if f, _ := r.Context().Value(ctxKey{}).(*forward); f != nil {
 		h.refund(f.charge, f.credits)
+		setLimitHeaders(w.Header(), f.limits, f.charge)
 		w.Header().Set("X-Quota-Used", strconv.FormatInt(max(0, f.charge.Used-f.credits), 10))
 	}
 	if errors.Is(err, context.Canceled) {
