@@ -165,6 +165,7 @@ func (t *Table) WriteCSV(ctx context.Context, w io.Writer, f Filter, limit int) 
 		return 0, err
 	}
 	n := 0
+	num := make([]byte, 0, 8) // one scratch buffer: no allocation per row
 	var start uint32
 	for i := 0; i < len(t.ends) && n < limit; i++ {
 		end := t.ends[i]
@@ -181,7 +182,6 @@ func (t *Table) WriteCSV(ctx context.Context, w io.Writer, f Filter, limit int) 
 			if !f.WithFlow {
 				c -= t.flowAssets[i]
 			}
-			var num [8]byte
 			line := strconv.AppendUint(num[:0], uint64(c), 10)
 			line = append(line, '\n')
 			if _, err := bw.Write(line); err != nil {
