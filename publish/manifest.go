@@ -142,6 +142,9 @@ type Manifest struct {
 	// Hosts and Ranges count the state records the snapshot holds.
 	Hosts  int64 `json:"hosts"`
 	Ranges int64 `json:"ranges"`
+	// Skipped counts state records left out because their address or
+	// network did not parse.
+	Skipped int64 `json:"skipped"`
 	// Files are the data files, in Formats order.
 	Files []File `json:"files"`
 	// SumsKey is the object key of SHA256SUMS.
@@ -310,6 +313,9 @@ type Event struct {
 	SchemaVersion string `json:"schema_version"`
 	// Rows is the number of state records (hosts + ranges) in the snapshot.
 	Rows int64 `json:"rows"`
+	// Latest is true when snapshots/latest now names this snapshot (false
+	// for a backfill of a date older than the latest).
+	Latest bool `json:"latest"`
 	// Files maps each format to its object key.
 	Files map[string]string `json:"files"`
 }
