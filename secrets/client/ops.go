@@ -173,10 +173,7 @@ func isRetry(resp *http.Response) bool {
 		return false
 	}
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	if ct != "application/json" {
-		return false
-	}
-	return true
+	return ct == "application/json"
 }
 
 // read posts a get or getFile and retries only on 503 status retry. It
