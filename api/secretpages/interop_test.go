@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +15,11 @@ import (
 	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
 
+	"github.com/netintel/netintel/api/secretapi"
+	"github.com/netintel/netintel/api/secretpages"
+	"github.com/netintel/netintel/internal/objstore"
+	"github.com/netintel/netintel/internal/testutil"
+	"github.com/netintel/netintel/secrets"
 	"github.com/netintel/netintel/secrets/client"
 )
 
@@ -283,4 +290,34 @@ func runInterop(t *testing.T, s *site) {
 func TestInterop_FakeHost(t *testing.T) {
 	s, _ := startFakeSite(t)
 	runInterop(t, s)
+}
+
+// startRealSite serves the pages with the real secret API (package secrets
+// on a real in-process nats-server with JetStream and a folder object
+// store), as `netintel run` wires them on the secrets listener.
+func startRealSite(t *testing.T, opt secretapi.Options) *site {
+	t.Helper()
+	n := testutil.StartNATS(t)
+	cfg := n.Ensure(t)
+	blobs, err := objstore.NewFolder(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := testutil.Logger(t)
+	svc, err := secrets.New(t.Context(), n.JS, blobs, secrets.OptionsFrom(cfg.Secrets), log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	secretapi.New(svc, opt, log).Mount(mux)
+	secretpages.Mount(mux)
+	s := &site{log: &reqLog{}}
+	srv := httptest.NewServer(s.log.wrap(mux))
+	t.Cleanup(srv.Close)
+	s.URL = srv.URL
+	return s
+}
+
+func TestInterop_RealServer(t *testing.T) {
+	runInterop(t, startRealSite(t, secretapi.Options{}))
 }
