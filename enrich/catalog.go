@@ -329,24 +329,32 @@ func (c *Catalog) LoadKEV(r io.Reader) error {
 // a `cve,epss,percentile` header, then one row per CVE.
 func (c *Catalog) LoadEPSS(r io.Reader) error {
 	br := bufio.NewReader(r)
-	first, err := br.ReadString('\n')
-	if err != nil && first == "" {
-		return fmt.Errorf("read: %w", err)
+	// Leading comment lines; the one starting #model_version is EPSS's own.
+	comments := 0
+	for {
+		b, err := br.Peek(1)
+		if err != nil || b[0] != '#' {
+			break
+		}
+		line, _ := br.ReadString('\n')
+		comments++
+		if strings.HasPrefix(line, "#model_version") {
+			c.EPSSModel = strings.TrimSpace(strings.TrimPrefix(line, "#"))
+		}
 	}
-	if !strings.HasPrefix(first, "#") {
+	if c.EPSSModel == "" {
 		return errors.New("line 1: want the #model_version comment line")
 	}
-	c.EPSSModel = strings.TrimSpace(strings.TrimPrefix(first, "#"))
 	cr := csv.NewReader(br)
 	cr.FieldsPerRecord = 3
 	header, err := cr.Read()
 	if err != nil {
-		return fmt.Errorf("line 2: %w", err)
+		return fmt.Errorf("line %d: %w", comments+1, err)
 	}
 	if header[0] != "cve" || header[1] != "epss" || header[2] != "percentile" {
-		return fmt.Errorf("line 2: want header cve,epss,percentile, got %s", strings.Join(header, ","))
+		return fmt.Errorf("line %d: want header cve,epss,percentile, got %s", comments+1, strings.Join(header, ","))
 	}
-	for line := 3; ; line++ {
+	for line := comments + 2; ; line++ {
 		rec, err := cr.Read()
 		if err == io.EOF {
 			return nil
