@@ -86,12 +86,16 @@ func registerCollector[C prometheus.Collector](reg prometheus.Registerer, c C) C
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
-	return &metrics{
+	m := &metrics{
 		processed: registerCollector(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_enrich_observations_total", Help: "Observations enriched and stored, by type."}, []string{"type"})),
 		dead:      registerCollector(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_enrich_deadletter_total", Help: "Observations sent to dlq.enrich, by reason (malformed, failed)."}, []string{"reason"})),
 		retries:   registerCollector(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_enrich_retries_total", Help: "State writes retried, by reason (conflict: another worker wrote first; error)."}, []string{"reason"})),
 		batch:     registerCollector(reg, prometheus.NewHistogram(prometheus.HistogramOpts{Name: "netintel_enrich_batch_seconds", Help: "Time to enrich and store one batch.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 8)})),
 	}
+	// Show the dead-letter counters at 0 before the first failure.
+	m.dead.WithLabelValues("malformed")
+	m.dead.WithLabelValues("failed")
+	return m
 }
 
 // NewWorker returns a worker storing into the KV bucket cfg.Bucket. rules
