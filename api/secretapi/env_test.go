@@ -20,7 +20,7 @@ type env struct {
 	svc    *secrets.Service
 	nats   *testutil.NATS
 	clock  *secretapitest.Clock
-	store  *objstore.Folder
+	store  objstore.Store
 	kv, up jetstream.KeyValue
 	url    string
 }
@@ -30,6 +30,7 @@ type envOpts struct {
 	limits       bool
 	beforeFinish func(string)
 	inlineMax    int
+	store        objstore.Store
 }
 
 // newEnv runs the real service (secretapitest.Start): an in-process
@@ -37,7 +38,7 @@ type envOpts struct {
 // handlers behind an HTTP server.
 func newEnv(t testing.TB, o envOpts) *env {
 	t.Helper()
-	s := secretapitest.Start(t, secretapitest.Options{RateLimits: o.limits, InlineMax: o.inlineMax, BeforeFinish: o.beforeFinish})
+	s := secretapitest.Start(t, secretapitest.Options{RateLimits: o.limits, InlineMax: o.inlineMax, BeforeFinish: o.beforeFinish, Store: o.store})
 	e := &env{svc: s.Service, nats: s.NATS, clock: s.Clock, store: s.Store, url: s.URL,
 		c: &client{base: s.URL, hc: &http.Client{Timeout: 60 * time.Second}}}
 	var err error
@@ -77,4 +78,18 @@ func (e *env) blobs(t testing.TB) []string {
 		keys = append(keys, i.Key)
 	}
 	return keys
+}
+
+// waitNoBlobs waits until no blob is left under secrets/: a used-up file
+// is deleted when its download ends, just after the client got the last
+// byte.
+func (e *env) waitNoBlobs(t testing.TB) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for b := e.blobs(t); len(b) != 0; b = e.blobs(t) {
+		if time.Now().After(deadline) {
+			t.Fatalf("blobs left: %v", b)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

@@ -27,6 +27,8 @@ type Options struct {
 	InlineMax int
 	// BeforeFinish runs in the request that assembles a chunked upload.
 	BeforeFinish func(uploadID string)
+	// Store holds the ciphertext blobs; nil means a folder in t.TempDir().
+	Store objstore.Store
 }
 
 // Server is a running API. Everything stops at test cleanup.
@@ -38,7 +40,7 @@ type Server struct {
 	// NATS is the JetStream server holding the buckets.
 	NATS *testutil.NATS
 	// Store is the object store holding file ciphertext.
-	Store *objstore.Folder
+	Store objstore.Store
 	// Config is the configuration the server runs with.
 	Config *config.Config
 	// Clock is the service clock; Advance moves it forward.
@@ -70,9 +72,13 @@ func Start(t testing.TB, o Options) *Server {
 	t.Helper()
 	n := testutil.StartNATS(t)
 	cfg := n.Ensure(t)
-	store, err := objstore.NewFolder(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
+	var store objstore.Store = o.Store
+	if store == nil {
+		f, err := objstore.NewFolder(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		store = f
 	}
 	s := &Server{NATS: n, Store: store, Config: cfg, Clock: &Clock{}}
 	opt := secrets.OptionsFrom(cfg.Secrets)
@@ -81,6 +87,7 @@ func Start(t testing.TB, o Options) *Server {
 	if o.InlineMax != 0 {
 		opt.InlineMax = o.InlineMax
 	}
+	var err error
 	s.Service, err = secrets.New(t.Context(), n.JS, store, opt, testutil.Logger(t))
 	if err != nil {
 		t.Fatal(err)
