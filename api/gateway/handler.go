@@ -232,10 +232,14 @@ func (h *Handler) serve(rt route, w http.ResponseWriter, r *http.Request) {
 	}
 	rec, err := h.o.Keys.Authenticate(r.Context(), raw)
 	if err != nil {
+		if id, _, perr := gw.ParseKey(raw); perr == nil {
+			h.log.Debug("key refused", "key_id", id, "reason", err.Error())
+		}
 		h.authError(w, option, err)
 		return
 	}
 	log := h.log.With("key_id", rec.ID, "user", rec.User, "tier", rec.Tier)
+	log.Debug("request", "route", rt.pattern, "option", option)
 	if need := minTier(rt, r); need != "" && gw.TierRank(rec.Tier) < gw.TierRank(need) {
 		log.Debug("tier too low", "path", rt.pattern, "required_tier", need)
 		h.results.WithLabelValues("forbidden", option).Inc()
@@ -346,6 +350,7 @@ func (h *Handler) authError(w http.ResponseWriter, option string, err error) {
 func (h *Handler) limitError(w http.ResponseWriter, option string, log *slog.Logger, err error) {
 	var le *gw.LimitError
 	if errors.As(err, &le) {
+		log.Debug("limit reached", "reason", le.Error(), "retry_after", le.RetryAfter)
 		w.Header().Set("Retry-After", httpx.RetryAfter(le.RetryAfter))
 		if errors.Is(err, gw.ErrRateLimited) {
 			w.Header().Set("X-RateLimit-Limit", strconv.FormatInt(le.Limit, 10))
