@@ -69,6 +69,7 @@ type Handler struct {
 	log     *slog.Logger
 	proxy   *httputil.ReverseProxy
 	results *prometheus.CounterVec
+	own     *http.ServeMux // the customer paths alone, for ServeHTTP
 }
 
 // route is one customer path and where it goes.
@@ -160,6 +161,8 @@ func New(o Options) *Handler {
 			}
 		}
 	}
+	h.own = http.NewServeMux()
+	h.Mount(h.own)
 	return h
 }
 
@@ -174,11 +177,7 @@ func (h *Handler) Mount(mux *http.ServeMux) {
 }
 
 // ServeHTTP serves the customer paths on their own (tests, benchmarks).
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	mux := http.NewServeMux()
-	h.Mount(mux)
-	mux.ServeHTTP(w, r)
-}
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.own.ServeHTTP(w, r) }
 
 // errorBody is {"error": {...}}; RequiredTier is set on 403.
 type errorBody struct {
