@@ -430,6 +430,21 @@ func (h *Handler) modifyResponse(resp *http.Response) error {
 		return nil
 	}
 	resp.Header.Del(HeaderInternalKey)
+	if resp.StatusCode == http.StatusUnauthorized {
+		// The backend refused the gateway itself (X-Internal-Key): never the
+		// customer's fault, so not a 401 the customer would misread.
+		h.log.Error("backend refused the internal key: api.internal_key differs between gateway and backend")
+		h.results.WithLabelValues("backend_error", f.option).Inc()
+		_ = resp.Body.Close()
+		b, _ := json.Marshal(map[string]errorBody{"error": {Code: "backend_unavailable", Message: "the backend refused the gateway; nothing was charged"}})
+		resp.StatusCode, resp.Status = http.StatusBadGateway, "502 Bad Gateway"
+		resp.Body, resp.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
+		resp.Header = http.Header{"Content-Type": {"application/json"}, "Content-Length": {strconv.Itoa(len(b))}}
+		h.refund(f.charge, f.credits)
+		setLimitHeaders(resp.Header, f.limits, f.charge)
+		resp.Header.Set("X-Quota-Used", strconv.FormatInt(max(0, f.charge.Used-f.credits), 10))
+		return nil
+	}
 	h.results.WithLabelValues("forwarded", f.option).Inc()
 	setLimitHeaders(resp.Header, f.limits, f.charge)
 	if resp.StatusCode >= 400 && resp.StatusCode != http.StatusNotFound {

@@ -595,3 +595,14 @@ func TestHandler_NoSecretInLogsOrMetrics(t *testing.T) {
 		}
 	}
 }
+
+func TestHandler_BackendRefusesInternalKeyIs502(t *testing.T) {
+	h := newHarness(t, func(o *apigw.Options) { o.InternalKey = "not-the-backends-key" })
+	r := do(t, "GET", h.url+"/api/v1/vpn/ip/192.0.2.1", bearer(h.key(t, "mis", "pro")), "")
+	if r.code != 502 || r.errCode(t) != "backend_unavailable" || r.header.Get("X-Quota-Used") != "0" {
+		t.Fatalf("got %d %s used %q", r.code, r.body, r.header.Get("X-Quota-Used"))
+	}
+	if !strings.Contains(h.logs.String(), "api.internal_key") {
+		t.Fatal("no log line naming the misconfiguration")
+	}
+}

@@ -247,13 +247,23 @@ func TestRun_GatewayDevKeyEndToEnd(t *testing.T) {
 	p, w, buf := startOut(t, "run", "--config", cfg, "--data-dir", data)
 	key := waitKey(buf, w)
 
-	code, hdr, body := call(t, p.addr, "/api/v1/vpn/ip/192.0.2.1", key)
+	// When the real backend is in the binary it refuses direct calls
+	// without X-Internal-Key; then the gateway's answer is its answer (503
+	// while its first snapshot loads).
+	direct, _, _ := call(t, p.addr, "/api/v1/shadow_vpn/lookup/192.0.2.1", "")
+	var code int
+	var hdr http.Header
+	var body string
+	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(time.Second) {
+		code, hdr, body = call(t, p.addr, "/api/v1/vpn/ip/192.0.2.1", key)
+		if direct != 401 || code != 503 || time.Now().After(deadline) {
+			break
+		}
+	}
 	if hdr.Get("X-Quota-Used") == "" || code == 401 || code == 403 || code == 429 || code >= 500 {
 		t.Fatalf("dev key through the gateway: %d %s %v", code, body, hdr)
 	}
-	// When the real backend is in the binary it refuses direct calls
-	// without X-Internal-Key; then the gateway's answer is its answer.
-	if direct, _, _ := call(t, p.addr, "/api/v1/shadow_vpn/lookup/192.0.2.1", ""); direct == 401 {
+	if direct == 401 {
 		if (code != 200 && code != 404) || !strings.Contains(hdr.Get("Content-Type"), "json") {
 			t.Fatalf("backend answer through the gateway: %d %s", code, body)
 		}
