@@ -151,6 +151,20 @@ gateway:
 	}
 	mu.Unlock()
 
+	// The per-key rate window is shared too: free is 2 per minute.
+	freeKey, _ := cli(t, append([]string{"keys", "create", "--user", "rate-user", "--tier", "free"}, common...)...)
+	if s := time.Now().Second(); s > 55 {
+		time.Sleep(time.Duration(61-s) * time.Second)
+	}
+	for i, p := range []*proc{a, b} {
+		if code, _, body := call(t, p.addr, "/api/v1/vpn/ip/192.0.2.1", freeKey); code != 200 {
+			t.Fatalf("free request %d: %d %s", i, code, body)
+		}
+	}
+	if code, hdr, body := call(t, a.addr, "/api/v1/vpn/ip/192.0.2.1", freeKey); code != 429 || !strings.Contains(body, "rate_limited") || hdr.Get("Retry-After") == "" {
+		t.Fatalf("3rd free request in a minute across instances: %d %s", code, body)
+	}
+
 	// Revocation reaches both instances.
 	key2, _ := cli(t, append([]string{"keys", "create", "--user", "rev-user", "--tier", "pro"}, common...)...)
 	id2, secret2, _ := gw.ParseKey(key2)
@@ -190,7 +204,7 @@ gateway:
 	time.Sleep(300 * time.Millisecond) // a last-used flush
 	js, _ := cli(t, append([]string{"keys", "list", "--json"}, common...)...)
 	var infos []gw.Info
-	if err := json.Unmarshal([]byte(js), &infos); err != nil || len(infos) != 2 {
+	if err := json.Unmarshal([]byte(js), &infos); err != nil || len(infos) != 3 {
 		t.Fatalf("keys list --json: %v %s", err, js)
 	}
 	for _, in := range infos {
