@@ -58,7 +58,10 @@ type Options struct {
 	Limits func(tier string) gw.Limits
 	// MaxBodyBytes caps request bodies (default 1 MiB).
 	MaxBodyBytes int64
-	Log          *slog.Logger
+	// TrustProxy keeps the X-Forwarded-For chain a load balancer in front
+	// of the gateway sent (api.trust_proxy_headers); else it is replaced.
+	TrustProxy bool
+	Log        *slog.Logger
 	// Registerer receives the gateway metrics; nil skips them.
 	Registerer prometheus.Registerer
 }
@@ -419,6 +422,9 @@ func (h *Handler) rewrite(pr *httputil.ProxyRequest) {
 	hd.Set(HeaderTier, f.rec.Tier)
 	hd.Set(HeaderUserID, f.rec.User)
 	hd.Set(HeaderQuotaUsed, strconv.FormatInt(f.charge.Used, 10))
+	if h.o.TrustProxy {
+		hd["X-Forwarded-For"] = pr.In.Header["X-Forwarded-For"]
+	}
 	pr.SetXForwarded()
 }
 

@@ -606,3 +606,23 @@ func TestHandler_BackendRefusesInternalKeyIs502(t *testing.T) {
 		t.Fatal("no log line naming the misconfiguration")
 	}
 }
+
+func TestHandler_ForwardedFor(t *testing.T) {
+	for _, trust := range []bool{false, true} {
+		t.Run(fmt.Sprint("trust=", trust), func(t *testing.T) {
+			h := newHarness(t, func(o *apigw.Options) { o.TrustProxy = trust })
+			hdr := bearer(h.key(t, "xff", "pro"))
+			hdr["X-Forwarded-For"] = "203.0.113.9"
+			if r := do(t, "GET", h.url+"/api/v1/vpn/ip/192.0.2.1", hdr, ""); r.code != 200 {
+				t.Fatalf("status %d", r.code)
+			}
+			want := "127.0.0.1"
+			if trust {
+				want = "203.0.113.9, 127.0.0.1"
+			}
+			if got := h.backend.last(t).Header.Get("X-Forwarded-For"); got != want {
+				t.Fatalf("X-Forwarded-For %q, want %q", got, want)
+			}
+		})
+	}
+}

@@ -62,7 +62,7 @@ func setupGateway(ctx context.Context, s *System) error {
 			go func() { defer wg.Done(); _ = keys.Run(runCtx, gc.LastUsedInterval) }()
 		})
 		o := apigw.Options{Keys: keys, Usage: usage, Validator: validator, InternalKey: s.Cfg.API.InternalKey,
-			Limits: limits, MaxBodyBytes: gc.MaxBodyBytes, BackendTimeout: gc.BackendTimeout, Log: s.Log, Registerer: s.Reg}
+			Limits: limits, MaxBodyBytes: gc.MaxBodyBytes, TrustProxy: s.Cfg.API.TrustProxyHeaders, BackendTimeout: gc.BackendTimeout, Log: s.Log, Registerer: s.Reg}
 		o.Backend, o.Transport = gatewayBackend(s.Cfg, mux)
 		s.Log.Info("gateway forwards", "backend", o.Backend.Redacted(), "in_process", o.Transport != nil, "option_b", validator != nil)
 		apigw.New(o).Mount(mux)
