@@ -58,6 +58,10 @@ type Options struct {
 	Limits func(tier string) gw.Limits
 	// MaxBodyBytes caps request bodies (default 1 MiB).
 	MaxBodyBytes int64
+	// StateTimeout bounds the NATS work of one request (a key read on a
+	// cache miss, the usage compare-and-set); past it the request fails
+	// closed with 503. Default 2s.
+	StateTimeout time.Duration
 	// TrustProxy keeps the X-Forwarded-For chain a load balancer in front
 	// of the gateway sent (api.trust_proxy_headers); else it is replaced.
 	TrustProxy bool
@@ -130,6 +134,9 @@ func New(o Options) *Handler {
 	}
 	if o.BackendTimeout <= 0 {
 		o.BackendTimeout = 60 * time.Second
+	}
+	if o.StateTimeout <= 0 {
+		o.StateTimeout = 2 * time.Second
 	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
@@ -232,7 +239,9 @@ func (h *Handler) serve(rt route, w http.ResponseWriter, r *http.Request) {
 		h.fail(w, option, "unauthorized", http.StatusUnauthorized, "missing_key", "send Authorization: Bearer <API key>")
 		return
 	}
-	rec, err := h.o.Keys.Authenticate(r.Context(), raw)
+	sctx, cancel := context.WithTimeout(r.Context(), h.o.StateTimeout)
+	defer cancel()
+	rec, err := h.o.Keys.Authenticate(sctx, raw)
 	if err != nil {
 		if id, _, perr := gw.ParseKey(raw); perr == nil {
 			h.log.Debug("key refused", "key_id", id, "reason", err.Error())
@@ -260,7 +269,7 @@ func (h *Handler) serve(rt route, w http.ResponseWriter, r *http.Request) {
 		r.ContentLength = int64(len(body))
 	}
 	lim := h.o.Limits(rec.Tier)
-	ch, err := h.o.Usage.Charge(r.Context(), rec.User, rec.ID, lim, credits, option == "a")
+	ch, err := h.o.Usage.Charge(sctx, rec.User, rec.ID, lim, credits, option == "a")
 	if err != nil {
 		h.limitError(w, option, log, err)
 		return
