@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -283,4 +284,39 @@ func waitFor(t *testing.T, cond func() bool) {
 
 func contextTimeout(t *testing.T, d time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(t.Context(), d)
+}
+
+// Run leaves no goroutine behind once its context ends (goroutines of the
+// in-process nats-server come and go on their own and are not counted).
+func TestKeys_RunNoGoroutineLeak(t *testing.T) {
+	n := startNATS(t)
+	kv, _ := kvPair(t, n)
+	k := NewKeys(kv, NewHasher("x"), testutil.Logger(t))
+	for range 3 {
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		go func() { defer close(done); _ = k.Run(ctx, 10*time.Millisecond) }()
+		waitFor(t, k.Loaded)
+		if _, _, err := k.Create(t.Context(), "leak", "pro", nil); err != nil {
+			t.Fatal(err)
+		}
+		if ours() == 0 {
+			t.Fatal("the leak check does not see Run's goroutines")
+		}
+		cancel()
+		<-done
+	}
+	waitFor(t, func() bool { return ours() == 0 })
+}
+
+// ours counts goroutines running code of this package's Keys.
+func ours() int {
+	buf := make([]byte, 1<<20)
+	n := 0
+	for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
+		if strings.Contains(g, "netintel/gateway.(*Keys)") {
+			n++
+		}
+	}
+	return n
 }

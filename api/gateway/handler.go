@@ -58,7 +58,14 @@ type Options struct {
 	Limits func(tier string) gw.Limits
 	// MaxBodyBytes caps request bodies (default 1 MiB).
 	MaxBodyBytes int64
-	Log          *slog.Logger
+	// StateTimeout bounds the NATS work of one request (a key read on a
+	// cache miss, the usage compare-and-set); past it the request fails
+	// closed with 503. Default 2s.
+	StateTimeout time.Duration
+	// TrustProxy keeps the X-Forwarded-For chain a load balancer in front
+	// of the gateway sent (api.trust_proxy_headers); else it is replaced.
+	TrustProxy bool
+	Log        *slog.Logger
 	// Registerer receives the gateway metrics; nil skips them.
 	Registerer prometheus.Registerer
 }
@@ -69,6 +76,7 @@ type Handler struct {
 	log     *slog.Logger
 	proxy   *httputil.ReverseProxy
 	results *prometheus.CounterVec
+	own     *http.ServeMux // the customer paths alone, for ServeHTTP
 }
 
 // route is one customer path and where it goes.
@@ -127,6 +135,9 @@ func New(o Options) *Handler {
 	if o.BackendTimeout <= 0 {
 		o.BackendTimeout = 60 * time.Second
 	}
+	if o.StateTimeout <= 0 {
+		o.StateTimeout = 2 * time.Second
+	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
@@ -160,6 +171,8 @@ func New(o Options) *Handler {
 			}
 		}
 	}
+	h.own = http.NewServeMux()
+	h.Mount(h.own)
 	return h
 }
 
@@ -174,11 +187,7 @@ func (h *Handler) Mount(mux *http.ServeMux) {
 }
 
 // ServeHTTP serves the customer paths on their own (tests, benchmarks).
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	mux := http.NewServeMux()
-	h.Mount(mux)
-	mux.ServeHTTP(w, r)
-}
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.own.ServeHTTP(w, r) }
 
 // errorBody is {"error": {...}}; RequiredTier is set on 403.
 type errorBody struct {
@@ -230,12 +239,18 @@ func (h *Handler) serve(rt route, w http.ResponseWriter, r *http.Request) {
 		h.fail(w, option, "unauthorized", http.StatusUnauthorized, "missing_key", "send Authorization: Bearer <API key>")
 		return
 	}
-	rec, err := h.o.Keys.Authenticate(r.Context(), raw)
+	sctx, cancel := context.WithTimeout(r.Context(), h.o.StateTimeout)
+	defer cancel()
+	rec, err := h.o.Keys.Authenticate(sctx, raw)
 	if err != nil {
+		if id, _, perr := gw.ParseKey(raw); perr == nil {
+			h.log.Debug("key refused", "key_id", id, "reason", err.Error())
+		}
 		h.authError(w, option, err)
 		return
 	}
 	log := h.log.With("key_id", rec.ID, "user", rec.User, "tier", rec.Tier)
+	log.Debug("request", "route", rt.pattern, "option", option)
 	if need := minTier(rt, r); need != "" && gw.TierRank(rec.Tier) < gw.TierRank(need) {
 		log.Debug("tier too low", "path", rt.pattern, "required_tier", need)
 		h.results.WithLabelValues("forbidden", option).Inc()
@@ -254,7 +269,7 @@ func (h *Handler) serve(rt route, w http.ResponseWriter, r *http.Request) {
 		r.ContentLength = int64(len(body))
 	}
 	lim := h.o.Limits(rec.Tier)
-	ch, err := h.o.Usage.Charge(r.Context(), rec.User, rec.ID, lim, credits, option == "a")
+	ch, err := h.o.Usage.Charge(sctx, rec.User, rec.ID, lim, credits, option == "a")
 	if err != nil {
 		h.limitError(w, option, log, err)
 		return
@@ -346,6 +361,7 @@ func (h *Handler) authError(w http.ResponseWriter, option string, err error) {
 func (h *Handler) limitError(w http.ResponseWriter, option string, log *slog.Logger, err error) {
 	var le *gw.LimitError
 	if errors.As(err, &le) {
+		log.Debug("limit reached", "reason", le.Error(), "retry_after", le.RetryAfter)
 		w.Header().Set("Retry-After", httpx.RetryAfter(le.RetryAfter))
 		if errors.Is(err, gw.ErrRateLimited) {
 			w.Header().Set("X-RateLimit-Limit", strconv.FormatInt(le.Limit, 10))
@@ -415,6 +431,9 @@ func (h *Handler) rewrite(pr *httputil.ProxyRequest) {
 	hd.Set(HeaderTier, f.rec.Tier)
 	hd.Set(HeaderUserID, f.rec.User)
 	hd.Set(HeaderQuotaUsed, strconv.FormatInt(f.charge.Used, 10))
+	if h.o.TrustProxy {
+		hd["X-Forwarded-For"] = pr.In.Header["X-Forwarded-For"]
+	}
 	pr.SetXForwarded()
 }
 
@@ -426,6 +445,21 @@ func (h *Handler) modifyResponse(resp *http.Response) error {
 		return nil
 	}
 	resp.Header.Del(HeaderInternalKey)
+	if resp.StatusCode == http.StatusUnauthorized {
+		// The backend refused the gateway itself (X-Internal-Key): never the
+		// customer's fault, so not a 401 the customer would misread.
+		h.log.Error("backend refused the internal key: api.internal_key differs between gateway and backend")
+		h.results.WithLabelValues("backend_error", f.option).Inc()
+		_ = resp.Body.Close()
+		b, _ := json.Marshal(map[string]errorBody{"error": {Code: "backend_unavailable", Message: "the backend refused the gateway; nothing was charged"}})
+		resp.StatusCode, resp.Status = http.StatusBadGateway, "502 Bad Gateway"
+		resp.Body, resp.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
+		resp.Header = http.Header{"Content-Type": {"application/json"}, "Content-Length": {strconv.Itoa(len(b))}}
+		h.refund(f.charge, f.credits)
+		setLimitHeaders(resp.Header, f.limits, f.charge)
+		resp.Header.Set("X-Quota-Used", strconv.FormatInt(max(0, f.charge.Used-f.credits), 10))
+		return nil
+	}
 	h.results.WithLabelValues("forwarded", f.option).Inc()
 	setLimitHeaders(resp.Header, f.limits, f.charge)
 	if resp.StatusCode >= 400 && resp.StatusCode != http.StatusNotFound {

@@ -112,6 +112,7 @@ func (l *lockedBuf) Write(p []byte) (int, error) {
 func (l *lockedBuf) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
 
 type harness struct {
+	nats    *testutil.NATS
 	keys    *gw.Keys
 	usage   *gw.Usage
 	backend *backend
@@ -135,7 +136,7 @@ func newHarness(t *testing.T, opts ...option) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{logs: &lockedBuf{}, reg: prometheus.NewRegistry(), backend: newBackend(t), limits: map[string]gw.Limits{}}
+	h := &harness{nats: n, logs: &lockedBuf{}, reg: prometheus.NewRegistry(), backend: newBackend(t), limits: map[string]gw.Limits{}}
 	log := slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	h.keys = gw.NewKeys(keysKV, gw.NewHasher("hash-key-for-tests"), log)
 	h.usage = gw.NewUsage(usageKV)
@@ -593,5 +594,54 @@ func TestHandler_NoSecretInLogsOrMetrics(t *testing.T) {
 		if strings.Contains(logs, secret) || strings.Contains(metrics.String(), secret) {
 			t.Fatalf("a key secret appears in logs or metrics:\n%s", logs)
 		}
+	}
+}
+
+func TestHandler_BackendRefusesInternalKeyIs502(t *testing.T) {
+	h := newHarness(t, func(o *apigw.Options) { o.InternalKey = "not-the-backends-key" })
+	r := do(t, "GET", h.url+"/api/v1/vpn/ip/192.0.2.1", bearer(h.key(t, "mis", "pro")), "")
+	if r.code != 502 || r.errCode(t) != "backend_unavailable" || r.header.Get("X-Quota-Used") != "0" {
+		t.Fatalf("got %d %s used %q", r.code, r.body, r.header.Get("X-Quota-Used"))
+	}
+	if !strings.Contains(h.logs.String(), "api.internal_key") {
+		t.Fatal("no log line naming the misconfiguration")
+	}
+}
+
+func TestHandler_ForwardedFor(t *testing.T) {
+	for _, trust := range []bool{false, true} {
+		t.Run(fmt.Sprint("trust=", trust), func(t *testing.T) {
+			h := newHarness(t, func(o *apigw.Options) { o.TrustProxy = trust })
+			hdr := bearer(h.key(t, "xff", "pro"))
+			hdr["X-Forwarded-For"] = "203.0.113.9"
+			if r := do(t, "GET", h.url+"/api/v1/vpn/ip/192.0.2.1", hdr, ""); r.code != 200 {
+				t.Fatalf("status %d", r.code)
+			}
+			want := "127.0.0.1"
+			if trust {
+				want = "203.0.113.9, 127.0.0.1"
+			}
+			if got := h.backend.last(t).Header.Get("X-Forwarded-For"); got != want {
+				t.Fatalf("X-Forwarded-For %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+func TestHandler_NATSDownFailsClosed(t *testing.T) {
+	h := newHarness(t, func(o *apigw.Options) { o.StateTimeout = 500 * time.Millisecond })
+	key := h.key(t, "down", "pro") // known to the cache: only the usage update needs NATS
+	h.nats.Server.Shutdown()
+	h.nats.Server.WaitForShutdown()
+	start := time.Now()
+	r := do(t, "GET", h.url+"/api/v1/vpn/ip/192.0.2.1", bearer(key), "")
+	if r.code != 503 || r.errCode(t) != "unavailable" || r.header.Get("Retry-After") == "" {
+		t.Fatalf("got %d %s", r.code, r.body)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("took %s; the state timeout is 500ms", d)
+	}
+	if len(h.backend.all()) != 0 {
+		t.Fatal("forwarded without counting")
 	}
 }

@@ -10,8 +10,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	gw "github.com/netintel/netintel/gateway"
 	"github.com/netintel/netintel/internal/bus"
 	"github.com/netintel/netintel/internal/telemetry"
@@ -186,17 +184,10 @@ func openKeys(ctx context.Context, env *Env, cf *commonFlags) (*gw.Keys, func(),
 	if err != nil {
 		return nil, nil, err
 	}
-	kv, err := b.JS.KeyValue(ctx, gw.KeysBucket)
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		kc, ok := cfg.KVByName(gw.KeysBucket)
-		if !ok {
-			kc.Bucket, kc.History = gw.KeysBucket, 1
-		}
-		kv, err = b.JS.CreateOrUpdateKeyValue(ctx, bus.KVConfig(kc))
-	}
+	kv, err := gatewayBucket(ctx, b.JS, cfg, gw.KeysBucket)
 	if err != nil {
 		b.Close()
-		return nil, nil, fmt.Errorf("kv bucket %s: %w", gw.KeysBucket, err)
+		return nil, nil, err
 	}
 	return gw.NewKeys(kv, gw.NewHasher(cfg.Gateway.HashKey), log), b.Close, nil
 }

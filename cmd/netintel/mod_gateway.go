@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -10,8 +11,11 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	apigw "github.com/netintel/netintel/api/gateway"
 	gw "github.com/netintel/netintel/gateway"
+	"github.com/netintel/netintel/internal/bus"
 	"github.com/netintel/netintel/internal/config"
 )
 
@@ -23,13 +27,13 @@ func init() { registerModule(Module{Name: "gateway", Setup: setupGateway}) }
 // served (`netintel run`, `netintel gateway`, `netintel api`).
 func setupGateway(ctx context.Context, s *System) error {
 	gc := s.Cfg.Gateway
-	keysKV, err := s.Bus.JS.KeyValue(ctx, gw.KeysBucket)
+	keysKV, err := gatewayBucket(ctx, s.Bus.JS, s.Cfg, gw.KeysBucket)
 	if err != nil {
-		return fmt.Errorf("kv bucket %s: %w", gw.KeysBucket, err)
+		return err
 	}
-	usageKV, err := s.Bus.JS.KeyValue(ctx, gw.UsageBucket)
+	usageKV, err := gatewayBucket(ctx, s.Bus.JS, s.Cfg, gw.UsageBucket)
 	if err != nil {
-		return fmt.Errorf("kv bucket %s: %w", gw.UsageBucket, err)
+		return err
 	}
 	keys := gw.NewKeys(keysKV, gw.NewHasher(gc.HashKey), s.Log)
 	usage := gw.NewUsage(usageKV)
@@ -58,7 +62,7 @@ func setupGateway(ctx context.Context, s *System) error {
 			go func() { defer wg.Done(); _ = keys.Run(runCtx, gc.LastUsedInterval) }()
 		})
 		o := apigw.Options{Keys: keys, Usage: usage, Validator: validator, InternalKey: s.Cfg.API.InternalKey,
-			Limits: limits, MaxBodyBytes: gc.MaxBodyBytes, BackendTimeout: gc.BackendTimeout, Log: s.Log, Registerer: s.Reg}
+			Limits: limits, MaxBodyBytes: gc.MaxBodyBytes, TrustProxy: s.Cfg.API.TrustProxyHeaders, BackendTimeout: gc.BackendTimeout, Log: s.Log, Registerer: s.Reg}
 		o.Backend, o.Transport = gatewayBackend(s.Cfg, mux)
 		s.Log.Info("gateway forwards", "backend", o.Backend.Redacted(), "in_process", o.Transport != nil, "option_b", validator != nil)
 		apigw.New(o).Mount(mux)
@@ -96,4 +100,22 @@ func gatewayBackend(cfg *config.Config, mux *http.ServeMux) (*url.URL, http.Roun
 		addr = net.JoinHostPort("127.0.0.1", port)
 	}
 	return &url.URL{Scheme: "http", Host: addr}, nil
+}
+
+// gatewayBucket opens a bucket the gateway needs, creating it (as declared
+// in pipeline.yaml, else as the defaults declare it) when missing, so that a
+// config without it does not stop every role.
+func gatewayBucket(ctx context.Context, js jetstream.JetStream, cfg *config.Config, name string) (jetstream.KeyValue, error) {
+	kv, err := js.KeyValue(ctx, name)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		decl, ok := cfg.KVByName(name)
+		if !ok {
+			decl, _ = config.Default().KVByName(name)
+		}
+		kv, err = js.CreateOrUpdateKeyValue(ctx, bus.KVConfig(decl))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("kv bucket %s: %w", name, err)
+	}
+	return kv, nil
 }
