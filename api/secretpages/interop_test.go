@@ -287,11 +287,6 @@ func runInterop(t *testing.T, s *site) {
 	b.checkConsole(t, "status of 503", "status of 429")
 }
 
-func TestInterop_FakeHost(t *testing.T) {
-	s, _ := startFakeSite(t)
-	runInterop(t, s)
-}
-
 // startRealSite serves the pages with the real secret API (package secrets
 // on a real in-process nats-server with JetStream and a folder object
 // store), as `netintel run` wires them on the secrets listener.
