@@ -143,6 +143,14 @@ window.OTS = (() => {
   async function jsonOf(resp) {
     try { return await resp.json(); } catch (e) { throw new OTSError("server", `The server answered HTTP ${resp.status}.`); }
   }
+  // post is fetch with a clear error when the network fails.
+  async function post(url, init) {
+    try {
+      return await fetch(url, { method: "POST", ...init });
+    } catch (e) {
+      throw new OTSError("network", "Network error: check the connection and try again.");
+    }
+  }
   const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
   // tuning: the first retry delay (doubled per attempt, with jitter) and the
   // number of retries; tests shorten the delay.
@@ -153,7 +161,7 @@ window.OTS = (() => {
   async function checkHost(origin) {
     let caps = capsCache.get(origin);
     if (!caps) {
-      const r = await fetch(apiURL(origin, "ss"), { method: "POST" });
+      const r = await post(apiURL(origin, "ss"), {});
       if (r.status === 429) throw new OTSError("rate-limited", "Too many requests: wait a minute and try again.");
       if (!r.ok) throw new OTSError("server", `The server answered HTTP ${r.status}.`);
       caps = await jsonOf(r);
@@ -175,7 +183,7 @@ window.OTS = (() => {
   // postSave sends a whole save, retrying on 429 only, and returns newId.
   async function postSave(url, init) {
     for (let attempt = 0; ; attempt++) {
-      const r = await fetch(url, { method: "POST", ...init() });
+      const r = await post(url, init());
       if (r.status === 429 && attempt < tuning.retries) { await sleep(backoff(attempt)); continue; }
       if (r.status === 429) throw new OTSError("rate-limited", "Too many requests: wait a minute and try again.");
       const j = await jsonOf(r);
@@ -208,6 +216,7 @@ window.OTS = (() => {
   // slice means an old host: send the whole file in one request.
   async function createFile(origin, file, opts, onProgress) {
     const o = checkOptions(opts || {});
+    if (file.size > MAX_ENCRYPTED_FILE - 1024) throw new OTSError("invalid", "The file is too large (100 MiB at most).");
     const bytes = new Uint8Array(await file.arrayBuffer());
     await checkHost(origin);
     const randomKey = randomString(RANDOM_KEY_LEN);
@@ -273,7 +282,7 @@ window.OTS = (() => {
   async function read(origin, path, id, keys) {
     const body = JSON.stringify({ id, hashedKey: keys.readToken });
     for (let attempt = 0; ; attempt++) {
-      const r = await fetch(apiURL(origin, path), { method: "POST", headers: { "Content-Type": "application/json" }, body });
+      const r = await post(apiURL(origin, path), { headers: { "Content-Type": "application/json" }, body });
       if (r.status === 503 && (r.headers.get("Content-Type") || "").startsWith("application/json")) {
         const j = await r.json().catch(() => ({}));
         if (j.status === "retry" && attempt < tuning.retries) { await sleep(backoff(attempt)); continue; }
