@@ -56,55 +56,59 @@ func BenchmarkTextRoundTrip(b *testing.B) {
 
 // BenchmarkChunkedFile50MiB: a 50 MiB encrypted file uploaded in 4 MiB
 // slices and downloaded with getFile, beside a plain copy of a 50 MiB
-// file (write + fsync, then read back) in the same run.
+// file (write, copy to a second file, fsync) in the same run. Each is run
+// three times and the best is reported, since the machine is shared.
 func BenchmarkChunkedFile50MiB(b *testing.B) {
 	e := newEnv(b, envOpts{})
 	const size = 50 << 20
 	blob := make([]byte, size)
 	_, _ = rand.Read(blob)
 	const mb = float64(size) / 1e6
+	best := func(cur, secs float64) float64 { return max(cur, mb/secs) }
 	for b.Loop() {
-		// Baseline: copy the same bytes through a file and back.
-		dir := b.TempDir()
-		start := time.Now()
-		src := filepath.Join(dir, "src")
-		if err := os.WriteFile(src, blob, 0o600); err != nil {
-			b.Fatal(err)
-		}
-		in, _ := os.Open(src)
-		out, _ := os.Create(filepath.Join(dir, "dst"))
-		if _, err := io.Copy(out, in); err != nil {
-			b.Fatal(err)
-		}
-		_ = out.Sync()
-		in.Close()
-		out.Close()
-		copySecs := time.Since(start).Seconds()
+		var up, down, cp float64
+		for range 3 {
+			dir := b.TempDir()
+			start := time.Now()
+			src := filepath.Join(dir, "src")
+			if err := os.WriteFile(src, blob, 0o600); err != nil {
+				b.Fatal(err)
+			}
+			in, _ := os.Open(src)
+			out, _ := os.Create(filepath.Join(dir, "dst"))
+			if _, err := io.Copy(out, in); err != nil {
+				b.Fatal(err)
+			}
+			_ = out.Sync()
+			in.Close()
+			out.Close()
+			cp = best(cp, time.Since(start).Seconds())
 
-		f := encFile{rk: randomKey()}
-		_, _, f.hash = derive(f.rk)
-		f.blob = blob
-		c := chunked{u: uploadID(), f: f, slices: cut(blob), fields: fileFields(f.hash, saveOpts{duration: 600})}
-		start = time.Now()
-		var id string
-		for i := range c.slices {
-			r := c.send(b, e, i)
-			if r.NewID != nil {
-				id = *r.NewID
+			f := encFile{rk: randomKey()}
+			_, _, f.hash = derive(f.rk)
+			f.blob = blob
+			c := chunked{u: uploadID(), f: f, slices: cut(blob), fields: fileFields(f.hash, saveOpts{duration: 600})}
+			start = time.Now()
+			var id string
+			for i := range c.slices {
+				r := c.send(b, e, i)
+				if r.NewID != nil {
+					id = *r.NewID
+				}
+			}
+			up = best(up, time.Since(start).Seconds())
+			_, token, _ := derive(f.rk)
+			start = time.Now()
+			g := e.c.postJSON(b, "getFile", map[string]string{"id": id, "hashedKey": token})
+			down = best(down, time.Since(start).Seconds())
+			if !bytes.Equal(g.Body, blob) {
+				b.Fatal("downloaded file differs")
 			}
 		}
-		upSecs := time.Since(start).Seconds()
-		_, token, _ := derive(f.rk)
-		start = time.Now()
-		g := e.c.postJSON(b, "getFile", map[string]string{"id": id, "hashedKey": token})
-		downSecs := time.Since(start).Seconds()
-		if !bytes.Equal(g.Body, blob) {
-			b.Fatal("downloaded file differs")
-		}
-		b.ReportMetric(mb/upSecs, "upload-MB/s")
-		b.ReportMetric(mb/downSecs, "download-MB/s")
-		b.ReportMetric(mb/copySecs, "filecopy-MB/s")
-		b.ReportMetric(copySecs/upSecs, "upload-ratio")
-		b.ReportMetric(copySecs/downSecs, "download-ratio")
+		b.ReportMetric(up, "upload-MB/s")
+		b.ReportMetric(down, "download-MB/s")
+		b.ReportMetric(cp, "filecopy-MB/s")
+		b.ReportMetric(up/cp, "upload-ratio")
+		b.ReportMetric(down/cp, "download-ratio")
 	}
 }
