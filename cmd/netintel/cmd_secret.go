@@ -547,7 +547,7 @@ func (s *secretCmd) status(ctx context.Context, args []string) error {
 	}
 	var ids []string
 	origin := ""
-	for _, a := range pos {
+	for i, a := range pos {
 		if strings.Contains(a, "#") {
 			l, err := client.ParseLink(a)
 			if err != nil {
@@ -561,7 +561,7 @@ func (s *secretCmd) status(ctx context.Context, args []string) error {
 			continue
 		}
 		if !client.ValidID(a) {
-			return fmt.Errorf("status: %q is not an id (22 letters, digits, - or _)", a)
+			return fmt.Errorf("status: argument %d is neither an id (22 letters, digits, - or _) nor a link", i+1)
 		}
 		ids = append(ids, a)
 	}

@@ -117,7 +117,7 @@ func TestSecretCLI_RefusedBeforeSending(t *testing.T) {
 		{"passphrase without terminal", []string{"send", "--passphrase", "x"}, "no terminal"},
 		{"broken link", []string{"read", "https://h.example/v/#abc"}, "broken link:"},
 		{"file link to read", []string{"read", "https://h.example/f/#K7bQ2mXp9vRt4nLw8zYcAbCdEfGhIjKlMnOpQrStUv"}, "read-file"},
-		{"bad status id", []string{"status", "nope"}, "not an id"},
+		{"bad status id", []string{"status", "nope"}, "neither an id"},
 		{"unknown command", []string{"burn"}, "unknown command"},
 	}
 	for _, tc := range tests {
