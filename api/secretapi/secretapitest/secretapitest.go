@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/netintel/netintel/api/secretapi"
 	"github.com/netintel/netintel/internal/config"
 	"github.com/netintel/netintel/internal/objstore"
@@ -29,6 +31,8 @@ type Options struct {
 	BeforeFinish func(uploadID string)
 	// Store holds the ciphertext blobs; nil means a folder in t.TempDir().
 	Store objstore.Store
+	// Registerer receives the API's metrics when set.
+	Registerer prometheus.Registerer
 }
 
 // Server is a running API. Everything stops at test cleanup.
@@ -93,6 +97,7 @@ func Start(t testing.TB, o Options) *Server {
 		t.Fatal(err)
 	}
 	aopt := secretapi.OptionsFrom(cfg)
+	aopt.Registerer = o.Registerer
 	if !o.RateLimits {
 		aopt.TextRate, aopt.FileRate, aopt.ReadRate = config.Rate{}, config.Rate{}, config.Rate{}
 	}
