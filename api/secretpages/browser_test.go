@@ -19,22 +19,28 @@ type browser struct {
 	msg []chromedp.ConsoleMessage
 }
 
-// newBrowser starts headless Debian Chromium with a fresh profile. The
-// browser stops at test cleanup. It fails (not skips) when chromium is
-// missing: `make tools` installs it.
-func newBrowser(t *testing.T) *browser {
-	t.Helper()
+// chromium is one headless Debian Chromium shared by the package's tests
+// (starting it is the slow part); each test gets its own tab.
+var chromium struct {
+	once sync.Once
+	ctx  context.Context
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "secretpages-chromium-")
+	if err != nil {
+		panic(err)
+	}
 	bin := "/usr/bin/chromium"
 	if _, err := os.Stat(bin); err != nil {
-		p, err := exec.LookPath("chromium")
-		if err != nil {
-			t.Fatal("chromium not installed (make apt-deps)")
+		if p, err := exec.LookPath("chromium"); err == nil {
+			bin = p
 		}
-		bin = p
 	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(bin),
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserDataDir(dir), // a fresh profile
 		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
 		chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true),
@@ -43,10 +49,28 @@ func newBrowser(t *testing.T) *browser {
 	)
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(func() { cancel(); cancelA() })
+	chromium.ctx = ctx
+	code := m.Run()
+	cancel()
+	cancelA()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// newBrowser opens a tab in the shared headless Chromium, started on first
+// use. The tab closes at test cleanup. It fails (not skips) when chromium
+// is missing: `make tools` installs it.
+func newBrowser(t *testing.T) *browser {
+	t.Helper()
+	chromium.once.Do(func() { chromium.err = chromedp.Do(chromium.ctx) })
+	if chromium.err != nil {
+		t.Fatalf("start chromium (make apt-deps installs it): %v", chromium.err)
+	}
+	ctx, cancel := chromedp.NewContext(chromium.ctx)
+	t.Cleanup(cancel)
 	b := &browser{ctx: ctx}
-	if err := chromedp.Do(ctx); err != nil { // start the browser now
-		t.Fatalf("start chromium: %v", err)
+	if err := chromedp.Do(ctx); err != nil { // open the tab now
+		t.Fatalf("open tab: %v", err)
 	}
 	msgs := chromedp.Console(ctx)
 	go func() {

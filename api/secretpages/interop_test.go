@@ -275,6 +275,22 @@ func runInterop(t *testing.T, s *site) {
 		}
 	})
 
+	t.Run("fits a phone screen", func(t *testing.T) {
+		b.do(t, chromedp.EmulateViewport(360, 740, chromedp.EmulateMobile, chromedp.EmulateTouch, chromedp.EmulatePortrait))
+		defer b.do(t, chromedp.EmulateViewport(420, 900))
+		for _, p := range []string{"/", "/v/#" + strings.Repeat("A", 42), "/f/#" + strings.Repeat("A", 42)} {
+			b.open(t, s.URL+p)
+			got := eval[[]float64](t, b, `[document.documentElement.scrollWidth, innerWidth,
+				Math.min(...[...document.querySelectorAll("button:not([hidden]), input, select")].filter((e) => e.offsetParent).map((e) => e.getBoundingClientRect().height))]`)
+			if got[0] > got[1] {
+				t.Errorf("%s: %.0f px wide on a %.0f px screen", p, got[0], got[1])
+			}
+			if got[2] < 40 {
+				t.Errorf("%s: a control is %.0f px high, too small to tap", p, got[2])
+			}
+		}
+	})
+
 	all := s.log.all()
 	for _, k := range keys {
 		if strings.Contains(all, k) {
@@ -285,11 +301,6 @@ func runInterop(t *testing.T, s *site) {
 		t.Fatal("a request carried a Referer")
 	}
 	b.checkConsole(t, "status of 503", "status of 429")
-}
-
-func TestInterop_FakeHost(t *testing.T) {
-	s, _ := startFakeSite(t)
-	runInterop(t, s)
 }
 
 // startRealSite serves the pages with the real secret API (package secrets

@@ -93,7 +93,8 @@ const secretUsage = `usage: netintel secret COMMAND [flags] [ARGS]
 commands:
   send [SECRET]            encrypt a text and print its one-time link; the secret is read
                            from stdin first, then $NETINTEL_SECRET, then the argument
-  read LINK                open a text link and print the secret (uses one view)
+  read LINK                open a text link and print the secret (uses one view);
+                           --passphrase asks for the passphrase first
   send-file PATH           encrypt a file (up to 100 MiB) and print its one-time link
   read-file LINK           open a file link and save the file (never overwrites)
   status ID|LINK...        say whether secrets are still available (uses no view)
@@ -320,9 +321,19 @@ func (s *secretCmd) linkArg(cmd string, pos []string, kind client.Kind) (client.
 }
 
 // withPassphrase runs a read; on `wrong key` it asks for the passphrase
-// on the terminal (three tries) or explains how to give one.
-func (s *secretCmd) withPassphrase(read func(passphrase string) error) error {
+// on the terminal (three tries) or explains how to give one. ask (the
+// --passphrase flag) asks before the first try when the environment has none.
+func (s *secretCmd) withPassphrase(ask bool, read func(passphrase string) error) error {
 	p := s.env.Getenv(envSecretPassphrase)
+	if ask && p == "" {
+		if s.d.prompt == nil {
+			return fmt.Errorf("--passphrase: no terminal to ask on; set $%s", envSecretPassphrase)
+		}
+		var err error
+		if p, err = s.d.prompt("Passphrase: "); err != nil {
+			return fmt.Errorf("read passphrase: %w", err)
+		}
+	}
 	err := read(p)
 	for try := 0; errors.Is(err, client.ErrWrongKey) && s.d.prompt != nil && try < 3; try++ {
 		label := "This secret needs a passphrase: "
@@ -340,6 +351,7 @@ func (s *secretCmd) withPassphrase(read func(passphrase string) error) error {
 
 func (s *secretCmd) read(ctx context.Context, args []string) error {
 	fs := newFlags(s.env, "secret read")
+	ask := fs.Bool("passphrase", false, "ask for the passphrase before reading (else asked only on `wrong key`); $"+envSecretPassphrase+" is used when set")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -350,7 +362,7 @@ func (s *secretCmd) read(ctx context.Context, args []string) error {
 	}
 	var text string
 	var info client.ReadInfo
-	if err := s.withPassphrase(func(p string) (err error) {
+	if err := s.withPassphrase(*ask, func(p string) (err error) {
 		text, info, err = s.c.ReadText(ctx, l, p)
 		return err
 	}); err != nil {
@@ -423,6 +435,7 @@ func (s *secretCmd) sendFile(ctx context.Context, args []string) error {
 
 func (s *secretCmd) readFile(ctx context.Context, args []string) error {
 	fs := newFlags(s.env, "secret read-file")
+	ask := fs.Bool("passphrase", false, "ask for the passphrase before reading (else asked only on `wrong key`); $"+envSecretPassphrase+" is used when set")
 	out := fs.String("out", "", "where to save: a file path or a folder (default: the sent name in the current folder); - for stdout. An existing file is never overwritten: a free name is picked")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -438,7 +451,7 @@ func (s *secretCmd) readFile(ctx context.Context, args []string) error {
 		info client.ReadInfo
 	)
 	bar := s.progress("download")
-	err = s.withPassphrase(func(p string) (err error) {
+	err = s.withPassphrase(*ask, func(p string) (err error) {
 		meta, data, info, err = s.c.ReadFile(ctx, l, p, bar.update)
 		return err
 	})
@@ -534,7 +547,7 @@ func (s *secretCmd) status(ctx context.Context, args []string) error {
 	}
 	var ids []string
 	origin := ""
-	for _, a := range pos {
+	for i, a := range pos {
 		if strings.Contains(a, "#") {
 			l, err := client.ParseLink(a)
 			if err != nil {
@@ -548,7 +561,7 @@ func (s *secretCmd) status(ctx context.Context, args []string) error {
 			continue
 		}
 		if !client.ValidID(a) {
-			return fmt.Errorf("status: %q is not an id (22 letters, digits, - or _)", a)
+			return fmt.Errorf("status: argument %d is neither an id (22 letters, digits, - or _) nor a link", i+1)
 		}
 		ids = append(ids, a)
 	}

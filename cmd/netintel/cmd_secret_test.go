@@ -117,7 +117,7 @@ func TestSecretCLI_RefusedBeforeSending(t *testing.T) {
 		{"passphrase without terminal", []string{"send", "--passphrase", "x"}, "no terminal"},
 		{"broken link", []string{"read", "https://h.example/v/#abc"}, "broken link:"},
 		{"file link to read", []string{"read", "https://h.example/f/#K7bQ2mXp9vRt4nLw8zYcAbCdEfGhIjKlMnOpQrStUv"}, "read-file"},
-		{"bad status id", []string{"status", "nope"}, "not an id"},
+		{"bad status id", []string{"status", "nope"}, "neither an id"},
 		{"unknown command", []string{"burn"}, "unknown command"},
 	}
 	for _, tc := range tests {
@@ -137,7 +137,7 @@ func TestSecretCLI_RefusedBeforeSending(t *testing.T) {
 func TestSecretCLI_Passphrase(t *testing.T) {
 	r := newSecretRun(t)
 	r.env[envSecretPassphrase] = "from env"
-	link := strings.TrimSpace(r.mustRun("", "send", "--passphrase", "--views", "3", "guarded"))
+	link := strings.TrimSpace(r.mustRun("", "send", "--passphrase", "--views", "4", "guarded"))
 	delete(r.env, envSecretPassphrase)
 
 	// No terminal, no passphrase: a one-line wrong key message.
@@ -149,6 +149,12 @@ func TestSecretCLI_Passphrase(t *testing.T) {
 	r.prompt = []string{"nope", "from env"}
 	if got := r.mustRun("", "read", link); got != "guarded\n" || r.asked != 2 {
 		t.Fatalf("read %q after %d prompts", got, r.asked)
+	}
+	// --passphrase asks before the first try: one request, no wrong key.
+	r.prompt, r.asked = []string{"from env"}, 0
+	gets := len(r.host.Requests())
+	if got := r.mustRun("", "read", "--passphrase", link); got != "guarded\n" || r.asked != 1 || len(r.host.Requests()) != gets+1 {
+		t.Fatalf("read --passphrase %q, %d prompts, %d requests", got, r.asked, len(r.host.Requests())-gets)
 	}
 	// From the environment, no prompt.
 	r.prompt, r.asked = []string{}, 0

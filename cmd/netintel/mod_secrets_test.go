@@ -118,7 +118,8 @@ func TestModSecrets_SweeperWorker(t *testing.T) {
 			if has != tt.want {
 				t.Fatalf("workers %v, want secrets-sweeper %v", s.workerNames(), tt.want)
 			}
-			if len(s.routes["secrets"]) != 1 {
+			// The API, plus the pages of mod_secretpages on the same listener.
+			if len(s.routes["secrets"]) < 1 {
 				t.Fatalf("secrets routes: %d", len(s.routes["secrets"]))
 			}
 		})

@@ -290,3 +290,15 @@ func TestClient_StatusBatches(t *testing.T) {
 		t.Fatalf("%d calls, want 3", n)
 	}
 }
+
+func startFakeB(b *testing.B) (*fakehost.Host, string) {
+	b.Helper()
+	h := fakehost.New()
+	mux := http.NewServeMux()
+	h.Mount(mux)
+	srv := httptest.NewServer(mux)
+	b.Cleanup(srv.Close)
+	return h, srv.URL
+}
+
+func nowNano() int64 { return time.Now().UnixNano() }

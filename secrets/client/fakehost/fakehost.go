@@ -120,8 +120,11 @@ func (h *Host) Mount(mux *http.ServeMux) {
 			for k := range r.URL.Query() {
 				q[k] = r.URL.Query().Get(k)
 			}
-			rec := Request{Endpoint: name, Query: q, UserAgent: r.UserAgent()}
+			// Recorded before answering, so a client that sees the answer
+			// (or the dropped connection) also sees the record.
 			h.mu.Lock()
+			idx := len(h.requests)
+			h.requests = append(h.requests, Request{Endpoint: name, Query: q, UserAgent: r.UserAgent()})
 			var f *Fault
 			if fs := h.faults[name]; len(fs) > 0 {
 				f, h.faults[name] = &fs[0], fs[1:]
@@ -130,32 +133,34 @@ func (h *Host) Mount(mux *http.ServeMux) {
 				}
 			}
 			h.mu.Unlock()
+			answer := func(code int) {
+				h.mu.Lock()
+				h.requests[idx].Answer = code
+				h.mu.Unlock()
+			}
 			switch {
 			case r.Method != http.MethodPost:
+				answer(405)
 				w.WriteHeader(http.StatusMethodNotAllowed)
-				rec.Answer = 405
 			case f != nil && f.Drop:
+				answer(-1)
 				_, _ = io.Copy(io.Discard, r.Body)
 				if hj, ok := w.(http.Hijacker); ok {
 					if c, _, err := hj.Hijack(); err == nil {
 						c.Close()
 					}
 				}
-				rec.Answer = -1
 			case f != nil:
+				answer(f.Code)
 				_, _ = io.Copy(io.Discard, r.Body)
 				if len(f.Body) > 0 && f.Body[0] == '{' {
 					w.Header().Set("Content-Type", "application/json")
 				}
 				w.WriteHeader(f.Code)
 				_, _ = io.WriteString(w, f.Body)
-				rec.Answer = f.Code
 			default:
-				rec.Answer = fn(w, r)
+				answer(fn(w, r))
 			}
-			h.mu.Lock()
-			h.requests = append(h.requests, rec)
-			h.mu.Unlock()
 		})
 	}
 }

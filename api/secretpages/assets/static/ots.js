@@ -143,15 +143,25 @@ window.OTS = (() => {
   async function jsonOf(resp) {
     try { return await resp.json(); } catch (e) { throw new OTSError("server", `The server answered HTTP ${resp.status}.`); }
   }
+  // post is fetch with a clear error when the network fails.
+  async function post(url, init) {
+    try {
+      return await fetch(url, { method: "POST", ...init });
+    } catch (e) {
+      throw new OTSError("network", "Network error: check the connection and try again.");
+    }
+  }
   const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-  const backoff = (attempt) => { const d = Math.min(500 * 2 ** attempt, 15000); return d / 2 + Math.random() * d / 2; };
-  const RETRIES = 6;
+  // tuning: the first retry delay (doubled per attempt, with jitter) and the
+  // number of retries; tests shorten the delay.
+  const tuning = { backoffMs: 500, maxBackoffMs: 15000, retries: 6 };
+  const backoff = (attempt) => { const d = Math.min(tuning.backoffMs * 2 ** attempt, tuning.maxBackoffMs); return d / 2 + Math.random() * d / 2; };
 
   const capsCache = new Map();
   async function checkHost(origin) {
     let caps = capsCache.get(origin);
     if (!caps) {
-      const r = await fetch(apiURL(origin, "ss"), { method: "POST" });
+      const r = await post(apiURL(origin, "ss"), {});
       if (r.status === 429) throw new OTSError("rate-limited", "Too many requests: wait a minute and try again.");
       if (!r.ok) throw new OTSError("server", `The server answered HTTP ${r.status}.`);
       caps = await jsonOf(r);
@@ -173,8 +183,8 @@ window.OTS = (() => {
   // postSave sends a whole save, retrying on 429 only, and returns newId.
   async function postSave(url, init) {
     for (let attempt = 0; ; attempt++) {
-      const r = await fetch(url, { method: "POST", ...init() });
-      if (r.status === 429 && attempt < RETRIES) { await sleep(backoff(attempt)); continue; }
+      const r = await post(url, init());
+      if (r.status === 429 && attempt < tuning.retries) { await sleep(backoff(attempt)); continue; }
       if (r.status === 429) throw new OTSError("rate-limited", "Too many requests: wait a minute and try again.");
       const j = await jsonOf(r);
       if (!r.ok || j.status !== "ok" || !isID(j.newId)) throw new OTSError("server", "The server refused the secret.");
@@ -206,6 +216,7 @@ window.OTS = (() => {
   // slice means an old host: send the whole file in one request.
   async function createFile(origin, file, opts, onProgress) {
     const o = checkOptions(opts || {});
+    if (file.size > MAX_ENCRYPTED_FILE - 1024) throw new OTSError("invalid", "The file is too large (100 MiB at most).");
     const bytes = new Uint8Array(await file.arrayBuffer());
     await checkHost(origin);
     const randomKey = randomString(RANDOM_KEY_LEN);
@@ -244,12 +255,12 @@ window.OTS = (() => {
       try {
         r = await fetch(url, { method: "POST", body: fileForm(fields, bytes) });
       } catch (e) {
-        if (attempt >= RETRIES) throw new OTSError("server", "Network error during the upload.");
+        if (attempt >= tuning.retries) throw new OTSError("server", "Network error during the upload.");
         await sleep(backoff(attempt));
         continue;
       }
       if (r.status === 408 || r.status === 429 || r.status >= 500) {
-        if (attempt >= RETRIES) throw new OTSError(r.status === 429 ? "rate-limited" : "server", `Upload failed (HTTP ${r.status}).`);
+        if (attempt >= tuning.retries) throw new OTSError(r.status === 429 ? "rate-limited" : "server", `Upload failed (HTTP ${r.status}).`);
         await sleep(backoff(attempt));
         continue;
       }
@@ -271,10 +282,10 @@ window.OTS = (() => {
   async function read(origin, path, id, keys) {
     const body = JSON.stringify({ id, hashedKey: keys.readToken });
     for (let attempt = 0; ; attempt++) {
-      const r = await fetch(apiURL(origin, path), { method: "POST", headers: { "Content-Type": "application/json" }, body });
+      const r = await post(apiURL(origin, path), { headers: { "Content-Type": "application/json" }, body });
       if (r.status === 503 && (r.headers.get("Content-Type") || "").startsWith("application/json")) {
         const j = await r.json().catch(() => ({}));
-        if (j.status === "retry" && attempt < RETRIES) { await sleep(backoff(attempt)); continue; }
+        if (j.status === "retry" && attempt < tuning.retries) { await sleep(backoff(attempt)); continue; }
         throw readFailure(503, j);
       }
       return r;
@@ -306,7 +317,7 @@ window.OTS = (() => {
   }
 
   return {
-    ALPHABET, OTSError, randomString, b64url, unb64url, deriveKeys, readTokenHash,
+    ALPHABET, OTSError, tuning, randomString, b64url, unb64url, deriveKeys, readTokenHash,
     encryptText, decryptText, encryptFile, decryptFile, parseFragment, parseLink, buildLink,
     checkHost, createText, createFile, readText, readFile,
   };
