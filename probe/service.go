@@ -198,15 +198,20 @@ func (s *Service) coordinate(ctx context.Context, wantNew bool) error {
 	case run.State == StatusRunning:
 		s.log.Info("resuming interrupted run", "run", run.ID, "tlds", len(run.TLDs))
 	case wantNew || requested:
-		run, err = s.newRun(ctx)
-		if err != nil {
-			return err
-		}
 	default:
 		return nil
 	}
 	if requested {
-		_ = s.kv.Delete(ctx, KeyRequest)
+		// A request is answered by one attempt, whatever its outcome:
+		// a failing run is not retried in a loop.
+		if err := s.kv.Delete(ctx, KeyRequest); err != nil {
+			return fmt.Errorf("take request: %w", err)
+		}
+	}
+	if run.State != StatusRunning {
+		if run, err = s.newRun(ctx); err != nil {
+			return err
+		}
 	}
 	return s.drive(ctx, run)
 }
