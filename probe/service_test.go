@@ -421,12 +421,13 @@ func TestService_RequestAndUnreachableInputs(t *testing.T) {
 		t.Errorf("progress: %+v", p)
 	}
 	// No busy loop: the worker does not retry a failed run by itself.
-	startWorker(t, s)
+	stop := startWorker(t, s)
 	time.Sleep(5 * cfg.Poll)
 	if p2, _ := s.Progress(t.Context()); p2.RunID != p.RunID || p2.LastUpdate != p.LastUpdate {
 		t.Errorf("a failed run was retried without a request: %+v", p2)
 	}
-	// A request (what `netintel probe` writes) starts a run on the worker.
+	stop()
+	// A request (what `netintel probe` writes) starts a run on a worker.
 	writeInputs(t, &cfg, []string{"good"}, map[string][]string{"good": {"http://rdap.good.test/"}})
 	w.rdapHosts["rdap.good.test"] = "good"
 	s2 := newTestService(t, n, store, cfg)
