@@ -391,6 +391,10 @@ func (s *Service) drive(ctx context.Context, run Run) error {
 	for _, t := range run.TLDs {
 		_ = s.kv.Purge(ctx, ResultKey(run.ID, t))
 	}
+	// Markers of earlier runs' keys (older than a minute) go too, so the bucket stays small.
+	if err := s.kv.PurgeDeletes(ctx, jetstream.DeleteMarkersOlderThan(time.Minute)); err != nil {
+		s.log.Debug("purge delete markers", "err", err)
+	}
 	s.log.Info("run completed", "run", run.ID, "tlds", total, "took", s.now().Sub(time.Unix(run.StartedAt, 0)).Round(time.Second))
 	return nil
 }
