@@ -46,10 +46,17 @@ func (s *Service) consume(ctx context.Context, cons jetstream.Consumer) error {
 		msg, err := it.Next()
 		if err != nil {
 			<-sem
-			if errors.Is(err, jetstream.ErrMsgIteratorClosed) || ctx.Err() != nil {
+			if ctx.Err() != nil {
 				return nil
 			}
+			if errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+				return fmt.Errorf("pull work: %w", err)
+			}
+			// Missed heartbeats and the like: the iterator keeps going; do not spin.
 			s.log.Warn("pull work", "err", err)
+			if sleepCtx(ctx, time.Second) != nil {
+				return nil
+			}
 			continue
 		}
 		wg.Add(1)
