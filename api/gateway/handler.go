@@ -1,0 +1,457 @@
+// Package gateway is the HTTP side of the customer gateway: it serves the
+// customer paths under /api/v1/vpn/, authenticates the key (Option A:
+// Authorization: Bearer; Option B: ?apiKey= with an external validation
+// service), applies tier, rate limit and quota, and forwards to the backend
+// with X-Internal-Key, X-Tier, X-User-Id and X-Quota-Used. The logic lives in
+// package github.com/netintel/netintel/gateway; docs/gateway.md is the contract.
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	gw "github.com/netintel/netintel/gateway"
+	"github.com/netintel/netintel/internal/httpx"
+)
+
+// Internal headers the backend trusts. Customer copies are dropped.
+const (
+	HeaderInternalKey = "X-Internal-Key"
+	HeaderTier        = "X-Tier"
+	HeaderUserID      = "X-User-Id"
+	HeaderQuotaUsed   = "X-Quota-Used"
+)
+
+var internalHeaders = []string{HeaderInternalKey, HeaderTier, HeaderUserID, HeaderQuotaUsed}
+
+// MaxBatch is the most addresses a batch may hold (spec section 8).
+const MaxBatch = 100
+
+// Options configure a Handler.
+type Options struct {
+	Keys  *gw.Keys
+	Usage *gw.Usage
+	// Validator enables Option B (?apiKey=); nil disables it.
+	Validator *gw.Validator
+	// Backend is the base URL requests are forwarded to.
+	Backend *url.URL
+	// Transport reaches the backend; nil is an http.Transport with
+	// BackendTimeout as its response header timeout.
+	Transport      http.RoundTripper
+	BackendTimeout time.Duration
+	// InternalKey is sent as X-Internal-Key.
+	InternalKey string
+	// Limits returns a tier's limits.
+	Limits func(tier string) gw.Limits
+	// MaxBodyBytes caps request bodies (default 1 MiB).
+	MaxBodyBytes int64
+	Log          *slog.Logger
+	// Registerer receives the gateway metrics; nil skips them.
+	Registerer prometheus.Registerer
+}
+
+// Handler serves the customer paths.
+type Handler struct {
+	o       Options
+	log     *slog.Logger
+	proxy   *httputil.ReverseProxy
+	results *prometheus.CounterVec
+}
+
+// route is one customer path and where it goes.
+type route struct {
+	pattern string
+	method  string
+	// backend maps the request to the backend path.
+	backend func(r *http.Request) string
+	// minTier returns the lowest tier allowed, "" for any.
+	minTier func(r *http.Request) string
+	batch   bool
+}
+
+// Routes is the customer → backend path map (docs/gateway.md).
+var routes = []route{
+	{pattern: "/api/v1/vpn/ip/{ip}", method: http.MethodGet,
+		backend: func(r *http.Request) string { return "/api/v1/shadow_vpn/lookup/" + url.PathEscape(r.PathValue("ip")) }},
+	{pattern: "/api/v1/vpn/ip/batch", method: http.MethodPost, batch: true,
+		backend: func(*http.Request) string { return "/api/v1/ip/batch" }},
+	{pattern: "/api/v1/vpn/batch", method: http.MethodPost, batch: true,
+		backend: func(*http.Request) string { return "/api/v1/ip/batch" }},
+	{pattern: "/api/v1/vpn/export/csv", method: http.MethodGet,
+		backend: func(*http.Request) string { return "/api/v1/export/csv" },
+		minTier: func(*http.Request) string { return "pro" }},
+	{pattern: "/api/v1/vpn/export/dataset", method: http.MethodGet,
+		backend: func(*http.Request) string { return "/api/v1/export/dataset" },
+		minTier: datasetTier},
+	{pattern: "/api/v1/vpn/export/dataset/{rest...}", method: http.MethodGet,
+		backend: func(r *http.Request) string { return "/api/v1/export/dataset/" + escapeRest(r.PathValue("rest")) },
+		minTier: datasetTier},
+}
+
+func escapeRest(p string) string {
+	parts := strings.Split(p, "/")
+	for i, s := range parts {
+		parts[i] = url.PathEscape(s)
+	}
+	return strings.Join(parts, "/")
+}
+
+// datasetTier: MMDB and Parquet downloads need business (spec 1.4); the
+// backend gates the rest of the dataset feed from X-Tier.
+func datasetTier(r *http.Request) string {
+	p := strings.ToLower(r.PathValue("rest") + " " + r.URL.Query().Get("format"))
+	if strings.Contains(p, "mmdb") || strings.Contains(p, "parquet") {
+		return "business"
+	}
+	return ""
+}
+
+// New returns a gateway handler.
+func New(o Options) *Handler {
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = 1 << 20
+	}
+	if o.BackendTimeout <= 0 {
+		o.BackendTimeout = 60 * time.Second
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	h := &Handler{o: o, log: o.Log.With("stage", "gateway")}
+	tr := o.Transport
+	if tr == nil {
+		tr = &http.Transport{
+			Proxy:                 nil,
+			MaxIdleConns:          512,
+			MaxIdleConnsPerHost:   256,
+			IdleConnTimeout:       90 * time.Second,
+			ResponseHeaderTimeout: o.BackendTimeout,
+		}
+	}
+	h.proxy = &httputil.ReverseProxy{
+		Rewrite:        h.rewrite,
+		Transport:      tr,
+		FlushInterval:  100 * time.Millisecond,
+		ModifyResponse: h.modifyResponse,
+		ErrorHandler:   h.proxyError,
+	}
+	h.results = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "netintel_gateway_requests_total",
+		Help: "Gateway requests by outcome (forwarded, unauthorized, forbidden, rate_limited, quota_exceeded, ...) and option (a, b).",
+	}, []string{"outcome", "option"})
+	if o.Registerer != nil {
+		if err := o.Registerer.Register(h.results); err != nil {
+			var are prometheus.AlreadyRegisteredError
+			if errors.As(err, &are) {
+				h.results = are.ExistingCollector.(*prometheus.CounterVec)
+			}
+		}
+	}
+	return h
+}
+
+// Mount registers the customer paths on mux.
+func (h *Handler) Mount(mux *http.ServeMux) {
+	for _, rt := range routes {
+		mux.HandleFunc(rt.pattern, func(w http.ResponseWriter, r *http.Request) { h.serve(rt, w, r) })
+	}
+	mux.HandleFunc("/api/v1/vpn/", func(w http.ResponseWriter, r *http.Request) {
+		h.fail(w, "", "not_found", http.StatusNotFound, "not_found", "no such gateway path; see docs/gateway.md")
+	})
+}
+
+// ServeHTTP serves the customer paths on their own (tests, benchmarks).
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	mux := http.NewServeMux()
+	h.Mount(mux)
+	mux.ServeHTTP(w, r)
+}
+
+// errorBody is {"error": {...}}; RequiredTier is set on 403.
+type errorBody struct {
+	Code         string `json:"code"`
+	Message      string `json:"message"`
+	RequiredTier string `json:"required_tier,omitempty"`
+}
+
+func (h *Handler) fail(w http.ResponseWriter, option, outcome string, status int, code, msg string) {
+	h.results.WithLabelValues(outcome, option).Inc()
+	if status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="netintel"`)
+	}
+	httpx.WriteJSON(w, status, map[string]errorBody{"error": {Code: code, Message: msg}})
+}
+
+// forward is what the proxy needs of one authorised request.
+type forward struct {
+	path    string
+	query   string
+	rec     *gw.Record
+	charge  gw.Charge
+	credits int64
+	option  string
+	limits  gw.Limits
+}
+
+type ctxKey struct{}
+
+func (h *Handler) serve(rt route, w http.ResponseWriter, r *http.Request) {
+	if r.Method != rt.method && !(rt.method == http.MethodGet && r.Method == http.MethodHead) {
+		w.Header().Set("Allow", rt.method)
+		h.fail(w, "", "bad_request", http.StatusMethodNotAllowed, "method_not_allowed", "use "+rt.method)
+		return
+	}
+	// Credentials: Option A first; Option B only with a validation service.
+	option, raw := "a", ""
+	if a := r.Header.Get("Authorization"); a != "" {
+		scheme, tok, _ := strings.Cut(strings.TrimSpace(a), " ")
+		if !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
+			h.fail(w, option, "unauthorized", http.StatusUnauthorized, "malformed_key", "Authorization must be: Bearer svc_vpn_<key-id>_<key-secret>")
+			return
+		}
+		raw = strings.TrimSpace(tok)
+	} else if k := r.URL.Query().Get("apiKey"); k != "" && h.o.Validator != nil {
+		option, raw = "b", k
+	}
+	if raw == "" {
+		h.fail(w, option, "unauthorized", http.StatusUnauthorized, "missing_key", "send Authorization: Bearer <API key>")
+		return
+	}
+	rec, err := h.o.Keys.Authenticate(r.Context(), raw)
+	if err != nil {
+		h.authError(w, option, err)
+		return
+	}
+	log := h.log.With("key_id", rec.ID, "user", rec.User, "tier", rec.Tier)
+	if need := minTier(rt, r); need != "" && gw.TierRank(rec.Tier) < gw.TierRank(need) {
+		log.Debug("tier too low", "path", rt.pattern, "required_tier", need)
+		h.results.WithLabelValues("forbidden", option).Inc()
+		httpx.WriteJSON(w, http.StatusForbidden, map[string]errorBody{"error": {Code: "tier_required",
+			Message: fmt.Sprintf("this endpoint needs tier %s or above; this key's tier is %s", need, rec.Tier), RequiredTier: need}})
+		return
+	}
+	credits := int64(1)
+	if rt.batch {
+		body, n, ok := h.readBatch(w, r, option)
+		if !ok {
+			return
+		}
+		credits = n
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+	}
+	lim := h.o.Limits(rec.Tier)
+	ch, err := h.o.Usage.Charge(r.Context(), rec.User, rec.ID, lim, credits, option == "a")
+	if err != nil {
+		h.limitError(w, option, log, err)
+		return
+	}
+	if option == "b" {
+		if !h.optionB(w, r, log, rec, ch, credits) {
+			return
+		}
+	}
+	f := &forward{path: rt.backend(r), query: stripAPIKey(r.URL.RawQuery), rec: rec, charge: ch, credits: credits, option: option, limits: lim}
+	h.proxy.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, f)))
+}
+
+func minTier(rt route, r *http.Request) string {
+	if rt.minTier == nil {
+		return ""
+	}
+	return rt.minTier(r)
+}
+
+// optionB checks and deducts credits with the validation service; it fails
+// closed (503) when the service cannot answer.
+func (h *Handler) optionB(w http.ResponseWriter, r *http.Request, log *slog.Logger, rec *gw.Record, ch gw.Charge, credits int64) bool {
+	v := h.o.Validator
+	err := func() error {
+		if _, err := v.Check(r.Context(), rec, credits); err != nil {
+			return err
+		}
+		_, err := v.Deduct(r.Context(), rec, credits, gw.IdempotencyKey(rec.ID, r.Header.Get("Idempotency-Key")))
+		return err
+	}()
+	if err == nil {
+		return true
+	}
+	h.refund(ch, credits)
+	switch {
+	case errors.Is(err, gw.ErrNoCredits):
+		h.fail(w, "b", "no_credits", http.StatusPaymentRequired, "no_credits", "the subscription has not enough credits for this request")
+	case errors.Is(err, gw.ErrSubscriptionInactive):
+		h.fail(w, "b", "forbidden", http.StatusForbidden, "subscription_inactive", "the subscription is not active")
+	default:
+		log.Warn("validation service unavailable", "err", err)
+		w.Header().Set("Retry-After", "5")
+		h.fail(w, "b", "unavailable", http.StatusServiceUnavailable, "validation_unavailable", "the key validation service did not answer; nothing was charged, retry later")
+	}
+	return false
+}
+
+// readBatch reads a batch body and returns it with its credit count: the
+// number of addresses when the body is a well-formed batch of 1..100, else
+// 1 (the backend then answers 422 and the credit is refunded).
+func (h *Handler) readBatch(w http.ResponseWriter, r *http.Request, option string) ([]byte, int64, bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.o.MaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			h.fail(w, option, "bad_request", http.StatusRequestEntityTooLarge, "body_too_large", fmt.Sprintf("request body above %d bytes", h.o.MaxBodyBytes))
+			return nil, 0, false
+		}
+		h.fail(w, option, "bad_request", http.StatusBadRequest, "bad_body", "could not read the request body")
+		return nil, 0, false
+	}
+	var b struct {
+		IPs []json.RawMessage `json:"ips"`
+	}
+	if json.Unmarshal(body, &b) == nil && len(b.IPs) >= 1 && len(b.IPs) <= MaxBatch {
+		return body, int64(len(b.IPs)), true
+	}
+	return body, 1, true
+}
+
+func (h *Handler) authError(w http.ResponseWriter, option string, err error) {
+	switch {
+	case errors.Is(err, gw.ErrMalformedKey):
+		h.fail(w, option, "unauthorized", http.StatusUnauthorized, "malformed_key", "API keys look like svc_vpn_<key-id>_<key-secret>")
+	case errors.Is(err, gw.ErrRevokedKey):
+		h.fail(w, option, "unauthorized", http.StatusUnauthorized, "revoked_key", "this API key was revoked")
+	case errors.Is(err, gw.ErrExpiredKey):
+		h.fail(w, option, "unauthorized", http.StatusUnauthorized, "expired_key", "this API key was rotated and its overlap ended; use the new key")
+	case errors.Is(err, gw.ErrUnknownKey):
+		h.fail(w, option, "unauthorized", http.StatusUnauthorized, "invalid_key", "unknown API key")
+	default:
+		h.log.Warn("key lookup failed", "err", err)
+		w.Header().Set("Retry-After", "5")
+		h.fail(w, option, "unavailable", http.StatusServiceUnavailable, "unavailable", "the gateway cannot check keys right now; retry later")
+	}
+}
+
+func (h *Handler) limitError(w http.ResponseWriter, option string, log *slog.Logger, err error) {
+	var le *gw.LimitError
+	if errors.As(err, &le) {
+		w.Header().Set("Retry-After", httpx.RetryAfter(le.RetryAfter))
+		if errors.Is(err, gw.ErrRateLimited) {
+			w.Header().Set("X-RateLimit-Limit", strconv.FormatInt(le.Limit, 10))
+			w.Header().Set("X-RateLimit-Remaining", "0")
+			h.fail(w, option, "rate_limited", http.StatusTooManyRequests, "rate_limited",
+				fmt.Sprintf("rate limit of %d requests per minute for this key reached; retry after the Retry-After seconds", le.Limit))
+			return
+		}
+		w.Header().Set("X-Quota-Limit", strconv.FormatInt(le.Limit, 10))
+		w.Header().Set("X-Quota-Used", strconv.FormatInt(le.Used, 10))
+		h.fail(w, option, "quota_exceeded", http.StatusTooManyRequests, "quota_exceeded",
+			fmt.Sprintf("monthly quota of %d credits used up (%d used); it renews on the 1st (UTC)", le.Limit, le.Used))
+		return
+	}
+	log.Warn("usage counter unavailable", "err", err)
+	w.Header().Set("Retry-After", "5")
+	h.fail(w, option, "unavailable", http.StatusServiceUnavailable, "unavailable", "the gateway cannot count usage right now; nothing was charged, retry later")
+}
+
+func setLimitHeaders(hd http.Header, lim gw.Limits, ch gw.Charge) {
+	hd.Set("X-RateLimit-Limit", strconv.Itoa(lim.RatePerMinute))
+	hd.Set("X-RateLimit-Remaining", strconv.Itoa(ch.RateRemaining))
+	hd.Set("X-RateLimit-Reset", strconv.FormatInt(ch.Reset.Unix(), 10))
+	hd.Set("X-Quota-Used", strconv.FormatInt(ch.Used, 10))
+	if lim.MonthlyQuota > 0 {
+		hd.Set("X-Quota-Limit", strconv.FormatInt(lim.MonthlyQuota, 10))
+	} else {
+		hd.Set("X-Quota-Limit", "unlimited")
+	}
+}
+
+// stripAPIKey drops apiKey from a raw query, keeping the rest byte for byte.
+func stripAPIKey(raw string) string {
+	if raw == "" || !strings.Contains(raw, "apiKey") {
+		return raw
+	}
+	parts := strings.Split(raw, "&")
+	out := parts[:0]
+	for _, p := range parts {
+		name, _, _ := strings.Cut(p, "=")
+		if n, err := url.QueryUnescape(name); err == nil && n == "apiKey" {
+			continue
+		}
+		out = append(out, p)
+	}
+	return strings.Join(out, "&")
+}
+
+// rewrite builds the backend request: mapped path, query without apiKey,
+// the internal headers, and nothing of the customer's credentials.
+func (h *Handler) rewrite(pr *httputil.ProxyRequest) {
+	f := pr.In.Context().Value(ctxKey{}).(*forward)
+	b := h.o.Backend
+	pr.Out.URL.Scheme = b.Scheme
+	pr.Out.URL.Host = b.Host
+	pr.Out.URL.Path = strings.TrimRight(b.Path, "/") + f.path
+	pr.Out.URL.RawPath = ""
+	pr.Out.URL.RawQuery = f.query
+	pr.Out.Host = b.Host
+	hd := pr.Out.Header
+	hd.Del("Authorization")
+	hd.Del("Cookie")
+	for _, k := range internalHeaders {
+		hd.Del(k)
+	}
+	hd.Set(HeaderInternalKey, h.o.InternalKey)
+	hd.Set(HeaderTier, f.rec.Tier)
+	hd.Set(HeaderUserID, f.rec.User)
+	hd.Set(HeaderQuotaUsed, strconv.FormatInt(f.charge.Used, 10))
+	pr.SetXForwarded()
+}
+
+// modifyResponse refunds the credits of a request the backend did not
+// serve: any status >= 400 except 404 (an answer: no assets for the IP).
+func (h *Handler) modifyResponse(resp *http.Response) error {
+	f, _ := resp.Request.Context().Value(ctxKey{}).(*forward)
+	if f == nil {
+		return nil
+	}
+	resp.Header.Del(HeaderInternalKey)
+	h.results.WithLabelValues("forwarded", f.option).Inc()
+	setLimitHeaders(resp.Header, f.limits, f.charge)
+	if resp.StatusCode >= 400 && resp.StatusCode != http.StatusNotFound {
+		h.refund(f.charge, f.credits)
+		resp.Header.Set("X-Quota-Used", strconv.FormatInt(max(0, f.charge.Used-f.credits), 10))
+	}
+	return nil
+}
+
+func (h *Handler) proxyError(w http.ResponseWriter, r *http.Request, err error) {
+	if f, _ := r.Context().Value(ctxKey{}).(*forward); f != nil {
+		h.refund(f.charge, f.credits)
+		setLimitHeaders(w.Header(), f.limits, f.charge)
+		w.Header().Set("X-Quota-Used", strconv.FormatInt(max(0, f.charge.Used-f.credits), 10))
+	}
+	if errors.Is(err, context.Canceled) {
+		return // the customer went away
+	}
+	h.log.Warn("backend unreachable", "err", err)
+	h.fail(w, "", "backend_error", http.StatusBadGateway, "backend_unavailable", "the backend did not answer; nothing was charged")
+}
+
+func (h *Handler) refund(ch gw.Charge, credits int64) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if err := h.o.Usage.Refund(ctx, ch, credits); err != nil {
+		h.log.Warn("refund credits", "err", err)
+	}
+}

@@ -1,0 +1,286 @@
+package ipapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/netintel/netintel/internal/httpx"
+	"github.com/netintel/netintel/internal/objstore"
+)
+
+// Dataset formats and the tier each needs.
+var formatTier = map[string]Tier{"csv": tierPro, "ndjson": tierPro, "parquet": tierBulkBinary, "mmdb": tierBulkBinary}
+
+var datasetFormats = []string{"csv", "ndjson", "parquet", "mmdb"}
+
+// DefaultLinkPrefix is the customer-facing path prefix that the gateway
+// forwards to this backend's /api/v1/... paths.
+const DefaultLinkPrefix = "/api/v1/vpn"
+
+// DatasetResponse is the body of GET /api/v1/export/dataset.
+type DatasetResponse struct {
+	SnapshotDate  string        `json:"snapshot_date"`
+	SchemaVersion string        `json:"schema_version"`
+	BuildTime     string        `json:"build_time"`
+	Hosts         int64         `json:"hosts"`
+	Ranges        int64         `json:"ranges"`
+	Files         []DatasetFile `json:"files"`
+	// Checksums is the SHA256SUMS file (`sha256sum -c` format), when published.
+	Checksums *DatasetLink `json:"checksums"`
+	// Unavailable lists formats the caller's tier does not include.
+	Unavailable []UnavailableFormat `json:"unavailable"`
+}
+
+// DatasetFile is one downloadable file of the snapshot.
+type DatasetFile struct {
+	Name        string `json:"name"`
+	Format      string `json:"format"`
+	ContentType string `json:"content_type"`
+	Size        int64  `json:"size"`
+	Rows        int64  `json:"rows"`
+	SHA256      string `json:"sha256"`
+	DatasetLink
+}
+
+// DatasetLink is where to download a file. ExpiresAt is set for presigned
+// links straight to the object store; other links go through the API.
+type DatasetLink struct {
+	URL       string  `json:"url"`
+	ExpiresAt *string `json:"url_expires_at"`
+}
+
+// UnavailableFormat names a format and the tier that includes it.
+type UnavailableFormat struct {
+	Format       string `json:"format"`
+	RequiredTier string `json:"required_tier"`
+}
+
+// dataset is GET /api/v1/export/dataset[?format=...].
+func (s *Service) dataset(w http.ResponseWriter, r *http.Request, tier Tier) {
+	q := query{v: r.URL.Query()}
+	only := q.enum("format", datasetFormats)
+	if tier < tierPro {
+		writeTierError(w, "the dataset feed", tierPro)
+		return
+	}
+	if only != "" && tier < formatTier[only] {
+		writeTierError(w, "the "+only+" dataset", formatTier[only])
+		return
+	}
+	if len(q.errs) > 0 {
+		q.errs.write(w)
+		return
+	}
+	snap := s.snapshotOr503(w)
+	if snap == nil {
+		return
+	}
+	m := &snap.Manifest
+	out := DatasetResponse{SnapshotDate: m.SnapshotDate, SchemaVersion: m.SchemaVersion, BuildTime: m.BuildTime,
+		Hosts: m.Hosts, Ranges: m.Ranges, Files: []DatasetFile{}, Unavailable: []UnavailableFormat{}}
+	for _, f := range m.Files {
+		if only != "" && f.Format != only {
+			continue
+		}
+		need, known := formatTier[f.Format]
+		if !known {
+			continue
+		}
+		if tier < need {
+			out.Unavailable = append(out.Unavailable, UnavailableFormat{Format: f.Format, RequiredTier: need.String()})
+			continue
+		}
+		link, err := s.link(r.Context(), m.SnapshotDate, f.Name, f.Key)
+		if err != nil {
+			s.log.Error("dataset link", "key", f.Key, "err", err)
+			writeError(w, http.StatusServiceUnavailable, CodeUnavailable, "the object store is not reachable; retry shortly")
+			return
+		}
+		out.Files = append(out.Files, DatasetFile{Name: f.Name, Format: f.Format, ContentType: f.ContentType, Size: f.Size, Rows: f.Rows, SHA256: f.SHA256, DatasetLink: link})
+	}
+	if m.SumsKey != "" {
+		if link, err := s.link(r.Context(), m.SnapshotDate, sumsName, m.SumsKey); err == nil {
+			out.Checksums = &link
+		}
+	}
+	httpx.WriteJSON(w, http.StatusOK, out)
+}
+
+const sumsName = "SHA256SUMS"
+
+// link presigns key when the store can, else points at the download route.
+func (s *Service) link(ctx context.Context, date, name, key string) (DatasetLink, error) {
+	if s.opts.Store != nil {
+		u, err := s.opts.Store.PresignGet(ctx, key, s.opts.PresignTTL, name)
+		switch {
+		case err == nil:
+			exp := time.Now().Add(s.opts.PresignTTL).UTC().Format(time.RFC3339)
+			return DatasetLink{URL: u, ExpiresAt: &exp}, nil
+		case !errors.Is(err, objstore.ErrNotSupported):
+			return DatasetLink{}, err
+		}
+	}
+	prefix := s.opts.LinkPrefix
+	if prefix == "" {
+		prefix = DefaultLinkPrefix
+	}
+	return DatasetLink{URL: strings.TrimRight(s.opts.PublicURL, "/") + prefix + "/export/dataset/files/" + date + "/" + name}, nil
+}
+
+var dateRe = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
+
+// download is GET /api/v1/export/dataset/files/{date}/{name}: a file of the
+// current snapshot streamed from the object store, with ETag (the file's
+// SHA-256), If-None-Match, Range and If-Range.
+func (s *Service) download(w http.ResponseWriter, r *http.Request, tier Tier) {
+	date, name := r.PathValue("date"), r.PathValue("name")
+	if tier < tierPro {
+		writeTierError(w, "the dataset feed", tierPro)
+		return
+	}
+	snap := s.snapshotOr503(w)
+	if snap == nil {
+		return
+	}
+	m := &snap.Manifest
+	var key, etag, ctype string
+	if f, ok := m.File(name); ok && date == m.SnapshotDate {
+		if need := formatTier[f.Format]; tier < need {
+			writeTierError(w, "the "+f.Format+" dataset", need)
+			return
+		}
+		key, etag, ctype = f.Key, `"`+f.SHA256+`"`, f.ContentType
+	} else if name == sumsName && date == m.SnapshotDate && m.SumsKey != "" {
+		key, ctype = m.SumsKey, "text/plain; charset=utf-8"
+	} else {
+		msg := "no file " + strconv.Quote(truncate(name, 64)) + " in the current snapshot (" + m.SnapshotDate + ")"
+		if !dateRe.MatchString(date) || date != m.SnapshotDate {
+			msg = "snapshot " + strconv.Quote(truncate(date, 16)) + " is not the current one (" + m.SnapshotDate + "); fetch " + PathDataset + " again"
+		}
+		writeError(w, http.StatusNotFound, CodeNotFound, msg)
+		return
+	}
+	st := s.opts.Store
+	if st == nil {
+		writeError(w, http.StatusServiceUnavailable, CodeUnavailable, "no object store configured")
+		return
+	}
+	info, err := st.Stat(r.Context(), key)
+	if err != nil {
+		s.storeError(w, key, err)
+		return
+	}
+	if etag == "" && info.ETag != "" {
+		etag = `"` + strings.Trim(info.ETag, `"`) + `"`
+	}
+	h := w.Header()
+	h.Set("Accept-Ranges", "bytes")
+	h.Set("Content-Type", ctype)
+	h.Set("Content-Disposition", `attachment; filename="`+name+`"`)
+	if etag != "" {
+		h.Set("ETag", etag)
+	}
+	if inm := r.Header.Get("If-None-Match"); inm != "" && etag != "" && etagMatch(inm, etag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	var rng *objstore.Range
+	status := http.StatusOK
+	length := info.Size
+	if rh := r.Header.Get("Range"); rh != "" && (r.Header.Get("If-Range") == "" || r.Header.Get("If-Range") == etag) {
+		start, end, ok, satisfiable := parseRange(rh, info.Size)
+		if ok && !satisfiable {
+			h.Set("Content-Range", "bytes */"+strconv.FormatInt(info.Size, 10))
+			writeError(w, http.StatusRequestedRangeNotSatisfiable, "range_not_satisfiable", "the range is outside the file's "+strconv.FormatInt(info.Size, 10)+" bytes")
+			return
+		}
+		if ok {
+			rng = &objstore.Range{Start: start, End: end}
+			status = http.StatusPartialContent
+			length = end - start + 1
+			h.Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", start, end, info.Size))
+		}
+	}
+	rc, _, err := st.Get(r.Context(), key, rng)
+	if err != nil {
+		s.storeError(w, key, err)
+		return
+	}
+	defer rc.Close()
+	h.Set("Content-Length", strconv.FormatInt(length, 10))
+	w.WriteHeader(status)
+	if r.Method == http.MethodHead {
+		return
+	}
+	if _, err := io.Copy(w, rc); err != nil {
+		s.log.Debug("download stopped", "key", key, "err", err)
+	}
+}
+
+func (s *Service) storeError(w http.ResponseWriter, key string, err error) {
+	if errors.Is(err, objstore.ErrNotFound) {
+		writeError(w, http.StatusNotFound, CodeNotFound, "the file is no longer in the object store; fetch "+PathDataset+" again")
+		return
+	}
+	s.log.Error("object store", "key", key, "err", err)
+	writeError(w, http.StatusServiceUnavailable, CodeUnavailable, "the object store is not reachable; retry shortly")
+}
+
+// etagMatch applies If-None-Match's weak comparison to a list of tags.
+func etagMatch(header, etag string) bool {
+	for _, t := range strings.Split(header, ",") {
+		t = strings.TrimSpace(t)
+		if t == "*" || strings.TrimPrefix(t, "W/") == strings.TrimPrefix(etag, "W/") {
+			return true
+		}
+	}
+	return false
+}
+
+// parseRange reads a single "bytes=a-b", "bytes=a-" or "bytes=-n" range.
+// ok is false for anything else (multiple ranges, other units, syntax):
+// the whole file is then served, as RFC 9110 allows. satisfiable is false
+// when the range lies outside the file.
+func parseRange(h string, size int64) (start, end int64, ok, satisfiable bool) {
+	spec, found := strings.CutPrefix(h, "bytes=")
+	if !found || strings.Contains(spec, ",") {
+		return 0, 0, false, false
+	}
+	a, b, found := strings.Cut(strings.TrimSpace(spec), "-")
+	if !found {
+		return 0, 0, false, false
+	}
+	if a == "" {
+		n, err := strconv.ParseInt(b, 10, 64)
+		if err != nil || n < 0 {
+			return 0, 0, false, false
+		}
+		if n == 0 || size == 0 {
+			return 0, 0, true, false
+		}
+		n = min(n, size)
+		return size - n, size - 1, true, true
+	}
+	s, err := strconv.ParseInt(a, 10, 64)
+	if err != nil || s < 0 {
+		return 0, 0, false, false
+	}
+	e := size - 1
+	if b != "" {
+		if e, err = strconv.ParseInt(b, 10, 64); err != nil || e < s {
+			return 0, 0, false, false
+		}
+		e = min(e, size-1)
+	}
+	if s >= size {
+		return 0, 0, true, false
+	}
+	return s, e, true, true
+}

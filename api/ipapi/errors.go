@@ -1,0 +1,65 @@
+package ipapi
+
+import (
+	"net/http"
+
+	"github.com/netintel/netintel/internal/httpx"
+)
+
+// Error codes of the JSON error body {"error": {"code", "message"}} used for
+// every non-422 failure (the spec gives 422 its own shape, ValidationError).
+const (
+	CodeUnauthorized = "unauthorized"  // 401: X-Internal-Key missing or wrong
+	CodeTierRequired = "tier_required" // 403: the feature needs a higher tier
+	CodeInvalidIP    = "invalid_ip"    // 400: the path's address does not parse
+	CodeNotFound     = "not_found"     // 404: no assets for the address, or no such file
+	CodeNoSnapshot   = "no_snapshot"   // 503: nothing has been published yet
+	CodeRateLimited  = "rate_limited"  // 429: public endpoint limit reached
+	CodeUnavailable  = "unavailable"   // 503/502: the object store failed
+)
+
+// ErrorBody is the JSON error body of every non-422 failure.
+type ErrorBody struct {
+	Error ErrorDetail `json:"error"`
+}
+
+// ErrorDetail says what went wrong. RequiredTier is set on 403 only.
+type ErrorDetail struct {
+	Code         string `json:"code"`
+	Message      string `json:"message"`
+	RequiredTier string `json:"required_tier,omitempty"`
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	httpx.WriteJSON(w, status, ErrorBody{Error: ErrorDetail{Code: code, Message: msg}})
+}
+
+func writeTierError(w http.ResponseWriter, feature string, need Tier) {
+	httpx.WriteJSON(w, http.StatusForbidden, ErrorBody{Error: ErrorDetail{
+		Code: CodeTierRequired, Message: feature + " needs the " + need.String() + " tier or above", RequiredTier: need.String(),
+	}})
+}
+
+// ValidationError is the spec's 422 body.
+type ValidationError struct {
+	Detail []ValidationItem `json:"detail"`
+}
+
+// ValidationItem is one problem: where (loc), what (msg, type), the
+// offending input and, where it helps, the constraint (ctx).
+type ValidationItem struct {
+	Loc   []any          `json:"loc"`
+	Msg   string         `json:"msg"`
+	Type  string         `json:"type"`
+	Input any            `json:"input,omitempty"`
+	Ctx   map[string]any `json:"ctx,omitempty"`
+}
+
+// problems collects validation items; empty means valid.
+type problems []ValidationItem
+
+func (p *problems) add(it ValidationItem) { *p = append(*p, it) }
+
+func (p problems) write(w http.ResponseWriter) {
+	httpx.WriteJSON(w, http.StatusUnprocessableEntity, ValidationError{Detail: p})
+}

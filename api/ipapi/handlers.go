@@ -1,0 +1,230 @@
+package ipapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+
+	"github.com/netintel/netintel/internal/httpx"
+)
+
+// maxBatchBody bounds the batch request body; 100 IPv6 addresses in JSON
+// take under 5 KiB.
+const maxBatchBody = 64 << 10
+
+// lookup is GET /api/v1/shadow_vpn/lookup/{ip}.
+func (s *Service) lookup(w http.ResponseWriter, r *http.Request, tier Tier) {
+	raw := r.PathValue("ip")
+	addr, ok := parseAddr(raw)
+	if !ok {
+		writeError(w, http.StatusBadRequest, CodeInvalidIP, "not an IPv4 or IPv6 address: "+strconv.Quote(truncate(raw, 64)))
+		return
+	}
+	p, errs := parseLookupQuery(r.URL.Query())
+	if len(errs) > 0 {
+		errs.write(w)
+		return
+	}
+	snap := s.snapshotOr503(w)
+	if snap == nil {
+		return
+	}
+	ip := addr.String()
+	rec, found, err := snap.Index.Lookup(addr)
+	if err != nil {
+		s.log.Error("lookup", "snapshot", snap.Manifest.SnapshotDate, "err", err)
+		writeError(w, http.StatusInternalServerError, "internal", "the snapshot could not be read at this address")
+		return
+	}
+	if !found {
+		writeError(w, http.StatusNotFound, CodeNotFound, "no assets are known for "+ip)
+		return
+	}
+	res := shapeLookup(ip, rec, p, tier)
+	if len(res.Assets) == 0 {
+		writeError(w, http.StatusNotFound, CodeNotFound, "no assets are known for "+ip)
+		return
+	}
+	httpx.WriteJSON(w, http.StatusOK, res)
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}
+
+// batch is POST /api/v1/ip/batch.
+func (s *Service) batch(w http.ResponseWriter, r *http.Request, tier Tier) {
+	ips, errs := parseBatchBody(http.MaxBytesReader(w, r.Body, maxBatchBody))
+	if len(errs) > 0 {
+		errs.write(w)
+		return
+	}
+	snap := s.snapshotOr503(w)
+	if snap == nil {
+		return
+	}
+	res := BatchResponse{Results: make([]any, len(ips)), CreditsUsed: len(ips)}
+	for i, raw := range ips {
+		addr, ok := parseAddr(raw)
+		if !ok {
+			res.Results[i] = BatchError{Index: i, Input: truncate(raw, 64), Error: ErrorDetail{Code: CodeInvalidIP, Message: "not an IPv4 or IPv6 address"}}
+			continue
+		}
+		rec, found, err := snap.Index.Lookup(addr)
+		if err != nil {
+			s.log.Error("batch lookup", "snapshot", snap.Manifest.SnapshotDate, "err", err)
+			res.Results[i] = BatchError{Index: i, Input: truncate(raw, 64), Error: ErrorDetail{Code: "internal", Message: "the snapshot could not be read at this address"}}
+			continue
+		}
+		if !found {
+			rec = nil
+		}
+		res.Results[i] = shapeBatch(i, addr.String(), rec, tier)
+	}
+	w.Header().Set("X-Credits-Used", strconv.Itoa(len(ips)))
+	httpx.WriteJSON(w, http.StatusOK, res)
+}
+
+// parseBatchBody validates {"ips": [string, ...]} with 1..MaxBatch items.
+// Items that are strings but not addresses are answered per item, not here.
+func parseBatchBody(body io.Reader) ([]string, problems) {
+	var errs problems
+	b, err := io.ReadAll(body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			errs.add(ValidationItem{Loc: []any{"body"}, Msg: "Value error, the body is larger than " + strconv.Itoa(maxBatchBody) + " bytes", Type: "value_error", Ctx: map[string]any{"max_bytes": maxBatchBody}})
+		} else {
+			errs.add(ValidationItem{Loc: []any{"body"}, Msg: "Value error, the body could not be read", Type: "value_error"})
+		}
+		return nil, errs
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil || dec.More() || trailing(dec) {
+		msg := "JSON decode error"
+		if err != nil {
+			msg += ": " + err.Error()
+		}
+		errs.add(ValidationItem{Loc: []any{"body"}, Msg: msg, Type: "json_invalid", Ctx: map[string]any{"error": "not one JSON value"}})
+		return nil, errs
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		errs.add(ValidationItem{Loc: []any{"body"}, Msg: "Input should be a valid dictionary or object to extract fields from", Type: "model_attributes_type", Input: v})
+		return nil, errs
+	}
+	raw, ok := obj["ips"]
+	if !ok {
+		errs.add(ValidationItem{Loc: []any{"body", "ips"}, Msg: "Field required", Type: "missing", Input: obj})
+		return nil, errs
+	}
+	list, ok := raw.([]any)
+	if !ok {
+		errs.add(ValidationItem{Loc: []any{"body", "ips"}, Msg: "Input should be a valid list", Type: "list_type", Input: raw})
+		return nil, errs
+	}
+	switch {
+	case len(list) > MaxBatch:
+		errs.add(ValidationItem{Loc: []any{"body", "ips"}, Msg: "List should have at most " + strconv.Itoa(MaxBatch) + " items after validation, not " + strconv.Itoa(len(list)),
+			Type: "too_long", Ctx: map[string]any{"field_type": "List", "max_length": MaxBatch, "actual_length": len(list)}})
+		return nil, errs
+	case len(list) == 0:
+		errs.add(ValidationItem{Loc: []any{"body", "ips"}, Msg: "List should have at least 1 item after validation, not 0",
+			Type: "too_short", Input: list, Ctx: map[string]any{"field_type": "List", "min_length": 1, "actual_length": 0}})
+		return nil, errs
+	}
+	ips := make([]string, len(list))
+	for i, it := range list {
+		s, ok := it.(string)
+		if !ok {
+			errs.add(ValidationItem{Loc: []any{"body", "ips", i}, Msg: "Input should be a valid string", Type: "string_type", Input: it})
+			continue
+		}
+		ips[i] = s
+	}
+	return ips, errs
+}
+
+// trailing reports whether anything but white space follows the value.
+func trailing(dec *json.Decoder) bool {
+	_, err := dec.Token()
+	return !errors.Is(err, io.EOF)
+}
+
+// exportCSV is GET /api/v1/export/csv: a streamed, row-capped CSV.
+func (s *Service) exportCSV(w http.ResponseWriter, r *http.Request, tier Tier) {
+	p, errs := parseExportQuery(r.URL.Query())
+	w.Header().Set("X-Svc-Row-Limit", strconv.Itoa(p.limit))
+	if tier < tierPro {
+		writeTierError(w, "the CSV export", tierPro)
+		return
+	}
+	if len(errs) > 0 {
+		errs.write(w)
+		return
+	}
+	snap := s.snapshotOr503(w)
+	if snap == nil {
+		return
+	}
+	p.filter.WithFlow = tier >= tierNetFlow
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	w.Header().Set("Content-Disposition", `attachment; filename="ipintel-`+snap.Manifest.SnapshotDate+`.csv"`)
+	w.Header().Set("X-Snapshot-Date", snap.Manifest.SnapshotDate)
+	w.WriteHeader(http.StatusOK)
+	if _, err := snap.Rows.WriteCSV(r.Context(), w, p.filter, p.limit); err != nil {
+		s.log.Debug("csv export stopped", "err", err)
+	}
+}
+
+// publicLookup is GET /public/v1/lookup/{ip}: classification only.
+func (s *Service) publicLookup(w http.ResponseWriter, r *http.Request) {
+	raw := r.PathValue("ip")
+	addr, ok := parseAddr(raw)
+	if !ok {
+		writeError(w, http.StatusBadRequest, CodeInvalidIP, "not an IPv4 or IPv6 address: "+strconv.Quote(truncate(raw, 64)))
+		return
+	}
+	snap := s.snapshotOr503(w)
+	if snap == nil {
+		return
+	}
+	rec, found, err := snap.Index.Lookup(addr)
+	if err != nil {
+		s.log.Error("public lookup", "snapshot", snap.Manifest.SnapshotDate, "err", err)
+		found = false
+	}
+	out := PublicLookup{IP: addr.String(), Classifications: []string{}, SnapshotDate: snap.Manifest.SnapshotDate}
+	if found {
+		out.Classifications = visibleClasses(rec.Classifications, TierFree)
+		out.Found = len(out.Classifications) > 0
+	}
+	httpx.WriteJSON(w, http.StatusOK, out)
+}
+
+// PublicSnapshot is the body of GET /public/v1/snapshot.
+type PublicSnapshot struct {
+	SnapshotDate  string `json:"snapshot_date"`
+	SchemaVersion string `json:"schema_version"`
+	BuildTime     string `json:"build_time"`
+	Hosts         int64  `json:"hosts"`
+	Ranges        int64  `json:"ranges"`
+}
+
+// publicSnapshot is GET /public/v1/snapshot: which snapshot is served.
+func (s *Service) publicSnapshot(w http.ResponseWriter, _ *http.Request) {
+	snap := s.snapshotOr503(w)
+	if snap == nil {
+		return
+	}
+	m := snap.Manifest
+	httpx.WriteJSON(w, http.StatusOK, PublicSnapshot{SnapshotDate: m.SnapshotDate, SchemaVersion: m.SchemaVersion, BuildTime: m.BuildTime, Hosts: m.Hosts, Ranges: m.Ranges})
+}

@@ -1,0 +1,155 @@
+package ipapi
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/netintel/netintel/internal/ipmodel"
+	"github.com/netintel/netintel/internal/objstore"
+	"github.com/netintel/netintel/internal/testutil"
+)
+
+const testKey = "test-internal-key"
+
+// testRecords reads testdata/records.ndjson.
+func testRecords(t testing.TB) []ipmodel.Record {
+	t.Helper()
+	f, err := os.Open("testdata/records.ndjson")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []ipmodel.Record
+	if err := ReadNDJSON(f, func(r *ipmodel.Record) error { out = append(out, *r); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// putFiles stores files for a snapshot date in st and returns their
+// manifest entries.
+func putFiles(t testing.TB, st objstore.Store, date string, files map[string][]byte) []ManifestFile {
+	t.Helper()
+	var out []ManifestFile
+	for _, name := range []string{"ipintel.csv.gz", "ipintel.ndjson.gz", "ipintel.parquet", "ipintel.mmdb"} {
+		b, ok := files[name]
+		if !ok {
+			continue
+		}
+		key := "snapshots/" + date + "/" + name
+		if _, err := st.Put(context.Background(), key, bytes.NewReader(b), int64(len(b)), "application/octet-stream"); err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(b)
+		format := strings.TrimSuffix(strings.TrimPrefix(name, "ipintel."), ".gz")
+		out = append(out, ManifestFile{Name: name, Key: key, Format: format, ContentType: "application/octet-stream", Size: int64(len(b)), Rows: 7, SHA256: hex.EncodeToString(sum[:])})
+	}
+	return out
+}
+
+type fixture struct {
+	svc   *Service
+	srv   *httptest.Server
+	store objstore.Store
+	files map[string][]byte
+}
+
+// newFixture serves a Service over testdata with a folder object store
+// holding four small files of snapshot 2026-11-23.
+func newFixture(t testing.TB, opts Options) *fixture {
+	t.Helper()
+	st, err := objstore.NewFolder(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{
+		"ipintel.csv.gz":    bytes.Repeat([]byte("csv-bytes-"), 100),
+		"ipintel.ndjson.gz": []byte("ndjson bytes"),
+		"ipintel.parquet":   []byte("PAR1 parquet bytes PAR1"),
+		"ipintel.mmdb":      bytes.Repeat([]byte{0xab, 0xcd}, 500),
+	}
+	m := Manifest{SnapshotDate: "2026-11-23", SchemaVersion: ipmodel.SchemaVersion, BuildTime: "2026-11-23T03:00:00Z", Hosts: 6, Ranges: 1,
+		Files: putFiles(t, st, "2026-11-23", files), SumsKey: "snapshots/2026-11-23/SHA256SUMS"}
+	sums := ""
+	for _, f := range m.Files {
+		sums += f.SHA256 + "  " + f.Name + "\n"
+	}
+	if _, err := st.Put(context.Background(), m.SumsKey, strings.NewReader(sums), int64(len(sums)), "text/plain"); err != nil {
+		t.Fatal(err)
+	}
+	files["SHA256SUMS"] = []byte(sums)
+	snap, err := NewMemSnapshot(m, testRecords(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opts.InternalKey == "" {
+		opts.InternalKey = testKey
+	}
+	if opts.Store == nil {
+		opts.Store = st
+	}
+	opts.Log = testutil.Logger(t)
+	svc := New(opts)
+	svc.Swap(snap)
+	mux := http.NewServeMux()
+	svc.Mount(mux)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return &fixture{svc: svc, srv: srv, store: st, files: files}
+}
+
+type resp struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (r resp) json(t testing.TB) map[string]any {
+	t.Helper()
+	var v map[string]any
+	if err := json.Unmarshal(r.body, &v); err != nil {
+		t.Fatalf("body is not a JSON object: %v: %s", err, r.body)
+	}
+	return v
+}
+
+// call sends a request; hdr holds headers as "Name: value" pairs.
+func call(t testing.TB, base, method, path string, body string, hdr ...string) resp {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(t.Context(), method, base+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hdr {
+		k, v, _ := strings.Cut(h, ": ")
+		req.Header.Set(k, v)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp{status: res.StatusCode, header: res.Header, body: b}
+}
+
+// key returns the internal headers for a tier.
+func key(tier string) []string {
+	return []string{"X-Internal-Key: " + testKey, "X-Tier: " + tier}
+}

@@ -1,0 +1,228 @@
+package ipapi
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"time"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/nats-io/nats.go"
+	"github.com/oschwald/maxminddb-golang/v2"
+
+	"github.com/netintel/netintel/internal/ipmodel"
+	"github.com/netintel/netintel/internal/objstore"
+	"github.com/netintel/netintel/publish"
+)
+
+// mmdbIndex answers lookups from the snapshot's MMDB, held in memory.
+type mmdbIndex struct{ r *maxminddb.Reader }
+
+var _ Index = mmdbIndex{}
+
+func (m mmdbIndex) Lookup(addr netip.Addr) (*ipmodel.Record, bool, error) {
+	res := m.r.Lookup(addr.Unmap())
+	if err := res.Err(); err != nil {
+		return nil, false, fmt.Errorf("mmdb lookup %s: %w", addr, err)
+	}
+	if !res.Found() {
+		return nil, false, nil
+	}
+	var rec ipmodel.Record
+	if err := res.Decode(&rec); err != nil {
+		return nil, false, fmt.Errorf("mmdb decode %s: %w", addr, err)
+	}
+	rec.IP = addr.Unmap().String()
+	return &rec, true, nil
+}
+
+// OpenMMDB returns an Index over an MMDB file's bytes.
+func OpenMMDB(b []byte) (Index, error) {
+	r, err := maxminddb.OpenBytes(b)
+	if err != nil {
+		return nil, fmt.Errorf("open mmdb: %w", err)
+	}
+	return mmdbIndex{r: r}, nil
+}
+
+// ErrNoSnapshot means nothing has been published yet.
+var ErrNoSnapshot = publish.ErrNoSnapshot
+
+// Load reads the latest published snapshot from st: the MMDB (checked
+// against the manifest's size and SHA-256) for lookups, and the NDJSON
+// file (checked the same way while it streams) for the export table. It
+// returns ErrNoSnapshot when nothing was published.
+func Load(ctx context.Context, st objstore.Store) (*Snapshot, error) {
+	m, err := publish.Latest(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	return LoadManifest(ctx, st, m)
+}
+
+// LoadManifest loads the snapshot m describes.
+func LoadManifest(ctx context.Context, st objstore.Store, m *publish.Manifest) (*Snapshot, error) {
+	mf, ok := m.File(publish.FormatMMDB)
+	if !ok {
+		return nil, fmt.Errorf("snapshot %s: no mmdb file", m.SnapshotDate)
+	}
+	var buf bytes.Buffer
+	buf.Grow(int(mf.Size))
+	if err := publish.Download(ctx, st, mf, &buf); err != nil {
+		return nil, err
+	}
+	idx, err := OpenMMDB(buf.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("snapshot %s: %w", m.SnapshotDate, err)
+	}
+	var rows *Table
+	if nf, ok := m.File(publish.FormatNDJSON); ok {
+		rows, err = loadTable(ctx, st, nf)
+	} else {
+		rows, err = tableFromMMDB(idx.(mmdbIndex).r)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("snapshot %s: %w", m.SnapshotDate, err)
+	}
+	return &Snapshot{Manifest: fromPublish(m), Index: idx, Rows: rows}, nil
+}
+
+func fromPublish(m *publish.Manifest) Manifest {
+	out := Manifest{SnapshotDate: m.SnapshotDate, SchemaVersion: m.SchemaVersion, BuildTime: m.BuildTime, Hosts: m.Hosts, Ranges: m.Ranges, SumsKey: m.SumsKey}
+	for _, f := range m.Files {
+		out.Files = append(out.Files, ManifestFile{Name: f.Name, Key: f.Key, Format: f.Format, ContentType: f.ContentType, Size: f.Size, Rows: f.Rows, SHA256: f.SHA256})
+	}
+	return out
+}
+
+// loadTable streams the gzipped NDJSON file into a Table, hashing the
+// compressed bytes as they arrive and refusing a mismatch at the end.
+func loadTable(ctx context.Context, st objstore.Store, f publish.File) (*Table, error) {
+	rc, _, err := st.Get(ctx, f.Key, nil)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", f.Key, err)
+	}
+	defer rc.Close()
+	h := sha256.New()
+	cnt := &countingReader{r: io.TeeReader(rc, h)}
+	zr, err := gzip.NewReader(cnt)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", f.Key, err)
+	}
+	var tb TableBuilder
+	if err := ReadNDJSON(zr, func(r *ipmodel.Record) error { tb.Add(r); return nil }); err != nil {
+		return nil, fmt.Errorf("read %s: %w", f.Key, err)
+	}
+	// Hash whatever follows the gzip stream too, as sha256sum would.
+	if _, err := io.Copy(io.Discard, cnt); err != nil {
+		return nil, fmt.Errorf("read %s: %w", f.Key, err)
+	}
+	if cnt.n != f.Size || hex.EncodeToString(h.Sum(nil)) != f.SHA256 {
+		return nil, fmt.Errorf("read %s: %w", f.Key, publish.ErrChecksum)
+	}
+	return tb.Table()
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// tableFromMMDB builds the export table from the MMDB's networks when a
+// snapshot has no NDJSON file. Rows are then the MMDB's networks (a range
+// that holds hosts appears split around them).
+func tableFromMMDB(r *maxminddb.Reader) (*Table, error) {
+	var tb TableBuilder
+	for res := range r.Networks() {
+		var rec ipmodel.Record
+		if err := res.Decode(&rec); err != nil {
+			return nil, fmt.Errorf("mmdb networks: %w", err)
+		}
+		p := res.Prefix()
+		if p.IsSingleIP() {
+			rec.IP, rec.Network = p.Addr().String(), ""
+		} else {
+			rec.IP, rec.Network = p.Addr().String(), p.String()
+		}
+		tb.Add(&rec)
+	}
+	return tb.Table()
+}
+
+// Watch keeps the service on the latest snapshot until ctx ends: it loads
+// it now, again on every events.snapshot.published message on nc (nil: no
+// events), and checks snapshots/latest every poll as a fallback for a
+// missed event. Loading happens beside the requests; the swap is atomic.
+func (s *Service) Watch(ctx context.Context, nc *nats.Conn, poll time.Duration) error {
+	if s.opts.Store == nil {
+		return errors.New("ipapi watch: no object store")
+	}
+	if poll <= 0 {
+		poll = time.Minute
+	}
+	kick := make(chan struct{}, 1)
+	signal := func() {
+		select {
+		case kick <- struct{}{}:
+		default:
+		}
+	}
+	if nc != nil {
+		sub, err := nc.Subscribe(publish.EventSubject, func(*nats.Msg) { signal() })
+		if err != nil {
+			return fmt.Errorf("subscribe %s: %w", publish.EventSubject, err)
+		}
+		defer func() { _ = sub.Unsubscribe() }()
+	}
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	for {
+		s.refresh(ctx)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-kick:
+		case <-t.C:
+		}
+	}
+}
+
+// refresh loads the latest snapshot when it differs from the current one.
+func (s *Service) refresh(ctx context.Context) {
+	p, err := publish.ReadPointer(ctx, s.opts.Store)
+	if errors.Is(err, publish.ErrNoSnapshot) {
+		s.log.Debug("no snapshot published yet")
+		return
+	}
+	if err != nil {
+		s.log.Warn("read latest snapshot pointer", "err", err)
+		return
+	}
+	if cur := s.cur.load(); cur != nil && cur.Manifest.SnapshotDate == p.SnapshotDate && cur.Manifest.BuildTime == p.BuildTime {
+		return
+	}
+	start := time.Now()
+	m, err := publish.ReadManifest(ctx, s.opts.Store, p.Manifest)
+	if err != nil {
+		s.log.Error("read snapshot manifest", "manifest", p.Manifest, "err", err)
+		return
+	}
+	snap, err := LoadManifest(ctx, s.opts.Store, m)
+	if err != nil {
+		s.log.Error("load snapshot", "date", p.SnapshotDate, "err", err)
+		return
+	}
+	s.Swap(snap)
+	s.log.Info("snapshot loaded", "date", snap.Manifest.SnapshotDate, "build_time", snap.Manifest.BuildTime, "rows", snap.Rows.Len(), "took", time.Since(start).Round(time.Millisecond))
+}

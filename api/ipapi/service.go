@@ -1,0 +1,157 @@
+// Package ipapi is the IP intelligence backend API: the shadow VPN lookup,
+// the 100-address batch, the row-capped CSV export, the daily dataset feed
+// and the keyless /public/* evaluation endpoints, served from the latest
+// published snapshot (docs/ip-api.md, ../shared/spec/ip-intelligence.md).
+//
+// The backend sits behind the gateway and trusts only X-Internal-Key (the
+// shared secret, compared in constant time) and X-Tier; it never reads a
+// customer key. Snapshots are loaded at start and replaced atomically when
+// a new one is published, so requests in flight finish on the one they began.
+package ipapi
+
+import (
+	"crypto/subtle"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/netintel/netintel/internal/httpx"
+	"github.com/netintel/netintel/internal/objstore"
+)
+
+// Public endpoint limits per client address (docs/ip-api.md).
+const (
+	DefaultPublicPerMinute = 10
+	DefaultPublicBurst     = 5
+)
+
+// Options configure a Service.
+type Options struct {
+	// InternalKey is the gateway's shared secret (api.internal_key). When
+	// empty every protected route answers 401.
+	InternalKey string
+	// PublicURL prefixes download links (api.public_url); "" gives
+	// root-relative links.
+	PublicURL string
+	// LinkPrefix is the customer path prefix of download links
+	// (DefaultLinkPrefix when empty).
+	LinkPrefix string
+	// Store holds the snapshots; downloads stream from it.
+	Store objstore.Store
+	// PresignTTL is the lifetime of presigned download links (S3 stores).
+	PresignTTL time.Duration
+	// TrustProxy takes public clients' addresses from X-Forwarded-For.
+	TrustProxy bool
+	// PublicPerMinute and PublicBurst limit /public/* per client address.
+	PublicPerMinute float64
+	PublicBurst     int
+	Log             *slog.Logger
+}
+
+// Service serves the IP intelligence API from the current snapshot.
+type Service struct {
+	opts   Options
+	log    *slog.Logger
+	cur    current
+	public *httpx.Limiter
+	key    []byte
+}
+
+// New returns a service with no snapshot yet (data routes answer 503 until
+// Swap or the loader provides one).
+func New(opts Options) *Service {
+	if opts.PublicPerMinute <= 0 {
+		opts.PublicPerMinute = DefaultPublicPerMinute
+	}
+	if opts.PublicBurst <= 0 {
+		opts.PublicBurst = DefaultPublicBurst
+	}
+	if opts.PresignTTL <= 0 {
+		opts.PresignTTL = 15 * time.Minute
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Service{
+		opts: opts, log: opts.Log.With("stage", "ipapi"),
+		public: httpx.NewLimiter(opts.PublicPerMinute, opts.PublicBurst),
+		key:    []byte(opts.InternalKey),
+	}
+}
+
+// Swap makes snap the snapshot every new request reads.
+func (s *Service) Swap(snap *Snapshot) { s.cur.store(snap) }
+
+// Current returns the snapshot in use, or nil before the first one.
+func (s *Service) Current() *Snapshot { return s.cur.load() }
+
+// Backend paths (the gateway forwards /api/v1/vpn/... to them).
+const (
+	PathLookup   = "/api/v1/shadow_vpn/lookup/{ip}"
+	PathBatch    = "/api/v1/ip/batch"
+	PathCSV      = "/api/v1/export/csv"
+	PathDataset  = "/api/v1/export/dataset"
+	PathDownload = "/api/v1/export/dataset/files/{date}/{name}"
+	PathPublic   = "/public/v1/lookup/{ip}"
+	PathPublicSn = "/public/v1/snapshot"
+	PathOpenAPI  = "/openapi.json"
+)
+
+// Mount adds every route to mux.
+func (s *Service) Mount(mux *http.ServeMux) {
+	mux.Handle("GET "+PathLookup, s.guard(s.lookup))
+	mux.Handle("POST "+PathBatch, s.guard(s.batch))
+	mux.Handle("GET "+PathCSV, withRowLimit(s.guard(s.exportCSV)))
+	mux.Handle("GET "+PathDataset, s.guard(s.dataset))
+	mux.Handle("GET "+PathDownload, s.guard(s.download))
+	mux.HandleFunc("GET "+PathPublic, s.limited(s.publicLookup))
+	mux.HandleFunc("GET "+PathPublicSn, s.limited(s.publicSnapshot))
+	mux.HandleFunc("GET "+PathOpenAPI, serveOpenAPI)
+}
+
+// guard admits only requests carrying the gateway's X-Internal-Key and
+// passes the tier from X-Tier. It never reads Authorization.
+func (s *Service) guard(h func(http.ResponseWriter, *http.Request, Tier)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got := r.Header.Get("X-Internal-Key")
+		if len(s.key) == 0 || subtle.ConstantTimeCompare([]byte(got), s.key) != 1 {
+			writeError(w, http.StatusUnauthorized, CodeUnauthorized, "missing or invalid X-Internal-Key: call this API through the gateway")
+			return
+		}
+		h(w, r, ParseTier(r.Header.Get("X-Tier")))
+	})
+}
+
+// limited applies the per-client-address limit of the public endpoints.
+func (s *Service) limited(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ok, wait := s.public.Allow(httpx.ClientIP(r, s.opts.TrustProxy))
+		if !ok {
+			w.Header().Set("Retry-After", httpx.RetryAfter(wait))
+			writeError(w, http.StatusTooManyRequests, CodeRateLimited, "public endpoint limit reached for this address; retry later or use an API key")
+			return
+		}
+		h(w, r)
+	}
+}
+
+// snapshotOr503 returns the current snapshot, or answers 503.
+func (s *Service) snapshotOr503(w http.ResponseWriter) *Snapshot {
+	snap := s.cur.load()
+	if snap == nil {
+		w.Header().Set("Retry-After", "60")
+		writeError(w, http.StatusServiceUnavailable, CodeNoSnapshot, "no IP intelligence snapshot has been published yet")
+	}
+	return snap
+}
+
+// withRowLimit sets X-Svc-Row-Limit (the applied cap) before anything else
+// answers, so that every export response carries it, a 401 included.
+func withRowLimit(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := query{v: r.URL.Query()}
+		w.Header().Set("X-Svc-Row-Limit", strconv.Itoa(q.integer(paramLimit, 1, MaxRowLimit, DefaultRowLimit)))
+		h.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,163 @@
+package ipapi
+
+import (
+	"net/netip"
+	"slices"
+	"sync/atomic"
+
+	"github.com/netintel/netintel/internal/ipmodel"
+)
+
+// Index answers point lookups on one snapshot. Implementations are
+// immutable and safe for concurrent use.
+type Index interface {
+	// Lookup returns the record that covers addr (a host record, a range
+	// record, or both merged), or false when the snapshot knows nothing of
+	// it. The returned record belongs to the caller. An error means the
+	// snapshot is corrupt at that place.
+	Lookup(addr netip.Addr) (*ipmodel.Record, bool, error)
+}
+
+// Manifest is what the API tells customers about a snapshot: its date and
+// its files. It mirrors the publish package's manifest.json.
+type Manifest struct {
+	SnapshotDate  string         `json:"snapshot_date"`
+	SchemaVersion string         `json:"schema_version"`
+	BuildTime     string         `json:"build_time"`
+	Hosts         int64          `json:"hosts"`
+	Ranges        int64          `json:"ranges"`
+	Files         []ManifestFile `json:"files"`
+	// SumsKey is the object key of SHA256SUMS ("" when there is none).
+	SumsKey string `json:"sha256sums_key"`
+}
+
+// ManifestFile is one data file of a snapshot.
+type ManifestFile struct {
+	Name        string `json:"name"`
+	Key         string `json:"key"`
+	Format      string `json:"format"`
+	ContentType string `json:"content_type"`
+	Size        int64  `json:"size"`
+	Rows        int64  `json:"rows"`
+	SHA256      string `json:"sha256"`
+}
+
+// File returns the manifest's file with the given name.
+func (m *Manifest) File(name string) (ManifestFile, bool) {
+	i := slices.IndexFunc(m.Files, func(f ManifestFile) bool { return f.Name == name })
+	if i < 0 {
+		return ManifestFile{}, false
+	}
+	return m.Files[i], true
+}
+
+// Snapshot is one loaded published snapshot: a point index for lookups and
+// batch, and a row table for the CSV export. It never changes once built;
+// a newer snapshot replaces it as a whole.
+type Snapshot struct {
+	Manifest Manifest
+	Index    Index
+	Rows     *Table
+}
+
+// current holds the snapshot requests read. Swapping is one atomic store:
+// a request that already loaded the old snapshot finishes on it.
+type current struct{ p atomic.Pointer[Snapshot] }
+
+func (c *current) load() *Snapshot   { return c.p.Load() }
+func (c *current) store(s *Snapshot) { c.p.Store(s) }
+
+// memIndex is an in-memory Index over records, for tests and small data:
+// hosts by address, ranges scanned longest prefix first. Like the MMDB, a
+// host inside a range carries the range's classifications and sources too.
+type memIndex struct {
+	hosts  map[netip.Addr]*ipmodel.Record
+	ranges []memRange
+}
+
+type memRange struct {
+	p netip.Prefix
+	r *ipmodel.Record
+}
+
+// NewMemIndex builds an Index over records (hosts have IP set, ranges
+// Network). Records that do not parse are skipped.
+func NewMemIndex(records []ipmodel.Record) Index {
+	m := &memIndex{hosts: map[netip.Addr]*ipmodel.Record{}}
+	for i := range records {
+		r := &records[i]
+		if r.Network != "" {
+			if p, err := netip.ParsePrefix(r.Network); err == nil {
+				m.ranges = append(m.ranges, memRange{p.Masked(), r})
+			}
+			continue
+		}
+		if a, err := netip.ParseAddr(r.IP); err == nil {
+			m.hosts[a.Unmap()] = r
+		}
+	}
+	slices.SortFunc(m.ranges, func(a, b memRange) int { return b.p.Bits() - a.p.Bits() })
+	return m
+}
+
+func (m *memIndex) Lookup(addr netip.Addr) (*ipmodel.Record, bool, error) {
+	addr = addr.Unmap()
+	var rng *ipmodel.Record
+	for _, x := range m.ranges {
+		if x.p.Contains(addr) {
+			rng = x.r
+			break
+		}
+	}
+	h := m.hosts[addr]
+	switch {
+	case h == nil && rng == nil:
+		return nil, false, nil
+	case h == nil:
+		out := cloneRecord(rng)
+		return out, true, nil
+	case rng == nil:
+		return cloneRecord(h), true, nil
+	}
+	out := cloneRecord(h)
+	for _, c := range rng.Classifications {
+		if !out.Has(c) {
+			out.Classifications = append(out.Classifications, c)
+		}
+	}
+	out.Classifications = canonicalClasses(out.Classifications)
+	if out.Provider == nil {
+		out.Provider = rng.Provider
+	}
+	for _, s := range rng.Sources {
+		if !slices.Contains(out.Sources, s) {
+			out.Sources = append(out.Sources, s)
+		}
+	}
+	return out, true, nil
+}
+
+func cloneRecord(r *ipmodel.Record) *ipmodel.Record {
+	out := *r
+	out.Classifications = slices.Clone(r.Classifications)
+	out.Sources = slices.Clone(r.Sources)
+	out.Assets = make([]ipmodel.Asset, len(r.Assets))
+	for i, a := range r.Assets {
+		a.EvidenceSources = slices.Clone(a.EvidenceSources)
+		a.Attributions = slices.Clone(a.Attributions)
+		a.Cves = slices.Clone(a.Cves)
+		out.Assets[i] = a
+	}
+	return &out
+}
+
+// canonicalClasses orders classifications as ipmodel.Classes does.
+func canonicalClasses(in []string) []string {
+	out := in[:0:0]
+	for _, c := range ipmodel.Classes {
+		if slices.Contains(in, c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}

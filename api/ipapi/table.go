@@ -1,0 +1,195 @@
+package ipapi
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/netintel/netintel/internal/ipmodel"
+)
+
+// CSVHeader is the header row of the CSV export (docs/ip-api.md).
+const CSVHeader = "ip,network,classifications,provider,confidence,first_seen,last_seen,asset_count\n"
+
+// errTableFull is returned when a table would pass its size limit.
+var errTableFull = errors.New("table: more than 4 GiB of rows")
+
+// Table is a snapshot's records in column form for the CSV export: the
+// filter columns, and each row's CSV text up to (not including) its
+// asset_count, rendered once at load. An export scans the filter columns and
+// copies matching text to the wire, so it streams at memory speed and its
+// memory does not depend on the number of rows asked for.
+type Table struct {
+	class []uint8   // bit i = ipmodel.Classes[i]
+	conf  []float64 // record confidence
+	last  []int64   // last_seen, Unix seconds (math.MinInt64 when unknown)
+	// assets and flowAssets count a row's assets, and those of them whose
+	// evidence is only flow telemetry (shown to enterprise only).
+	assets, flowAssets []uint16
+	text               []byte
+	ends               []uint32 // row i's text is text[ends[i-1]:ends[i]]
+}
+
+// Len returns the number of rows.
+func (t *Table) Len() int { return len(t.ends) }
+
+// TableBuilder builds a Table one record at a time.
+type TableBuilder struct {
+	t   Table
+	err error
+}
+
+// Add appends a record (a host, or a range with Network set).
+func (b *TableBuilder) Add(r *ipmodel.Record) {
+	if b.err != nil {
+		return
+	}
+	t := &b.t
+	var mask uint8
+	for i, c := range ipmodel.Classes {
+		if r.Has(c) {
+			mask |= 1 << i
+		}
+	}
+	last := int64(math.MinInt64)
+	if ts, err := time.Parse(time.RFC3339, r.LastSeen); err == nil {
+		last = ts.Unix()
+	}
+	var all, flow int
+	for i := range r.Assets {
+		all++
+		if flowOnly(&r.Assets[i]) {
+			flow++
+		}
+	}
+	buf := t.text
+	ip := r.IP
+	if ip == "" && r.Network != "" {
+		ip, _, _ = strings.Cut(r.Network, "/")
+	}
+	buf = appendCSVField(buf, ip)
+	buf = append(buf, ',')
+	buf = appendCSVField(buf, r.Network)
+	buf = append(buf, ',')
+	buf = appendCSVField(buf, strings.Join(canonicalClasses(r.Classifications), ";"))
+	buf = append(buf, ',')
+	if r.Provider != nil {
+		buf = appendCSVField(buf, *r.Provider)
+	}
+	buf = append(buf, ',')
+	buf = strconv.AppendFloat(buf, r.Confidence, 'f', -1, 64)
+	buf = append(buf, ',')
+	buf = appendCSVField(buf, r.FirstSeen)
+	buf = append(buf, ',')
+	buf = appendCSVField(buf, r.LastSeen)
+	buf = append(buf, ',')
+	if len(buf) > math.MaxUint32 {
+		b.err = errTableFull
+		return
+	}
+	t.text = buf
+	t.ends = append(t.ends, uint32(len(buf)))
+	t.class = append(t.class, mask)
+	t.conf = append(t.conf, r.Confidence)
+	t.last = append(t.last, last)
+	t.assets = append(t.assets, clampU16(all))
+	t.flowAssets = append(t.flowAssets, clampU16(flow))
+}
+
+// Table returns the built table, or the error that stopped the build.
+func (b *TableBuilder) Table() (*Table, error) {
+	if b.err != nil {
+		return nil, b.err
+	}
+	t := b.t
+	b.t = Table{}
+	return &t, nil
+}
+
+func clampU16(n int) uint16 {
+	if n > math.MaxUint16 {
+		return math.MaxUint16
+	}
+	return uint16(n)
+}
+
+// appendCSVField appends s quoted per RFC 4180 when it needs quoting.
+func appendCSVField(b []byte, s string) []byte {
+	if !strings.ContainsAny(s, ",\"\r\n") {
+		return append(b, s...)
+	}
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		if s[i] == '"' {
+			b = append(b, '"')
+		}
+		b = append(b, s[i])
+	}
+	return append(b, '"')
+}
+
+// Filter selects export rows. Zero values select everything.
+type Filter struct {
+	// Class, when non-zero, is the bit of the classification rows must have.
+	Class uint8
+	// MinConfidence is the lowest record confidence kept.
+	MinConfidence float64
+	// LastSeenFrom, when set, keeps rows last seen at or after it (Unix seconds).
+	LastSeenFrom int64
+	HasLastSeen  bool
+	// WithFlow counts flow-only assets in asset_count (enterprise).
+	WithFlow bool
+}
+
+// classBit returns the Filter.Class bit of a classification name.
+func classBit(name string) uint8 {
+	for i, c := range ipmodel.Classes {
+		if c == name {
+			return 1 << i
+		}
+	}
+	return 0
+}
+
+// WriteCSV writes the header and up to limit matching rows to w, in the
+// snapshot's order, and returns the number of rows written. It checks ctx
+// between chunks, so a client that goes away stops the scan.
+func (t *Table) WriteCSV(ctx context.Context, w io.Writer, f Filter, limit int) (int, error) {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	if _, err := bw.WriteString(CSVHeader); err != nil {
+		return 0, err
+	}
+	n := 0
+	num := make([]byte, 0, 8) // one scratch buffer: no allocation per row
+	var start uint32
+	for i := 0; i < len(t.ends) && n < limit; i++ {
+		end := t.ends[i]
+		if i&4095 == 0 && ctx.Err() != nil {
+			return n, ctx.Err()
+		}
+		if (f.Class == 0 || t.class[i]&f.Class != 0) &&
+			t.conf[i] >= f.MinConfidence &&
+			(!f.HasLastSeen || t.last[i] >= f.LastSeenFrom) {
+			if _, err := bw.Write(t.text[start:end]); err != nil {
+				return n, err
+			}
+			c := t.assets[i]
+			if !f.WithFlow {
+				c -= t.flowAssets[i]
+			}
+			line := strconv.AppendUint(num[:0], uint64(c), 10)
+			line = append(line, '\n')
+			if _, err := bw.Write(line); err != nil {
+				return n, err
+			}
+			n++
+		}
+		start = end
+	}
+	return n, bw.Flush()
+}

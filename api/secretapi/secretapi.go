@@ -1,0 +1,153 @@
+// Package secretapi is the HTTP API of the one-time secret service,
+// byte for byte as spec/one-time-secrets.md defines it: POST /api/saveSecret,
+// /api/saveFile (single request or chunked), /api/get, /api/getFile,
+// /api/secretStatus and /api/ss. The rules of storage and view counting
+// live in package secrets; this package parses, limits and answers.
+package secretapi
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"github.com/netintel/netintel/internal/config"
+	"github.com/netintel/netintel/internal/httpx"
+	"github.com/netintel/netintel/secrets"
+)
+
+// Body limits of the spec (section 8), enforced while reading.
+const (
+	// MaxTextBody caps a saveSecret request body.
+	MaxTextBody = 25 << 20
+	// MaxUploadBody caps a saveFile request body (single or one slice).
+	MaxUploadBody = 100 << 20
+	// MaxReadBody caps a get or getFile request body.
+	MaxReadBody = 1 << 10
+	// MaxStatusBody caps a secretStatus request body.
+	MaxStatusBody = 8 << 10
+	// MaxStatusIDs is the most ids secretStatus answers for.
+	MaxStatusIDs = 128
+	// maxField caps one multipart text field.
+	maxField = 1 << 10
+)
+
+// APIVersion is reported by /api/ss.
+const APIVersion = 1
+
+// Options configure the handlers.
+type Options struct {
+	// TextRate, FileRate and ReadRate are per-client limits; a zero
+	// PerMinute disables one.
+	TextRate, FileRate, ReadRate config.Rate
+	// TrustProxy takes the client address from X-Forwarded-For.
+	TrustProxy bool
+}
+
+// OptionsFrom builds Options from the config.
+func OptionsFrom(c *config.Config) Options {
+	return Options{TextRate: c.Secrets.TextRate, FileRate: c.Secrets.FileRate, ReadRate: c.Secrets.ReadRate, TrustProxy: c.API.TrustProxyHeaders}
+}
+
+// Handler serves the API on a Service.
+type Handler struct {
+	svc              *secrets.Service
+	log              *slog.Logger
+	text, file, read *httpx.Limiter
+	trustProxy       bool
+}
+
+// New returns the handlers.
+func New(svc *secrets.Service, opt Options, log *slog.Logger) *Handler {
+	lim := func(r config.Rate) *httpx.Limiter {
+		if r.PerMinute <= 0 {
+			return nil
+		}
+		return httpx.NewLimiter(r.PerMinute, r.Burst)
+	}
+	return &Handler{svc: svc, log: log.With("stage", "secretapi"), text: lim(opt.TextRate), file: lim(opt.FileRate),
+		read: lim(opt.ReadRate), trustProxy: opt.TrustProxy}
+}
+
+// Mount adds the six endpoints to mux. Every method is routed here so that
+// a method other than POST answers 405 with Allow: POST and a JSON body.
+func (h *Handler) Mount(mux *http.ServeMux) {
+	mux.Handle("/api/saveSecret", h.endpoint(h.text, saveError, h.saveSecret))
+	mux.Handle("/api/saveFile", h.endpoint(h.file, plainError, h.saveFile))
+	mux.Handle("/api/get", h.endpoint(h.read, plainError, h.get))
+	mux.Handle("/api/getFile", h.endpoint(h.read, plainError, h.getFile))
+	mux.Handle("/api/secretStatus", h.endpoint(h.read, plainError, h.secretStatus))
+	mux.Handle("/api/ss", h.endpoint(nil, plainError, h.ss))
+}
+
+// statusBody is every JSON answer of the API; fields are left out when unset.
+type statusBody struct {
+	Status         string `json:"status"`
+	NewID          string `json:"newId,omitempty"`
+	CryptedMessage string `json:"cryptedMessage,omitempty"`
+	ViewsLeft      *int   `json:"viewsLeft,omitempty"`
+	ExpiresIn      *int64 `json:"expiresIn,omitempty"`
+}
+
+// Status values of the spec.
+const (
+	stOK        = "ok"
+	stError     = "error"
+	stWrongKey  = "wrong key"
+	stNoMessage = "no message"
+	stRetry     = "retry"
+)
+
+func saveError(w http.ResponseWriter, code int) {
+	writeJSON(w, code, statusBody{Status: stError, NewID: "0"})
+}
+
+func plainError(w http.ResponseWriter, code int) {
+	writeJSON(w, code, statusBody{Status: stError})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	httpx.WriteJSON(w, code, v)
+}
+
+// endpoint applies what every endpoint shares: POST only, no caching, the
+// per-client rate limit.
+func (h *Handler) endpoint(lim *httpx.Limiter, fail func(http.ResponseWriter, int), next http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", http.MethodPost)
+			fail(w, http.StatusMethodNotAllowed)
+			return
+		}
+		if lim != nil {
+			if ok, wait := lim.Allow(httpx.ClientIP(r, h.trustProxy)); !ok {
+				w.Header().Set("Retry-After", httpx.RetryAfter(wait))
+				fail(w, http.StatusTooManyRequests)
+				return
+			}
+		}
+		next(w, r)
+	})
+}
+
+// tooLarge reports whether err came from a body over its limit.
+func tooLarge(err error) bool {
+	var mb *http.MaxBytesError
+	return errors.As(err, &mb)
+}
+
+func (h *Handler) ss(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{
+		"apiVersion":  APIVersion,
+		"saveSchemes": []int{secrets.SchemeV0, secrets.SchemeV3},
+		"chunkSize":   secrets.SliceSize,
+		"maxChunks":   secrets.MaxSlices,
+		"maxViews":    secrets.MaxViews,
+		"maxDuration": secrets.MaxDuration,
+		"maxUpload":   MaxUploadBody,
+	})
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -1,0 +1,204 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	gw "github.com/netintel/netintel/gateway"
+	"github.com/netintel/netintel/internal/bus"
+	"github.com/netintel/netintel/internal/telemetry"
+)
+
+func init() {
+	register(&command{name: "keys", summary: "manage customer API keys: create, list, revoke, rotate", run: cmdKeys})
+}
+
+const keysUsage = `usage: netintel keys COMMAND [flags]
+
+  create --user U --tier T [--tag T]...   issue a key; prints the whole key once
+  list [--json]                           id, user, tier, tags, created, last used, status
+  revoke ID                               revoke a key (every gateway stops taking it within seconds)
+  rotate [--overlap 168h] ID              issue a new key for the same user and tier; the old
+                                          one keeps working for the overlap (0 = until revoked)
+
+Every command takes --config, --nats URL or --data-dir DIR (of a running
+` + "`netintel run`" + `; default data) to reach NATS. The gateway and this command must
+share gateway.hash_key.`
+
+type tagList []string
+
+func (t *tagList) String() string     { return strings.Join(*t, ",") }
+func (t *tagList) Set(v string) error { *t = append(*t, v); return nil }
+
+func cmdKeys(ctx context.Context, env *Env, args []string) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprintln(env.Stdout, keysUsage)
+		return nil
+	}
+	sub, args := args[0], args[1:]
+	var cf commonFlags
+	fs := newFlags(env, "keys "+sub)
+	cf.add(fs)
+	fs.Lookup("log-level").DefValue = "warn"
+	cf.logLevel = "warn"
+	var (
+		user, tier string
+		tags       tagList
+		asJSON     bool
+		overlap    time.Duration
+	)
+	switch sub {
+	case "create":
+		fs.StringVar(&user, "user", "", "user id the key belongs to (A-Z a-z 0-9 _ -)")
+		fs.StringVar(&tier, "tier", "", "tier: "+strings.Join(gw.Tiers, ", "))
+		fs.Var(&tags, "tag", "a tag for the customer's own audit (repeatable)")
+	case "list":
+		fs.BoolVar(&asJSON, "json", false, "print JSON")
+	case "revoke":
+	case "rotate":
+		fs.DurationVar(&overlap, "overlap", 7*24*time.Hour, "how long the old key keeps working; 0 = until revoked")
+	default:
+		fmt.Fprintln(env.Stderr, keysUsage)
+		return fmt.Errorf("keys: unknown command %q", sub)
+	}
+	// Flags may come before or after the key id.
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var id string
+	if fs.NArg() > 0 {
+		id = fs.Arg(0)
+		if err := fs.Parse(fs.Args()[1:]); err != nil {
+			return err
+		}
+		if fs.NArg() > 0 {
+			return fmt.Errorf("keys %s: unexpected argument %q", sub, fs.Arg(0))
+		}
+	}
+	needID := sub == "revoke" || sub == "rotate"
+	switch {
+	case needID && id == "":
+		return fmt.Errorf("keys %s: name the key id (see `netintel keys list`)", sub)
+	case !needID && id != "":
+		return fmt.Errorf("keys %s: unexpected argument %q", sub, id)
+	case sub == "create" && user == "":
+		return errors.New("keys create: --user is required")
+	case sub == "create" && tier == "":
+		return fmt.Errorf("keys create: --tier is required (%s)", strings.Join(gw.Tiers, ", "))
+	case sub == "rotate" && overlap < 0:
+		return errors.New("keys rotate: --overlap must be >= 0")
+	}
+	keys, closeFn, err := openKeys(ctx, env, &cf)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	switch sub {
+	case "create":
+		whole, rec, err := keys.Create(ctx, user, tier, tags)
+		if err != nil {
+			return fmt.Errorf("keys create: %w", err)
+		}
+		fmt.Fprintln(env.Stdout, whole)
+		fmt.Fprintf(env.Stderr, "key %s for user %s, tier %s: shown once, store it now\n", rec.ID, rec.User, rec.Tier)
+	case "list":
+		infos, err := keys.List(ctx)
+		if err != nil {
+			return fmt.Errorf("keys list: %w", err)
+		}
+		if asJSON {
+			enc := json.NewEncoder(env.Stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(infos)
+		}
+		tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tUSER\tTIER\tTAGS\tCREATED\tLAST USED\tSTATUS")
+		for _, in := range infos {
+			last := "never"
+			if in.LastUsed != nil {
+				last = in.LastUsed.UTC().Format(time.RFC3339)
+			}
+			st := in.Status
+			if st == "active" && in.ExpiresAt != nil {
+				st = "active until " + in.ExpiresAt.UTC().Format(time.RFC3339)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", in.ID, in.User, in.Tier, strings.Join(in.Tags, ","),
+				in.Created.UTC().Format(time.RFC3339), last, st)
+		}
+		return tw.Flush()
+	case "revoke":
+		rec, err := keys.Revoke(ctx, id)
+		if err != nil {
+			return fmt.Errorf("keys revoke: %w", err)
+		}
+		fmt.Fprintf(env.Stdout, "revoked %s (user %s) at %s\n", rec.ID, rec.User, rec.RevokedAt.UTC().Format(time.RFC3339))
+	case "rotate":
+		whole, rec, err := keys.Rotate(ctx, id, overlap)
+		if err != nil {
+			return fmt.Errorf("keys rotate: %w", err)
+		}
+		fmt.Fprintln(env.Stdout, whole)
+		until := "until revoked"
+		if overlap > 0 {
+			until = "for " + overlap.String()
+		}
+		fmt.Fprintf(env.Stderr, "key %s replaces %s (user %s, tier %s); the old key keeps working %s. The new key is shown once.\n", rec.ID, id, rec.User, rec.Tier, until)
+	}
+	return nil
+}
+
+// openKeys connects to NATS the way roles do (--nats, --data-dir of a
+// running `netintel run`, or nats.urls; default --data-dir data) and opens
+// the apikeys bucket, creating it when missing.
+func openKeys(ctx context.Context, env *Env, cf *commonFlags) (*gw.Keys, func(), error) {
+	cfg, err := cf.loadConfig()
+	if err != nil {
+		return nil, nil, err
+	}
+	log := telemetry.NewLogger(env.Stderr, cf.logLevel)
+	ncfg := cfg.NATS
+	switch {
+	case cf.natsURL != "":
+		ncfg.URLs = strings.Split(cf.natsURL, ",")
+	case cf.dataDir != "" || cfg.NATS.Embedded.Enabled || len(cfg.NATS.URLs) == 0:
+		dir := cf.dataDir
+		if dir == "" {
+			dir = "data"
+		}
+		u, err := bus.URLFromDataDir(dir)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w; pass --nats URL or --data-dir DIR", err)
+		}
+		ncfg.URLs = []string{u}
+	}
+	if ncfg.ConnectWait == 0 {
+		ncfg.ConnectWait = 10 * time.Second
+	}
+	b, err := bus.Connect(ctx, ncfg, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	kv, err := b.JS.KeyValue(ctx, gw.KeysBucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		kc, ok := cfg.KVByName(gw.KeysBucket)
+		if !ok {
+			kc.Bucket, kc.History = gw.KeysBucket, 1
+		}
+		kv, err = b.JS.CreateOrUpdateKeyValue(ctx, bus.KVConfig(kc))
+	}
+	if err != nil {
+		b.Close()
+		return nil, nil, fmt.Errorf("kv bucket %s: %w", gw.KeysBucket, err)
+	}
+	return gw.NewKeys(kv, gw.NewHasher(cfg.Gateway.HashKey), log), b.Close, nil
+}
+
+var _ flag.Value = (*tagList)(nil)

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	apigw "github.com/netintel/netintel/api/gateway"
+	gw "github.com/netintel/netintel/gateway"
+	"github.com/netintel/netintel/internal/config"
+)
+
+func init() { registerModule(Module{Name: "gateway", Setup: setupGateway}) }
+
+// setupGateway wires the customer gateway: the key store (watched), the
+// usage counters, the optional Option B validator and the proxy handler on
+// the gateway listener. The key watch starts only where the gateway is
+// served (`netintel run`, `netintel gateway`, `netintel api`).
+func setupGateway(ctx context.Context, s *System) error {
+	gc := s.Cfg.Gateway
+	keysKV, err := s.Bus.JS.KeyValue(ctx, gw.KeysBucket)
+	if err != nil {
+		return fmt.Errorf("kv bucket %s: %w", gw.KeysBucket, err)
+	}
+	usageKV, err := s.Bus.JS.KeyValue(ctx, gw.UsageBucket)
+	if err != nil {
+		return fmt.Errorf("kv bucket %s: %w", gw.UsageBucket, err)
+	}
+	keys := gw.NewKeys(keysKV, gw.NewHasher(gc.HashKey), s.Log)
+	usage := gw.NewUsage(usageKV)
+	var validator *gw.Validator
+	if gc.OptionB.URL != "" {
+		validator = gw.NewValidator(gc.OptionB.URL, gc.OptionB.Token, gc.OptionB.Timeout, gc.OptionB.Retries)
+	}
+	limits := func(tier string) gw.Limits {
+		t, _ := gc.Tiers.ByName(tier)
+		return gw.Limits{RatePerMinute: t.RatePerMinute, MonthlyQuota: t.MonthlyQuota}
+	}
+
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	var once sync.Once
+	var wg sync.WaitGroup
+	s.OnClose(func() { cancel(); wg.Wait() })
+	s.Route("gateway", func(mux *http.ServeMux) {
+		once.Do(func() {
+			if gc.HashKey == "" {
+				s.Log.Warn("gateway.hash_key is empty: key secrets are hashed with the built-in dev key; set it (from the environment) in production")
+			}
+			if s.Cfg.API.InternalKey == "" {
+				s.Log.Warn("api.internal_key is empty: the backend will refuse forwarded requests")
+			}
+			wg.Add(1)
+			go func() { defer wg.Done(); _ = keys.Run(runCtx, gc.LastUsedInterval) }()
+		})
+		o := apigw.Options{Keys: keys, Usage: usage, Validator: validator, InternalKey: s.Cfg.API.InternalKey,
+			Limits: limits, MaxBodyBytes: gc.MaxBodyBytes, BackendTimeout: gc.BackendTimeout, Log: s.Log, Registerer: s.Reg}
+		o.Backend, o.Transport = gatewayBackend(s.Cfg, mux)
+		s.Log.Info("gateway forwards", "backend", o.Backend.Redacted(), "in_process", o.Transport != nil, "option_b", validator != nil)
+		apigw.New(o).Mount(mux)
+	})
+	if s.Embedded {
+		s.OnStart("gateway-dev-key", func(ctx context.Context) error {
+			key, err := gw.EnsureDevKey(ctx, keys, filepath.Join(s.DataDir, "dev-api-key"))
+			if err != nil {
+				s.Log.Error("dev key", "err", err)
+				return nil
+			}
+			fmt.Fprintf(s.Env.Stdout, "dev API key (user %s, tier %s): %s\n", gw.DevUser, gw.DevTier, key)
+			return nil
+		})
+	}
+	return nil
+}
+
+// gatewayBackend picks where the gateway forwards: gateway.backend_url when
+// set; else the backend handlers on the same mux, in-process, when this
+// process serves them on the gateway's listener (`netintel run`); else
+// http://<api.listeners.ip or api.listen> with a wildcard host made loopback.
+func gatewayBackend(cfg *config.Config, mux *http.ServeMux) (*url.URL, http.RoundTripper) {
+	if cfg.Gateway.BackendURL != "" {
+		u, _ := url.Parse(cfg.Gateway.BackendURL) // validated at load
+		return u, nil
+	}
+	probe, _ := http.NewRequest(http.MethodGet, "http://local/api/v1/shadow_vpn/lookup/192.0.2.1", nil)
+	if _, pattern := mux.Handler(probe); strings.Contains(pattern, "/shadow_vpn/") {
+		return &url.URL{Scheme: "http", Host: "in-process"}, apigw.HandlerTransport(mux)
+	}
+	addr := cfg.ListenFor("ip")
+	host, port, err := net.SplitHostPort(addr)
+	if err == nil && (host == "" || host == "0.0.0.0" || host == "::") {
+		addr = net.JoinHostPort("127.0.0.1", port)
+	}
+	return &url.URL{Scheme: "http", Host: addr}, nil
+}

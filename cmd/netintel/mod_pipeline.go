@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/netintel/netintel/enrich"
+	"github.com/netintel/netintel/ingest"
+)
+
+func init() { registerModule(Module{Name: "pipeline", Setup: setupPipeline}) }
+
+// setupPipeline wires the IP observation pipeline: the enrich worker, the
+// state reader the snapshot uses, catalog refresh and age-out jobs, and one
+// scheduled job per configured ingest source.
+func setupPipeline(_ context.Context, s *System) error {
+	cfg := s.Cfg.Enrich
+	if _, ok := s.Cfg.KVByName(cfg.Bucket); !ok {
+		return fmt.Errorf("enrich.bucket: names no declared kv bucket: %q", cfg.Bucket)
+	}
+	for _, c := range s.Cfg.Consumers {
+		if c.Stream == enrich.Stream && c.Name == enrich.ConsumerName && c.MaxDeliver > 0 && cfg.MaxFailures > c.MaxDeliver {
+			return fmt.Errorf("enrich.max_failures: %d is above the enrich consumer's max_deliver %d", cfg.MaxFailures, c.MaxDeliver)
+		}
+	}
+	rules, err := enrich.LoadRules(cfg.Rules)
+	if err != nil {
+		return fmt.Errorf("enrich.rules: %w", err)
+	}
+	w, err := enrich.NewWorker(s.Bus.JS, cfg, rules, nil, s.Log, s.Reg)
+	if err != nil {
+		return err
+	}
+	s.IPState = w.State()
+	s.Worker("enrich", func(ctx context.Context) error {
+		// The catalog is loaded when the worker starts, not in Setup, so
+		// roles without the worker never fetch it.
+		if cat, err := enrich.LoadCatalog(ctx, cfg.Catalog); err != nil {
+			s.Log.Error("CVE catalog not loaded; assets get no CVE findings until the next refresh", "err", err)
+		} else {
+			w.SetCatalog(cat)
+		}
+		return w.Run(ctx)
+	})
+	s.JobSpec("enrich-catalog", cfg.Catalog.Schedule, w.RefreshCatalog)
+	s.JobSpec("enrich-age", cfg.AgeSchedule, w.Age)
+	in := ingest.New(s.Bus.JS, s.Log, s.Reg, s.Cfg.Ingest.MaxInFlight, s.Cfg.Ingest.FetchTimeout)
+	for _, src := range s.Cfg.Ingest.Sources {
+		loc := src.URL
+		if loc == "" {
+			loc = src.Path
+		}
+		opt := ingest.Options{Source: strings.ToLower(src.Name), Kind: src.Kind, Provider: src.Provider, Confidence: src.Confidence, MaxLineBytes: s.Cfg.Ingest.MaxLineBytes}
+		format := src.Format
+		s.JobSpec("ingest-"+src.Name, src.Schedule, func(ctx context.Context) error {
+			_, err := in.IngestFile(ctx, format, loc, opt)
+			return err
+		})
+	}
+	return nil
+}

@@ -1,0 +1,153 @@
+package enrich
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/netintel/netintel/ingest"
+	"github.com/netintel/netintel/internal/config"
+	"github.com/netintel/netintel/internal/ipmodel"
+	"github.com/netintel/netintel/internal/testutil"
+)
+
+// sampleCatalog is the catalog in ../samples/cve.
+func sampleCatalogConfig() config.Catalog {
+	return config.Catalog{NVD: []string{"../samples/cve/nvd"}, KEV: "../samples/cve/kev.json",
+		EPSS: "../samples/cve/epss.csv", EOL: "../samples/cve/eol.yaml", FetchTimeout: time.Minute}
+}
+
+func sampleCatalog(t testing.TB) *Catalog {
+	t.Helper()
+	c, err := LoadCatalog(context.Background(), sampleCatalogConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// sampleObs returns the sample observations keyed by address or network.
+func sampleObs(t testing.TB) map[string][]ingest.Observation {
+	t.Helper()
+	f, err := os.Open("../samples/observations.ndjson")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out := map[string][]ingest.Observation{}
+	err = ingest.NDJSON(f, ingest.Options{}, func(_ int, o ingest.Observation) error {
+		out[o.Key()] = append(out[o.Key()], o)
+		return nil
+	}, func(le ingest.LineError) { t.Fatalf("sample: %v", le) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// testEnv is a real embedded NATS with the declared streams, a consumer
+// with a short ack wait so that killed workers' messages come back fast.
+type testEnv struct {
+	nats *testutil.NATS
+	cfg  *config.Config
+}
+
+func newEnv(t testing.TB, ackWait time.Duration, maxDeliver int) *testEnv {
+	t.Helper()
+	n := testutil.StartNATS(t)
+	cfg := n.Ensure(t)
+	for i := range cfg.Consumers {
+		if cfg.Consumers[i].Name == ConsumerName {
+			cfg.Consumers[i].AckWait = ackWait
+			cfg.Consumers[i].MaxDeliver = maxDeliver
+		}
+	}
+	ctx := context.Background()
+	if err := ensureAgain(ctx, n, cfg); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Enrich.Catalog = sampleCatalogConfig()
+	cfg.Enrich.MaxFailures = maxDeliver
+	return &testEnv{nats: n, cfg: cfg}
+}
+
+// startWorker runs a worker until the returned stop is called.
+func (e *testEnv) startWorker(t testing.TB, cfg config.Enrich) (stop func()) {
+	t.Helper()
+	w, err := NewWorker(e.nats.JS, cfg, nil, sampleCatalog(t), testutil.Logger(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	var stopped bool
+	stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("worker: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Error("worker did not stop")
+		}
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+func (e *testEnv) waitIdle(t testing.TB) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := WaitIdle(ctx, e.nats.JS); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// dump reads every host and range record, normalised for comparison
+// (last_computed_at is the time of computation).
+func dump(t testing.TB, st ipmodel.State) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	add := func(r ipmodel.Record) error {
+		for i := range r.Assets {
+			if s := r.Assets[i].CveSummary; s != nil {
+				c := *s
+				c.LastComputedAt = nil
+				r.Assets[i].CveSummary = &c
+			}
+		}
+		b, err := json.Marshal(r)
+		if err != nil {
+			return err
+		}
+		k := r.IP
+		if r.Network != "" {
+			k = r.Network
+		}
+		if _, dup := out[k]; dup {
+			t.Errorf("record %s streamed twice", k)
+		}
+		out[k] = string(b)
+		return nil
+	}
+	if err := st.Hosts(context.Background(), add); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Ranges(context.Background(), add); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func ensureAgain(ctx context.Context, n *testutil.NATS, cfg *config.Config) error {
+	return busEnsure(ctx, n, cfg)
+}

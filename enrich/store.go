@@ -1,0 +1,260 @@
+package enrich
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/netintel/netintel/internal/ipmodel"
+)
+
+// Store is the current enriched state in a JetStream KV bucket: one key
+// per address (h.<ip>) holding its classification and every asset (one per
+// port and protocol family, last value wins), and one key per range
+// (r.<cidr>). It implements ipmodel.State by streaming the bucket, so it
+// never holds the whole data set in memory.
+type Store struct {
+	js        jetstream.JetStream
+	bucket    string
+	stream    string
+	prefix    string
+	cacheSize int
+}
+
+var _ ipmodel.State = (*Store)(nil)
+
+// NewState returns the state kept in bucket (the enrich.bucket, "ipstate").
+func NewState(js jetstream.JetStream, bucket string) *Store {
+	if bucket == "" {
+		bucket = "ipstate"
+	}
+	return &Store{js: js, bucket: bucket, stream: "KV_" + bucket, prefix: "$KV." + bucket + ".", cacheSize: 50000}
+}
+
+// SetCacheSize bounds the documents a worker loop keeps between batches.
+func (s *Store) SetCacheSize(n int) {
+	if n > 0 {
+		s.cacheSize = n
+	}
+}
+
+const kvOperation = "KV-Operation"
+
+// get returns the document under key (nil when absent or deleted) and the
+// revision to expect when writing it back (0 when the key never existed).
+func (s *Store) get(ctx context.Context, key string) (*doc, uint64, error) {
+	st, err := s.js.Stream(ctx, s.stream)
+	if err != nil {
+		return nil, 0, fmt.Errorf("state bucket %s: %w", s.bucket, err)
+	}
+	m, err := st.GetLastMsgForSubject(ctx, s.prefix+key)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("get state %s: %w", key, err)
+	}
+	if op := m.Header.Get(kvOperation); op != "" {
+		return nil, m.Sequence, nil
+	}
+	var d doc
+	if err := json.Unmarshal(m.Data, &d); err != nil {
+		return nil, 0, fmt.Errorf("%w %s: %v", ErrCorruptState, key, err)
+	}
+	return &d, m.Sequence, nil
+}
+
+// Get returns the record of an address or range (as "1.2.3.0/24"), and
+// false when there is none.
+func (s *Store) Get(ctx context.Context, ipOrCIDR string) (ipmodel.Record, bool, error) {
+	key := "h."
+	if strings.Contains(ipOrCIDR, "/") {
+		key = "r."
+	}
+	d, _, err := s.get(ctx, key+strings.ReplaceAll(ipOrCIDR, ":", "_"))
+	if err != nil || d == nil {
+		return ipmodel.Record{}, false, err
+	}
+	return d.record(), true, nil
+}
+
+// Hosts calls fn once per address record, in key order of last write.
+func (s *Store) Hosts(ctx context.Context, fn func(ipmodel.Record) error) error {
+	return s.each(ctx, "h.>", func(_ string, _ uint64, d *doc) error { return fn(d.record()) })
+}
+
+// Ranges calls fn once per range record (Network set, IP its first address).
+func (s *Store) Ranges(ctx context.Context, fn func(ipmodel.Record) error) error {
+	return s.each(ctx, "r.>", func(_ string, _ uint64, d *doc) error { return fn(d.record()) })
+}
+
+// eachBatch is how many documents one fetch of a state walk reads.
+const eachBatch = 1000
+
+// each walks the newest value of every key under filter with an ordered
+// consumer, batch by batch; deleted keys are skipped.
+func (s *Store) each(ctx context.Context, filter string, fn func(key string, rev uint64, d *doc) error) error {
+	st, err := s.js.Stream(ctx, s.stream)
+	if err != nil {
+		return fmt.Errorf("state bucket %s: %w", s.bucket, err)
+	}
+	if st.CachedInfo().State.Msgs == 0 {
+		return nil
+	}
+	oc, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{s.prefix + filter}, DeliverPolicy: jetstream.DeliverLastPerSubjectPolicy,
+	})
+	if err != nil {
+		return fmt.Errorf("walk state: %w", err)
+	}
+	empty := 0
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var b jetstream.MessageBatch
+		if empty == 0 {
+			b, err = oc.FetchNoWait(eachBatch)
+		} else {
+			b, err = oc.Fetch(eachBatch, jetstream.FetchMaxWait(time.Second))
+		}
+		if err != nil {
+			return fmt.Errorf("walk state: %w", err)
+		}
+		n, done := 0, false
+		for m := range b.Messages() {
+			n++
+			meta, err := m.Metadata()
+			if err != nil {
+				return fmt.Errorf("walk state: %w", err)
+			}
+			if meta.NumPending == 0 {
+				done = true
+			}
+			if m.Headers().Get(kvOperation) != "" {
+				continue
+			}
+			var d doc
+			if err := json.Unmarshal(m.Data(), &d); err != nil {
+				continue // a corrupt record is reported by the worker that meets it
+			}
+			if err := fn(strings.TrimPrefix(m.Subject(), s.prefix), meta.Sequence.Stream, &d); err != nil {
+				return err
+			}
+		}
+		if err := b.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, jetstream.ErrNoMessages) {
+			return fmt.Errorf("walk state: %w", err)
+		}
+		if done {
+			return nil
+		}
+		if n == 0 {
+			empty++
+			if empty > 1 {
+				return nil
+			}
+		} else {
+			empty = 0
+		}
+	}
+}
+
+// put writes d under key if the key is still at rev.
+func (s *Store) put(ctx context.Context, key string, rev uint64, d *doc) error {
+	data, err := json.Marshal(d)
+	if err != nil {
+		return fmt.Errorf("encode state: %w", err)
+	}
+	_, err = s.js.Publish(ctx, s.prefix+key, data, jetstream.WithExpectLastSequencePerSubject(rev))
+	return err
+}
+
+// purge removes key if it is still at rev.
+func (s *Store) purge(ctx context.Context, key string, rev uint64) error {
+	m := nats.NewMsg(s.prefix + key)
+	m.Header.Set(kvOperation, "PURGE")
+	m.Header.Set("Nats-Rollup", "sub")
+	m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(rev, 10))
+	_, err := s.js.PublishMsg(ctx, m)
+	return err
+}
+
+// Sweep ages out what was not seen for retention: assets, signals and
+// claims older than now-retention are dropped, and a record left empty is
+// purged. A record a worker rewrote meanwhile is left for the next sweep.
+func (s *Store) Sweep(ctx context.Context, now time.Time, retention time.Duration) (updated, removed int, err error) {
+	cutoff := ipmodel.FormatTime(now.Add(-retention))
+	err = s.each(ctx, ">", func(key string, rev uint64, d *doc) error {
+		if d.LastSeen >= cutoff && d.FirstSeen >= cutoff {
+			return nil
+		}
+		before, _ := json.Marshal(d)
+		if !d.prune(cutoff) {
+			if err := s.purge(ctx, key, rev); err != nil && !isConflict(err) {
+				return fmt.Errorf("purge %s: %w", key, err)
+			}
+			removed++
+			return nil
+		}
+		if after, _ := json.Marshal(d); string(after) == string(before) {
+			return nil
+		}
+		if err := s.put(ctx, key, rev, d); err != nil && !isConflict(err) {
+			return fmt.Errorf("age %s: %w", key, err)
+		}
+		updated++
+		return nil
+	})
+	return updated, removed, err
+}
+
+// Rescore recomputes the CVE fields of every asset against cat (after a
+// catalog refresh) and returns how many records changed.
+func (s *Store) Rescore(ctx context.Context, cat *Catalog, now time.Time) (int, error) {
+	n := 0
+	err := s.each(ctx, "h.>", func(key string, rev uint64, d *doc) error {
+		changed := false
+		for _, a := range d.Assets {
+			old := a.CveKey
+			a.score(cat, now)
+			changed = changed || a.CveKey != old
+		}
+		if !changed {
+			return nil
+		}
+		if err := s.put(ctx, key, rev, d); err != nil && !isConflict(err) {
+			return fmt.Errorf("rescore %s: %w", key, err)
+		}
+		n++
+		return nil
+	})
+	return n, err
+}
+
+// WaitIdle returns once the enrich consumer has nothing pending and
+// nothing awaiting acknowledgement, polling every 50 ms, or when ctx ends.
+func WaitIdle(ctx context.Context, js jetstream.JetStream) error {
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for {
+		c, err := js.Consumer(ctx, Stream, ConsumerName)
+		if err == nil {
+			info, err := c.Info(ctx)
+			if err == nil && info.NumPending == 0 && info.NumAckPending == 0 {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("wait for enrich to finish: %w", ctx.Err())
+		case <-t.C:
+		}
+	}
+}

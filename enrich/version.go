@@ -1,0 +1,139 @@
+package enrich
+
+import (
+	"strconv"
+	"strings"
+)
+
+// vtok is one token of a version: a number, a word, or +infinity (the open
+// end of a band such as 7.0.x).
+type vtok struct {
+	num  int64
+	str  string
+	kind uint8 // 0 number, 1 word, 2 infinity
+}
+
+// version is a tokenized version string. Separators are ignored and
+// letters are compared case-insensitively, so "9.1R11", "9.1:r11" (a CPE
+// version with its update field) and "9.1r11" are equal, and Citrix's
+// "13.1-37.164" orders as 13.1.37.164.
+type version []vtok
+
+func parseVersion(s string) version {
+	var v version
+	s = strings.ToLower(s)
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+			j := i
+			for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+				j++
+			}
+			n, err := strconv.ParseInt(s[i:j], 10, 64)
+			if err != nil {
+				n = 1<<62 - 1
+			}
+			v = append(v, vtok{num: n})
+			i = j
+		case c >= 'a' && c <= 'z':
+			j := i
+			for j < len(s) && s[j] >= 'a' && s[j] <= 'z' {
+				j++
+			}
+			v = append(v, vtok{str: s[i:j], kind: 1})
+			i = j
+		default:
+			i++
+		}
+	}
+	return v
+}
+
+func cmpTok(a, b vtok) int {
+	if a.kind != b.kind {
+		// word < number < infinity: "9.1r1" sorts before "9.1.1".
+		rank := func(t vtok) int { return [3]int{1, 0, 2}[t.kind] }
+		return rank(a) - rank(b)
+	}
+	switch a.kind {
+	case 0:
+		switch {
+		case a.num < b.num:
+			return -1
+		case a.num > b.num:
+			return 1
+		}
+	case 1:
+		return strings.Compare(a.str, b.str)
+	}
+	return 0
+}
+
+func cmpVersion(a, b version) int {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if c := cmpTok(a[i], b[i]); c != 0 {
+			return c
+		}
+	}
+	return len(a) - len(b)
+}
+
+// interval is a set of versions between two bounds; a nil bound is open.
+type interval struct {
+	lo, hi       version
+	loInc, hiInc bool
+}
+
+// point is the interval holding exactly v.
+func point(v version) interval { return interval{lo: v, hi: v, loInc: true, hiInc: true} }
+
+// bandInterval reads a version band: "7.0.x" (every 7.0 release),
+// "6.4.0..6.4.8" (inclusive range) or a single version.
+func bandInterval(band string) (interval, bool) {
+	band = strings.TrimSpace(band)
+	if band == "" {
+		return interval{}, false
+	}
+	if lo, hi, ok := strings.Cut(band, ".."); ok {
+		return interval{lo: parseVersion(lo), hi: parseVersion(hi), loInc: true, hiInc: true}, true
+	}
+	if p, ok := strings.CutSuffix(strings.ToLower(band), ".x"); ok {
+		lo := parseVersion(p)
+		hi := append(append(version{}, lo...), vtok{kind: 2})
+		return interval{lo: lo, hi: hi, loInc: true, hiInc: true}, true
+	}
+	return point(parseVersion(band)), true
+}
+
+// overlaps reports whether a and b share at least one version.
+func (a interval) overlaps(b interval) bool {
+	below := func(lo version, loInc bool, hi version, hiInc bool) bool {
+		// lo <= hi with inclusivity; nil = open end.
+		if lo == nil || hi == nil {
+			return true
+		}
+		c := cmpVersion(lo, hi)
+		return c < 0 || (c == 0 && loInc && hiInc)
+	}
+	return below(a.lo, a.loInc, b.hi, b.hiInc) && below(b.lo, b.loInc, a.hi, a.hiInc)
+}
+
+// contains reports whether v lies in a.
+func (a interval) contains(v version) bool { return a.overlaps(point(v)) }
+
+// minorBand returns the "major.minor.x" band of an exact version.
+func minorBand(exact string) string {
+	v := parseVersion(exact)
+	var parts []string
+	for _, t := range v {
+		if t.kind != 0 || len(parts) == 2 {
+			break
+		}
+		parts = append(parts, strconv.FormatInt(t.num, 10))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, ".") + ".x"
+}

@@ -1,0 +1,484 @@
+// Package enrich runs the enrich workers: a durable pull consumer on the
+// OBSERVATIONS stream shared by any number of processes, which fingerprint,
+// classify, attribute and CVE-match observations and keep the current state
+// of every address and range in a JetStream KV bucket. It also implements
+// ipmodel.State over that bucket for the snapshot writers.
+package enrich
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/netintel/netintel/ingest"
+	"github.com/netintel/netintel/internal/config"
+)
+
+// Names of the stream, consumer and subjects the workers use.
+const (
+	Stream       = "OBSERVATIONS"
+	ConsumerName = "enrich"
+	// DeadLetterSubject receives observations that cannot be enriched,
+	// with the reason in the ErrorHeader header.
+	DeadLetterSubject = "dlq.enrich"
+	// CatalogSubject announces a catalog refresh to every worker process.
+	CatalogSubject = "netintel.enrich.catalog"
+)
+
+// Headers of a dead-lettered message.
+const (
+	ErrorHeader      = "Netintel-Error"
+	SubjectHeader    = "Netintel-Subject"
+	SequenceHeader   = "Netintel-Stream-Seq"
+	DeliveriesHeader = "Netintel-Deliveries"
+)
+
+// Worker consumes observations and stores enriched state.
+type Worker struct {
+	js     jetstream.JetStream
+	cfg    config.Enrich
+	log    *slog.Logger
+	rules  *Rules
+	cat    atomic.Pointer[Catalog]
+	m      *metrics
+	store  *Store
+	id     string
+	now    func() time.Time
+	loaded sync.Mutex
+}
+
+type metrics struct {
+	processed *prometheus.CounterVec
+	dead      *prometheus.CounterVec
+	retries   *prometheus.CounterVec
+	batch     prometheus.Histogram
+}
+
+func registerCollector[C prometheus.Collector](reg prometheus.Registerer, c C) C {
+	if reg == nil {
+		return c
+	}
+	if err := reg.Register(c); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if errors.As(err, &are) {
+			if old, ok := are.ExistingCollector.(C); ok {
+				return old
+			}
+		}
+	}
+	return c
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		processed: registerCollector(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_enrich_observations_total", Help: "Observations enriched and stored, by type."}, []string{"type"})),
+		dead:      registerCollector(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_enrich_deadletter_total", Help: "Observations sent to dlq.enrich, by reason (malformed, failed)."}, []string{"reason"})),
+		retries:   registerCollector(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_enrich_retries_total", Help: "State writes retried, by reason (conflict: another worker wrote first; error)."}, []string{"reason"})),
+		batch:     registerCollector(reg, prometheus.NewHistogram(prometheus.HistogramOpts{Name: "netintel_enrich_batch_seconds", Help: "Time to enrich and store one batch.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 8)})),
+	}
+	// Show the dead-letter counters at 0 before the first failure.
+	m.dead.WithLabelValues("malformed")
+	m.dead.WithLabelValues("failed")
+	return m
+}
+
+// NewWorker returns a worker storing into the KV bucket cfg.Bucket. rules
+// may be nil for the built-in rules, cat nil for an empty catalog; reg may
+// be nil.
+func NewWorker(js jetstream.JetStream, cfg config.Enrich, rules *Rules, cat *Catalog, log *slog.Logger, reg prometheus.Registerer) (*Worker, error) {
+	if rules == nil {
+		var err error
+		if rules, err = DefaultRules(); err != nil {
+			return nil, err
+		}
+	}
+	if cat == nil {
+		cat = NewCatalog()
+	}
+	if cfg.BatchSize <= 0 {
+		cfg.BatchSize = 256
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = 1
+	}
+	if cfg.MaxFailures <= 0 {
+		cfg.MaxFailures = 5
+	}
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	w := &Worker{js: js, cfg: cfg, log: log.With("stage", "enrich"), rules: rules, m: newMetrics(reg),
+		store: NewState(js, cfg.Bucket), id: hex.EncodeToString(b[:]), now: time.Now}
+	w.cat.Store(cat)
+	w.store.SetCacheSize(cfg.CacheSize)
+	return w, nil
+}
+
+// State returns the store the worker writes.
+func (w *Worker) State() *Store { return w.store }
+
+// RefreshCatalog reloads the configured catalogs, tells every other worker
+// process to reload too, and re-scores every stored asset.
+func (w *Worker) RefreshCatalog(ctx context.Context) error {
+	cat, err := LoadCatalog(ctx, w.cfg.Catalog)
+	if err != nil {
+		return err
+	}
+	w.SetCatalog(cat)
+	if nc := w.js.Conn(); nc != nil {
+		if err := nc.Publish(CatalogSubject, []byte(w.id)); err != nil {
+			w.log.Warn("announce catalog refresh", "err", err)
+		}
+	}
+	n, err := w.store.Rescore(ctx, cat, w.now())
+	if err != nil {
+		return fmt.Errorf("rescore: %w", err)
+	}
+	w.log.Info("catalog refreshed", "rescored", n)
+	return nil
+}
+
+// Age drops what was not seen for cfg.RetentionDays.
+func (w *Worker) Age(ctx context.Context) error {
+	days := w.cfg.RetentionDays
+	if days <= 0 {
+		days = 30
+	}
+	up, rm, err := w.store.Sweep(ctx, w.now(), time.Duration(days)*24*time.Hour)
+	if err != nil {
+		return fmt.Errorf("age out: %w", err)
+	}
+	w.log.Info("aged out", "updated", up, "removed", rm)
+	return nil
+}
+
+// Rules returns the worker's fingerprint rules.
+func (w *Worker) Rules() *Rules { return w.rules }
+
+// Catalog returns the catalog in use.
+func (w *Worker) Catalog() *Catalog { return w.cat.Load() }
+
+// SetCatalog replaces the catalog used for new writes.
+func (w *Worker) SetCatalog(c *Catalog) { w.cat.Store(c) }
+
+// Run consumes until ctx is cancelled, with cfg.Workers loops, and reloads
+// the catalog when another process announces a refresh.
+func (w *Worker) Run(ctx context.Context) error {
+	cons, err := w.js.Consumer(ctx, Stream, ConsumerName)
+	if err != nil {
+		return fmt.Errorf("enrich consumer: %w", err)
+	}
+	if nc := w.js.Conn(); nc != nil {
+		sub, err := nc.Subscribe(CatalogSubject, func(m *nats.Msg) {
+			if string(m.Data) == w.id {
+				return
+			}
+			go w.reloadCatalog(ctx)
+		})
+		if err == nil {
+			defer func() { _ = sub.Unsubscribe() }()
+		}
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	for i := 0; i < w.cfg.Workers; i++ {
+		g.Go(func() error { return w.loop(gctx, cons) })
+	}
+	return g.Wait()
+}
+
+func (w *Worker) reloadCatalog(ctx context.Context) {
+	if !w.loaded.TryLock() {
+		return
+	}
+	defer w.loaded.Unlock()
+	cat, err := LoadCatalog(ctx, w.cfg.Catalog)
+	if err != nil {
+		w.log.Error("reload catalog", "err", err)
+		return
+	}
+	w.SetCatalog(cat)
+	w.log.Info("catalog reloaded")
+}
+
+type cacheEntry struct {
+	rev uint64
+	d   *doc
+}
+
+type item struct {
+	msg jetstream.Msg
+	obs ingest.Observation
+	id  string
+}
+
+type loopState struct {
+	cache map[string]*cacheEntry
+}
+
+func (w *Worker) loop(ctx context.Context, cons jetstream.Consumer) error {
+	it, err := cons.Messages(jetstream.PullMaxMessages(2 * w.cfg.BatchSize))
+	if err != nil {
+		return fmt.Errorf("enrich consume: %w", err)
+	}
+	stop := context.AfterFunc(ctx, it.Stop)
+	defer stop()
+	defer it.Stop()
+	ls := &loopState{cache: map[string]*cacheEntry{}}
+	batch := make([]jetstream.Msg, 0, w.cfg.BatchSize)
+	for {
+		m, err := it.Next()
+		if err != nil {
+			if errors.Is(err, jetstream.ErrMsgIteratorClosed) || ctx.Err() != nil {
+				return nil
+			}
+			w.log.Warn("next observation", "err", err)
+			continue
+		}
+		batch = append(batch[:0], m)
+		for len(batch) < w.cfg.BatchSize {
+			m, err := it.Next(jetstream.NextMaxWait(2 * time.Millisecond))
+			if err != nil {
+				break
+			}
+			batch = append(batch, m)
+		}
+		start := time.Now()
+		w.process(ctx, ls, batch)
+		w.m.batch.Observe(time.Since(start).Seconds())
+	}
+}
+
+// decode reads a message into a normalized observation and its id.
+func decode(m jetstream.Msg) (ingest.Observation, string, error) {
+	var o ingest.Observation
+	dec := json.NewDecoder(bytes.NewReader(m.Data()))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&o); err != nil {
+		return o, "", fmt.Errorf("decode observation: %w", err)
+	}
+	if err := o.Normalize(); err != nil {
+		return o, "", fmt.Errorf("invalid observation: %w", err)
+	}
+	id := m.Headers().Get(jetstream.MsgIDHeader)
+	if id == "" {
+		sum := sha256.Sum256(m.Data())
+		id = hex.EncodeToString(sum[:16])
+	}
+	return o, id, nil
+}
+
+// stateKey is the KV key of an address ("h.<ip>") or range ("r.<cidr>");
+// colons of IPv6 become underscores, which KV keys allow.
+func stateKey(o *ingest.Observation) string {
+	if o.Type == ingest.TypeRange {
+		return "r." + strings.ReplaceAll(o.Network, ":", "_")
+	}
+	return "h." + strings.ReplaceAll(o.IP, ":", "_")
+}
+
+// maxAttempts bounds the write retries of one key within a batch.
+const maxAttempts = 8
+
+// process enriches and stores a batch; a message is acknowledged only
+// after the state it changed is stored.
+func (w *Worker) process(ctx context.Context, ls *loopState, msgs []jetstream.Msg) {
+	groups := map[string][]*item{}
+	var keys []string
+	for _, m := range msgs {
+		o, id, err := decode(m)
+		if err != nil {
+			w.deadLetter(ctx, m, err, "malformed")
+			continue
+		}
+		k := stateKey(&o)
+		if _, ok := groups[k]; !ok {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], &item{msg: m, obs: o, id: id})
+	}
+	for attempt := 1; len(keys) > 0; attempt++ {
+		if ctx.Err() != nil {
+			return // left unacknowledged: redelivered to another worker
+		}
+		conflicts, failed := w.store.writeGroups(ctx, ls, keys, groups, w)
+		if len(conflicts) > 0 {
+			w.m.retries.WithLabelValues("conflict").Add(float64(len(conflicts)))
+		}
+		for k, err := range failed {
+			w.fail(ctx, groups[k], err)
+		}
+		if attempt >= maxAttempts {
+			for _, k := range conflicts {
+				w.fail(ctx, groups[k], errors.New("state write kept conflicting"))
+			}
+			return
+		}
+		keys = conflicts
+	}
+}
+
+// fail returns the messages for redelivery, or dead-letters those that
+// have failed MaxFailures times.
+func (w *Worker) fail(ctx context.Context, items []*item, err error) {
+	w.m.retries.WithLabelValues("error").Inc()
+	for _, it := range items {
+		meta, merr := it.msg.Metadata()
+		if merr == nil && int(meta.NumDelivered) >= w.cfg.MaxFailures {
+			w.deadLetter(ctx, it.msg, err, "failed")
+			continue
+		}
+		w.log.Warn("observation failed, will retry", "key", it.obs.Key(), "err", err)
+		_ = it.msg.NakWithDelay(time.Duration(min(int(meta.NumDelivered)+1, 10)) * 100 * time.Millisecond)
+	}
+}
+
+// deadLetter publishes m to dlq.enrich with the error, then terminates it.
+// If the dead-letter publish fails the message is returned for redelivery.
+func (w *Worker) deadLetter(ctx context.Context, m jetstream.Msg, cause error, reason string) {
+	dm := nats.NewMsg(DeadLetterSubject)
+	dm.Data = m.Data()
+	msg := cause.Error()
+	if len(msg) > 1024 {
+		msg = msg[:1024]
+	}
+	dm.Header.Set(ErrorHeader, msg)
+	dm.Header.Set(SubjectHeader, m.Subject())
+	if meta, err := m.Metadata(); err == nil {
+		dm.Header.Set(SequenceHeader, strconv.FormatUint(meta.Sequence.Stream, 10))
+		dm.Header.Set(DeliveriesHeader, strconv.FormatUint(meta.NumDelivered, 10))
+		dm.Header.Set(jetstream.MsgIDHeader, "enrich-"+strconv.FormatUint(meta.Sequence.Stream, 10))
+	}
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if _, err := w.js.PublishMsg(pctx, dm); err != nil {
+		w.log.Error("dead-letter publish failed, will retry", "subject", m.Subject(), "err", err)
+		_ = m.NakWithDelay(time.Second)
+		return
+	}
+	w.m.dead.WithLabelValues(reason).Inc()
+	w.log.Warn("observation dead-lettered", "subject", m.Subject(), "reason", reason, "err", cause)
+	_ = m.Term()
+}
+
+// applyAll merges the items into d and re-scores its assets.
+func (w *Worker) applyAll(d *doc, items []*item) {
+	for _, it := range items {
+		d.apply(&it.obs, it.id, w.rules)
+	}
+	cat, now := w.cat.Load(), w.now()
+	for _, a := range d.Assets {
+		a.score(cat, now)
+	}
+}
+
+func (w *Worker) stored(items []*item) {
+	for _, it := range items {
+		w.m.processed.WithLabelValues(it.obs.Type).Inc()
+		_ = it.msg.Ack()
+	}
+}
+
+// writeGroups loads, merges and writes each key's document with an
+// expected-revision check. It returns the keys that lost a race to
+// another writer (to retry) and the keys that failed.
+func (s *Store) writeGroups(ctx context.Context, ls *loopState, keys []string, groups map[string][]*item, w *Worker) (conflicts []string, failed map[string]error) {
+	failed = map[string]error{}
+	// Load what the cache does not hold, a few at a time.
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(16)
+	for _, k := range keys {
+		if _, ok := ls.cache[k]; ok {
+			continue
+		}
+		g.Go(func() error {
+			d, rev, err := s.get(gctx, k)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				failed[k] = err
+				return nil
+			}
+			ls.cache[k] = &cacheEntry{rev: rev, d: d}
+			return nil
+		})
+	}
+	_ = g.Wait()
+	type pending struct {
+		key string
+		fut jetstream.PubAckFuture
+		d   *doc
+	}
+	var pend []pending
+	for _, k := range keys {
+		if _, bad := failed[k]; bad {
+			continue
+		}
+		ce := ls.cache[k]
+		items := groups[k]
+		d := ce.d
+		if d == nil {
+			d = newDoc(&items[0].obs)
+		}
+		w.applyAll(d, items)
+		data, err := json.Marshal(d)
+		if err != nil {
+			failed[k] = fmt.Errorf("encode state: %w", err)
+			delete(ls.cache, k)
+			continue
+		}
+		msg := nats.NewMsg(s.prefix + k)
+		msg.Data = data
+		msg.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(ce.rev, 10))
+		fut, err := s.js.PublishMsgAsync(msg)
+		if err != nil {
+			failed[k] = fmt.Errorf("store state: %w", err)
+			delete(ls.cache, k)
+			continue
+		}
+		pend = append(pend, pending{k, fut, d})
+	}
+	for _, p := range pend {
+		select {
+		case ack := <-p.fut.Ok():
+			ls.cache[p.key] = &cacheEntry{rev: ack.Sequence, d: p.d}
+			w.stored(groups[p.key])
+		case err := <-p.fut.Err():
+			delete(ls.cache, p.key)
+			if isConflict(err) {
+				conflicts = append(conflicts, p.key)
+			} else {
+				failed[p.key] = fmt.Errorf("store state: %w", err)
+			}
+		case <-ctx.Done():
+			return nil, nil
+		}
+	}
+	if len(ls.cache) > s.cacheSize {
+		clear(ls.cache)
+	}
+	return conflicts, failed
+}
+
+func isConflict(err error) bool {
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) {
+		return apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence || apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant
+	}
+	return false
+}

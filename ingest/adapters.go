@@ -1,0 +1,389 @@
+package ingest
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/netintel/netintel/internal/ipmodel"
+)
+
+// Options are what an adapter needs besides its input.
+type Options struct {
+	// Source names the feed in observations; empty = the format name.
+	Source string
+	// Kind and Provider are the claims of a cidr-list.
+	Kind     string
+	Provider string
+	// Confidence (0..1) of the feed's claims; 0 = the format's default.
+	Confidence float64
+	// ObservedAt is used when the feed carries no time (cidr-list): the
+	// file's modification time or the response's Last-Modified, so an
+	// unchanged file ingested again is recognised as the same observations.
+	ObservedAt time.Time
+	// MaxLineBytes is the longest accepted line (default 1 MiB).
+	MaxLineBytes int
+}
+
+// LineError is one malformed record of a feed, skipped.
+type LineError struct {
+	Line int
+	Err  error
+}
+
+func (e LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
+
+// Emit receives each observation an adapter reads, with its line number.
+type Emit func(line int, o Observation) error
+
+// Adapter reads one feed format and emits observations. A malformed record
+// is reported through bad and skipped; the returned error is fatal (the
+// input cannot be read at all, or emit failed).
+type Adapter func(r io.Reader, opt Options, emit Emit, bad func(LineError)) error
+
+// Adapters maps each format name to its adapter.
+func Adapters() map[string]Adapter {
+	return map[string]Adapter{
+		"tor-exits":    TorExits,
+		"aws-ranges":   AWSRanges,
+		"gcp-ranges":   GCPRanges,
+		"cidr-list":    CIDRList,
+		"observations": NDJSON,
+	}
+}
+
+func (o Options) source(def string) string {
+	if o.Source != "" {
+		return o.Source
+	}
+	return def
+}
+
+func (o Options) conf(def float64) float64 {
+	if o.Confidence > 0 {
+		return o.Confidence
+	}
+	return def
+}
+
+func (o Options) scanner(r io.Reader) *bufio.Scanner {
+	sc := bufio.NewScanner(r)
+	max := o.MaxLineBytes
+	if max <= 0 {
+		max = 1 << 20
+	}
+	sc.Buffer(make([]byte, 0, 64*1024), max)
+	return sc
+}
+
+// emitChecked normalizes o and emits it, or reports it as bad.
+func emitChecked(line int, o Observation, emit Emit, bad func(LineError)) error {
+	if err := o.Normalize(); err != nil {
+		bad(LineError{Line: line, Err: err})
+		return nil
+	}
+	return emit(line, o)
+}
+
+// TorExits reads the Tor exit-addresses format: blocks of ExitNode,
+// Published, LastStatus and one or more ExitAddress lines. Each ExitAddress
+// becomes a tor_exit signal observed at the address's own test time.
+func TorExits(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
+	src := opt.source("tor-exits")
+	sc := opt.scanner(r)
+	var node string
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Fields(line)
+		switch f[0] {
+		case "ExitNode":
+			if len(f) != 2 || len(f[1]) != 40 {
+				bad(LineError{n, errors.New("ExitNode: want a 40-hex-digit fingerprint")})
+				node = ""
+				continue
+			}
+			node = f[1]
+		case "Published", "LastStatus":
+		case "ExitAddress":
+			if node == "" {
+				bad(LineError{n, errors.New("ExitAddress outside an ExitNode block")})
+				continue
+			}
+			if len(f) != 4 {
+				bad(LineError{n, errors.New("ExitAddress: want ADDRESS DATE TIME")})
+				continue
+			}
+			t, err := time.Parse("2006-01-02 15:04:05", f[2]+" "+f[3])
+			if err != nil {
+				bad(LineError{n, fmt.Errorf("ExitAddress: bad time %q", f[2]+" "+f[3])})
+				continue
+			}
+			o := Observation{Type: TypeSignal, IP: f[1], Source: src, ObservedAt: ipmodel.FormatTime(t),
+				Signal: &Signal{Kind: "tor_exit", Provider: "Tor", Confidence: opt.conf(0.99), Ref: node}}
+			if err := emitChecked(n, o, emit, bad); err != nil {
+				return err
+			}
+		default:
+			bad(LineError{n, fmt.Errorf("unknown keyword %q", f[0])})
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("read tor exits: %w", err)
+	}
+	return nil
+}
+
+// maxJSONFeed bounds a JSON range feed read into memory (AWS's is ~2 MB).
+const maxJSONFeed = 256 << 20
+
+// jsonRanges decodes a JSON object whose named array members hold one
+// prefix object each, calling each(line, raw) per element.
+func jsonRanges(r io.Reader, arrays []string, header func(key string, raw json.RawMessage) error, each func(line int, raw json.RawMessage), what string) error {
+	data, err := io.ReadAll(io.LimitReader(r, maxJSONFeed+1))
+	if err != nil {
+		return fmt.Errorf("read %s: %w", what, err)
+	}
+	if len(data) > maxJSONFeed {
+		return fmt.Errorf("read %s: larger than %d bytes", what, maxJSONFeed)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	lineAt := func(off int64) int { return 1 + bytes.Count(data[:off], []byte{'\n'}) }
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return fmt.Errorf("parse %s: not a JSON object", what)
+	}
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return fmt.Errorf("parse %s: %w", what, err)
+		}
+		key, _ := kt.(string)
+		isArray := false
+		for _, a := range arrays {
+			isArray = isArray || a == key
+		}
+		if !isArray {
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err != nil {
+				return fmt.Errorf("parse %s: %s: %w", what, key, err)
+			}
+			if err := header(key, raw); err != nil {
+				return err
+			}
+			continue
+		}
+		if t, err := dec.Token(); err != nil || t != json.Delim('[') {
+			return fmt.Errorf("parse %s: %s: not an array", what, key)
+		}
+		for dec.More() {
+			var raw json.RawMessage
+			// Skip whitespace so the offset points at the element itself.
+			start := dec.InputOffset()
+			for start < int64(len(data)) && strings.ContainsRune(" \t\r\n,", rune(data[start])) {
+				start++
+			}
+			if err := dec.Decode(&raw); err != nil {
+				return fmt.Errorf("parse %s: line %d: %w", what, lineAt(start), err)
+			}
+			each(lineAt(start), raw)
+		}
+		if _, err := dec.Token(); err != nil {
+			return fmt.Errorf("parse %s: %w", what, err)
+		}
+	}
+	return nil
+}
+
+// AWSRanges reads AWS ip-ranges.json. CLOUDFRONT prefixes are cdn, every
+// other service hosting; observed_at is the file's createDate.
+func AWSRanges(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
+	src := opt.source("aws-ranges")
+	var created time.Time
+	var emitErr error
+	err := jsonRanges(r, []string{"prefixes", "ipv6_prefixes"}, func(key string, raw json.RawMessage) error {
+		if key != "createDate" {
+			return nil
+		}
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return fmt.Errorf("parse aws ranges: createDate: %w", err)
+		}
+		t, err := time.Parse("2006-01-02-15-04-05", s)
+		if err != nil {
+			return fmt.Errorf("parse aws ranges: createDate %q: %w", s, err)
+		}
+		created = t
+		return nil
+	}, func(line int, raw json.RawMessage) {
+		if emitErr != nil {
+			return
+		}
+		var p struct {
+			IPPrefix   string `json:"ip_prefix"`
+			IPv6Prefix string `json:"ipv6_prefix"`
+			Region     string `json:"region"`
+			Service    string `json:"service"`
+		}
+		if err := json.Unmarshal(raw, &p); err != nil {
+			bad(LineError{line, fmt.Errorf("prefix: %w", err)})
+			return
+		}
+		if created.IsZero() {
+			bad(LineError{line, errors.New("prefix before createDate")})
+			return
+		}
+		kind := "hosting"
+		if p.Service == "CLOUDFRONT" || p.Service == "CLOUDFRONT_ORIGIN_FACING" {
+			kind = "cdn"
+		}
+		o := Observation{Type: TypeRange, Network: p.IPPrefix + p.IPv6Prefix, Source: src, ObservedAt: ipmodel.FormatTime(created),
+			Range:  &Range{Kind: kind, Provider: "Amazon Web Services", Region: p.Region, Service: p.Service, Confidence: opt.conf(0.95)},
+			Claims: []Claim{{OrgName: "Amazon.com, Inc.", SignalConfidence: opt.conf(0.95)}}}
+		emitErr = emitChecked(line, o, emit, bad)
+	}, "aws ranges")
+	return errors.Join(err, emitErr)
+}
+
+// GCPRanges reads Google Cloud's cloud.json; observed_at is its creationTime.
+func GCPRanges(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
+	src := opt.source("gcp-ranges")
+	var created time.Time
+	var emitErr error
+	err := jsonRanges(r, []string{"prefixes"}, func(key string, raw json.RawMessage) error {
+		if key != "creationTime" {
+			return nil
+		}
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return fmt.Errorf("parse gcp ranges: creationTime: %w", err)
+		}
+		t, err := time.Parse("2006-01-02T15:04:05.999999999", s)
+		if err != nil {
+			if t, err = time.Parse(time.RFC3339Nano, s); err != nil {
+				return fmt.Errorf("parse gcp ranges: creationTime %q: %w", s, err)
+			}
+		}
+		created = t
+		return nil
+	}, func(line int, raw json.RawMessage) {
+		if emitErr != nil {
+			return
+		}
+		var p struct {
+			IPv4Prefix string `json:"ipv4Prefix"`
+			IPv6Prefix string `json:"ipv6Prefix"`
+			Service    string `json:"service"`
+			Scope      string `json:"scope"`
+		}
+		if err := json.Unmarshal(raw, &p); err != nil {
+			bad(LineError{line, fmt.Errorf("prefix: %w", err)})
+			return
+		}
+		if created.IsZero() {
+			bad(LineError{line, errors.New("prefix before creationTime")})
+			return
+		}
+		o := Observation{Type: TypeRange, Network: p.IPv4Prefix + p.IPv6Prefix, Source: src, ObservedAt: ipmodel.FormatTime(created),
+			Range:  &Range{Kind: "hosting", Provider: "Google Cloud", Region: p.Scope, Service: p.Service, Confidence: opt.conf(0.95)},
+			Claims: []Claim{{OrgName: "Google LLC", SignalConfidence: opt.conf(0.95)}}}
+		emitErr = emitChecked(line, o, emit, bad)
+	}, "gcp ranges")
+	return errors.Join(err, emitErr)
+}
+
+// signalKindOf maps a cidr-list kind to the signal kind of a single address.
+var signalKindOf = map[string]string{
+	"vpn": "vpn_exit", "proxy": "open_proxy", "tor": "tor_exit", "relay": "private_relay",
+	"residential_proxy": "residential_proxy", "hosting": "hosting", "cdn": "cdn",
+}
+
+// CIDRList reads one IP or CIDR per line (# comments, blank lines and
+// trailing comments allowed). A single address (or a /32, /128) becomes a
+// signal about that address, anything wider a range; both claim opt.Kind
+// and opt.Provider.
+func CIDRList(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
+	if signalKindOf[opt.Kind] == "" {
+		return fmt.Errorf("cidr-list: --kind must be one of %s, got %q", strings.Join(RangeKinds, ", "), opt.Kind)
+	}
+	src := opt.source("cidr-list")
+	at := opt.ObservedAt
+	if at.IsZero() {
+		at = time.Now()
+	}
+	when := ipmodel.FormatTime(at)
+	conf := opt.conf(0.8)
+	var claims []Claim
+	if opt.Provider != "" {
+		claims = []Claim{{OrgName: opt.Provider, SignalConfidence: conf}}
+	}
+	sc := opt.scanner(r)
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		if i := strings.IndexByte(line, '#'); i >= 0 {
+			line = line[:i]
+		}
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		var o Observation
+		if p, err := netip.ParsePrefix(line); err == nil && p.Bits() < p.Addr().BitLen() {
+			o = Observation{Type: TypeRange, Network: line, Range: &Range{Kind: opt.Kind, Provider: opt.Provider, Confidence: conf}}
+		} else {
+			addr := line
+			if err == nil {
+				addr = p.Addr().String()
+			}
+			o = Observation{Type: TypeSignal, IP: addr, Signal: &Signal{Kind: signalKindOf[opt.Kind], Provider: opt.Provider, Confidence: conf}}
+		}
+		o.Source, o.ObservedAt, o.Claims = src, when, claims
+		if err := emitChecked(n, o, emit, bad); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("read cidr list: %w", err)
+	}
+	return nil
+}
+
+// NDJSON reads observations in our own format, one JSON object per line.
+// Unknown fields are errors, so a typo does not silently drop evidence.
+func NDJSON(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
+	sc := opt.scanner(r)
+	for n := 1; sc.Scan(); n++ {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 || line[0] == '#' {
+			continue
+		}
+		var o Observation
+		dec := json.NewDecoder(bytes.NewReader(line))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&o); err != nil {
+			bad(LineError{n, fmt.Errorf("json: %w", err)})
+			continue
+		}
+		if dec.More() {
+			bad(LineError{n, errors.New("json: more than one value on the line")})
+			continue
+		}
+		if o.Source == "" && opt.Source != "" {
+			o.Source = opt.Source
+		}
+		if err := emitChecked(n, o, emit, bad); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("read observations: %w", err)
+	}
+	return nil
+}

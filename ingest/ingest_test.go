@@ -1,0 +1,306 @@
+package ingest
+
+import (
+	"encoding/json"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/netintel/netintel/internal/testutil"
+)
+
+type result struct {
+	obs []Observation
+	bad []LineError
+}
+
+func runAdapter(t *testing.T, ad Adapter, input string, opt Options) result {
+	t.Helper()
+	var r result
+	err := ad(strings.NewReader(input), opt, func(_ int, o Observation) error {
+		r.obs = append(r.obs, o)
+		return nil
+	}, func(le LineError) { r.bad = append(r.bad, le) })
+	if err != nil {
+		t.Fatalf("adapter: %v", err)
+	}
+	return r
+}
+
+func readFile(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile("testdata/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func badLines(bad []LineError) []int {
+	var out []int
+	for _, b := range bad {
+		out = append(out, b.Line)
+	}
+	return out
+}
+
+func TestTorExits_RealSample(t *testing.T) {
+	in := readFile(t, "exit-addresses")
+	r := runAdapter(t, TorExits, in, Options{})
+	if want := strings.Count(in, "\nExitAddress "); len(r.obs) != want || len(r.bad) != 0 {
+		t.Fatalf("got %d observations, %d bad; want %d, 0", len(r.obs), len(r.bad), want)
+	}
+	o := r.obs[0]
+	if o.IP != "185.241.208.232" || o.ObservedAt != "2024-03-12T08:10:51Z" || o.Type != TypeSignal ||
+		o.Signal.Kind != "tor_exit" || o.Signal.Ref != "FE39F07EBE7870DCE124AB30DF3ABD0700A43F75" || o.Source != "tor-exits" {
+		t.Errorf("first observation = %+v %+v", o, o.Signal)
+	}
+}
+
+func TestTorExits_Malformed(t *testing.T) {
+	in := "ExitNode FE39F07EBE7870DCE124AB30DF3ABD0700A43F75\n" +
+		"Published 2024-03-11 13:07:19\n" +
+		"ExitAddress 999.1.1.1 2024-03-12 08:10:51\n" + // line 3: bad address
+		"ExitAddress 10.0.0.1 yesterday\n" + // line 4: wrong field count
+		"ExitAddress 10.0.0.2 2024-03-12 08:10:51\n" +
+		"Bogus line\n" + // line 6
+		"ExitNode short\n" + // line 7
+		"ExitAddress 10.0.0.3 2024-03-12 08:10:51\n" // line 8: outside a valid block
+	r := runAdapter(t, TorExits, in, Options{})
+	if len(r.obs) != 1 || r.obs[0].IP != "10.0.0.2" {
+		t.Errorf("observations = %+v, want only 10.0.0.2", r.obs)
+	}
+	if got, want := badLines(r.bad), []int{3, 4, 6, 7, 8}; !slices.Equal(got, want) {
+		t.Errorf("bad lines = %v, want %v (%v)", got, want, r.bad)
+	}
+}
+
+func TestAWSRanges_RealSample(t *testing.T) {
+	in := readFile(t, "aws-ip-ranges.json")
+	var raw struct {
+		Prefixes []struct {
+			Service string `json:"service"`
+		} `json:"prefixes"`
+		IPv6 []json.RawMessage `json:"ipv6_prefixes"`
+	}
+	if err := json.Unmarshal([]byte(in), &raw); err != nil {
+		t.Fatal(err)
+	}
+	cf := 0
+	for _, p := range raw.Prefixes {
+		if p.Service == "CLOUDFRONT" {
+			cf++
+		}
+	}
+	r := runAdapter(t, AWSRanges, in, Options{})
+	if len(r.obs) != len(raw.Prefixes)+len(raw.IPv6) || len(r.bad) != 0 {
+		t.Fatalf("got %d observations, %d bad; want %d", len(r.obs), len(r.bad), len(raw.Prefixes)+len(raw.IPv6))
+	}
+	cdn, v6 := 0, 0
+	for _, o := range r.obs {
+		if o.ObservedAt != "2025-07-24T20:23:14Z" || o.Range.Provider != "Amazon Web Services" {
+			t.Fatalf("observation %+v", o)
+		}
+		if o.Range.Kind == "cdn" {
+			cdn++
+		}
+		if strings.Contains(o.Network, ":") {
+			v6++
+		}
+	}
+	if cdn < cf || cf == 0 || v6 != len(raw.IPv6) {
+		t.Errorf("cdn=%d (CLOUDFRONT %d), v6=%d (want %d)", cdn, cf, v6, len(raw.IPv6))
+	}
+	if r.obs[0].Network != "3.4.12.4/32" || r.obs[0].Range.Region != "eu-west-1" {
+		t.Errorf("first = %+v %+v", r.obs[0], r.obs[0].Range)
+	}
+}
+
+func TestAWSRanges_MalformedPrefix(t *testing.T) {
+	in := `{
+  "createDate": "2025-07-24-20-23-14",
+  "prefixes": [
+    {"ip_prefix": "3.4.12.4/32", "region": "eu-west-1", "service": "AMAZON"},
+    {"ip_prefix": "3.4.12.999/32", "region": "eu-west-1", "service": "AMAZON"},
+    {"ip_prefix": "3.5.140.0/22", "region": "ap-northeast-2", "service": "EC2"}
+  ]
+}`
+	r := runAdapter(t, AWSRanges, in, Options{})
+	if len(r.obs) != 2 || !slices.Equal(badLines(r.bad), []int{5}) {
+		t.Errorf("obs=%d bad=%v, want 2 and line 5", len(r.obs), r.bad)
+	}
+}
+
+func TestGCPRanges_RealSample(t *testing.T) {
+	in := readFile(t, "gcp-cloud.json")
+	r := runAdapter(t, GCPRanges, in, Options{})
+	if want := strings.Count(in, "Prefix\""); len(r.obs) != want || len(r.bad) != 0 {
+		t.Fatalf("got %d observations, %d bad; want %d", len(r.obs), len(r.bad), want)
+	}
+	o := r.obs[0]
+	if o.Network != "34.1.208.0/20" || o.Range.Region != "africa-south1" || o.ObservedAt != "2025-07-24T19:16:28Z" || o.Range.Kind != "hosting" {
+		t.Errorf("first = %+v %+v", o, o.Range)
+	}
+}
+
+func TestCIDRList_RealSamples(t *testing.T) {
+	at := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name, file, kind, provider string
+		wantRanges, wantSignals    int
+		wantSignal                 string
+	}{
+		{"cloudflare v4", "cloudflare-ips-v4.txt", "cdn", "Cloudflare", 15, 0, ""},
+		{"cloudflare v6 no final newline", "cloudflare-ips-v6.txt", "cdn", "Cloudflare", 7, 0, ""},
+		{"mullvad /32s", "mullvad.txt", "vpn", "Mullvad", 0, 120, "vpn_exit"},
+		{"proton mixed", "protonvpn.txt", "vpn", "Proton VPN", -1, -1, "vpn_exit"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runAdapter(t, CIDRList, readFile(t, tt.file), Options{Kind: tt.kind, Provider: tt.provider, ObservedAt: at})
+			ranges, signals := 0, 0
+			for _, o := range r.obs {
+				if o.ObservedAt != "2026-11-01T00:00:00Z" || len(o.Claims) != 1 || o.Claims[0].OrgName != tt.provider {
+					t.Fatalf("observation %+v", o)
+				}
+				switch o.Type {
+				case TypeRange:
+					ranges++
+					if o.Range.Kind != tt.kind {
+						t.Fatalf("range kind %q", o.Range.Kind)
+					}
+				case TypeSignal:
+					signals++
+					if o.Signal.Kind != tt.wantSignal {
+						t.Fatalf("signal kind %q", o.Signal.Kind)
+					}
+				}
+			}
+			if len(r.bad) != 0 {
+				t.Errorf("bad = %v", r.bad)
+			}
+			if tt.wantRanges >= 0 && (ranges != tt.wantRanges || signals != tt.wantSignals) {
+				t.Errorf("ranges=%d signals=%d, want %d %d", ranges, signals, tt.wantRanges, tt.wantSignals)
+			}
+			if tt.wantRanges < 0 && (ranges == 0 || signals == 0) {
+				t.Errorf("ranges=%d signals=%d, want both", ranges, signals)
+			}
+		})
+	}
+}
+
+func TestCIDRList_CommentsAndMalformed(t *testing.T) {
+	in := "# Cloudflare\n\n173.245.48.0/20 # edge\n10.0.0.300\n2001:db8::/32\nnot-an-ip\n  192.0.2.7  \n"
+	r := runAdapter(t, CIDRList, in, Options{Kind: "cdn", Provider: "X"})
+	if got := badLines(r.bad); !slices.Equal(got, []int{4, 6}) {
+		t.Errorf("bad lines = %v, want [4 6]", got)
+	}
+	var keys []string
+	for _, o := range r.obs {
+		keys = append(keys, o.Key())
+	}
+	if want := []string{"173.245.48.0/20", "2001:db8::/32", "192.0.2.7"}; !slices.Equal(keys, want) {
+		t.Errorf("keys = %v, want %v", keys, want)
+	}
+	if err := CIDRList(strings.NewReader("1.2.3.4\n"), Options{Kind: "bogus"}, nil, nil); err == nil {
+		t.Error("a bad kind must fail the whole run")
+	}
+}
+
+func TestNDJSON_Sample(t *testing.T) {
+	in := readFile(t, "observations.ndjson")
+	r := runAdapter(t, NDJSON, in, Options{})
+	if want := strings.Count(in, "\n"); len(r.obs) != want || len(r.bad) != 0 {
+		t.Fatalf("got %d observations, %d bad (%v); want %d", len(r.obs), len(r.bad), r.bad, want)
+	}
+	types := map[string]int{}
+	for _, o := range r.obs {
+		types[o.Type]++
+	}
+	for _, ty := range []string{TypeService, TypeSignal, TypeRange, TypeFlow} {
+		if types[ty] == 0 {
+			t.Errorf("no %s observation in the sample", ty)
+		}
+	}
+}
+
+func TestNDJSON_Malformed(t *testing.T) {
+	good := `{"v":1,"type":"signal","ip":"192.0.2.9","source":"s","observed_at":"2026-11-20T10:00:00+01:00","signal":{"kind":"tor_exit"}}`
+	tests := []struct {
+		name, line, wantErr string
+	}{
+		{"not json", `{"v":1,`, "json"},
+		{"unknown field", `{"v":1,"type":"signal","ip":"192.0.2.9","source":"s","observed_at":"2026-11-20T10:00:00Z","signal":{"kind":"tor_exit"},"extra":1}`, "unknown field"},
+		{"bad ip", strings.Replace(good, "192.0.2.9", "192.0.2", 1), "ip:"},
+		{"bad time", strings.Replace(good, "2026-11-20T10:00:00+01:00", "yesterday", 1), "observed_at"},
+		{"bad kind", strings.Replace(good, "tor_exit", "teleport", 1), "signal.kind"},
+		{"two payloads", strings.Replace(good, `"signal":`, `"flow":{"port":1,"transport":"udp","protocol":"wireguard"},"signal":`, 1), "exactly one"},
+		{"bad version", strings.Replace(good, `"v":1`, `"v":2`, 1), "version"},
+		{"bad confidence", strings.Replace(good, `"kind":"tor_exit"`, `"kind":"tor_exit","confidence":1.5`, 1), "confidence"},
+		{"service without port", `{"type":"service","ip":"192.0.2.1","source":"s","observed_at":"2026-11-20T10:00:00Z","service":{"transport":"tcp"}}`, "service.port"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runAdapter(t, NDJSON, good+"\n"+tt.line+"\n"+good+"\n", Options{})
+			if len(r.obs) != 2 || len(r.bad) != 1 || r.bad[0].Line != 2 || !strings.Contains(r.bad[0].Error(), tt.wantErr) {
+				t.Fatalf("obs=%d bad=%v, want 2 and line 2 with %q", len(r.obs), r.bad, tt.wantErr)
+			}
+			if r.obs[0].ObservedAt != "2026-11-20T09:00:00Z" {
+				t.Errorf("observed_at not normalized to UTC: %s", r.obs[0].ObservedAt)
+			}
+		})
+	}
+}
+
+func TestIngester_DedupAndMalformed(t *testing.T) {
+	n := testutil.StartNATS(t)
+	n.Ensure(t)
+	in := New(n.JS, testutil.Logger(t), nil, 16, time.Minute)
+	ctx := t.Context()
+	st, err := in.IngestFile(ctx, "observations", "testdata/observations.ndjson", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Read != 20 || st.Published != 20 || st.Duplicates != 0 {
+		t.Fatalf("first run: %v", st)
+	}
+	// Same file again: every observation is already stored.
+	st, err = in.IngestFile(ctx, "observations", "testdata/observations.ndjson", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Published != 0 || st.Duplicates != 20 {
+		t.Fatalf("second run: %v", st)
+	}
+	// A malformed line is skipped, the rest goes in.
+	bad := readFile(t, "observations.ndjson")
+	lines := strings.Split(bad, "\n")
+	lines[3] = `{"v":1,"type":"service"` // line 4
+	lines = append([]string{`{"v":1,"type":"signal","ip":"192.0.2.200","source":"t","observed_at":"2026-11-22T00:00:00Z","signal":{"kind":"vpn_exit"}}`}, lines...)
+	st, err = in.Ingest(ctx, "observations", strings.NewReader(strings.Join(lines, "\n")), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Published != 1 || st.Duplicates != 19 || len(st.Malformed) != 1 || st.Malformed[0].Line != 5 {
+		t.Fatalf("third run: %v %v", st, st.Malformed)
+	}
+	s, err := n.JS.Stream(ctx, "OBSERVATIONS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Msgs != 21 {
+		t.Errorf("stream holds %d messages, want 21", info.State.Msgs)
+	}
+	if _, err := in.IngestFile(ctx, "nope", "testdata/observations.ndjson", Options{}); err == nil {
+		t.Error("unknown format accepted")
+	}
+	if _, err := in.IngestFile(ctx, "tor-exits", "testdata/missing", Options{}); err == nil {
+		t.Error("missing file accepted")
+	}
+}

@@ -1,0 +1,294 @@
+// Package ingest turns feeds and files into observations on the
+// OBSERVATIONS JetStream stream: one adapter per public feed format, one
+// NDJSON format of our own, and a publisher that gives every observation a
+// message id so the same observation sent twice is stored once.
+package ingest
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/netintel/netintel/internal/ipmodel"
+)
+
+// Version is the observation format version this code writes and reads
+// (docs/observation.schema.json).
+const Version = 1
+
+// Observation types.
+const (
+	TypeService = "service" // a service seen on a port, with fingerprint evidence
+	TypeSignal  = "signal"  // an anonymity signal about one address
+	TypeRange   = "range"   // a network range with its hosting/CDN/VPN provider
+	TypeFlow    = "flow"    // a protocol seen on a port in flow records (NetFlow)
+)
+
+// Signal kinds of a TypeSignal observation.
+var SignalKinds = []string{"vpn_exit", "open_proxy", "tor_exit", "tor_relay", "residential_proxy", "private_relay", "hosting", "cdn"}
+
+// RangeKinds are the classifications a range may claim.
+var RangeKinds = []string{"vpn", "proxy", "tor", "relay", "hosting", "cdn", "residential_proxy"}
+
+// Observation is one thing the pipeline learned about an address or range.
+type Observation struct {
+	// V is the format version (1).
+	V    int    `json:"v"`
+	Type string `json:"type"`
+	// IP is the address (service, signal, flow).
+	IP string `json:"ip,omitempty"`
+	// Network is the CIDR (range).
+	Network string `json:"network,omitempty"`
+	// Source names the feed or sensor (lower case letters, digits, - _ .).
+	Source string `json:"source"`
+	// ObservedAt is RFC 3339; stored in UTC with second precision.
+	ObservedAt string `json:"observed_at"`
+	// Claims are optional attribution claims.
+	Claims  []Claim  `json:"claims,omitempty"`
+	Service *Service `json:"service,omitempty"`
+	Signal  *Signal  `json:"signal,omitempty"`
+	Range   *Range   `json:"range,omitempty"`
+	Flow    *Flow    `json:"flow,omitempty"`
+}
+
+// Claim is an attribution claim: who operates the address, per whom.
+type Claim struct {
+	OrgName          string  `json:"org_name"`
+	SignalSource     string  `json:"signal_source,omitempty"`
+	SignalConfidence float64 `json:"signal_confidence"`
+}
+
+// Service is a service seen on a port with the evidence to fingerprint it.
+type Service struct {
+	Port int `json:"port"`
+	// Transport is tcp or udp.
+	Transport string `json:"transport"`
+	// ProtocolFamily is the scanner's own guess; a matching rule overrides it.
+	ProtocolFamily string        `json:"protocol_family,omitempty"`
+	HTTP           *HTTPEvidence `json:"http,omitempty"`
+	TLS            *TLSEvidence  `json:"tls,omitempty"`
+	Banner         string        `json:"banner,omitempty"`
+}
+
+// HTTPEvidence is what an HTTP(S) request to the service showed.
+type HTTPEvidence struct {
+	Status  int               `json:"status,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
+	// Cookies are the names of cookies the service set.
+	Cookies []string `json:"cookies,omitempty"`
+	Title   string   `json:"title,omitempty"`
+	// Bodies maps a known path to a snippet of its response body.
+	Bodies map[string]string `json:"bodies,omitempty"`
+	// FaviconHash is the MurmurHash3 of the base64 favicon (Shodan style), as a decimal string.
+	FaviconHash string `json:"favicon_hash,omitempty"`
+}
+
+// TLSEvidence is the service's certificate.
+type TLSEvidence struct {
+	Subject string `json:"subject,omitempty"`
+	Issuer  string `json:"issuer,omitempty"`
+	Serial  string `json:"serial,omitempty"`
+}
+
+// Signal is an anonymity signal about an address.
+type Signal struct {
+	// Kind is one of SignalKinds.
+	Kind     string `json:"kind"`
+	Provider string `json:"provider,omitempty"`
+	// Confidence (0..1) of the signal; 0 = the source's default.
+	Confidence float64 `json:"confidence,omitempty"`
+	// Ref is the feed's own identifier (e.g. a Tor relay fingerprint).
+	Ref string `json:"ref,omitempty"`
+	// Port and ProtocolFamily, when the signal concerns one service (e.g. an open proxy port).
+	Port           int    `json:"port,omitempty"`
+	ProtocolFamily string `json:"protocol_family,omitempty"`
+}
+
+// Range is a network range with the provider that operates it.
+type Range struct {
+	// Kind is one of RangeKinds.
+	Kind       string  `json:"kind"`
+	Provider   string  `json:"provider,omitempty"`
+	Region     string  `json:"region,omitempty"`
+	Service    string  `json:"service,omitempty"`
+	Confidence float64 `json:"confidence,omitempty"`
+}
+
+// Flow is a protocol attribution from flow records.
+type Flow struct {
+	Port      int    `json:"port"`
+	Transport string `json:"transport"`
+	// Protocol is wireguard, openvpn, ipsec, ikev2, l2tp, pptp, sstp, ssh or tor.
+	Protocol string `json:"protocol"`
+	Packets  int64  `json:"packets,omitempty"`
+	Bytes    int64  `json:"bytes,omitempty"`
+}
+
+// FlowProtocols are the protocols a flow may name.
+var FlowProtocols = []string{"wireguard", "openvpn", "ipsec", "ikev2", "l2tp", "pptp", "sstp", "ssh", "tor"}
+
+// Normalize checks o and rewrites it canonically: addresses and networks
+// in their canonical form, observed_at in UTC seconds, version set. The
+// error names the first bad field.
+func (o *Observation) Normalize() error {
+	if o.V == 0 {
+		o.V = Version
+	}
+	if o.V != Version {
+		return fmt.Errorf("v: unsupported version %d (want %d)", o.V, Version)
+	}
+	if o.Source == "" || !validSource(o.Source) {
+		return fmt.Errorf("source: must be 1..64 of a-z 0-9 - _ . :, got %q", o.Source)
+	}
+	t, err := time.Parse(time.RFC3339Nano, o.ObservedAt)
+	if err != nil {
+		return fmt.Errorf("observed_at: not RFC 3339: %q", o.ObservedAt)
+	}
+	o.ObservedAt = ipmodel.FormatTime(t)
+	for i := range o.Claims {
+		c := &o.Claims[i]
+		if strings.TrimSpace(c.OrgName) == "" {
+			return fmt.Errorf("claims[%d].org_name: required", i)
+		}
+		if c.SignalSource == "" {
+			c.SignalSource = o.Source
+		}
+		if c.SignalConfidence < 0 || c.SignalConfidence > 1 {
+			return fmt.Errorf("claims[%d].signal_confidence: must be 0..1, got %g", i, c.SignalConfidence)
+		}
+	}
+	n := 0
+	for _, set := range []bool{o.Service != nil, o.Signal != nil, o.Range != nil, o.Flow != nil} {
+		if set {
+			n++
+		}
+	}
+	if n != 1 {
+		return fmt.Errorf("type: exactly one of service, signal, range, flow must be set")
+	}
+	if o.Type == TypeRange {
+		if o.Range == nil {
+			return fmt.Errorf("range: required for type range")
+		}
+		p, err := netip.ParsePrefix(o.Network)
+		if err != nil {
+			return fmt.Errorf("network: not a CIDR: %q", o.Network)
+		}
+		o.Network = p.Masked().String()
+		o.IP = ""
+		if !slices.Contains(RangeKinds, o.Range.Kind) {
+			return fmt.Errorf("range.kind: must be one of %s, got %q", strings.Join(RangeKinds, ", "), o.Range.Kind)
+		}
+		return checkConf("range.confidence", o.Range.Confidence)
+	}
+	a, err := netip.ParseAddr(o.IP)
+	if err != nil {
+		return fmt.Errorf("ip: not an IP address: %q", o.IP)
+	}
+	o.IP = a.Unmap().WithZone("").String()
+	o.Network = ""
+	switch o.Type {
+	case TypeService:
+		if o.Service == nil {
+			return fmt.Errorf("service: required for type service")
+		}
+		if err := checkPort("service.port", o.Service.Port, true); err != nil {
+			return err
+		}
+		if err := checkTransport("service.transport", &o.Service.Transport); err != nil {
+			return err
+		}
+	case TypeSignal:
+		if o.Signal == nil {
+			return fmt.Errorf("signal: required for type signal")
+		}
+		if !slices.Contains(SignalKinds, o.Signal.Kind) {
+			return fmt.Errorf("signal.kind: must be one of %s, got %q", strings.Join(SignalKinds, ", "), o.Signal.Kind)
+		}
+		if err := checkPort("signal.port", o.Signal.Port, false); err != nil {
+			return err
+		}
+		return checkConf("signal.confidence", o.Signal.Confidence)
+	case TypeFlow:
+		if o.Flow == nil {
+			return fmt.Errorf("flow: required for type flow")
+		}
+		if err := checkPort("flow.port", o.Flow.Port, true); err != nil {
+			return err
+		}
+		if err := checkTransport("flow.transport", &o.Flow.Transport); err != nil {
+			return err
+		}
+		o.Flow.Protocol = strings.ToLower(o.Flow.Protocol)
+		if !slices.Contains(FlowProtocols, o.Flow.Protocol) {
+			return fmt.Errorf("flow.protocol: must be one of %s, got %q", strings.Join(FlowProtocols, ", "), o.Flow.Protocol)
+		}
+	default:
+		return fmt.Errorf("type: must be service, signal, range or flow, got %q", o.Type)
+	}
+	return nil
+}
+
+func checkPort(field string, p int, required bool) error {
+	if p < 0 || p > 65535 || (required && p == 0) {
+		return fmt.Errorf("%s: must be 1..65535, got %d", field, p)
+	}
+	return nil
+}
+
+func checkTransport(field string, t *string) error {
+	*t = strings.ToLower(*t)
+	if *t != "tcp" && *t != "udp" {
+		return fmt.Errorf("%s: must be tcp or udp, got %q", field, *t)
+	}
+	return nil
+}
+
+func checkConf(field string, c float64) error {
+	if c < 0 || c > 1 {
+		return fmt.Errorf("%s: must be 0..1, got %g", field, c)
+	}
+	return nil
+}
+
+func validSource(s string) bool {
+	if len(s) > 64 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' || r == ':') {
+			return false
+		}
+	}
+	return true
+}
+
+// Key is the state key the observation updates: the address, or the range.
+func (o *Observation) Key() string {
+	if o.Type == TypeRange {
+		return o.Network
+	}
+	return o.IP
+}
+
+// Encode returns the canonical JSON of a normalized observation and its
+// message id: a hash of that JSON, so the same source, content and time
+// give the same id.
+func (o *Observation) Encode() (data []byte, id string, err error) {
+	data, err = json.Marshal(o)
+	if err != nil {
+		return nil, "", fmt.Errorf("encode observation: %w", err)
+	}
+	sum := sha256.Sum256(data)
+	return data, hex.EncodeToString(sum[:16]), nil
+}
+
+// Subject is the stream subject of o: obs.<type>.<source>.
+func (o *Observation) Subject() string {
+	return "obs." + o.Type + "." + strings.NewReplacer(".", "_", ":", "_").Replace(o.Source)
+}

@@ -1,0 +1,267 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Publisher sends observations to JetStream asynchronously, at most
+// maxInFlight unacknowledged at a time, each with its message id so the
+// stream's duplicate window stores a repeated observation once.
+type Publisher struct {
+	js          jetstream.JetStream
+	maxInFlight int
+	pending     []jetstream.PubAckFuture
+	// Published counts observations the stream stored; Duplicates those it
+	// recognised as already stored.
+	Published, Duplicates int
+}
+
+// Metrics are the ingest counters on /metrics.
+type Metrics struct {
+	published  *prometheus.CounterVec
+	duplicates *prometheus.CounterVec
+	bad        *prometheus.CounterVec
+}
+
+// NewMetrics registers the ingest counters on reg (nil = not registered).
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		published:  prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_ingest_observations_total", Help: "Observations stored on the OBSERVATIONS stream, by format."}, []string{"format"}),
+		duplicates: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_ingest_duplicates_total", Help: "Observations the stream already held (same message id), by format."}, []string{"format"}),
+		bad:        prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_ingest_malformed_total", Help: "Malformed feed records skipped, by format."}, []string{"format"}),
+	}
+	if reg != nil {
+		for _, c := range []prometheus.Collector{m.published, m.duplicates, m.bad} {
+			if err := reg.Register(c); err != nil {
+				var are prometheus.AlreadyRegisteredError
+				if errors.As(err, &are) {
+					continue
+				}
+			}
+		}
+	}
+	return m
+}
+
+// NewPublisher returns a publisher; maxInFlight <= 0 means 4096.
+func NewPublisher(js jetstream.JetStream, maxInFlight int) *Publisher {
+	if maxInFlight <= 0 {
+		maxInFlight = 4096
+	}
+	return &Publisher{js: js, maxInFlight: maxInFlight}
+}
+
+// Publish sends a normalized observation; the stream's acknowledgement is
+// checked by a later Publish or by Flush.
+func (p *Publisher) Publish(ctx context.Context, o *Observation) error {
+	data, id, err := o.Encode()
+	if err != nil {
+		return err
+	}
+	return p.PublishRaw(ctx, o.Subject(), id, data)
+}
+
+// PublishRaw sends an already encoded observation with its message id.
+func (p *Publisher) PublishRaw(ctx context.Context, subject, id string, data []byte) error {
+	if len(p.pending) >= p.maxInFlight {
+		if err := p.Flush(ctx); err != nil {
+			return err
+		}
+	}
+	msg := &nats.Msg{Subject: subject, Data: data, Header: nats.Header{}}
+	msg.Header.Set(jetstream.MsgIDHeader, id)
+	f, err := p.js.PublishMsgAsync(msg)
+	if err != nil {
+		return fmt.Errorf("publish %s: %w", subject, err)
+	}
+	p.pending = append(p.pending, f)
+	return nil
+}
+
+// Flush waits for every pending acknowledgement.
+func (p *Publisher) Flush(ctx context.Context) error {
+	var errs []error
+	for _, f := range p.pending {
+		select {
+		case ack := <-f.Ok():
+			if ack.Duplicate {
+				p.Duplicates++
+			} else {
+				p.Published++
+			}
+		case err := <-f.Err():
+			if len(errs) < 5 {
+				errs = append(errs, err)
+			}
+		case <-ctx.Done():
+			p.pending = nil
+			return ctx.Err()
+		case <-time.After(30 * time.Second):
+			errs = append(errs, errors.New("no acknowledgement after 30s"))
+		}
+	}
+	p.pending = p.pending[:0]
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("publish observations: %w", err)
+	}
+	return nil
+}
+
+// Stats summarises one ingest run.
+type Stats struct {
+	Format     string
+	Read       int // valid observations read
+	Published  int // stored by the stream
+	Duplicates int // already stored (same message id)
+	Malformed  []LineError
+}
+
+func (s Stats) String() string {
+	return fmt.Sprintf("%s: %d observations read, %d stored, %d duplicates, %d malformed", s.Format, s.Read, s.Published, s.Duplicates, len(s.Malformed))
+}
+
+// maxReportedErrors bounds the malformed lines kept in Stats.
+const maxReportedErrors = 1000
+
+// Ingester runs adapters against a source and publishes what they read.
+type Ingester struct {
+	js          jetstream.JetStream
+	log         *slog.Logger
+	metrics     *Metrics
+	maxInFlight int
+	timeout     time.Duration
+	client      *http.Client
+}
+
+// New returns an ingester publishing to js. reg may be nil.
+func New(js jetstream.JetStream, log *slog.Logger, reg prometheus.Registerer, maxInFlight int, fetchTimeout time.Duration) *Ingester {
+	if fetchTimeout <= 0 {
+		fetchTimeout = 2 * time.Minute
+	}
+	return &Ingester{js: js, log: log.With("stage", "ingest"), metrics: NewMetrics(reg), maxInFlight: maxInFlight,
+		timeout: fetchTimeout, client: &http.Client{Timeout: fetchTimeout}}
+}
+
+// ErrUnknownFormat is returned for a format no adapter reads.
+var ErrUnknownFormat = errors.New("unknown format")
+
+// IngestFile reads the file or http(s) URL at location in format and
+// publishes every valid observation. Malformed records are logged with
+// their line number, counted and skipped.
+func (in *Ingester) IngestFile(ctx context.Context, format, location string, opt Options) (Stats, error) {
+	rc, mod, err := in.open(ctx, location)
+	if err != nil {
+		return Stats{Format: format}, err
+	}
+	defer rc.Close()
+	if opt.ObservedAt.IsZero() {
+		opt.ObservedAt = mod
+	}
+	return in.Ingest(ctx, format, rc, opt)
+}
+
+// Ingest reads r in format and publishes every valid observation.
+func (in *Ingester) Ingest(ctx context.Context, format string, r io.Reader, opt Options) (Stats, error) {
+	st := Stats{Format: format}
+	ad, ok := Adapters()[format]
+	if !ok {
+		return st, fmt.Errorf("%w %q: use one of tor-exits, aws-ranges, gcp-ranges, cidr-list, observations", ErrUnknownFormat, format)
+	}
+	pub := NewPublisher(in.js, in.maxInFlight)
+	err := ad(r, opt, func(_ int, o Observation) error {
+		st.Read++
+		return pub.Publish(ctx, &o)
+	}, func(le LineError) {
+		in.metrics.bad.WithLabelValues(format).Inc()
+		if len(st.Malformed) < maxReportedErrors {
+			st.Malformed = append(st.Malformed, le)
+			in.log.Warn("malformed record skipped", "format", format, "line", le.Line, "err", le.Err)
+		}
+	})
+	ferr := pub.Flush(ctx)
+	st.Published, st.Duplicates = pub.Published, pub.Duplicates
+	in.metrics.published.WithLabelValues(format).Add(float64(st.Published))
+	in.metrics.duplicates.WithLabelValues(format).Add(float64(st.Duplicates))
+	if err := errors.Join(err, ferr); err != nil {
+		return st, err
+	}
+	in.log.Info("ingested", "format", format, "read", st.Read, "stored", st.Published, "duplicates", st.Duplicates, "malformed", len(st.Malformed))
+	return st, nil
+}
+
+// open returns the content at location and its modification time (file
+// mtime or Last-Modified), truncated to seconds; zero when unknown.
+func (in *Ingester) open(ctx context.Context, location string) (io.ReadCloser, time.Time, error) {
+	if strings.HasPrefix(location, "http://") || strings.HasPrefix(location, "https://") {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, location, nil)
+		if err != nil {
+			return nil, time.Time{}, fmt.Errorf("fetch %s: %w", location, err)
+		}
+		resp, err := in.client.Do(req)
+		if err != nil {
+			return nil, time.Time{}, fmt.Errorf("fetch %s: %w", location, err)
+		}
+		if resp.StatusCode != http.StatusOK {
+			resp.Body.Close()
+			return nil, time.Time{}, fmt.Errorf("fetch %s: status %s", location, resp.Status)
+		}
+		mod, _ := http.ParseTime(resp.Header.Get("Last-Modified"))
+		return resp.Body, mod, nil
+	}
+	f, err := os.Open(location)
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("open feed: %w", err)
+	}
+	var mod time.Time
+	if fi, err := f.Stat(); err == nil {
+		mod = fi.ModTime().Truncate(time.Second)
+	}
+	return f, mod, nil
+}
+
+// Sample is one bundled sample feed (samples/ at the repository root).
+type Sample struct {
+	File   string
+	Format string
+	Opt    Options
+}
+
+// Samples are the bundled sample feeds that `make run` ingests at start.
+var Samples = []Sample{
+	{File: "observations.ndjson", Format: "observations"},
+	{File: "tor-exit-addresses", Format: "tor-exits"},
+	{File: "aws-ip-ranges.json", Format: "aws-ranges"},
+	{File: "gcp-cloud.json", Format: "gcp-ranges"},
+	{File: "cloudflare-ips-v4.txt", Format: "cidr-list", Opt: Options{Kind: "cdn", Provider: "Cloudflare", Source: "cloudflare"}},
+	{File: "mullvad.txt", Format: "cidr-list", Opt: Options{Kind: "vpn", Provider: "Mullvad VPN", Source: "x4bnet-mullvad"}},
+}
+
+// IngestSamples ingests every bundled sample feed found in dir; a missing
+// file is skipped. Running it again stores nothing new (same message ids).
+func (in *Ingester) IngestSamples(ctx context.Context, dir string) ([]Stats, error) {
+	var out []Stats
+	for _, s := range Samples {
+		p := dir + string(os.PathSeparator) + s.File
+		if _, err := os.Stat(p); err != nil {
+			continue
+		}
+		st, err := in.IngestFile(ctx, s.Format, p, s.Opt)
+		if err != nil {
+			return out, fmt.Errorf("sample %s: %w", s.File, err)
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}

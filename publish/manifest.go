@@ -1,0 +1,321 @@
+// Package publish writes the daily IP intelligence snapshot (CSV, NDJSON,
+// Parquet and MMDB, a manifest.json and SHA256SUMS) into the object store,
+// and offers the reader side (Latest, ReadManifest, Download) that the API
+// uses to serve it.
+//
+// Object layout (docs/snapshot.md):
+//
+//	snapshots/YYYY-MM-DD/ipintel.csv.gz
+//	snapshots/YYYY-MM-DD/ipintel.ndjson.gz
+//	snapshots/YYYY-MM-DD/ipintel.parquet
+//	snapshots/YYYY-MM-DD/ipintel.mmdb
+//	snapshots/YYYY-MM-DD/SHA256SUMS
+//	snapshots/YYYY-MM-DD/manifest.json   written after every file above
+//	snapshots/latest                     written last: names the date and manifest
+//
+// A snapshot is visible to readers only through snapshots/latest, which is
+// written after every file was uploaded and verified and the manifest was
+// written, so a reader never sees a half-written snapshot.
+package publish
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/netintel/netintel/internal/ipmodel"
+	"github.com/netintel/netintel/internal/objstore"
+)
+
+// Object keys and names of a snapshot.
+const (
+	// Prefix is the folder of every snapshot in the object store.
+	Prefix = "snapshots/"
+	// LatestKey is the pointer to the newest complete snapshot.
+	LatestKey = Prefix + "latest"
+	// ManifestName is the manifest's file name inside a snapshot folder.
+	ManifestName = "manifest.json"
+	// SumsName is the checksum list (`sha256sum -c` format) in a snapshot folder.
+	SumsName = "SHA256SUMS"
+)
+
+// Formats of the data files.
+const (
+	FormatCSV     = "csv"
+	FormatNDJSON  = "ndjson"
+	FormatParquet = "parquet"
+	FormatMMDB    = "mmdb"
+)
+
+// Formats lists every data format in the order they are written.
+var Formats = []string{FormatCSV, FormatNDJSON, FormatParquet, FormatMMDB}
+
+// File names of the data files inside a snapshot folder.
+const (
+	FileCSV     = "ipintel.csv.gz"
+	FileNDJSON  = "ipintel.ndjson.gz"
+	FileParquet = "ipintel.parquet"
+	FileMMDB    = "ipintel.mmdb"
+)
+
+// FileName returns the data file name of a format, or "" for an unknown one.
+func FileName(format string) string {
+	switch format {
+	case FormatCSV:
+		return FileCSV
+	case FormatNDJSON:
+		return FileNDJSON
+	case FormatParquet:
+		return FileParquet
+	case FormatMMDB:
+		return FileMMDB
+	}
+	return ""
+}
+
+// ContentType returns the HTTP content type of a format's file.
+func ContentType(format string) string {
+	switch format {
+	case FormatCSV, FormatNDJSON:
+		return "application/gzip"
+	case FormatParquet:
+		return "application/vnd.apache.parquet"
+	case FormatMMDB:
+		return "application/octet-stream"
+	}
+	return "application/octet-stream"
+}
+
+// DatabaseType is the MMDB metadata database_type, so GeoIP2 readers open
+// the file as an Anonymous IP database.
+const DatabaseType = "GeoIP2-Anonymous-IP"
+
+// EventSubject is the NATS subject (stream EVENTS) of the event sent after a
+// snapshot is published; its payload is an Event in JSON.
+const EventSubject = "events.snapshot.published"
+
+// DateFormat is the layout of a snapshot date.
+const DateFormat = "2006-01-02"
+
+// ErrNoSnapshot is returned by Latest when nothing has been published yet.
+var ErrNoSnapshot = errors.New("no snapshot published yet")
+
+// ErrChecksum is returned when an object's bytes do not match the manifest.
+var ErrChecksum = errors.New("checksum mismatch")
+
+// File describes one data file of a snapshot.
+type File struct {
+	// Name is the file name inside the snapshot folder (as in SHA256SUMS).
+	Name string `json:"name"`
+	// Key is the full object key.
+	Key string `json:"key"`
+	// Format is csv, ndjson, parquet or mmdb.
+	Format string `json:"format"`
+	// ContentType is the HTTP content type to serve it with.
+	ContentType string `json:"content_type"`
+	// Size in bytes.
+	Size int64 `json:"size"`
+	// Rows is the number of records (for mmdb: records inserted, hosts and
+	// ranges; a host inside a range is merged into it, see docs/snapshot.md).
+	Rows int64 `json:"rows"`
+	// SHA256 is the lower-case hex SHA-256 of the file's bytes.
+	SHA256 string `json:"sha256"`
+}
+
+// Manifest describes one complete snapshot.
+type Manifest struct {
+	// SnapshotDate is the snapshot's date, YYYY-MM-DD (UTC).
+	SnapshotDate string `json:"snapshot_date"`
+	// SchemaVersion is ipmodel.SchemaVersion at build time.
+	SchemaVersion string `json:"schema_version"`
+	// BuildTime is when the build started, RFC 3339 UTC.
+	BuildTime string `json:"build_time"`
+	// Key is the manifest's own object key.
+	Key string `json:"key"`
+	// Hosts and Ranges count the state records the snapshot holds.
+	Hosts  int64 `json:"hosts"`
+	Ranges int64 `json:"ranges"`
+	// Skipped counts state records left out because their address or
+	// network did not parse.
+	Skipped int64 `json:"skipped"`
+	// Files are the data files, in Formats order.
+	Files []File `json:"files"`
+	// SumsKey is the object key of SHA256SUMS.
+	SumsKey string `json:"sha256sums_key"`
+}
+
+// File returns the manifest's file of the given format.
+func (m *Manifest) File(format string) (File, bool) {
+	for _, f := range m.Files {
+		if f.Format == format {
+			return f, true
+		}
+	}
+	return File{}, false
+}
+
+// Pointer is the content of snapshots/latest.
+type Pointer struct {
+	SnapshotDate  string `json:"snapshot_date"`
+	Manifest      string `json:"manifest"`
+	BuildTime     string `json:"build_time"`
+	SchemaVersion string `json:"schema_version"`
+}
+
+var dateRe = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
+
+// ParseDate checks a snapshot date (YYYY-MM-DD, a real calendar day).
+func ParseDate(s string) (time.Time, error) {
+	if !dateRe.MatchString(s) {
+		return time.Time{}, fmt.Errorf("date %q: want YYYY-MM-DD", s)
+	}
+	t, err := time.Parse(DateFormat, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("date %q: not a calendar day", s)
+	}
+	return t, nil
+}
+
+// Dir returns the folder (with trailing slash) of a snapshot date.
+func Dir(date string) string { return Prefix + date + "/" }
+
+// Key returns the object key of a file name in a snapshot date's folder.
+func Key(date, name string) string { return Dir(date) + name }
+
+// ManifestKey returns the object key of a snapshot date's manifest.
+func ManifestKey(date string) string { return Key(date, ManifestName) }
+
+// ReadPointer reads snapshots/latest. ErrNoSnapshot when absent.
+func ReadPointer(ctx context.Context, st objstore.Store) (*Pointer, error) {
+	var p Pointer
+	if err := readJSON(ctx, st, LatestKey, 1<<16, &p); err != nil {
+		if errors.Is(err, objstore.ErrNotFound) {
+			return nil, ErrNoSnapshot
+		}
+		return nil, err
+	}
+	if _, err := ParseDate(p.SnapshotDate); err != nil {
+		return nil, fmt.Errorf("read %s: %w", LatestKey, err)
+	}
+	if p.Manifest != ManifestKey(p.SnapshotDate) {
+		return nil, fmt.Errorf("read %s: manifest key %q does not match date %s", LatestKey, p.Manifest, p.SnapshotDate)
+	}
+	return &p, nil
+}
+
+// Latest returns the manifest of the newest complete snapshot, or
+// ErrNoSnapshot when none was published.
+func Latest(ctx context.Context, st objstore.Store) (*Manifest, error) {
+	p, err := ReadPointer(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	return ReadManifest(ctx, st, p.Manifest)
+}
+
+// ReadManifest reads and checks the manifest at key.
+func ReadManifest(ctx context.Context, st objstore.Store, key string) (*Manifest, error) {
+	var m Manifest
+	if err := readJSON(ctx, st, key, 1<<20, &m); err != nil {
+		return nil, err
+	}
+	if err := m.check(); err != nil {
+		return nil, fmt.Errorf("read manifest %s: %w", key, err)
+	}
+	return &m, nil
+}
+
+// check verifies the manifest's internal consistency: keys inside its
+// date's folder, known formats, hex checksums, a schema of the same major
+// version as this code.
+func (m *Manifest) check() error {
+	if _, err := ParseDate(m.SnapshotDate); err != nil {
+		return err
+	}
+	if major(m.SchemaVersion) != major(ipmodel.SchemaVersion) {
+		return fmt.Errorf("schema version %q: this build reads %s", m.SchemaVersion, ipmodel.SchemaVersion)
+	}
+	if m.Key != ManifestKey(m.SnapshotDate) {
+		return fmt.Errorf("key %q does not match date %s", m.Key, m.SnapshotDate)
+	}
+	for i, f := range m.Files {
+		if FileName(f.Format) == "" {
+			return fmt.Errorf("files[%d].format: unknown %q", i, f.Format)
+		}
+		if f.Key != Key(m.SnapshotDate, f.Name) {
+			return fmt.Errorf("files[%d].key %q is not %s", i, f.Key, Key(m.SnapshotDate, f.Name))
+		}
+		if b, err := hex.DecodeString(f.SHA256); err != nil || len(b) != sha256.Size {
+			return fmt.Errorf("files[%d].sha256: not a SHA-256 hex digest", i)
+		}
+	}
+	return nil
+}
+
+func major(v string) string {
+	if i := strings.IndexByte(v, '.'); i >= 0 {
+		return v[:i]
+	}
+	return v
+}
+
+func readJSON(ctx context.Context, st objstore.Store, key string, limit int64, v any) error {
+	rc, _, err := st.Get(ctx, key, nil)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", key, err)
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(io.LimitReader(rc, limit+1))
+	if err != nil {
+		return fmt.Errorf("read %s: %w", key, err)
+	}
+	if int64(len(b)) > limit {
+		return fmt.Errorf("read %s: larger than %d bytes", key, limit)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("decode %s: %w", key, err)
+	}
+	return nil
+}
+
+// Download copies a snapshot file to w and verifies its size and SHA-256
+// against the manifest entry; ErrChecksum on a mismatch (w then holds bad
+// bytes: write to a temp file and discard it on error).
+func Download(ctx context.Context, st objstore.Store, f File, w io.Writer) error {
+	rc, _, err := st.Get(ctx, f.Key, nil)
+	if err != nil {
+		return fmt.Errorf("download %s: %w", f.Key, err)
+	}
+	defer rc.Close()
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(w, h), rc)
+	if err != nil {
+		return fmt.Errorf("download %s: %w", f.Key, err)
+	}
+	if n != f.Size || hex.EncodeToString(h.Sum(nil)) != f.SHA256 {
+		return fmt.Errorf("download %s: %w", f.Key, ErrChecksum)
+	}
+	return nil
+}
+
+// Event is the JSON payload published on EventSubject.
+type Event struct {
+	SnapshotDate  string `json:"snapshot_date"`
+	Manifest      string `json:"manifest"`
+	BuildTime     string `json:"build_time"`
+	SchemaVersion string `json:"schema_version"`
+	// Rows is the number of state records (hosts + ranges) in the snapshot.
+	Rows int64 `json:"rows"`
+	// Latest is true when snapshots/latest now names this snapshot (false
+	// for a backfill of a date older than the latest).
+	Latest bool `json:"latest"`
+	// Files maps each format to its object key.
+	Files map[string]string `json:"files"`
+}

@@ -1,0 +1,270 @@
+package publish
+
+import (
+	"bytes"
+	"encoding/json"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/oschwald/geoip2-golang"
+	"github.com/oschwald/maxminddb-golang"
+
+	"github.com/netintel/netintel/internal/ipmodel"
+	"github.com/netintel/netintel/publish/gen"
+)
+
+// buildMMDB writes the MMDB of g (ranges first, then hosts, or the other
+// way round) into a temp file and returns its path.
+func buildMMDB(t *testing.T, g *gen.State, hostsFirst bool) string {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := newMMDBWriter(&buf, time.Date(2026, 11, 23, 3, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	insert := func(isRange bool) func(ipmodel.Record) error {
+		return func(r ipmodel.Record) error {
+			p, err := recordPrefix(&r, isRange)
+			if err != nil {
+				return err
+			}
+			return w.Write(&r, p)
+		}
+	}
+	steps := []func() error{
+		func() error { return g.Ranges(t.Context(), insert(true)) },
+		func() error { return g.Hosts(t.Context(), insert(false)) },
+	}
+	if hostsFirst {
+		slices.Reverse(steps)
+	}
+	for _, s := range steps {
+		if err := s(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), FileMMDB)
+	if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// expectMerged is what the MMDB holds for host h inside range rg, per the
+// merge rules documented in docs/snapshot.md.
+func expectMerged(h, rg ipmodel.Record) ipmodel.Record {
+	out := h
+	out.Network = rg.Network
+	var cls []string
+	for _, c := range ipmodel.Classes {
+		if h.Has(c) || rg.Has(c) {
+			cls = append(cls, c)
+		}
+	}
+	out.Classifications = cls
+	if out.Provider == nil {
+		out.Provider = rg.Provider
+	}
+	out.Confidence = max(h.Confidence, rg.Confidence)
+	out.FirstSeen = min(h.FirstSeen, rg.FirstSeen)
+	out.LastSeen = max(h.LastSeen, rg.LastSeen)
+	src := slices.Concat(h.Sources, rg.Sources)
+	slices.Sort(src)
+	out.Sources = slices.Compact(src)
+	return out
+}
+
+// canon renders a record as JSON with the ip dropped and empty slices
+// normalised, for comparing what a reader decoded with what was written.
+func canon(t *testing.T, r ipmodel.Record) string {
+	t.Helper()
+	r.IP = ""
+	if r.Classifications == nil {
+		r.Classifications = []string{}
+	}
+	if r.Assets == nil {
+		r.Assets = []ipmodel.Asset{}
+	}
+	for i := range r.Assets {
+		a := &r.Assets[i]
+		if a.Attributions == nil {
+			a.Attributions = []ipmodel.Attribution{}
+		}
+		if len(a.Cves) == 0 {
+			a.Cves = nil
+		}
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestMMDB_ReadersAgree(t *testing.T) {
+	g := gen.New(2000, 7)
+	for _, hostsFirst := range []bool{false, true} {
+		name := "ranges-first"
+		if hostsFirst {
+			name = "hosts-first"
+		}
+		t.Run(name, func(t *testing.T) {
+			path := buildMMDB(t, g, hostsFirst)
+			db, err := maxminddb.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if db.Metadata.DatabaseType != DatabaseType || db.Metadata.IPVersion != 6 {
+				t.Fatalf("metadata = %q v%d", db.Metadata.DatabaseType, db.Metadata.IPVersion)
+			}
+			geo, err := geoip2.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer geo.Close()
+
+			rangeOnly := func(j int) (string, ipmodel.Record) {
+				// The last address of the range's /22 or /44 holds no host.
+				p := gen.RangePrefix(j)
+				a := p.Addr().AsSlice()
+				a[p.Bits()/8] |= byte(0xff >> (p.Bits() % 8))
+				for k := p.Bits()/8 + 1; k < len(a); k++ {
+					a[k] = 0xff
+				}
+				return net.IP(a).String(), g.Range(j)
+			}
+			type tc struct {
+				name string
+				ip   string
+				want ipmodel.Record
+			}
+			var cases []tc
+			for _, i := range []int{gen.BlockSize + 1, 5 * gen.BlockSize, 4*gen.BlockSize + 3, 9*gen.BlockSize + 63, 1999} {
+				if _, in := g.InRange(i); in {
+					t.Fatalf("host %d unexpectedly in a range", i)
+				}
+				cases = append(cases, tc{"host", gen.HostAddr(i).String(), g.Host(i)})
+			}
+			for _, i := range []int{0, 7*gen.BlockSize + 2, 14*gen.BlockSize + 10, 28 * gen.BlockSize} {
+				j, in := g.InRange(i)
+				if !in {
+					t.Fatalf("host %d not in a range", i)
+				}
+				cases = append(cases, tc{"host-in-range", gen.HostAddr(i).String(), expectMerged(g.Host(i), g.Range(j))})
+			}
+			for _, j := range []int{0, 1, 2, 4} {
+				ip, want := rangeOnly(j)
+				cases = append(cases, tc{"range", ip, want})
+			}
+			v6 := 0
+			for _, c := range cases {
+				t.Run(c.name+"/"+c.ip, func(t *testing.T) {
+					ip := net.ParseIP(c.ip)
+					if ip.To4() == nil {
+						v6++
+					}
+					var got ipmodel.Record
+					if err := db.Lookup(ip, &got); err != nil {
+						t.Fatal(err)
+					}
+					if g, w := canon(t, got), canon(t, c.want); g != w {
+						t.Fatalf("maxminddb record\n got %s\nwant %s", g, w)
+					}
+					anon, err := geo.AnonymousIP(ip)
+					if err != nil {
+						t.Fatal(err)
+					}
+					f := Flags(&c.want)
+					gotFlags := [flagCount]bool{anon.IsAnonymous, anon.IsAnonymousVPN, anon.IsHostingProvider, anon.IsPublicProxy, anon.IsResidentialProxy, anon.IsTorExitNode}
+					if gotFlags != f {
+						t.Fatalf("geoip2 flags = %v, want %v (classifications %v)", gotFlags, f, c.want.Classifications)
+					}
+					checkMMDBLookup(t, path, c.ip, &c.want)
+				})
+			}
+			if v6 == 0 {
+				t.Fatal("no IPv6 case")
+			}
+		})
+	}
+}
+
+// mmdbLookup runs Debian's mmdblookup for one key path and returns the
+// value it prints (without the type annotation), or ok=false when the path
+// does not exist.
+func mmdbLookup(t *testing.T, file, ip string, path ...string) (string, bool) {
+	t.Helper()
+	out, err := exec.Command("mmdblookup", append([]string{"--file", file, "--ip", ip}, path...)...).CombinedOutput()
+	s := strings.TrimSpace(string(out))
+	if err != nil {
+		if strings.Contains(s, "does not match") || strings.Contains(s, "not found") || strings.Contains(s, "Could not find") {
+			return "", false
+		}
+		t.Fatalf("mmdblookup %s %v: %v: %s", ip, path, err, s)
+	}
+	if s == "" {
+		return "", false
+	}
+	if i := strings.LastIndex(s, " <"); i >= 0 {
+		s = s[:i]
+	}
+	// Strings are printed between quotes, unescaped.
+	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
+		s = s[1 : len(s)-1]
+	}
+	return s, true
+}
+
+func checkMMDBLookup(t *testing.T, file, ip string, want *ipmodel.Record) {
+	t.Helper()
+	for i, name := range FlagNames {
+		v, ok := mmdbLookup(t, file, ip, name)
+		if Flags(want)[i] {
+			if !ok || v != "true" {
+				t.Errorf("mmdblookup %s %s = %q %v, want true", ip, name, v, ok)
+			}
+		} else if ok {
+			t.Errorf("mmdblookup %s %s = %q, want absent", ip, name, v)
+		}
+	}
+	if v, ok := mmdbLookup(t, file, ip, "network"); ok != (want.Network != "") || v != want.Network {
+		t.Errorf("mmdblookup %s network = %q %v, want %q", ip, v, ok, want.Network)
+	}
+	if v, _ := mmdbLookup(t, file, ip, "last_seen"); v != want.LastSeen {
+		t.Errorf("mmdblookup %s last_seen = %q, want %q", ip, v, want.LastSeen)
+	}
+	if len(want.Classifications) > 0 {
+		if v, _ := mmdbLookup(t, file, ip, "classification", "0"); v != want.Classifications[0] {
+			t.Errorf("mmdblookup %s classification/0 = %q, want %q", ip, v, want.Classifications[0])
+		}
+	}
+	if v, ok := mmdbLookup(t, file, ip, "provider"); ok != (want.Provider != nil) || (ok && v != *want.Provider) {
+		t.Errorf("mmdblookup %s provider = %q %v, want %v", ip, v, ok, want.Provider)
+	}
+	for k, a := range want.Assets {
+		if v, _ := mmdbLookup(t, file, ip, "assets", itoa(k), "port"); v != itoa(a.Port) {
+			t.Errorf("mmdblookup %s assets/%d/port = %q, want %d", ip, k, v, a.Port)
+		}
+		if len(a.Cves) > 0 {
+			if v, _ := mmdbLookup(t, file, ip, "assets", itoa(k), "cves", "0", "cve_id"); v != a.Cves[0].CveID {
+				t.Errorf("mmdblookup %s assets/%d/cves/0/cve_id = %q, want %s", ip, k, v, a.Cves[0].CveID)
+			}
+			if v, _ := mmdbLookup(t, file, ip, "assets", itoa(k), "cve_summary", "total_count"); v != itoa(a.CveSummary.TotalCount) {
+				t.Errorf("mmdblookup %s cve_summary/total_count = %q, want %d", ip, v, a.CveSummary.TotalCount)
+			}
+		}
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

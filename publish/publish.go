@@ -1,0 +1,481 @@
+package publish
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"log/slog"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/netintel/netintel/internal/config"
+	"github.com/netintel/netintel/internal/ipmodel"
+	"github.com/netintel/netintel/internal/objstore"
+)
+
+// ErrNoState is returned by Run when there is no state to publish.
+var ErrNoState = errors.New("no IP intelligence state to publish (is the enrich module wired in?)")
+
+// Publisher builds and publishes snapshots. It holds no snapshot data
+// between runs; one Run at a time per store is expected (the scheduler
+// fires a job once per tick across copies).
+type Publisher struct {
+	cfg   config.Publish
+	store objstore.Store
+	js    jetstream.JetStream
+	log   *slog.Logger
+	// Now is the clock (build time, default date); tests replace it.
+	Now func() time.Time
+}
+
+// New returns a publisher writing to store and announcing snapshots on js
+// (nil: no event). cfg.WorkDir must be set or empty (system temp folder).
+func New(cfg config.Publish, store objstore.Store, js jetstream.JetStream, log *slog.Logger) *Publisher {
+	return &Publisher{cfg: cfg, store: store, js: js, log: log.With("stage", "publish"), Now: time.Now}
+}
+
+// Result is what Run did.
+type Result struct {
+	Manifest *Manifest
+	// Latest is true when snapshots/latest now names this snapshot (false
+	// for a date older than the one already latest: a backfill).
+	Latest bool
+	// Pruned are the dates deleted to keep cfg.Keep snapshots.
+	Pruned []string
+}
+
+// Run builds the snapshot of state for date (YYYY-MM-DD; "" = today in
+// UTC) and publishes it: data files and SHA256SUMS (each verified by
+// reading it back), then manifest.json, then snapshots/latest, then the
+// event; then it deletes snapshots beyond cfg.Keep. Running a date again
+// replaces that date's snapshot (idempotent); a failed run leaves the
+// previous latest in place.
+func (p *Publisher) Run(ctx context.Context, state ipmodel.State, date string) (*Result, error) {
+	if state == nil {
+		return nil, ErrNoState
+	}
+	start := p.Now().UTC().Truncate(time.Second)
+	if date == "" {
+		date = start.Format(DateFormat)
+	}
+	if _, err := ParseDate(date); err != nil {
+		return nil, err
+	}
+	if p.cfg.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, p.cfg.Timeout)
+		defer cancel()
+	}
+	log := p.log.With("date", date)
+	dir, err := os.MkdirTemp(p.cfg.WorkDir, "snapshot-"+date+"-")
+	if err != nil {
+		return nil, fmt.Errorf("create work dir: %w", err)
+	}
+	defer os.RemoveAll(dir)
+
+	m := &Manifest{SnapshotDate: date, SchemaVersion: ipmodel.SchemaVersion, BuildTime: ipmodel.FormatTime(start), Key: ManifestKey(date), SumsKey: Key(date, SumsName)}
+	files, err := Build(ctx, state, dir, BuildOptions{Formats: p.cfg.Formats, BuildTime: start, RowGroupRows: p.cfg.ParquetRowGroupRows, ParquetCompression: p.cfg.ParquetCompression}, m)
+	if err != nil {
+		return nil, err
+	}
+	log.Info("snapshot built", "hosts", m.Hosts, "ranges", m.Ranges, "skipped", m.Skipped, "took", time.Since(start).Round(time.Millisecond))
+
+	for _, f := range files {
+		if err := p.upload(ctx, f.Key, f.ContentType, f.SHA256, f.Size, fileSource(filepath.Join(dir, f.Name))); err != nil {
+			return nil, err
+		}
+	}
+	m.Files = files
+	sums := SumsFile(files)
+	if err := p.uploadBytes(ctx, m.SumsKey, "text/plain; charset=utf-8", sums); err != nil {
+		return nil, err
+	}
+	mb, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encode manifest: %w", err)
+	}
+	if err := p.uploadBytes(ctx, m.Key, "application/json", append(mb, '\n')); err != nil {
+		return nil, err
+	}
+
+	res := &Result{Manifest: m}
+	cur, err := ReadPointer(ctx, p.store)
+	switch {
+	case errors.Is(err, ErrNoSnapshot):
+	case err != nil:
+		// An unreadable pointer is replaced rather than blocking every
+		// future snapshot.
+		log.Warn("latest pointer unreadable, replacing it", "err", err)
+		cur = nil
+	}
+	if cur == nil || cur.SnapshotDate <= date {
+		pb, _ := json.Marshal(Pointer{SnapshotDate: date, Manifest: m.Key, BuildTime: m.BuildTime, SchemaVersion: m.SchemaVersion})
+		if err := p.uploadBytes(ctx, LatestKey, "application/json", append(pb, '\n')); err != nil {
+			return nil, err
+		}
+		res.Latest = true
+	} else {
+		log.Info("older than latest: published without moving latest", "latest", cur.SnapshotDate)
+	}
+	log.Info("snapshot published", "manifest", m.Key, "latest", res.Latest)
+
+	p.announce(ctx, m, res.Latest)
+	res.Pruned, err = p.prune(ctx, date)
+	if err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// announce sends the event. A failure is logged, not returned: the
+// snapshot is published, and readers also find it through snapshots/latest.
+func (p *Publisher) announce(ctx context.Context, m *Manifest, latest bool) {
+	if p.js == nil {
+		return
+	}
+	ev := Event{SnapshotDate: m.SnapshotDate, Manifest: m.Key, BuildTime: m.BuildTime, SchemaVersion: m.SchemaVersion, Rows: m.Hosts + m.Ranges, Latest: latest, Files: map[string]string{}}
+	for _, f := range m.Files {
+		ev.Files[f.Format] = f.Key
+	}
+	b, _ := json.Marshal(ev)
+	if _, err := p.js.Publish(ctx, EventSubject, b, jetstream.WithMsgID("snapshot-"+m.SnapshotDate+"-"+m.BuildTime)); err != nil {
+		p.log.Warn("snapshot event not sent", "subject", EventSubject, "err", err)
+	}
+}
+
+// SumsFile renders SHA256SUMS in the format `sha256sum -c` reads.
+func SumsFile(files []File) []byte {
+	var b bytes.Buffer
+	for _, f := range files {
+		fmt.Fprintf(&b, "%s  %s\n", f.SHA256, f.Name)
+	}
+	return b.Bytes()
+}
+
+type source func() (io.ReadCloser, error)
+
+func fileSource(path string) source {
+	return func() (io.ReadCloser, error) { return os.Open(path) }
+}
+
+func (p *Publisher) uploadBytes(ctx context.Context, key, ctype string, b []byte) error {
+	sum := sha256.Sum256(b)
+	return p.upload(ctx, key, ctype, hex.EncodeToString(sum[:]), int64(len(b)), func() (io.ReadCloser, error) {
+		return io.NopCloser(bytes.NewReader(b)), nil
+	})
+}
+
+// upload puts an object and reads it back to verify its SHA-256, retrying
+// (with doubling backoff) on a failed put, a failed read or a mismatch.
+func (p *Publisher) upload(ctx context.Context, key, ctype, sum string, size int64, src source) error {
+	attempts := max(p.cfg.UploadAttempts, 1)
+	backoff := p.cfg.RetryBackoff
+	var last error
+	for a := 1; a <= attempts; a++ {
+		if a > 1 {
+			p.log.Warn("upload failed, retrying", "key", key, "attempt", a, "err", last)
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("upload %s: %w (last error: %w)", key, ctx.Err(), last)
+			case <-time.After(backoff):
+			}
+			backoff *= 2
+		}
+		last = p.uploadOnce(ctx, key, ctype, sum, size, src)
+		if last == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return fmt.Errorf("upload %s: gave up after %d attempts: %w", key, attempts, last)
+}
+
+func (p *Publisher) uploadOnce(ctx context.Context, key, ctype, sum string, size int64, src source) error {
+	r, err := src()
+	if err != nil {
+		return err
+	}
+	_, err = p.store.Put(ctx, key, r, size, ctype)
+	r.Close()
+	if err != nil {
+		return err
+	}
+	rc, info, err := p.store.Get(ctx, key, nil)
+	if err != nil {
+		return fmt.Errorf("read back: %w", err)
+	}
+	defer rc.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, rc)
+	if err != nil {
+		return fmt.Errorf("read back: %w", err)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); n != size || got != sum {
+		return fmt.Errorf("read back: %w: %d bytes sha256 %s, want %d bytes %s (stat size %d)", ErrChecksum, n, got[:12], size, sum[:12], info.Size)
+	}
+	return nil
+}
+
+// prune deletes the snapshot folders beyond the newest cfg.Keep dates,
+// never the one just published nor the one latest names. A folder's
+// manifest goes first, so a half-deleted folder is never taken for a
+// complete snapshot.
+func (p *Publisher) prune(ctx context.Context, published string) ([]string, error) {
+	keep := max(p.cfg.Keep, 1)
+	objs, err := p.store.List(ctx, Prefix)
+	if err != nil {
+		return nil, fmt.Errorf("prune: list: %w", err)
+	}
+	byDate := map[string][]string{}
+	for _, o := range objs {
+		rest := strings.TrimPrefix(o.Key, Prefix)
+		d, _, ok := strings.Cut(rest, "/")
+		if !ok {
+			continue
+		}
+		if _, err := ParseDate(d); err != nil {
+			continue
+		}
+		byDate[d] = append(byDate[d], o.Key)
+	}
+	dates := make([]string, 0, len(byDate))
+	for d := range byDate {
+		dates = append(dates, d)
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(dates)))
+	latest := ""
+	if ptr, err := ReadPointer(ctx, p.store); err == nil {
+		latest = ptr.SnapshotDate
+	}
+	var pruned []string
+	for i, d := range dates {
+		if i < keep || d == published || d == latest {
+			continue
+		}
+		keys := byDate[d]
+		slices.SortFunc(keys, func(a, b string) int {
+			// manifest first, then the rest in key order
+			am, bm := strings.HasSuffix(a, "/"+ManifestName), strings.HasSuffix(b, "/"+ManifestName)
+			switch {
+			case am && !bm:
+				return -1
+			case bm && !am:
+				return 1
+			}
+			return strings.Compare(a, b)
+		})
+		for _, k := range keys {
+			if err := p.store.Delete(ctx, k); err != nil {
+				return pruned, fmt.Errorf("prune %s: %w", d, err)
+			}
+		}
+		p.log.Info("snapshot pruned", "date", d)
+		pruned = append(pruned, d)
+	}
+	return pruned, nil
+}
+
+// BuildOptions selects what Build writes.
+type BuildOptions struct {
+	// Formats to write (default all).
+	Formats []string
+	// BuildTime is the MMDB build epoch.
+	BuildTime time.Time
+	// RowGroupRows per Parquet row group (default 65536).
+	RowGroupRows int
+	// ParquetCompression: zstd (default), snappy, gzip or none.
+	ParquetCompression string
+}
+
+// hashFile counts and hashes what is written to a file.
+type hashFile struct {
+	f  *os.File
+	bw *bufio.Writer
+	h  hash.Hash
+	n  int64
+}
+
+func (h *hashFile) Write(b []byte) (int, error) {
+	n, err := h.bw.Write(b)
+	h.h.Write(b[:n])
+	h.n += int64(n)
+	return n, err
+}
+
+func (h *hashFile) Close() error {
+	if err := h.bw.Flush(); err != nil {
+		h.f.Close()
+		return err
+	}
+	return h.f.Close()
+}
+
+type item struct {
+	rec ipmodel.Record
+	pfx netip.Prefix
+}
+
+const batchSize = 256
+
+// Build reads state once (ranges, then hosts) and streams every record
+// through the writers of the selected formats in parallel, into files in
+// dir. It fills m's Hosts, Ranges and Skipped counts and returns the files
+// (name, key, format, size, rows, sha256) in Formats order. Records whose
+// address or network does not parse are skipped in every format.
+func Build(ctx context.Context, state ipmodel.State, dir string, o BuildOptions, m *Manifest) ([]File, error) {
+	formats := o.Formats
+	if len(formats) == 0 {
+		formats = Formats
+	}
+	type out struct {
+		format string
+		hf     *hashFile
+		w      formatWriter
+		ch     chan []item
+	}
+	var outs []*out
+	closeAll := func() {
+		for _, o := range outs {
+			o.hf.f.Close()
+		}
+	}
+	for _, f := range Formats {
+		if !slices.Contains(formats, f) {
+			continue
+		}
+		fh, err := os.Create(filepath.Join(dir, FileName(f)))
+		if err != nil {
+			closeAll()
+			return nil, fmt.Errorf("create %s: %w", FileName(f), err)
+		}
+		hf := &hashFile{f: fh, bw: bufio.NewWriterSize(fh, 1<<20), h: sha256.New()}
+		// Writers get only Write: the Parquet writer would close an io.Closer.
+		sink := struct{ io.Writer }{hf}
+		var w formatWriter
+		switch f {
+		case FormatCSV:
+			w, err = newCSVWriter(sink)
+		case FormatNDJSON:
+			w = newNDJSONWriter(sink)
+		case FormatParquet:
+			w, err = newParquetWriter(sink, o.RowGroupRows, o.ParquetCompression)
+		case FormatMMDB:
+			w, err = newMMDBWriter(sink, o.BuildTime)
+		}
+		outs = append(outs, &out{format: f, hf: hf, w: w, ch: make(chan []item, 8)})
+		if err != nil {
+			closeAll()
+			return nil, fmt.Errorf("open %s writer: %w", f, err)
+		}
+	}
+	if len(outs) == 0 {
+		return nil, fmt.Errorf("no known format in %v", formats)
+	}
+
+	g, gctx := errgroup.WithContext(ctx)
+	for _, o := range outs {
+		g.Go(func() error {
+			for b := range o.ch {
+				for i := range b {
+					if err := o.w.Write(&b[i].rec, b[i].pfx); err != nil {
+						// Keep draining so that the producer never blocks.
+						go func() {
+							for range o.ch {
+							}
+						}()
+						return fmt.Errorf("%s: %w", o.format, err)
+					}
+				}
+			}
+			if err := o.w.Close(); err != nil {
+				return fmt.Errorf("%s: %w", o.format, err)
+			}
+			return nil
+		})
+	}
+	g.Go(func() error {
+		defer func() {
+			for _, o := range outs {
+				close(o.ch)
+			}
+		}()
+		batch := make([]item, 0, batchSize)
+		flush := func() error {
+			if len(batch) == 0 {
+				return nil
+			}
+			for _, o := range outs {
+				select {
+				case o.ch <- batch:
+				case <-gctx.Done():
+					return gctx.Err()
+				}
+			}
+			batch = make([]item, 0, batchSize)
+			return nil
+		}
+		feed := func(isRange bool, count *int64) func(ipmodel.Record) error {
+			return func(r ipmodel.Record) error {
+				pfx, err := recordPrefix(&r, isRange)
+				if err != nil {
+					m.Skipped++
+					return nil
+				}
+				if isRange {
+					r.Network = pfx.String()
+					r.IP = pfx.Addr().String()
+				} else {
+					r.Network = ""
+					r.IP = pfx.Addr().String()
+				}
+				*count++
+				batch = append(batch, item{r, pfx})
+				if len(batch) == batchSize {
+					return flush()
+				}
+				return nil
+			}
+		}
+		if err := state.Ranges(gctx, feed(true, &m.Ranges)); err != nil {
+			return fmt.Errorf("read ranges: %w", err)
+		}
+		if err := state.Hosts(gctx, feed(false, &m.Hosts)); err != nil {
+			return fmt.Errorf("read hosts: %w", err)
+		}
+		return flush()
+	})
+	err := g.Wait()
+	if err != nil {
+		closeAll()
+		return nil, fmt.Errorf("build snapshot: %w", err)
+	}
+	var files []File
+	for _, o := range outs {
+		if err := o.hf.Close(); err != nil {
+			return nil, fmt.Errorf("write %s: %w", FileName(o.format), err)
+		}
+		name := FileName(o.format)
+		files = append(files, File{
+			Name: name, Key: Key(m.SnapshotDate, name), Format: o.format, ContentType: ContentType(o.format),
+			Size: o.hf.n, Rows: o.w.Rows(), SHA256: hex.EncodeToString(o.hf.h.Sum(nil)),
+		})
+	}
+	return files, nil
+}

@@ -1,0 +1,680 @@
+package publish
+
+import (
+	"bufio"
+	"compress/gzip"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/oschwald/maxminddb-golang"
+
+	"github.com/netintel/netintel/internal/config"
+	"github.com/netintel/netintel/internal/ipmodel"
+	"github.com/netintel/netintel/internal/objstore"
+	"github.com/netintel/netintel/internal/testutil"
+	"github.com/netintel/netintel/publish/gen"
+)
+
+func testConfig(t *testing.T) config.Publish {
+	t.Helper()
+	c := config.Default().Publish
+	c.WorkDir = t.TempDir()
+	c.RetryBackoff = 10 * time.Millisecond
+	c.ParquetRowGroupRows = 1024 // several row groups even in small tests
+	return c
+}
+
+func newPublisher(t *testing.T, cfg config.Publish, st objstore.Store) *Publisher {
+	t.Helper()
+	return New(cfg, st, nil, testutil.Logger(t))
+}
+
+type storeCase struct {
+	name string
+	open func(t *testing.T) objstore.Store
+}
+
+var stores = []storeCase{
+	{"folder", func(t *testing.T) objstore.Store {
+		st, err := objstore.NewFolder(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}},
+	{"s3", func(t *testing.T) objstore.Store {
+		s3 := testutil.StartS3(t)
+		st, err := objstore.NewS3(t.Context(), s3.Config().S3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}},
+}
+
+// download fetches every file of the latest snapshot and SHA256SUMS into a
+// fresh folder, as a customer would.
+func download(t *testing.T, st objstore.Store, m *Manifest) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, f := range m.Files {
+		fh, err := os.Create(filepath.Join(dir, f.Name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := Download(t.Context(), st, f, fh); err != nil {
+			t.Fatal(err)
+		}
+		fh.Close()
+	}
+	rc, _, err := st.Get(t.Context(), m.SumsKey, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	b, _ := io.ReadAll(rc)
+	if err := os.WriteFile(filepath.Join(dir, SumsName), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestPublisher_Run_ReadByOtherTools(t *testing.T) {
+	g := gen.New(3000, 11)
+	for _, sc := range stores {
+		t.Run(sc.name, func(t *testing.T) {
+			st := sc.open(t)
+			p := newPublisher(t, testConfig(t), st)
+			p.Now = func() time.Time { return time.Date(2026, 11, 23, 3, 0, 5, 0, time.UTC) }
+			res, err := p.Run(t.Context(), g, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Latest || res.Manifest.SnapshotDate != "2026-11-23" {
+				t.Fatalf("result = %+v", res)
+			}
+			m, err := Latest(t.Context(), st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantRows := int64(g.NHosts + g.NRanges)
+			if m.Hosts != int64(g.NHosts) || m.Ranges != int64(g.NRanges) || m.SchemaVersion != ipmodel.SchemaVersion || m.BuildTime != "2026-11-23T03:00:05Z" {
+				t.Fatalf("manifest = %+v", m)
+			}
+			if len(m.Files) != 4 {
+				t.Fatalf("files = %+v", m.Files)
+			}
+			for _, f := range m.Files {
+				if f.Rows != wantRows {
+					t.Errorf("%s rows = %d, want %d", f.Name, f.Rows, wantRows)
+				}
+			}
+			dir := download(t, st, m)
+
+			t.Run("sha256sum", func(t *testing.T) {
+				cmd := exec.Command("sha256sum", "-c", "--strict", SumsName)
+				cmd.Dir = dir
+				if out, err := cmd.CombinedOutput(); err != nil {
+					t.Fatalf("sha256sum -c: %v\n%s", err, out)
+				} else if n := strings.Count(string(out), ": OK"); n != 4 {
+					t.Fatalf("sha256sum -c checked %d files:\n%s", n, out)
+				}
+			})
+			t.Run("csv", func(t *testing.T) { checkCSV(t, g, filepath.Join(dir, FileCSV), wantRows) })
+			t.Run("ndjson", func(t *testing.T) { checkNDJSON(t, g, filepath.Join(dir, FileNDJSON), wantRows) })
+			t.Run("parquet", func(t *testing.T) { checkParquet(t, g, filepath.Join(dir, FileParquet), wantRows) })
+			t.Run("mmdb", func(t *testing.T) {
+				db, err := maxminddb.Open(filepath.Join(dir, FileMMDB))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer db.Close()
+				for _, i := range []int{gen.BlockSize + 5, 4*gen.BlockSize + 1, 2999} {
+					var got ipmodel.Record
+					if err := db.Lookup(net.IP(gen.HostAddr(i).AsSlice()), &got); err != nil {
+						t.Fatal(err)
+					}
+					if g, w := canon(t, got), canon(t, g.Host(i)); g != w {
+						t.Fatalf("host %d\n got %s\nwant %s", i, g, w)
+					}
+				}
+			})
+		})
+	}
+}
+
+func gunzip(t *testing.T, path string) io.Reader {
+	t.Helper()
+	fh, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fh.Close() })
+	zr, err := gzip.NewReader(fh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return zr
+}
+
+// hostIndex returns the generator index of a host address, by scanning
+// the few indexes the tests look at.
+func checkCSV(t *testing.T, g *gen.State, path string, wantRows int64) {
+	r := csv.NewReader(gunzip(t, path))
+	header, err := r.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(header, ",") != strings.Join(Columns, ",") {
+		t.Fatalf("header = %v", header)
+	}
+	want := map[string]ipmodel.Record{}
+	for _, i := range []int{3, gen.BlockSize*2 + 7, 2999} {
+		h := g.Host(i)
+		want[h.IP] = h
+	}
+	var rows int64
+	found := 0
+	for {
+		rec, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("encoding/csv row %d: %v", rows+1, err)
+		}
+		rows++
+		w, ok := want[rec[0]]
+		if !ok {
+			continue
+		}
+		found++
+		prov := ""
+		if w.Provider != nil {
+			prov = *w.Provider
+		}
+		f := Flags(&w)
+		if rec[1] != "" || rec[2] != strings.Join(w.Classifications, ";") || rec[3] != prov || rec[4] != strconv.FormatFloat(w.Confidence, 'f', -1, 64) ||
+			rec[6] != w.LastSeen || rec[7] != strings.Join(w.Sources, ";") || rec[13] != strconv.FormatBool(f[5]) || rec[9] != strconv.FormatBool(f[1]) {
+			t.Errorf("row %s = %q", rec[0], rec[:14])
+		}
+		var assets []ipmodel.Asset
+		if err := json.Unmarshal([]byte(rec[14]), &assets); err != nil {
+			t.Fatalf("assets of %s: %v", rec[0], err)
+		}
+		wr := w
+		wr.Assets = assets
+		if canon(t, wr) != canon(t, w) {
+			t.Errorf("assets of %s = %s", rec[0], rec[14])
+		}
+	}
+	if rows != wantRows || found != len(want) {
+		t.Fatalf("encoding/csv: %d rows (want %d), found %d of %d", rows, wantRows, found, len(want))
+	}
+	// A second reader: Python's csv module on the decompressed text.
+	host := g.Host(2999)
+	script := `import csv, gzip, sys
+rows = list(csv.reader(gzip.open(sys.argv[1], "rt", newline="")))
+assert rows[0][0] == "ip", rows[0]
+hit = [r for r in rows[1:] if r[0] == sys.argv[2]]
+print(len(rows) - 1, hit[0][3] if hit else "MISSING", len(set(len(r) for r in rows)))`
+	out, err := exec.Command("python3", "-c", script, path, host.IP).CombinedOutput()
+	if err != nil {
+		t.Fatalf("python3 csv: %v\n%s", err, out)
+	}
+	prov := ""
+	if host.Provider != nil {
+		prov = *host.Provider
+	}
+	if got, want := strings.TrimSpace(string(out)), fmt.Sprintf("%d %s 1", wantRows, prov); got != want {
+		t.Fatalf("python3 csv: %q, want %q", got, want)
+	}
+}
+
+func checkNDJSON(t *testing.T, g *gen.State, path string, wantRows int64) {
+	sc := bufio.NewScanner(gunzip(t, path))
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	var rows int64
+	checked := 0
+	for sc.Scan() {
+		rows++
+		var raw map[string]json.RawMessage
+		if err := json.Unmarshal(sc.Bytes(), &raw); err != nil {
+			t.Fatalf("line %d: %v", rows, err)
+		}
+		if len(raw) != len(Columns) {
+			t.Fatalf("line %d has %d keys, want %d", rows, len(raw), len(Columns))
+		}
+		var rec ipmodel.Record
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			t.Fatal(err)
+		}
+		if rec.Network != "" {
+			continue
+		}
+		if a, _ := net.ResolveIPAddr("ip", rec.IP); a == nil {
+			t.Fatalf("line %d: bad ip %q", rows, rec.IP)
+		}
+		if rows%500 == 0 { // compare a sample with the generator
+			i := hostIndexOf(t, g, rec.IP, int(rows)-1-g.NRanges)
+			if canon(t, rec) != canon(t, g.Host(i)) {
+				t.Fatalf("line %d\n got %s\nwant %s", rows, canon(t, rec), canon(t, g.Host(i)))
+			}
+			checked++
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if rows != wantRows || checked == 0 {
+		t.Fatalf("ndjson rows = %d, want %d (checked %d)", rows, wantRows, checked)
+	}
+}
+
+// hostIndexOf checks that host index guess has address ip (the writers keep
+// the state's order: ranges, then hosts in index order).
+func hostIndexOf(t *testing.T, g *gen.State, ip string, guess int) int {
+	t.Helper()
+	if guess < 0 || guess >= g.NHosts || gen.HostAddr(guess).String() != ip {
+		t.Fatalf("row order: host %d is not %s", guess, ip)
+	}
+	return guess
+}
+
+// duckdb runs a query through DuckDB (npm @duckdb/node-api, tools/npm).
+func duckdb(t *testing.T, sql string) []map[string]any {
+	t.Helper()
+	root, err := filepath.Abs("../tools/npm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "node_modules", "@duckdb", "node-api")); err != nil {
+		t.Fatalf("DuckDB for node is not installed (run `make npm-deps`): %v", err)
+	}
+	cmd := exec.Command("node", filepath.Join(root, "duckdb-query.mjs"), sql)
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			t.Fatalf("duckdb: %v\n%s", err, ee.Stderr)
+		}
+		t.Fatalf("duckdb: %v", err)
+	}
+	var rows []map[string]any
+	if err := json.Unmarshal(out, &rows); err != nil {
+		t.Fatalf("duckdb output: %v\n%s", err, out)
+	}
+	return rows
+}
+
+func checkParquet(t *testing.T, g *gen.State, path string, wantRows int64) {
+	q := func(sql string) []map[string]any { return duckdb(t, strings.ReplaceAll(sql, "$F", "'"+path+"'")) }
+	rows := q(`SELECT count(*)::INTEGER AS n, count(network)::INTEGER AS ranges, sum(len(assets))::INTEGER AS assets FROM read_parquet($F)`)
+	var wantAssets int
+	for i := 0; i < g.NHosts; i++ {
+		wantAssets += len(g.Host(i).Assets)
+	}
+	if got := fmt.Sprint(rows[0]["n"], " ", rows[0]["ranges"], " ", rows[0]["assets"]); got != fmt.Sprint(wantRows, " ", g.NRanges, " ", wantAssets) {
+		t.Fatalf("duckdb count, ranges, assets = %s, want %d %d %d", got, wantRows, g.NRanges, wantAssets)
+	}
+	groups := q(`SELECT count(DISTINCT row_group_id)::INTEGER AS n FROM parquet_metadata($F)`)
+	if n, _ := groups[0]["n"].(float64); n < 3 {
+		t.Fatalf("row groups = %v, want several", groups[0]["n"])
+	}
+	// One host with CVEs, compared field by field through DuckDB's JSON.
+	var idx = -1
+	for i := 0; i < g.NHosts && idx < 0; i++ {
+		h := g.Host(i)
+		for _, a := range h.Assets {
+			if len(a.Cves) > 1 && a.Vendor != nil && a.VersionBand != nil {
+				idx = i
+			}
+		}
+	}
+	h := g.Host(idx)
+	got := q(`SELECT to_json(t)::VARCHAR AS j FROM read_parquet($F) t WHERE ip = '` + h.IP + `'`)
+	if len(got) != 1 {
+		t.Fatalf("duckdb rows for %s: %d", h.IP, len(got))
+	}
+	var rec ipmodel.Record
+	if err := json.Unmarshal([]byte(got[0]["j"].(string)), &rec); err != nil {
+		t.Fatal(err)
+	}
+	if canon(t, rec) != canon(t, h) {
+		t.Fatalf("duckdb row\n got %s\nwant %s", canon(t, rec), canon(t, h))
+	}
+	flags := q(`SELECT count(*)::INTEGER AS n FROM read_parquet($F) WHERE is_tor_exit_node AND NOT list_contains(classifications, 'tor')`)
+	if flags[0]["n"].(float64) != 0 {
+		t.Fatal("is_tor_exit_node without tor")
+	}
+	// The CSV read by DuckDB too: same row count.
+	csvRows := duckdb(t, `SELECT count(*)::INTEGER AS n FROM read_csv('`+strings.TrimSuffix(path, FileParquet)+FileCSV+`', header=true, quote='"', escape='"', sample_size=-1)`)
+	if csvRows[0]["n"].(float64) != float64(wantRows) {
+		t.Fatalf("duckdb read_csv rows = %v, want %d", csvRows[0]["n"], wantRows)
+	}
+}
+
+// faultStore wraps a store and injects faults into Put.
+type faultStore struct {
+	objstore.Store
+	mu sync.Mutex
+	// failAfter makes every Put after that many succeed fail (0: never).
+	failAfter int
+	// corrupt names keys whose next Put stores flipped bytes.
+	corrupt map[string]int
+	puts    map[string]int
+	n       int
+	onFail  func()
+}
+
+var errUnavailable = errors.New("object store unavailable (injected)")
+
+func (f *faultStore) Put(ctx context.Context, key string, r io.Reader, size int64, ct string) (objstore.Info, error) {
+	f.mu.Lock()
+	f.n++
+	if f.puts == nil {
+		f.puts = map[string]int{}
+	}
+	f.puts[key]++
+	fail := f.failAfter > 0 && f.n > f.failAfter
+	corrupt := f.corrupt[key] > 0
+	if corrupt {
+		f.corrupt[key]--
+	}
+	f.mu.Unlock()
+	if fail {
+		if f.onFail != nil {
+			f.onFail()
+			return f.Store.Put(ctx, key, r, size, ct)
+		}
+		return objstore.Info{}, errUnavailable
+	}
+	if corrupt {
+		b, err := io.ReadAll(r)
+		if err != nil {
+			return objstore.Info{}, err
+		}
+		b[len(b)/2] ^= 0xff
+		return f.Store.Put(ctx, key, strings.NewReader(string(b)), size, ct)
+	}
+	return f.Store.Put(ctx, key, r, size, ct)
+}
+
+func TestPublisher_Run_Faults(t *testing.T) {
+	g := gen.New(500, 3)
+	for _, sc := range stores {
+		t.Run(sc.name, func(t *testing.T) {
+			t.Run("unavailable mid-upload", func(t *testing.T) {
+				base := sc.open(t)
+				fs := &faultStore{Store: base}
+				p := newPublisher(t, testConfig(t), fs)
+				if _, err := p.Run(t.Context(), g, "2026-11-20"); err != nil {
+					t.Fatal(err)
+				}
+				fs.failAfter = fs.n + 2 // two files of the next snapshot land, then the store goes away
+				_, err := p.Run(t.Context(), g, "2026-11-21")
+				if err == nil || !strings.Contains(err.Error(), "upload snapshots/2026-11-21/") || !errors.Is(err, errUnavailable) {
+					t.Fatalf("err = %v", err)
+				}
+				m, err := Latest(t.Context(), base)
+				if err != nil || m.SnapshotDate != "2026-11-20" {
+					t.Fatalf("latest after failure = %+v, %v", m, err)
+				}
+				if _, err := base.Stat(t.Context(), ManifestKey("2026-11-21")); !errors.Is(err, objstore.ErrNotFound) {
+					t.Fatalf("manifest of the failed snapshot: %v", err)
+				}
+				fs.failAfter = 0
+				if _, err := p.Run(t.Context(), g, "2026-11-21"); err != nil {
+					t.Fatalf("next run: %v", err)
+				}
+				if m, err := Latest(t.Context(), base); err != nil || m.SnapshotDate != "2026-11-21" {
+					t.Fatalf("latest after recovery = %+v, %v", m, err)
+				}
+			})
+			t.Run("corrupted upload is retried", func(t *testing.T) {
+				base := sc.open(t)
+				key := Key("2026-11-22", FileParquet)
+				fs := &faultStore{Store: base, corrupt: map[string]int{key: 1, LatestKey: 1}}
+				p := newPublisher(t, testConfig(t), fs)
+				if _, err := p.Run(t.Context(), g, "2026-11-22"); err != nil {
+					t.Fatal(err)
+				}
+				if fs.puts[key] != 2 || fs.puts[LatestKey] != 2 || fs.puts[Key("2026-11-22", FileCSV)] != 1 {
+					t.Fatalf("puts = %v", fs.puts)
+				}
+				m, err := Latest(t.Context(), base)
+				if err != nil {
+					t.Fatal(err)
+				}
+				f, _ := m.File(FormatParquet)
+				if err := Download(t.Context(), base, f, io.Discard); err != nil {
+					t.Fatal(err)
+				}
+			})
+			t.Run("corrupted every time is never published", func(t *testing.T) {
+				base := sc.open(t)
+				key := Key("2026-11-22", FileMMDB)
+				fs := &faultStore{Store: base, corrupt: map[string]int{key: 100}}
+				p := newPublisher(t, testConfig(t), fs)
+				_, err := p.Run(t.Context(), g, "2026-11-22")
+				if !errors.Is(err, ErrChecksum) {
+					t.Fatalf("err = %v", err)
+				}
+				if _, err := Latest(t.Context(), base); !errors.Is(err, ErrNoSnapshot) {
+					t.Fatalf("latest = %v", err)
+				}
+			})
+		})
+	}
+	t.Run("s3 server stops mid-upload", func(t *testing.T) {
+		s3 := testutil.StartS3(t)
+		st, err := objstore.NewS3(t.Context(), s3.Config().S3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs := &faultStore{Store: st}
+		cfg := testConfig(t)
+		cfg.UploadAttempts = 2
+		p := newPublisher(t, cfg, fs)
+		if _, err := p.Run(t.Context(), g, "2026-11-20"); err != nil {
+			t.Fatal(err)
+		}
+		fs.failAfter = fs.n + 1
+		fs.onFail = s3.Stop // the real server dies under the second upload
+		ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+		defer cancel()
+		_, err = p.Run(ctx, g, "2026-11-21")
+		if err == nil || !strings.Contains(err.Error(), "upload snapshots/2026-11-21/") {
+			t.Fatalf("err = %v", err)
+		}
+		t.Logf("error with the store down: %v", err)
+	})
+}
+
+func TestPublisher_Run_IdempotentKeepBackfill(t *testing.T) {
+	st, err := objstore.NewFolder(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := gen.New(300, 5)
+	cfg := testConfig(t)
+	cfg.Keep = 2
+	cfg.Formats = []string{FormatCSV, FormatMMDB}
+	p := newPublisher(t, cfg, st)
+	tests := []struct {
+		name       string
+		date       string
+		wantLatest string
+		wantDates  []string
+	}{
+		{"first", "2026-11-20", "2026-11-20", []string{"2026-11-20"}},
+		{"second", "2026-11-21", "2026-11-21", []string{"2026-11-20", "2026-11-21"}},
+		{"again the same date", "2026-11-21", "2026-11-21", []string{"2026-11-20", "2026-11-21"}},
+		{"third prunes the first", "2026-11-22", "2026-11-22", []string{"2026-11-21", "2026-11-22"}},
+		{"backfill does not move latest", "2026-11-01", "2026-11-22", []string{"2026-11-01", "2026-11-21", "2026-11-22"}},
+		{"next day prunes beyond keep", "2026-11-23", "2026-11-23", []string{"2026-11-22", "2026-11-23"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := p.Run(t.Context(), g, tc.date)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Latest != (tc.date == tc.wantLatest) {
+				t.Fatalf("latest moved = %v", res.Latest)
+			}
+			m, err := Latest(t.Context(), st)
+			if err != nil || m.SnapshotDate != tc.wantLatest {
+				t.Fatalf("latest = %+v, %v", m, err)
+			}
+			objs, err := st.List(t.Context(), Prefix)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dates := map[string]int{}
+			for _, o := range objs {
+				if d, _, ok := strings.Cut(strings.TrimPrefix(o.Key, Prefix), "/"); ok {
+					dates[d]++
+				}
+			}
+			var got []string
+			for d, n := range dates {
+				if n != 4 { // csv, mmdb, SHA256SUMS, manifest.json
+					t.Errorf("%s holds %d objects", d, n)
+				}
+				got = append(got, d)
+			}
+			slicesSort(got)
+			if strings.Join(got, " ") != strings.Join(tc.wantDates, " ") {
+				t.Fatalf("dates = %v, want %v", got, tc.wantDates)
+			}
+		})
+	}
+}
+
+func slicesSort(s []string) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+}
+
+func TestPublisher_Run_Event(t *testing.T) {
+	n := testutil.StartNATS(t)
+	n.Ensure(t)
+	st, err := objstore.NewFolder(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := New(testConfig(t), st, n.JS, testutil.Logger(t))
+	g := gen.New(200, 1)
+	if _, err := p.Run(t.Context(), g, "2026-11-23"); err != nil {
+		t.Fatal(err)
+	}
+	s, err := n.JS.Stream(t.Context(), "EVENTS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, err := s.GetLastMsgForSubject(t.Context(), EventSubject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev Event
+	if err := json.Unmarshal(msg.Data, &ev); err != nil {
+		t.Fatal(err)
+	}
+	if ev.SnapshotDate != "2026-11-23" || ev.Manifest != ManifestKey("2026-11-23") || ev.Rows != int64(g.NHosts+g.NRanges) || !ev.Latest || ev.Files[FormatMMDB] != Key("2026-11-23", FileMMDB) {
+		t.Fatalf("event = %+v", ev)
+	}
+}
+
+func TestPublisher_Run_BadInput(t *testing.T) {
+	st, err := objstore.NewFolder(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newPublisher(t, testConfig(t), st)
+	tests := []struct {
+		name  string
+		state ipmodel.State
+		date  string
+		want  string
+	}{
+		{"no state", nil, "2026-11-23", "no IP intelligence state"},
+		{"bad date", gen.New(1, 1), "2026-13-01", "not a calendar day"},
+		{"date shape", gen.New(1, 1), "23.11.2026", "want YYYY-MM-DD"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := p.Run(t.Context(), tc.state, tc.date)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// badState yields records that cannot be placed in a tree.
+type badState struct{ gen.State }
+
+func (b *badState) Hosts(ctx context.Context, fn func(ipmodel.Record) error) error {
+	for _, ip := range []string{"not-an-ip", "fe80::1%eth0", "::ffff:8.8.8.8"} {
+		if err := fn(ipmodel.Record{IP: ip, Classifications: []string{"vpn"}, Sources: []string{"x"}}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *badState) Ranges(ctx context.Context, fn func(ipmodel.Record) error) error {
+	return fn(ipmodel.Record{IP: "1.2.3.4", Network: "1.2.3.4/33"})
+}
+
+func TestBuild_SkipsBadRecords(t *testing.T) {
+	m := &Manifest{SnapshotDate: "2026-11-23"}
+	files, err := Build(t.Context(), &badState{}, t.TempDir(), BuildOptions{Formats: []string{FormatNDJSON, FormatMMDB}}, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Skipped != 3 || m.Hosts != 1 || m.Ranges != 0 {
+		t.Fatalf("manifest counts = %+v", m)
+	}
+	for _, f := range files {
+		if f.Rows != 1 {
+			t.Fatalf("%s rows = %d", f.Name, f.Rows)
+		}
+	}
+}
+
+func TestBuild_Cancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	before := runtime.NumGoroutine()
+	cancel()
+	_, err := Build(ctx, gen.New(100000, 1), t.TempDir(), BuildOptions{}, &Manifest{SnapshotDate: "2026-11-23"})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v", err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		t.Fatalf("goroutines: %d before, %d after", before, n)
+	}
+}

@@ -1,0 +1,207 @@
+package publish
+
+import (
+	"bufio"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/netip"
+	"strconv"
+	"strings"
+
+	"github.com/klauspost/compress/gzip"
+
+	"github.com/netintel/netintel/internal/ipmodel"
+)
+
+// formatWriter is one output format: records go in one at a time (never
+// held), Close flushes the file.
+type formatWriter interface {
+	Write(r *ipmodel.Record, p netip.Prefix) error
+	Close() error
+	Rows() int64
+}
+
+var (
+	_ formatWriter = (*csvWriter)(nil)
+	_ formatWriter = (*ndjsonWriter)(nil)
+	_ formatWriter = (*mmdbWriter)(nil)
+)
+
+// ListSeparator joins list columns (classifications, sources) in CSV.
+const ListSeparator = ";"
+
+// ndAsset is an asset as written in NDJSON and in the CSV assets column:
+// ipmodel.Asset with cves always present (an empty list when none), so
+// that the key set is the same on every asset.
+type ndAsset struct {
+	ipmodel.Asset
+	Cves []ipmodel.CveFinding `json:"cves"`
+}
+
+// ndRecord is one NDJSON line: the columns of Columns in order.
+type ndRecord struct {
+	IP                 string    `json:"ip"`
+	Network            *string   `json:"network"`
+	Classifications    []string  `json:"classifications"`
+	Provider           *string   `json:"provider"`
+	Confidence         float64   `json:"confidence"`
+	FirstSeen          string    `json:"first_seen"`
+	LastSeen           string    `json:"last_seen"`
+	Sources            []string  `json:"sources"`
+	IsAnonymous        bool      `json:"is_anonymous"`
+	IsAnonymousVPN     bool      `json:"is_anonymous_vpn"`
+	IsHostingProvider  bool      `json:"is_hosting_provider"`
+	IsPublicProxy      bool      `json:"is_public_proxy"`
+	IsResidentialProxy bool      `json:"is_residential_proxy"`
+	IsTorExitNode      bool      `json:"is_tor_exit_node"`
+	Assets             []ndAsset `json:"assets"`
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func ndAssets(as []ipmodel.Asset) []ndAsset {
+	out := make([]ndAsset, len(as))
+	for i, a := range as {
+		a.EvidenceSources = nonNil(a.EvidenceSources)
+		a.Attributions = nonNil(a.Attributions)
+		out[i] = ndAsset{Asset: a, Cves: nonNil(a.Cves)}
+	}
+	return out
+}
+
+func toND(r *ipmodel.Record) ndRecord {
+	f := Flags(r)
+	n := ndRecord{
+		IP: r.IP, Classifications: nonNil(r.Classifications), Provider: r.Provider,
+		Confidence: r.Confidence, FirstSeen: r.FirstSeen, LastSeen: r.LastSeen, Sources: nonNil(r.Sources),
+		IsAnonymous: f[0], IsAnonymousVPN: f[1], IsHostingProvider: f[2], IsPublicProxy: f[3], IsResidentialProxy: f[4], IsTorExitNode: f[5],
+		Assets: ndAssets(r.Assets),
+	}
+	if r.Network != "" {
+		nw := r.Network
+		n.Network = &nw
+	}
+	return n
+}
+
+// gzipFile is a buffered gzip stream over w.
+type gzipFile struct {
+	gz  *gzip.Writer
+	buf *bufio.Writer
+}
+
+func newGzipFile(w io.Writer) *gzipFile {
+	gz, _ := gzip.NewWriterLevel(w, gzip.DefaultCompression)
+	return &gzipFile{gz: gz, buf: bufio.NewWriterSize(gz, 256<<10)}
+}
+
+func (g *gzipFile) Close() error {
+	if err := g.buf.Flush(); err != nil {
+		return err
+	}
+	return g.gz.Close()
+}
+
+// ndjsonWriter writes gzip-compressed NDJSON, one record per line.
+type ndjsonWriter struct {
+	z    *gzipFile
+	enc  *json.Encoder
+	rows int64
+}
+
+func newNDJSONWriter(w io.Writer) *ndjsonWriter {
+	z := newGzipFile(w)
+	enc := json.NewEncoder(z.buf)
+	enc.SetEscapeHTML(false)
+	return &ndjsonWriter{z: z, enc: enc}
+}
+
+func (n *ndjsonWriter) Write(r *ipmodel.Record, _ netip.Prefix) error {
+	if err := n.enc.Encode(toND(r)); err != nil {
+		return fmt.Errorf("write ndjson: %w", err)
+	}
+	n.rows++
+	return nil
+}
+
+func (n *ndjsonWriter) Close() error {
+	if err := n.z.Close(); err != nil {
+		return fmt.Errorf("close ndjson: %w", err)
+	}
+	return nil
+}
+
+func (n *ndjsonWriter) Rows() int64 { return n.rows }
+
+// csvWriter writes gzip-compressed RFC 4180 CSV with a header row. Lists
+// of strings are joined with ListSeparator; assets are a JSON array (the
+// same objects as in NDJSON); a null is an empty field; booleans are true
+// or false.
+type csvWriter struct {
+	z    *gzipFile
+	cw   *csv.Writer
+	row  []string
+	sb   strings.Builder
+	rows int64
+}
+
+func newCSVWriter(w io.Writer) (*csvWriter, error) {
+	z := newGzipFile(w)
+	cw := csv.NewWriter(z.buf)
+	cw.UseCRLF = true // RFC 4180 line breaks
+	if err := cw.Write(Columns); err != nil {
+		return nil, fmt.Errorf("write csv header: %w", err)
+	}
+	return &csvWriter{z: z, cw: cw, row: make([]string, len(Columns))}, nil
+}
+
+func (c *csvWriter) Write(r *ipmodel.Record, _ netip.Prefix) error {
+	f := Flags(r)
+	row := c.row
+	row[0] = r.IP
+	row[1] = r.Network
+	row[2] = strings.Join(r.Classifications, ListSeparator)
+	row[3] = ""
+	if r.Provider != nil {
+		row[3] = *r.Provider
+	}
+	row[4] = strconv.FormatFloat(r.Confidence, 'f', -1, 64)
+	row[5] = r.FirstSeen
+	row[6] = r.LastSeen
+	row[7] = strings.Join(r.Sources, ListSeparator)
+	for i := range f {
+		row[8+i] = strconv.FormatBool(f[i])
+	}
+	c.sb.Reset()
+	enc := json.NewEncoder(&c.sb)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(ndAssets(r.Assets)); err != nil {
+		return fmt.Errorf("write csv: %w", err)
+	}
+	row[14] = strings.TrimSuffix(c.sb.String(), "\n")
+	if err := c.cw.Write(row); err != nil {
+		return fmt.Errorf("write csv: %w", err)
+	}
+	c.rows++
+	return nil
+}
+
+func (c *csvWriter) Close() error {
+	c.cw.Flush()
+	if err := c.cw.Error(); err != nil {
+		return fmt.Errorf("close csv: %w", err)
+	}
+	if err := c.z.Close(); err != nil {
+		return fmt.Errorf("close csv: %w", err)
+	}
+	return nil
+}
+
+func (c *csvWriter) Rows() int64 { return c.rows }
