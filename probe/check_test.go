@@ -245,3 +245,41 @@ func TestLimiter_PerHost(t *testing.T) {
 	r2()
 	r3()
 }
+
+func TestLimiter_GlobalRate(t *testing.T) {
+	l := NewLimiter(100, 50) // burst 50, then 50 per second
+	start := time.Now()
+	for i := range 60 {
+		release, err := l.Acquire(t.Context(), "h"+string(rune('a'+i%26)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		release()
+	}
+	// 10 tokens beyond the burst need 200 ms at 50/s.
+	if d := time.Since(start); d < 150*time.Millisecond {
+		t.Errorf("60 requests at 50/s with burst 50 took %s; the rate is not applied", d)
+	}
+}
+
+func TestChecker_RetryBackoff(t *testing.T) {
+	w := newWorld(t)
+	w.rdapHosts["rdap.5xx.test"] = "5xx"
+	cfg := w.config()
+	cfg.Retries = 3
+	cfg.Backoff = 250 * time.Millisecond
+	ck := NewChecker(cfg, testutil.Logger(t))
+	var waits []time.Duration
+	ck.sleep = func(_ context.Context, d time.Duration) error { waits = append(waits, d); return nil }
+	if ck.RDAPWorks(t.Context(), "example", "http://rdap.5xx.test/") {
+		t.Fatal("5xx server counted as working")
+	}
+	want := []time.Duration{250 * time.Millisecond, 500 * time.Millisecond, time.Second}
+	// Two queries (domain, then help), each retried 3 times with doubling waits.
+	if !slices.Equal(waits, append(slices.Clone(want), want...)) {
+		t.Errorf("waits %v, want %v twice", waits, want)
+	}
+	if got := w.hit("rdap.5xx.test", "/help"); got != 4 {
+		t.Errorf("help attempts %d, want 4", got)
+	}
+}
