@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	promtest "github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/netintel/netintel/internal/config"
 	"github.com/netintel/netintel/internal/objstore"
@@ -444,5 +446,34 @@ func TestService_RequestAndUnreachableInputs(t *testing.T) {
 	}
 	if _, err := s2.kv.Get(t.Context(), KeyRequest); !errors.Is(err, jetstream.ErrKeyNotFound) {
 		t.Errorf("request key: %v", err)
+	}
+}
+
+func TestService_Metrics(t *testing.T) {
+	n := testutil.StartNATS(t)
+	n.Ensure(t)
+	w := newWorld(t)
+	w.rdapHosts["rdap.5xx.test"] = "5xx"
+	w.rdapHosts["rdap.good.test"] = "good"
+	cfg := w.config()
+	cfg.Stealth.Enabled = false
+	s := newTestService(t, n, folderStore(t), cfg)
+	reg := prometheus.NewRegistry()
+	if err := s.RegisterMetrics(reg); err != nil {
+		t.Fatal(err)
+	}
+	s.checker.Check(t.Context(), Work{TLD: "good", RDAPURLs: []string{"http://rdap.5xx.test/", "http://rdap.good.test/"}})
+	got := map[string]float64{
+		"rdap/transient": promtest.ToFloat64(s.checker.m.requests.WithLabelValues("rdap", "transient")),
+		"rdap/ok":        promtest.ToFloat64(s.checker.m.requests.WithLabelValues("rdap", "ok")),
+		"whois/ok":       promtest.ToFloat64(s.checker.m.requests.WithLabelValues("whois", "ok")),
+		"checks":         promtest.ToFloat64(s.checker.m.checks),
+	}
+	// 5xx: domain and help, each tried twice; good: one domain query; whois: IANA + the server.
+	want := map[string]float64{"rdap/transient": 4, "rdap/ok": 1, "whois/ok": 2, "checks": 1}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %v, want %v", k, got[k], v)
+		}
 	}
 }
