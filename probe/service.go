@@ -45,6 +45,7 @@ type Service struct {
 	now      func() time.Time
 	coordOn  atomic.Bool
 	calls    atomic.Int64
+	runs     runCache
 	progress sync.Mutex // serializes progress writes of this process
 }
 
@@ -327,7 +328,7 @@ func (s *Service) drive(ctx context.Context, run Run) error {
 	queued, requeues := 0, 0
 	if missing := s.missing(run, results); len(missing) > 0 {
 		s.setProgress(ctx, Progress{Status: StatusRunning, CurrentStep: fmt.Sprintf("queueing %d TLDs", len(missing)), TotalTLDs: total, ProcessedTLDs: len(results), RunID: run.ID})
-		if queued, err = s.queue(ctx, run, p, missing, ""); err != nil {
+		if queued, err = s.queue(ctx, run, p, missing, "", len(results) > 0 || run.Queued); err != nil {
 			s.fail(ctx, run, "queueing work", err)
 			return err
 		}
@@ -370,7 +371,7 @@ func (s *Service) drive(ctx context.Context, run Run) error {
 				requeues++
 				missing := s.missing(run, results)
 				s.log.Warn("run stalled; re-queueing unfinished TLDs", "run", run.ID, "missing", len(missing))
-				if _, err := s.queue(ctx, run, p, missing, fmt.Sprintf(".r%d", requeues)); err != nil {
+				if _, err := s.queue(ctx, run, p, missing, fmt.Sprintf(".r%d", requeues), true); err != nil {
 					s.log.Error("re-queue failed", "err", err)
 				}
 				lastNew = s.now()
@@ -387,13 +388,10 @@ func (s *Service) drive(ctx context.Context, run Run) error {
 		return err
 	}
 	s.setProgress(ctx, Progress{Status: StatusCompleted, CurrentStep: StepCompleted, TotalTLDs: total, ProcessedTLDs: total, RunID: run.ID})
-	// The per-TLD results now live in the object store; drop them from KV.
-	for _, t := range run.TLDs {
-		_ = s.kv.Purge(ctx, ResultKey(run.ID, t))
-	}
-	// Markers of earlier runs' keys (older than a minute) go too, so the bucket stays small.
-	if err := s.kv.PurgeDeletes(ctx, jetstream.DeleteMarkersOlderThan(time.Minute)); err != nil {
-		s.log.Debug("purge delete markers", "err", err)
+	// The per-TLD results now live in the object store; drop them from KV
+	// in one purge of the bucket's stream by subject (no per-key markers).
+	if err := s.purgeResults(ctx, run.ID); err != nil {
+		s.log.Warn("per-TLD results left in kv", "run", run.ID, "err", err)
 	}
 	s.log.Info("run completed", "run", run.ID, "tlds", total, "took", s.now().Sub(time.Unix(run.StartedAt, 0)).Round(time.Second))
 	return nil
@@ -428,7 +426,7 @@ func (s *Service) missing(run Run, results map[string]Result) []string {
 // queue publishes one work item per TLD; message ids make a repeated queue
 // of the same item (a resumed run) a no-op within the dedup window, and
 // workers skip TLDs that already have a result.
-func (s *Service) queue(ctx context.Context, run Run, p plan, tlds []string, idSuffix string) (int, error) {
+func (s *Service) queue(ctx context.Context, run Run, p plan, tlds []string, idSuffix string, requeued bool) (int, error) {
 	pos := map[string]int{}
 	for i, t := range run.TLDs {
 		pos[t] = i
@@ -437,7 +435,7 @@ func (s *Service) queue(ctx context.Context, run Run, p plan, tlds []string, idS
 	for _, t := range tlds {
 		w := Work{RunID: run.ID, TLD: t, RDAPURLs: p.bootstrap[t], WhoisFallback: p.fallback[t],
 			Stealth:    s.cfg.Stealth.Enabled && (run.StealthMax == 0 || pos[t] < run.StealthMax),
-			Candidates: p.candidates[t]}
+			Candidates: p.candidates[t], Requeued: requeued}
 		b, _ := json.Marshal(w)
 		f, err := s.js.PublishAsync(SubjectPrefix+run.ID+"."+t, b, jetstream.WithMsgID(run.ID+"."+t+idSuffix))
 		if err != nil {
@@ -481,4 +479,16 @@ func (s *Service) Requested(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	return err == nil, err
+}
+
+// purgeResults removes every result.<run>.* key of the tldprogress bucket.
+func (s *Service) purgeResults(ctx context.Context, runID string) error {
+	st, err := s.js.Stream(ctx, "KV_"+ProgressKV)
+	if err != nil {
+		return fmt.Errorf("kv stream: %w", err)
+	}
+	if err := st.Purge(ctx, jetstream.WithPurgeSubject("$KV."+ProgressKV+".result."+runID+".>")); err != nil {
+		return fmt.Errorf("purge results: %w", err)
+	}
+	return nil
 }

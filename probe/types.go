@@ -112,6 +112,8 @@ type Work struct {
 	Stealth bool `json:"stealth"`
 	// Candidates are stealth base URLs known for this TLD from the candidates file.
 	Candidates []string `json:"candidates,omitempty"`
+	// Requeued marks an item queued again (resume, stall): its TLD may be done already.
+	Requeued bool `json:"requeued,omitempty"`
 }
 
 // Progress statuses.
