@@ -167,15 +167,23 @@ func (s *Service) coordinate(ctx context.Context, wantNew bool) error {
 		defer wg.Done()
 		t := time.NewTicker(s.cfg.LockTTL / 3)
 		defer t.Stop()
+		renewed := s.now()
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				if err := l.renew(ctx); err != nil {
+				err := l.renew(ctx)
+				switch {
+				case err == nil:
+					renewed = s.now()
+				case errors.Is(err, jetstream.ErrKeyRevisionMismatch) || s.now().Sub(renewed) >= s.cfg.LockTTL*2/3:
+					// Taken over, or about to expire: another instance may resume the run.
 					s.log.Error("run lease lost; stopping this coordinator", "err", err)
 					cancel(err)
 					return
+				default:
+					s.log.Warn("run lease not renewed; retrying", "err", err)
 				}
 			}
 		}
@@ -248,7 +256,9 @@ func (s *Service) loadTLDs(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	if len(s.cfg.OnlyTLDs) > 0 {
-		tlds = slices.DeleteFunc(tlds, func(t string) bool { return !slices.Contains(s.cfg.OnlyTLDs, t) })
+		tlds = slices.DeleteFunc(tlds, func(t string) bool {
+			return !slices.ContainsFunc(s.cfg.OnlyTLDs, func(o string) bool { return strings.EqualFold(o, t) })
+		})
 	}
 	if s.cfg.MaxTLDs > 0 && len(tlds) > s.cfg.MaxTLDs {
 		tlds = tlds[:s.cfg.MaxTLDs]
