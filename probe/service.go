@@ -231,7 +231,7 @@ func (s *Service) newRun(ctx context.Context) (Run, error) {
 	start := s.now().UTC()
 	var rb [2]byte
 	_, _ = rand.Read(rb[:])
-	run := Run{ID: start.Format("20060102T150405Z") + hex.EncodeToString(rb[:]), State: StatusRunning, StartedAt: start.Unix(), StealthMax: s.cfg.Stealth.MaxTLDs}
+	run := Run{ID: start.Format("20060102T150405Z") + hex.EncodeToString(rb[:]), State: StatusRunning, StartedAt: start.Unix(), Stealth: s.cfg.Stealth.Enabled, StealthMax: s.cfg.Stealth.MaxTLDs}
 	s.setProgress(ctx, Progress{Status: StatusRunning, CurrentStep: "loading IANA inputs", RunID: run.ID})
 	tlds, err := s.loadTLDs(ctx)
 	if err != nil {
@@ -444,7 +444,7 @@ func (s *Service) queue(ctx context.Context, run Run, p plan, tlds []string, idS
 	var futures []jetstream.PubAckFuture
 	for _, t := range tlds {
 		w := Work{RunID: run.ID, TLD: t, RDAPURLs: p.bootstrap[t], WhoisFallback: p.fallback[t],
-			Stealth:    s.cfg.Stealth.Enabled && (run.StealthMax == 0 || pos[t] < run.StealthMax),
+			Stealth:    run.Stealth && (run.StealthMax == 0 || pos[t] < run.StealthMax),
 			Candidates: p.candidates[t], Requeued: requeued}
 		b, _ := json.Marshal(w)
 		f, err := s.js.PublishAsync(SubjectPrefix+run.ID+"."+t, b, jetstream.WithMsgID(run.ID+"."+t+idSuffix))

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -475,5 +476,36 @@ func TestService_Metrics(t *testing.T) {
 		if got[k] != v {
 			t.Errorf("%s = %v, want %v", k, got[k], v)
 		}
+	}
+}
+
+func TestBuildResults_StealthMetadata(t *testing.T) {
+	results := map[string]Result{
+		"a": {TLD: "a", StealthRDAP: true, StealthURLs: []string{"https://rdap.nic.a/"}},
+		"b": {TLD: "b", StealthURLs: []string{}},
+		"c": {TLD: "c", StealthURLs: []string{}},
+	}
+	tests := []struct {
+		name          string
+		run           Run
+		probed, found int
+		maxConfigured string
+	}{
+		{"unlimited", Run{TLDs: []string{"a", "b", "c"}, Stealth: true, StartedAt: 5}, 3, 1, "null"},
+		{"max 2", Run{TLDs: []string{"a", "b", "c"}, Stealth: true, StealthMax: 2, StartedAt: 5}, 2, 1, "2"},
+		{"discovery off", Run{TLDs: []string{"a", "b", "c"}, StartedAt: 5}, 0, 1, "null"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res := BuildResults(tc.run, results, time.Unix(10, 0))
+			md := res.StealthMetadata
+			got := "null"
+			if md.MaxTLDsConfigured != nil {
+				got = strconv.Itoa(*md.MaxTLDsConfigured)
+			}
+			if md.TotalTLDsProbed != tc.probed || md.StealthTLDsFound != tc.found || got != tc.maxConfigured || md.DiscoveryTimestamp != 5 || res.LastUpdate != 10 || res.TotalTLDs != 3 {
+				t.Errorf("got %+v max %s", res, got)
+			}
+		})
 	}
 }

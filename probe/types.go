@@ -96,6 +96,8 @@ type Run struct {
 	TLDs      []string `json:"tlds"`
 	// Queued is true once every work item was published.
 	Queued bool `json:"queued"`
+	// Stealth is whether this run does stealth discovery.
+	Stealth bool `json:"stealth"`
 	// StealthMax is the discovery limit this run used (0 = unlimited).
 	StealthMax int `json:"stealth_max"`
 }
