@@ -3,7 +3,13 @@ package probe
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -281,5 +287,30 @@ func TestChecker_RetryBackoff(t *testing.T) {
 	}
 	if got := w.hit("rdap.5xx.test", "/help"); got != 4 {
 		t.Errorf("help attempts %d, want 4", got)
+	}
+}
+
+func TestChecker_HTTPS(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, name, _ := strings.Cut(r.URL.Path, "/domain/")
+		writeRDAP(w, 200, rdapJSON, map[string]any{"rdapConformance": []string{"rdap_level_0"}, "objectClassName": "domain", "ldhName": name})
+	}))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // refused handshakes are the point
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	for _, insecure := range []bool{false, true} {
+		cfg := newWorld(t).config()
+		cfg.Resolve = map[string]string{"*:443": srv.Listener.Addr().String()}
+		cfg.WhoisDiscovery = ""
+		cfg.Retries = 0
+		cfg.InsecureSkipVerify = insecure
+		cfg.Stealth.Candidates = []string{"https://rdap.nic.<tld>/"}
+		ck := NewChecker(cfg, testutil.Logger(t))
+		r := ck.Check(t.Context(), Work{TLD: "example", RDAPURLs: []string{"https://rdap.example.test/"}, Stealth: true})
+		// The test server's certificate does not name these hosts: only
+		// insecure_skip_verify lets the checks through.
+		if boolStr(r.RDAPWorking) != strconv.FormatBool(insecure) || r.StealthRDAP != insecure {
+			t.Errorf("insecure=%v: rdap_working %s, stealth %v", insecure, boolStr(r.RDAPWorking), r.StealthURLs)
+		}
 	}
 }
