@@ -49,7 +49,7 @@ apt-deps:
 # npm packages the tests use (DuckDB reads our Parquet files).
 npm-deps:
 	@if [ -f tools/npm/package.json ] && [ ! -d tools/npm/node_modules ]; then \
-	  cd tools/npm && npm ci --no-audit --no-fund --loglevel=error; fi
+	  cd tools/npm && npm install --no-audit --no-fund --loglevel=error; fi
 
 tools: $(TOOLS)/versitygw $(TOOLS)/nats-server $(TOOLS)/staticcheck apt-deps npm-deps
 

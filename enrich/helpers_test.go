@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -150,4 +151,10 @@ func dump(t testing.TB, st ipmodel.State) map[string]string {
 
 func ensureAgain(ctx context.Context, n *testutil.NATS, cfg *config.Config) error {
 	return busEnsure(ctx, n, cfg)
+}
+
+func stringsReader(s string) *strings.Reader { return strings.NewReader(s) }
+
+func contextWithCancel(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithCancel(ctx)
 }

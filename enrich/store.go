@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -26,6 +27,24 @@ type Store struct {
 	stream    string
 	prefix    string
 	cacheSize int
+
+	mu sync.Mutex
+	st jetstream.Stream // the bucket's stream, looked up once
+}
+
+// kvStream returns the bucket's stream handle, looking it up on first use.
+func (s *Store) kvStream(ctx context.Context) (jetstream.Stream, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.st != nil {
+		return s.st, nil
+	}
+	st, err := s.js.Stream(ctx, s.stream)
+	if err != nil {
+		return nil, fmt.Errorf("state bucket %s: %w", s.bucket, err)
+	}
+	s.st = st
+	return st, nil
 }
 
 var _ ipmodel.State = (*Store)(nil)
@@ -38,9 +57,10 @@ func NewState(js jetstream.JetStream, bucket string) *Store {
 	return &Store{js: js, bucket: bucket, stream: "KV_" + bucket, prefix: "$KV." + bucket + ".", cacheSize: 50000}
 }
 
-// SetCacheSize bounds the documents a worker loop keeps between batches.
+// SetCacheSize bounds the documents a worker loop keeps between batches;
+// 0 keeps none (every batch reads what it updates).
 func (s *Store) SetCacheSize(n int) {
-	if n > 0 {
+	if n >= 0 {
 		s.cacheSize = n
 	}
 }
@@ -50,9 +70,9 @@ const kvOperation = "KV-Operation"
 // get returns the document under key (nil when absent or deleted) and the
 // revision to expect when writing it back (0 when the key never existed).
 func (s *Store) get(ctx context.Context, key string) (*doc, uint64, error) {
-	st, err := s.js.Stream(ctx, s.stream)
+	st, err := s.kvStream(ctx)
 	if err != nil {
-		return nil, 0, fmt.Errorf("state bucket %s: %w", s.bucket, err)
+		return nil, 0, err
 	}
 	m, err := st.GetLastMsgForSubject(ctx, s.prefix+key)
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
@@ -65,7 +85,7 @@ func (s *Store) get(ctx context.Context, key string) (*doc, uint64, error) {
 		return nil, m.Sequence, nil
 	}
 	var d doc
-	if err := json.Unmarshal(m.Data, &d); err != nil {
+	if err := decodeDoc(m.Data, &d); err != nil {
 		return nil, 0, fmt.Errorf("%w %s: %v", ErrCorruptState, key, err)
 	}
 	return &d, m.Sequence, nil
@@ -142,7 +162,7 @@ func (s *Store) each(ctx context.Context, filter string, fn func(key string, rev
 				continue
 			}
 			var d doc
-			if err := json.Unmarshal(m.Data(), &d); err != nil {
+			if err := decodeDoc(m.Data(), &d); err != nil {
 				continue // a corrupt record is reported by the worker that meets it
 			}
 			if err := fn(strings.TrimPrefix(m.Subject(), s.prefix), meta.Sequence.Stream, &d); err != nil {
@@ -168,9 +188,9 @@ func (s *Store) each(ctx context.Context, filter string, fn func(key string, rev
 
 // put writes d under key if the key is still at rev.
 func (s *Store) put(ctx context.Context, key string, rev uint64, d *doc) error {
-	data, err := json.Marshal(d)
+	data, err := encodeDoc(d)
 	if err != nil {
-		return fmt.Errorf("encode state: %w", err)
+		return err
 	}
 	_, err = s.js.Publish(ctx, s.prefix+key, data, jetstream.WithExpectLastSequencePerSubject(rev))
 	return err

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strconv"
 	"strings"
 	"sync"
@@ -400,8 +401,9 @@ func (s *Store) writeGroups(ctx context.Context, ls *loopState, keys []string, g
 	failed = map[string]error{}
 	// Load what the cache does not hold, a few at a time.
 	var mu sync.Mutex
+	loaded := map[string]*cacheEntry{}
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(16)
+	g.SetLimit(128)
 	for _, k := range keys {
 		if _, ok := ls.cache[k]; ok {
 			continue
@@ -414,11 +416,12 @@ func (s *Store) writeGroups(ctx context.Context, ls *loopState, keys []string, g
 				failed[k] = err
 				return nil
 			}
-			ls.cache[k] = &cacheEntry{rev: rev, d: d}
+			loaded[k] = &cacheEntry{rev: rev, d: d}
 			return nil
 		})
 	}
 	_ = g.Wait()
+	maps.Copy(ls.cache, loaded)
 	type pending struct {
 		key string
 		fut jetstream.PubAckFuture
@@ -436,9 +439,9 @@ func (s *Store) writeGroups(ctx context.Context, ls *loopState, keys []string, g
 			d = newDoc(&items[0].obs)
 		}
 		w.applyAll(d, items)
-		data, err := json.Marshal(d)
+		data, err := encodeDoc(d)
 		if err != nil {
-			failed[k] = fmt.Errorf("encode state: %w", err)
+			failed[k] = err
 			delete(ls.cache, k)
 			continue
 		}

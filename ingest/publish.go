@@ -55,11 +55,17 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	return m
 }
 
-// NewPublisher returns a publisher; maxInFlight <= 0 means 4096.
+// maxWindow stays below the connection's default async publish window
+// (4000), leaving room for other publishers on the same connection.
+const maxWindow = 2048
+
+// NewPublisher returns a publisher; maxInFlight <= 0 means 1024, and it
+// is capped at 2048.
 func NewPublisher(js jetstream.JetStream, maxInFlight int) *Publisher {
 	if maxInFlight <= 0 {
-		maxInFlight = 4096
+		maxInFlight = 1024
 	}
+	maxInFlight = min(maxInFlight, maxWindow)
 	return &Publisher{js: js, maxInFlight: maxInFlight}
 }
 
@@ -83,6 +89,14 @@ func (p *Publisher) PublishRaw(ctx context.Context, subject, id string, data []b
 	msg := &nats.Msg{Subject: subject, Data: data, Header: nats.Header{}}
 	msg.Header.Set(jetstream.MsgIDHeader, id)
 	f, err := p.js.PublishMsgAsync(msg)
+	if errors.Is(err, jetstream.ErrTooManyStalledMsgs) {
+		// The connection's async window is shared with other publishers
+		// (enrich workers in the same process): drain ours and try again.
+		if err := p.Flush(ctx); err != nil {
+			return err
+		}
+		f, err = p.js.PublishMsgAsync(msg)
+	}
 	if err != nil {
 		return fmt.Errorf("publish %s: %w", subject, err)
 	}

@@ -104,7 +104,7 @@ type fixture struct {
 	kv    jetstream.KeyValue
 }
 
-func newFixture(t *testing.T, js jetstream.JetStream) *fixture {
+func newFixture(t *testing.T, js jetstream.JetStream, hooks ...func(string)) *fixture {
 	t.Helper()
 	store, err := objstore.NewFolder(t.TempDir())
 	if err != nil {
@@ -113,6 +113,9 @@ func newFixture(t *testing.T, js jetstream.JetStream) *fixture {
 	f := &fixture{store: store}
 	opt := secrets.OptionsFrom(config.Default().Secrets)
 	opt.Now = func() time.Time { return time.Now().Add(time.Duration(f.off.Load())) }
+	if len(hooks) > 0 {
+		opt.BeforeFinish = hooks[0]
+	}
 	f.svc, err = secrets.New(t.Context(), js, store, opt, testutil.Logger(t))
 	if err != nil {
 		t.Fatal(err)
@@ -299,5 +302,69 @@ func TestTTL_AcrossRestart(t *testing.T) {
 			t.Fatalf("record still there after restart past its expiry: %v", err)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestSaveSlice_StaleFinisherTakenOver: a request that completes an upload
+// and then stalls past finish_stale is replaced by the next slice; the
+// stalled one gives up (ErrRetry) and undoes its secret, so exactly one
+// secret exists and every later resend gets its id.
+func TestSaveSlice_StaleFinisherTakenOver(t *testing.T) {
+	n := testutil.StartNATS(t)
+	n.Ensure(t)
+	entered, release := make(chan struct{}), make(chan struct{})
+	var calls atomic.Int32
+	f := newFixture(t, n.JS, func(string) {
+		if calls.Add(1) == 1 {
+			close(entered)
+			<-release
+		}
+	})
+	sl := secrets.Slice{Upload: strings.Repeat("S", 22), Index: 0, Count: 1, Params: params}
+	data := []byte("0123456789abcdef0123456789abcdef")
+	type result struct {
+		id  string
+		err error
+	}
+	first := make(chan result, 1)
+	go func() {
+		id, err := f.svc.SaveSlice(context.Background(), sl, data)
+		first <- result{id, err}
+	}()
+	<-entered
+	if _, err := f.svc.SaveSlice(t.Context(), sl, data); !errors.Is(err, secrets.ErrRetry) {
+		t.Fatalf("while finishing: %v, want ErrRetry", err)
+	}
+	f.off.Store(int64(3 * time.Minute)) // past finish_stale (2m), within the idle hour
+	id, err := f.svc.SaveSlice(t.Context(), sl, data)
+	if err != nil || id == "" {
+		t.Fatalf("take-over: %q %v", id, err)
+	}
+	close(release)
+	if r := <-first; !errors.Is(r.err, secrets.ErrRetry) {
+		t.Fatalf("stalled finisher: %q %v, want ErrRetry", r.id, r.err)
+	}
+	if again, err := f.svc.SaveSlice(t.Context(), sl, data); err != nil || again != id {
+		t.Fatalf("resend: %q %v, want %q", again, err, id)
+	}
+	keys, err := f.kv.ListKeys(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for k := range keys.Keys() {
+		ids = append(ids, k)
+	}
+	if len(ids) != 1 || ids[0] != id {
+		t.Fatalf("secrets stored: %v, want only %s", ids, id)
+	}
+	var blobs []string
+	for _, k := range f.keys(t) {
+		if strings.HasPrefix(k, "secrets/b/") {
+			blobs = append(blobs, k)
+		}
+	}
+	if len(blobs) != 1 || blobs[0] != "secrets/b/"+id {
+		t.Fatalf("blobs: %v", blobs)
 	}
 }

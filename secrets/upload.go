@@ -180,6 +180,8 @@ func (s *Service) SaveSlice(ctx context.Context, sl Slice, data []byte) (string,
 // the upload done. Only the request that moved the upload to finishing
 // (with revision rev) gets here.
 func (s *Service) finish(ctx context.Context, uploadID string, u upload, rev uint64) (string, error) {
+	// Finish even if the client hangs up: others are answered 503 until then.
+	ctx = context.WithoutCancel(ctx)
 	if s.opt.BeforeFinish != nil {
 		s.opt.BeforeFinish(uploadID)
 	}
@@ -190,24 +192,28 @@ func (s *Service) finish(ctx context.Context, uploadID string, u upload, rev uin
 	_, err := s.blobs.Put(ctx, key, r, size, "application/octet-stream")
 	r.Close()
 	if err != nil {
-		_ = s.blobs.Delete(context.WithoutCancel(ctx), key)
+		_ = s.blobs.Delete(ctx, key)
+		// Taken over (and maybe finished) by another request meanwhile?
+		if _, cur, _, lerr := s.up.load(ctx, uploadID); lerr == nil && cur != rev {
+			return "", ErrRetry
+		}
 		return "", fmt.Errorf("assemble upload: %w", err)
 	}
 	now := s.now()
 	rec := record{Scheme: u.Scheme, Hash: u.Hash, Kind: File, Views: u.Views, Blob: key, Size: size,
 		Exp: now.Add(time.Duration(u.Duration) * time.Second).UnixMilli()}
 	if err := s.create(ctx, id, rec, time.Duration(u.Duration)*time.Second); err != nil {
-		_ = s.blobs.Delete(context.WithoutCancel(ctx), key)
+		_ = s.blobs.Delete(ctx, key)
 		return "", err
 	}
 	done := u
 	done.State, done.NewID, done.DoneAt, done.FinishAt = upDone, id, now.UnixMilli(), 0
 	if _, err := s.put(ctx, s.up, uploadID, done, rev, s.opt.UploadMemory); err != nil {
 		// Another request took over a finish it thought stale: undo ours.
-		if _, r2, live, lerr := s.kv.load(context.WithoutCancel(ctx), id); lerr == nil && live {
-			_ = s.kv.purge(context.WithoutCancel(ctx), id, r2)
+		if _, r2, live, lerr := s.kv.load(ctx, id); lerr == nil && live {
+			_ = s.kv.purge(ctx, id, r2)
 		}
-		_ = s.blobs.Delete(context.WithoutCancel(ctx), key)
+		_ = s.blobs.Delete(ctx, key)
 		if errors.Is(err, errConflict) {
 			return "", ErrRetry
 		}

@@ -4,44 +4,23 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/netintel/netintel/api/secretapi"
-	"github.com/netintel/netintel/internal/config"
+	"github.com/netintel/netintel/api/secretapi/secretapitest"
 	"github.com/netintel/netintel/internal/objstore"
 	"github.com/netintel/netintel/internal/testutil"
 	"github.com/netintel/netintel/secrets"
 )
 
-// clock is the service clock; tests move it forward.
-type clock struct {
-	mu  sync.Mutex
-	off time.Duration
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return time.Now().Add(c.off)
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.off += d
-	c.mu.Unlock()
-}
-
 type env struct {
 	c      *client
 	svc    *secrets.Service
 	nats   *testutil.NATS
-	clock  *clock
-	store  *objstore.Folder
+	clock  *secretapitest.Clock
+	store  objstore.Store
 	kv, up jetstream.KeyValue
 	url    string
 }
@@ -51,44 +30,23 @@ type envOpts struct {
 	limits       bool
 	beforeFinish func(string)
 	inlineMax    int
+	store        objstore.Store
 }
 
-// newEnv runs the real service: an in-process nats-server with the default
-// buckets, a folder object store, and the handlers behind an HTTP server.
+// newEnv runs the real service (secretapitest.Start): an in-process
+// nats-server with the default buckets, a folder object store, and the
+// handlers behind an HTTP server.
 func newEnv(t testing.TB, o envOpts) *env {
 	t.Helper()
-	n := testutil.StartNATS(t)
-	cfg := n.Ensure(t)
-	store, err := objstore.NewFolder(t.TempDir())
+	s := secretapitest.Start(t, secretapitest.Options{RateLimits: o.limits, InlineMax: o.inlineMax, BeforeFinish: o.beforeFinish, Store: o.store})
+	e := &env{svc: s.Service, nats: s.NATS, clock: s.Clock, store: s.Store, url: s.URL,
+		c: &client{base: s.URL, hc: &http.Client{Timeout: 60 * time.Second}}}
+	var err error
+	e.kv, err = s.NATS.JS.KeyValue(context.Background(), s.Config.Secrets.Bucket)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{nats: n, clock: &clock{}, store: store}
-	opt := secrets.OptionsFrom(cfg.Secrets)
-	opt.Now = e.clock.Now
-	opt.BeforeFinish = o.beforeFinish
-	if o.inlineMax != 0 {
-		opt.InlineMax = o.inlineMax
-	}
-	e.svc, err = secrets.New(t.Context(), n.JS, store, opt, testutil.Logger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	aopt := secretapi.OptionsFrom(cfg)
-	if !o.limits {
-		aopt.TextRate, aopt.FileRate, aopt.ReadRate = config.Rate{}, config.Rate{}, config.Rate{}
-	}
-	mux := http.NewServeMux()
-	secretapi.New(e.svc, aopt, testutil.Logger(t)).Mount(mux)
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	e.url = srv.URL
-	e.c = &client{base: srv.URL, hc: &http.Client{Timeout: 60 * time.Second}}
-	e.kv, err = n.JS.KeyValue(context.Background(), cfg.Secrets.Bucket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.up, err = n.JS.KeyValue(context.Background(), cfg.Secrets.UploadsBucket)
+	e.up, err = s.NATS.JS.KeyValue(context.Background(), s.Config.Secrets.UploadsBucket)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,4 +78,18 @@ func (e *env) blobs(t testing.TB) []string {
 		keys = append(keys, i.Key)
 	}
 	return keys
+}
+
+// waitNoBlobs waits until no blob is left under secrets/: a used-up file
+// is deleted when its download ends, just after the client got the last
+// byte.
+func (e *env) waitNoBlobs(t testing.TB) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for b := e.blobs(t); len(b) != 0; b = e.blobs(t) {
+		if time.Now().After(deadline) {
+			t.Fatalf("blobs left: %v", b)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

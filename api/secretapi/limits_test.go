@@ -9,7 +9,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 )
 
 // TestViews_ExactlyOnce: N parallel reads of a secret with views=k succeed
@@ -101,9 +100,7 @@ func TestViews_ExactlyOnce(t *testing.T) {
 		if ok.Load() != 2 {
 			t.Fatalf("%d downloads, want 2", ok.Load())
 		}
-		if b := e.blobs(t); len(b) != 0 {
-			t.Fatalf("blob left: %v", b)
-		}
+		e.waitNoBlobs(t)
 	})
 }
 
@@ -221,10 +218,7 @@ func TestBodyLimits(t *testing.T) {
 		if got := z.n.Load(); got > 110<<20 {
 			t.Fatalf("client wrote %d MiB before the server stopped", got>>20)
 		}
-		time.Sleep(100 * time.Millisecond)
-		if b := e.blobs(t); len(b) != 0 {
-			t.Fatalf("rejected upload left %v", b)
-		}
+		e.waitNoBlobs(t)
 	})
 	t.Run("slice over 4 MiB", func(t *testing.T) {
 		f := newEncFile("x", nil, "")

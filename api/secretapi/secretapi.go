@@ -7,9 +7,12 @@ package secretapi
 
 import (
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/netintel/netintel/internal/config"
 	"github.com/netintel/netintel/internal/httpx"
@@ -42,6 +45,9 @@ type Options struct {
 	TextRate, FileRate, ReadRate config.Rate
 	// TrustProxy takes the client address from X-Forwarded-For.
 	TrustProxy bool
+	// Registerer, when set, receives netintel_secrets_requests_total
+	// (by endpoint and outcome: the spec's status, "method" or "rate_limited").
+	Registerer prometheus.Registerer
 }
 
 // OptionsFrom builds Options from the config.
@@ -55,6 +61,7 @@ type Handler struct {
 	log              *slog.Logger
 	text, file, read *httpx.Limiter
 	trustProxy       bool
+	outcomes         *prometheus.CounterVec
 }
 
 // New returns the handlers.
@@ -65,19 +72,32 @@ func New(svc *secrets.Service, opt Options, log *slog.Logger) *Handler {
 		}
 		return httpx.NewLimiter(r.PerMinute, r.Burst)
 	}
-	return &Handler{svc: svc, log: log.With("stage", "secretapi"), text: lim(opt.TextRate), file: lim(opt.FileRate),
+	h := &Handler{svc: svc, log: log.With("stage", "secretapi"), text: lim(opt.TextRate), file: lim(opt.FileRate),
 		read: lim(opt.ReadRate), trustProxy: opt.TrustProxy}
+	if opt.Registerer != nil {
+		h.outcomes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_secrets_requests_total",
+			Help: "One-time secret API requests by endpoint and outcome."}, []string{"endpoint", "outcome"})
+		if err := opt.Registerer.Register(h.outcomes); err != nil {
+			var are prometheus.AlreadyRegisteredError
+			if errors.As(err, &are) {
+				h.outcomes, _ = are.ExistingCollector.(*prometheus.CounterVec)
+			} else {
+				h.outcomes = nil
+			}
+		}
+	}
+	return h
 }
 
 // Mount adds the six endpoints to mux. Every method is routed here so that
 // a method other than POST answers 405 with Allow: POST and a JSON body.
 func (h *Handler) Mount(mux *http.ServeMux) {
-	mux.Handle("/api/saveSecret", h.endpoint(h.text, saveError, h.saveSecret))
-	mux.Handle("/api/saveFile", h.endpoint(h.file, plainError, h.saveFile))
-	mux.Handle("/api/get", h.endpoint(h.read, plainError, h.get))
-	mux.Handle("/api/getFile", h.endpoint(h.read, plainError, h.getFile))
-	mux.Handle("/api/secretStatus", h.endpoint(h.read, plainError, h.secretStatus))
-	mux.Handle("/api/ss", h.endpoint(nil, plainError, h.ss))
+	mux.Handle("/api/saveSecret", h.endpoint("saveSecret", h.text, saveError, h.saveSecret))
+	mux.Handle("/api/saveFile", h.endpoint("saveFile", h.file, plainError, h.saveFile))
+	mux.Handle("/api/get", h.endpoint("get", h.read, plainError, h.get))
+	mux.Handle("/api/getFile", h.endpoint("getFile", h.read, plainError, h.getFile))
+	mux.Handle("/api/secretStatus", h.endpoint("secretStatus", h.read, plainError, h.secretStatus))
+	mux.Handle("/api/ss", h.endpoint("ss", nil, plainError, h.ss))
 }
 
 // statusBody is every JSON answer of the API; fields are left out when unset.
@@ -107,28 +127,59 @@ func plainError(w http.ResponseWriter, code int) {
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
+	if ow, ok := w.(*outcomeWriter); ok {
+		if sb, ok := v.(statusBody); ok {
+			ow.outcome = sb.Status
+		}
+	}
 	httpx.WriteJSON(w, code, v)
 }
 
+// outcomeWriter remembers the status field of the JSON answer for the
+// outcome metric.
+type outcomeWriter struct {
+	http.ResponseWriter
+	outcome string
+}
+
+// ReadFrom keeps the underlying writer's fast path (sendfile) for files.
+func (o *outcomeWriter) ReadFrom(r io.Reader) (int64, error) { return io.Copy(o.ResponseWriter, r) }
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (o *outcomeWriter) Unwrap() http.ResponseWriter { return o.ResponseWriter }
+
 // endpoint applies what every endpoint shares: POST only, no caching, the
 // per-client rate limit.
-func (h *Handler) endpoint(lim *httpx.Limiter, fail func(http.ResponseWriter, int), next http.HandlerFunc) http.Handler {
+func (h *Handler) endpoint(name string, lim *httpx.Limiter, fail func(http.ResponseWriter, int), next http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
+		outcome := ""
+		defer func() {
+			if h.outcomes != nil {
+				h.outcomes.WithLabelValues(name, outcome).Inc()
+			}
+		}()
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", http.MethodPost)
 			fail(w, http.StatusMethodNotAllowed)
+			outcome = "method"
 			return
 		}
 		if lim != nil {
 			if ok, wait := lim.Allow(httpx.ClientIP(r, h.trustProxy)); !ok {
 				w.Header().Set("Retry-After", httpx.RetryAfter(wait))
 				fail(w, http.StatusTooManyRequests)
+				outcome = "rate_limited"
 				return
 			}
 		}
-		next(w, r)
+		ow := &outcomeWriter{ResponseWriter: w}
+		next(ow, r)
+		outcome = ow.outcome
+		if outcome == "" {
+			outcome = stOK // file download, status, capabilities
+		}
 	})
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"strings"
 
 	"github.com/netintel/netintel/api/tldapi"
 	"github.com/netintel/netintel/probe"
@@ -27,7 +28,9 @@ func setupProbe(ctx context.Context, s *System) error {
 	s.SetHealth(h.Health)
 	s.Worker("probe", svc.RunWorker)
 	s.Job("tld_probe", svc.RunNow)
-	if s.Embedded {
+	// The first check at start follows the schedule: "off" disables both
+	// (tests run `netintel run` without reaching IANA).
+	if s.Embedded && strings.TrimSpace(s.Cfg.Schedules["tld_probe"]) != "off" && s.Cfg.Schedules["tld_probe"] != "" {
 		s.OnStart("tld_probe_first", func(ctx context.Context) error {
 			if err := svc.FirstRun(ctx); err != nil {
 				// Logged with its reason; the system keeps serving the last results.

@@ -25,7 +25,9 @@ func setupSecrets(ctx context.Context, s *System) error {
 	if err != nil {
 		return err
 	}
-	h := secretapi.New(svc, secretapi.OptionsFrom(s.Cfg), s.Log)
+	opt := secretapi.OptionsFrom(s.Cfg)
+	opt.Registerer = s.Reg
+	h := secretapi.New(svc, opt, s.Log)
 	s.Route("secrets", func(mux *http.ServeMux) { h.Mount(mux) })
 	if iv := s.Cfg.Secrets.SweepInterval; iv > 0 {
 		s.Worker("secrets-sweeper", func(ctx context.Context) error {

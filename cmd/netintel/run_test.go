@@ -24,7 +24,12 @@ import (
 	"github.com/netintel/netintel/internal/testutil"
 )
 
-var binPath string
+var (
+	binPath string
+	// testConfig is pipeline.yaml with the sample paths made absolute and
+	// the TLD probe off, so that no test reaches beyond loopback.
+	testConfig string
+)
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "netintel-bin-")
@@ -37,9 +42,34 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "build netintel: %v\n%s", err, out)
 		os.Exit(1)
 	}
+	if testConfig, err = writeTestConfig(dir); err != nil {
+		fmt.Fprintf(os.Stderr, "test config: %v\n", err)
+		os.Exit(1)
+	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+func writeTestConfig(dir string) (string, error) {
+	b, err := os.ReadFile("../../pipeline.yaml")
+	if err != nil {
+		return "", err
+	}
+	root, _ := filepath.Abs("../..")
+	s := strings.ReplaceAll(string(b), "path: samples/", "path: "+root+"/samples/")
+	s = strings.ReplaceAll(s, "samples/cve/", root+"/samples/cve/")
+	s = regexp.MustCompile(`(?m)^  tld_probe: .*$`).ReplaceAllString(s, `  tld_probe: "off"`)
+	if !strings.Contains(s, `tld_probe: "off"`) {
+		return "", fmt.Errorf("no tld_probe schedule in pipeline.yaml")
+	}
+	p := filepath.Join(dir, "pipeline.test.yaml")
+	return p, os.WriteFile(p, []byte(s), 0o600)
+}
+
+// runArgs is `run` with the test config and a fresh data dir unless given.
+func runArgs(dataDir string, extra ...string) []string {
+	return append([]string{"run", "--config", testConfig, "--data-dir", dataDir, "--listen", "127.0.0.1:0"}, extra...)
 }
 
 // proc is a running netintel process.
@@ -108,7 +138,11 @@ type lockedWriter struct {
 	w  io.Writer
 }
 
-func (l *lockedWriter) Write(b []byte) (int, error) { l.mu.Lock(); defer l.mu.Unlock(); return l.w.Write(b) }
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}
 
 func get(t *testing.T, url string) (int, string) {
 	t.Helper()
@@ -124,7 +158,7 @@ func get(t *testing.T, url string) (int, string) {
 func TestRun_ReadyThenCleanStop(t *testing.T) {
 	for _, sig := range []os.Signal{syscall.SIGTERM, os.Interrupt} {
 		t.Run(sig.String(), func(t *testing.T) {
-			p := startProc(t, "run", "--data-dir", t.TempDir(), "--listen", "127.0.0.1:0")
+			p := startProc(t, runArgs(t.TempDir())...)
 			if code, body := get(t, "http://"+p.addr+"/ready"); code != 200 {
 				t.Fatalf("/ready = %d %s", code, body)
 			}
@@ -147,12 +181,12 @@ func TestRun_ReadyThenCleanStop(t *testing.T) {
 
 func TestRun_SameDataDirRefusedOtherDirSideBySide(t *testing.T) {
 	dir := t.TempDir()
-	a := startProc(t, "run", "--data-dir", dir, "--listen", "127.0.0.1:0")
-	out, err := exec.Command(binPath, "run", "--data-dir", dir, "--listen", "127.0.0.1:0").CombinedOutput()
+	a := startProc(t, runArgs(dir)...)
+	out, err := exec.Command(binPath, runArgs(dir)...).CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "in use by another netintel process") {
 		t.Fatalf("second run on same dir: err=%v out=%s", err, out)
 	}
-	b := startProc(t, "run", "--data-dir", t.TempDir(), "--listen", "127.0.0.1:0")
+	b := startProc(t, runArgs(t.TempDir())...)
 	for _, p := range []*proc{a, b} {
 		if code, _ := get(t, "http://"+p.addr+"/ready"); code != 200 {
 			t.Fatalf("%s /ready = %d", p.addr, code)
@@ -162,7 +196,7 @@ func TestRun_SameDataDirRefusedOtherDirSideBySide(t *testing.T) {
 
 func TestRun_RestartReusesData(t *testing.T) {
 	dir := t.TempDir()
-	p := startProc(t, "run", "--data-dir", dir, "--listen", "127.0.0.1:0")
+	p := startProc(t, runArgs(dir)...)
 	u, err := bus.URLFromDataDir(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -179,7 +213,7 @@ func TestRun_RestartReusesData(t *testing.T) {
 	if _, err := p.stop(t, syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	startProc(t, "run", "--data-dir", dir, "--listen", "127.0.0.1:0")
+	startProc(t, runArgs(dir)...)
 	u, _ = bus.URLFromDataDir(dir)
 	nc, err = nats.Connect(u)
 	if err != nil {
@@ -282,5 +316,47 @@ func TestAPI_WaitsForNATSWithReady503(t *testing.T) {
 	}
 	if !strings.Contains(p.logs(), "nats unreachable, retrying") {
 		t.Errorf("no log line about the wait:\n%s", p.logs())
+	}
+}
+
+// TestRun_BootstrapServesLookupThroughGateway is what a newcomer sees after
+// `make run` on a fresh data dir: the bundled samples are ingested, enriched
+// and published, and a lookup with the printed dev key answers through the
+// gateway.
+func TestRun_BootstrapServesLookupThroughGateway(t *testing.T) {
+	dir := t.TempDir()
+	p := startProc(t, runArgs(dir)...)
+	deadline := time.Now().Add(120 * time.Second)
+	var key string
+	for key == "" && time.Now().Before(deadline) {
+		b, _ := os.ReadFile(filepath.Join(dir, "dev-api-key"))
+		key = strings.TrimSpace(string(b))
+		time.Sleep(200 * time.Millisecond)
+	}
+	if !strings.HasPrefix(key, "svc_vpn_") {
+		t.Fatalf("no dev key in the data dir\n%s", p.logs())
+	}
+	var code int
+	var body string
+	for time.Now().Before(deadline) {
+		req, _ := http.NewRequest("GET", "http://"+p.addr+"/api/v1/vpn/ip/203.0.113.10?include=cves", nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		code, body = resp.StatusCode, string(b)
+		if code == 200 {
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	if code != 200 || !strings.Contains(body, `"ip":"203.0.113.10"`) || !strings.Contains(body, `"vendor":"Fortinet"`) {
+		t.Fatalf("lookup after bootstrap = %d %s\n%s", code, body, p.logs())
+	}
+	if strings.Contains(p.logs(), key) {
+		t.Fatal("the dev key appears in the logs")
 	}
 }

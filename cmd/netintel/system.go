@@ -41,15 +41,15 @@ type System struct {
 	// module's Setup; read it lazily (in workers and jobs), not in Setup.
 	IPState ipmodel.State
 
-	routes  map[string][]func(*http.ServeMux)
+	routes map[string][]func(*http.ServeMux)
 	// gates are listeners started before NATS was reached (external roles).
 	gates    map[string]*api.Gate
 	gateDone chan error
-	workers []namedRun
-	jobs    []schedule.Job
-	onStart []namedRun
-	health  func() any
-	closers []func()
+	workers  []namedRun
+	jobs     []schedule.Job
+	onStart  []namedRun
+	health   func() any
+	closers  []func()
 }
 
 type namedRun struct {

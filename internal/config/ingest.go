@@ -48,7 +48,7 @@ type IngestSource struct {
 }
 
 func defaultIngest() Ingest {
-	return Ingest{FetchTimeout: 2 * time.Minute, MaxLineBytes: 1 << 20, MaxInFlight: 4096}
+	return Ingest{FetchTimeout: 2 * time.Minute, MaxLineBytes: 1 << 20, MaxInFlight: 1024}
 }
 
 func (c *Ingest) validate(path string) []error {
@@ -62,8 +62,8 @@ func (c *Ingest) validate(path string) []error {
 	if c.MaxLineBytes < 1024 {
 		add(path+".max_line_bytes", "must be >= 1024, got %d", c.MaxLineBytes)
 	}
-	if c.MaxInFlight < 1 {
-		add(path+".max_in_flight", "must be >= 1, got %d", c.MaxInFlight)
+	if c.MaxInFlight < 1 || c.MaxInFlight > 2048 {
+		add(path+".max_in_flight", "must be 1..2048, got %d", c.MaxInFlight)
 	}
 	names := map[string]bool{}
 	for i, s := range c.Sources {

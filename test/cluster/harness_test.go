@@ -37,11 +37,11 @@ type natsCluster struct {
 }
 
 type natsNode struct {
-	name         string
-	port, cport  int
-	dir          string
-	cmd          *exec.Cmd
-	done         chan struct{}
+	name        string
+	port, cport int
+	dir         string
+	cmd         *exec.Cmd
+	done        chan struct{}
 }
 
 func startCluster(t testing.TB, n int) *natsCluster {
@@ -195,10 +195,18 @@ func netintelBin(t testing.TB) string {
 	return binPath
 }
 
+// execCommand is the built binary with args (netintelBin must have run).
+func execCommand(args ...string) *exec.Cmd {
+	cmd := exec.Command(binPath, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	return cmd
+}
+
 // role is one netintel process.
 type role struct {
 	name string
 	args []string
+	env  []string
 	cmd  *exec.Cmd
 	addr string
 	mu   sync.Mutex
@@ -208,17 +216,10 @@ type role struct {
 
 var listenRe = regexp.MustCompile(`listening on http://(\S+)|"msg":"http listening","addr":"([^"]+)"`)
 
-func startRole(t testing.TB, name string, waitListen bool, args ...string) *role {
-	t.Helper()
-	r := &role{name: name, args: args}
-	r.start(t, waitListen)
-	t.Cleanup(r.kill)
-	return r
-}
-
 func (r *role) start(t testing.TB, waitListen bool) {
 	t.Helper()
 	r.cmd = exec.Command(netintelBin(t), r.args...)
+	r.cmd.Env = append(os.Environ(), r.env...)
 	r.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	pr, pw := io.Pipe()
 	r.cmd.Stdout, r.cmd.Stderr = pw, pw

@@ -70,7 +70,9 @@ func TestCluster_StreamSurvivesLeaderKill(t *testing.T) {
 			}
 			futs = append(futs, f)
 		}
-		// Resend every message of the window whose ack did not come.
+		// Resend every message of the window whose ack did not come within
+		// one shared deadline (acks lost in a leader change never come).
+		wctx, wcancel := context.WithTimeout(ctx, 5*time.Second)
 		for k, f := range futs {
 			j := i + k
 			ok := false
@@ -79,7 +81,7 @@ func TestCluster_StreamSurvivesLeaderKill(t *testing.T) {
 				case <-f.Ok():
 					ok = true
 				case <-f.Err():
-				case <-time.After(5 * time.Second):
+				case <-wctx.Done():
 				}
 			}
 			for attempt := 0; !ok; attempt++ {
@@ -96,6 +98,7 @@ func TestCluster_StreamSurvivesLeaderKill(t *testing.T) {
 				}
 			}
 		}
+		wcancel()
 		i = end
 		sent.Store(int64(i))
 	}

@@ -1,0 +1,161 @@
+package enrich
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/netintel/netintel/ingest"
+	"github.com/netintel/netintel/internal/testutil"
+)
+
+// benchObs is the number of observations per run (NETINTEL_BENCH_OBS overrides).
+func benchObs(b *testing.B) int {
+	if s := os.Getenv("NETINTEL_BENCH_OBS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			b.Fatalf("NETINTEL_BENCH_OBS=%q", s)
+		}
+		return n
+	}
+	return 1_000_000
+}
+
+// BenchmarkPipeline measures observations per second from publish to
+// stored state through an embedded nats-server, with 1 and 2 enrich
+// workers, beside the raw JetStream rate of publishing and consuming
+// (with an ack each) the same messages on a plain stream, in the same run.
+// The ratio pipeline/raw is reported by each worker case (target >= 0.33).
+func BenchmarkPipeline(b *testing.B) {
+	n := benchObs(b)
+	g := newGenerator(b, n/5, n/50)
+	var raw float64
+	b.Run("raw", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			raw = benchRaw(b, g, n)
+		}
+		b.ReportMetric(raw, "msgs/s")
+	})
+	for _, workers := range []int{1, 2} {
+		b.Run("workers="+strconv.Itoa(workers), func(b *testing.B) {
+			var rate float64
+			for i := 0; i < b.N; i++ {
+				rate = benchPipeline(b, g, n, workers)
+			}
+			b.ReportMetric(rate, "obs/s")
+			if raw > 0 {
+				b.ReportMetric(rate/raw, "ratio_to_raw")
+			}
+		})
+	}
+}
+
+func benchRaw(b *testing.B, g *generator, n int) float64 {
+	b.StopTimer()
+	nt := testutil.StartNATS(b)
+	ctx := context.Background()
+	if _, err := nt.JS.CreateStream(ctx, jetstream.StreamConfig{Name: "RAW", Subjects: []string{"raw.>"}, Storage: jetstream.FileStorage}); err != nil {
+		b.Fatal(err)
+	}
+	cons, err := nt.JS.CreateOrUpdateConsumer(ctx, "RAW", jetstream.ConsumerConfig{Durable: "raw", AckPolicy: jetstream.AckExplicitPolicy, MaxAckPending: 10000})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var got atomic.Int64
+	done := make(chan struct{})
+	b.StartTimer()
+	start := time.Now()
+	cc, err := cons.Consume(func(m jetstream.Msg) {
+		_ = m.Ack()
+		if got.Add(1) == int64(n) {
+			close(done)
+		}
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	pub := ingest.NewPublisher(nt.JS, 4096)
+	for i := 0; i < n; i++ {
+		o := g.obs(i)
+		data, _, err := o.Encode()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := pub.PublishRaw(ctx, "raw."+o.Type, "", data); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := pub.Flush(ctx); err != nil {
+		b.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Minute):
+		b.Fatalf("raw consumer got %d of %d", got.Load(), n)
+	}
+	// The last acks reach the server before the clock stops.
+	waitAcked(b, cons)
+	elapsed := time.Since(start)
+	b.StopTimer()
+	cc.Stop()
+	return float64(n) / elapsed.Seconds()
+}
+
+func waitAcked(b *testing.B, cons jetstream.Consumer) {
+	for {
+		info, err := cons.Info(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		if info.NumAckPending == 0 && info.NumPending == 0 {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func benchPipeline(b *testing.B, g *generator, n, workers int) float64 {
+	b.StopTimer()
+	nt := testutil.StartNATS(b)
+	cfg := nt.Ensure(b)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cfg.Enrich.Catalog = sampleCatalogConfig()
+	cat := sampleCatalog(b)
+	if v := os.Getenv("NETINTEL_BENCH_CACHE"); v != "" {
+		cfg.Enrich.CacheSize, _ = strconv.Atoi(v)
+	}
+	if v := os.Getenv("NETINTEL_BENCH_BATCH"); v != "" {
+		cfg.Enrich.BatchSize, _ = strconv.Atoi(v)
+	}
+	errs := make(chan error, workers)
+	for i := 0; i < workers; i++ {
+		w, err := NewWorker(nt.JS, cfg.Enrich, nil, cat, testutil.Logger(b), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		go func() { errs <- w.Run(ctx) }()
+	}
+	b.StartTimer()
+	start := time.Now()
+	pub := ingest.NewPublisher(nt.JS, 4096)
+	stored := g.publish(ctx, b, pub, 0, n)
+	if err := WaitIdle(ctx, nt.JS); err != nil {
+		b.Fatal(err)
+	}
+	elapsed := time.Since(start)
+	b.StopTimer()
+	cancel()
+	for i := 0; i < workers; i++ {
+		if err := <-errs; err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Logf("%d workers: %d observations stored in %s", workers, stored, elapsed)
+	return float64(stored) / elapsed.Seconds()
+}

@@ -1,0 +1,187 @@
+package enrich
+
+import (
+	"context"
+	"maps"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/netintel/netintel/ingest"
+	tu "github.com/netintel/netintel/internal/testutil"
+)
+
+const killN = 6000
+
+// run publishes the generated observations and enriches them; kill stops
+// the first worker part-way and starts two fresh ones.
+func runPipeline(t *testing.T, kill bool) (map[string]string, *testEnv) {
+	t.Helper()
+	e := newEnv(t, time.Second, 5)
+	ctx := t.Context()
+	g := newGenerator(t, 500, 40)
+	pub := ingest.NewPublisher(e.nats.JS, 512)
+	cfg := e.cfg.Enrich
+	cfg.BatchSize, cfg.Workers = 64, 2
+	if !kill {
+		if n := g.publish(ctx, t, pub, 0, killN); n != killN {
+			t.Fatalf("stored %d of %d", n, killN)
+		}
+		e.startWorker(t, cfg)
+		e.waitIdle(t)
+		return dump(t, NewState(e.nats.JS, "ipstate")), e
+	}
+	stop := e.startWorker(t, cfg)
+	stored := g.publish(ctx, t, pub, 0, killN/2)
+	// Kill the worker while it is busy: what it fetched and did not ack
+	// comes back after the ack wait.
+	cons, err := e.nats.JS.Consumer(ctx, Stream, ConsumerName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		info, err := cons.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.AckFloor.Consumer > killN/8 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("worker made no progress: %+v", info)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	stop()
+	stored += g.publish(ctx, t, pub, killN/2, killN)
+	if stored != killN {
+		t.Fatalf("stored %d of %d", stored, killN)
+	}
+	e.startWorker(t, cfg)
+	e.startWorker(t, cfg)
+	e.waitIdle(t)
+	info, err := cons.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The killed worker left fetched, unacknowledged messages behind: they
+	// were delivered again, and the final state must not show it.
+	if info.Delivered.Consumer <= uint64(killN) {
+		t.Errorf("delivered %d for %d observations: the kill interrupted nothing", info.Delivered.Consumer, killN)
+	}
+	t.Logf("delivered %d for %d observations", info.Delivered.Consumer, killN)
+	return dump(t, NewState(e.nats.JS, "ipstate")), e
+}
+
+func TestWorker_KillAndRestart(t *testing.T) {
+	want, _ := runPipeline(t, false)
+	got, e := runPipeline(t, true)
+	if len(want) < 400 {
+		t.Fatalf("reference run stored only %d records", len(want))
+	}
+	if !maps.Equal(got, want) {
+		diff := 0
+		for k, v := range want {
+			if got[k] != v {
+				if diff < 3 {
+					t.Errorf("record %s differs:\n got %s\nwant %s", k, got[k], v)
+				}
+				diff++
+			}
+		}
+		t.Fatalf("%d of %d records differ (got %d records)", diff, len(want), len(got))
+	}
+	// Nothing was dead-lettered and the stream holds each observation once.
+	ctx := t.Context()
+	for stream, want := range map[string]uint64{"DEADLETTER": 0, "OBSERVATIONS": killN} {
+		s, err := e.nats.JS.Stream(ctx, stream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := s.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.State.Msgs != want {
+			t.Errorf("%s holds %d messages, want %d", stream, info.State.Msgs, want)
+		}
+	}
+}
+
+func TestWorker_DeadLetter(t *testing.T) {
+	e := newEnv(t, time.Second, 3)
+	ctx := t.Context()
+	reg := prometheus.NewRegistry()
+	w, err := NewWorker(e.nats.JS, e.cfg.Enrich, nil, sampleCatalog(t), tu.Logger(t), reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(wctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	// A state record that cannot be decoded makes every write to it fail.
+	kv, err := e.nats.JS.KeyValue(ctx, "ipstate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Put(ctx, "h.192.0.2.99", []byte("{not json")); err != nil {
+		t.Fatal(err)
+	}
+	publish := func(subject string, data []byte) {
+		t.Helper()
+		if _, err := e.nats.JS.Publish(ctx, subject, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	publish("obs.signal.test", []byte(`{"v":1,"type":"signal","ip":"192.0.2`))
+	publish("obs.signal.test", []byte(`{"v":1,"type":"signal","ip":"192.0.2.99","source":"t","observed_at":"2026-11-20T10:00:00Z","signal":{"kind":"vpn_exit"}}`))
+	publish("obs.signal.test", []byte(`{"v":1,"type":"signal","ip":"192.0.2.98","source":"t","observed_at":"2026-11-20T10:00:00Z","signal":{"kind":"vpn_exit"}}`))
+
+	dlq, err := e.nats.JS.CreateOrUpdateConsumer(ctx, "DEADLETTER", jetstream.ConsumerConfig{Durable: "test", AckPolicy: jetstream.AckNonePolicy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]nats.Header{}
+	for deadline := time.Now().Add(30 * time.Second); len(got) < 2 && time.Now().Before(deadline); {
+		b, err := dlq.Fetch(2, jetstream.FetchMaxWait(time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for m := range b.Messages() {
+			got[m.Headers().Get(SequenceHeader)] = m.Headers()
+			if m.Subject() != DeadLetterSubject {
+				t.Errorf("subject %s", m.Subject())
+			}
+		}
+	}
+	if len(got) != 2 {
+		t.Fatalf("dead letters: %v", got)
+	}
+	if h := got["1"]; h == nil || !strings.Contains(h.Get(ErrorHeader), "decode observation") || h.Get(DeliveriesHeader) != "1" || h.Get(SubjectHeader) != "obs.signal.test" {
+		t.Errorf("malformed message dead letter headers = %v", h)
+	}
+	if h := got["2"]; h == nil || !strings.Contains(h.Get(ErrorHeader), "corrupt state") || h.Get(DeliveriesHeader) != "3" {
+		t.Errorf("failing message dead letter headers = %v", h)
+	}
+	// The worker carried on: the third observation is stored.
+	e.waitIdle(t)
+	if r, ok, err := NewState(e.nats.JS, "ipstate").Get(ctx, "192.0.2.98"); err != nil || !ok || r.Classifications[0] != "vpn" {
+		t.Errorf("192.0.2.98 = %+v %v %v", r, ok, err)
+	}
+	if v := testutil.ToFloat64(w.m.dead.WithLabelValues("malformed")); v != 1 {
+		t.Errorf("malformed counter = %v", v)
+	}
+	if v := testutil.ToFloat64(w.m.dead.WithLabelValues("failed")); v != 1 {
+		t.Errorf("failed counter = %v", v)
+	}
+	if n, err := testutil.GatherAndCount(reg, "netintel_enrich_deadletter_total"); err != nil || n != 2 {
+		t.Errorf("registered dead-letter series = %d %v", n, err)
+	}
+}

@@ -1,0 +1,274 @@
+package enrich
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/netintel/netintel/ingest"
+)
+
+func TestVersion_Compare(t *testing.T) {
+	tests := []struct {
+		a, b string
+		want int
+	}{
+		{"9.8.4.10", "9.8.4.20", -1},
+		{"9.10", "9.9.2.74", 1},
+		{"9.1R11", "9.1:r11", 0},
+		{"9.1r1", "9.1r10", -1},
+		{"10.2.0", "10.2.0-h1", -1},
+		{"13.1-37.164", "13.1-49.13", -1},
+		{"7.1.1-7040", "7.1.1-7058", -1},
+		{"7.0", "7.0.0", -1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.a+" vs "+tt.b, func(t *testing.T) {
+			got := cmpVersion(parseVersion(tt.a), parseVersion(tt.b))
+			if (got < 0) != (tt.want < 0) || (got > 0) != (tt.want > 0) {
+				t.Errorf("cmp = %d, want sign %d", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestInterval_Band(t *testing.T) {
+	tests := []struct {
+		band string
+		in   []string
+		out  []string
+	}{
+		{"7.0.x", []string{"7.0", "7.0.0", "7.0.17"}, []string{"6.4.9", "7.1.0", "7.2"}},
+		{"6.4.0..6.4.8", []string{"6.4.0", "6.4.8"}, []string{"6.4.9", "6.2.10"}},
+		{"9.1R11", []string{"9.1r11"}, []string{"9.1r12"}},
+	}
+	for _, tt := range tests {
+		iv, ok := bandInterval(tt.band)
+		if !ok {
+			t.Fatalf("band %q not parsed", tt.band)
+		}
+		for _, v := range tt.in {
+			if !iv.contains(parseVersion(v)) {
+				t.Errorf("%s should contain %s", tt.band, v)
+			}
+		}
+		for _, v := range tt.out {
+			if iv.contains(parseVersion(v)) {
+				t.Errorf("%s should not contain %s", tt.band, v)
+			}
+		}
+	}
+}
+
+func TestRules_Fingerprint(t *testing.T) {
+	rules, err := DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs := sampleObs(t)
+	first := func(key string) (*ingest.Service, *ingest.Flow) {
+		o := obs[key][0]
+		return o.Service, o.Flow
+	}
+	type want struct{ vendor, product, family, exact, band, precision string }
+	tests := []struct {
+		name string
+		key  string
+		want want
+	}{
+		{"fortigate band from Last-Modified date table", "203.0.113.10", want{"Fortinet", "FortiGate SSL-VPN", "ssl-vpn", "", "7.0.x", "band"}},
+		{"cisco asa exact from config-auth body", "203.0.113.20", want{"Cisco", "ASA AnyConnect", "ssl-vpn", "9.8.4.10", "9.8.x", "exact"}},
+		{"ivanti exact from nc_gina_ver body, formatted", "203.0.113.30", want{"Ivanti", "Connect Secure", "ssl-vpn", "9.1R11", "9.1.x", "exact"}},
+		{"globalprotect product only (title)", "203.0.113.40", want{"Palo Alto Networks", "GlobalProtect", "ssl-vpn", "", "", ""}},
+		{"citrix exact from hash table", "203.0.113.50", want{"Citrix", "NetScaler Gateway", "ssl-vpn", "13.1-49.13", "13.1.x", "exact"}},
+		{"sonicwall exact from body", "203.0.113.60", want{"SonicWall", "SMA SSL-VPN", "ssl-vpn", "7.1.1-7040", "7.1.x", "exact"}},
+		{"check point band", "203.0.113.70", want{"Check Point", "Mobile Access / SSL Network Extender", "ssl-vpn", "", "R81.10", "band"}},
+		{"juniper exact", "203.0.113.80", want{"Juniper Networks", "SRX Dynamic VPN", "ssl-vpn", "15.1X49", "15.1.x", "exact"}},
+		{"openvpn access server", "203.0.113.90", want{"OpenVPN Inc.", "OpenVPN Access Server", "openvpn", "2.11.3", "2.11.x", "exact"}},
+		{"wireguard from flow", "198.51.100.5", want{"WireGuard", "WireGuard", "wireguard", "", "", ""}},
+		{"openvpn from flow", "198.51.100.6", want{"OpenVPN", "OpenVPN", "openvpn", "", "", ""}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			svc, flow := first(tt.key)
+			fp, ok := rules.Match(svc, flow)
+			if !ok {
+				t.Fatal("no rule matched")
+			}
+			got := want{fp.Vendor, fp.Product, fp.ProtocolFamily, fp.ExactVersion, fp.VersionBand, fp.VersionPrecision}
+			if got != tt.want {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+	t.Run("unknown product", func(t *testing.T) {
+		for _, key := range []string{"192.0.2.1", "198.51.100.7"} {
+			svc, flow := first(key)
+			if fp, ok := rules.Match(svc, flow); ok {
+				t.Errorf("%s matched %+v", key, fp)
+			}
+		}
+	})
+	t.Run("cookie alone", func(t *testing.T) {
+		fp, ok := rules.Match(&ingest.Service{Port: 10443, Transport: "tcp", HTTP: &ingest.HTTPEvidence{Cookies: []string{"SVPNCOOKIE"}}}, nil)
+		if !ok || fp.Vendor != "Fortinet" || fp.VersionPrecision != "" {
+			t.Errorf("got %+v %v", fp, ok)
+		}
+	})
+	t.Run("date outside every row", func(t *testing.T) {
+		fp, _ := rules.Match(&ingest.Service{Port: 443, Transport: "tcp", HTTP: &ingest.HTTPEvidence{Cookies: []string{"SVPNCOOKIE"},
+			Headers: map[string]string{"last-modified": "Mon, 01 Jan 2001 00:00:00 GMT"}}}, nil)
+		if fp.VersionBand != "" {
+			t.Errorf("band %q from a date before the table", fp.VersionBand)
+		}
+	})
+}
+
+func TestParseRules_Errors(t *testing.T) {
+	tests := []struct{ name, doc, want string }{
+		{"unknown key", "version: 1\nrules:\n  - id: a\n    vendr: x\n", "vendr"},
+		{"bad version", "version: 2\nrules: []\n", "version"},
+		{"bad regex", "version: 1\nrules:\n  - {id: a, vendor: v, product: p, protocol_family: f, match: [{title: '('}]}\n", "match[0].title"},
+		{"empty condition", "version: 1\nrules:\n  - {id: a, vendor: v, product: p, protocol_family: f, match: [{port: [1]}]}\n", "empty condition"},
+		{"bad precision", "version: 1\nrules:\n  - {id: a, vendor: v, product: p, protocol_family: f, match: [{title: x}], versions: [{from: body, regex: x, precision: vague}]}\n", "precision"},
+		{"bad date row", "version: 1\nrules:\n  - {id: a, vendor: v, product: p, protocol_family: f, match: [{title: x}], versions: [{from: body, precision: band, dates: [{from: 2020-01-01, to: 2019-01-01, band: x}]}]}\n", "dates[0]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseRules([]byte(tt.doc), "rules.yaml")
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want it to mention %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestCatalog_Match(t *testing.T) {
+	cat := sampleCatalog(t)
+	now := time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
+	fortios := []string{"cpe:2.3:o:fortinet:fortios"}
+	asa := []string{"cpe:2.3:o:cisco:adaptive_security_appliance_software", "cpe:2.3:a:cisco:firepower_threat_defense"}
+	tests := []struct {
+		name     string
+		fp       Fingerprint
+		wantCVEs []string // must be present
+		notCVEs  []string // must be absent
+		wantConf string
+		wantVia  string
+		wantEOL  string // "" = null
+		nilSum   bool
+	}{
+		{"exact version inside ranges", Fingerprint{CPE: asa, ExactVersion: "9.8.4.10"},
+			[]string{"CVE-2020-3452", "CVE-2023-20269"}, nil, ConfHigh, ViaExactVersion, "", false},
+		{"exact version at an excluded end", Fingerprint{CPE: asa, ExactVersion: "9.8.4.20"},
+			nil, []string{"CVE-2020-3452"}, ConfHigh, ViaExactVersion, "", false},
+		{"exact ivanti version listed with update", Fingerprint{CPE: []string{"cpe:2.3:a:ivanti:connect_secure"}, ExactVersion: "9.1R11"},
+			[]string{"CVE-2023-46805", "CVE-2024-21887"}, []string{"CVE-2019-11510"}, ConfHigh, ViaExactVersion, EOLEnded, false},
+		{"band overlapping ranges", Fingerprint{CPE: fortios, VersionBand: "7.0.x"},
+			[]string{"CVE-2022-42475", "CVE-2024-21762", "CVE-2024-55591"}, []string{"CVE-2018-13379"}, ConfMedium, ViaVersionBand, EOLEnded, false},
+		{"band of a supported cycle", Fingerprint{CPE: fortios, VersionBand: "7.2.x"},
+			[]string{"CVE-2024-21762"}, []string{"CVE-2024-55591", "CVE-2018-13379"}, ConfMedium, ViaVersionBand, EOLSupported, false},
+		{"band with an inclusive end", Fingerprint{CPE: fortios, VersionBand: "5.0.x"},
+			[]string{"CVE-2022-42475"}, []string{"CVE-2024-21762"}, ConfMedium, ViaVersionBand, EOLUnknown, false},
+		{"product only", Fingerprint{CPE: []string{"cpe:2.3:o:paloaltonetworks:pan-os"}},
+			[]string{"CVE-2024-3400"}, nil, ConfLow, ViaProduct, EOLUnknown, false},
+		{"version outside every range", Fingerprint{CPE: fortios, ExactVersion: "7.6.1"},
+			nil, []string{"CVE-2022-42475", "CVE-2024-21762", "CVE-2024-55591", "CVE-2023-27997", "CVE-2018-13379"}, "", "", EOLUnknown, false},
+		{"unknown product", Fingerprint{Vendor: "Nobody"}, nil, nil, "", "", "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs, sum := cat.Match(tt.fp, now)
+			if tt.nilSum {
+				if sum != nil || fs != nil {
+					t.Fatalf("got %v %v, want nil", fs, sum)
+				}
+				return
+			}
+			if tt.wantConf == "" && len(fs) != 0 {
+				t.Errorf("findings %v, want none", fs)
+			}
+			got := map[string]bool{}
+			for _, f := range fs {
+				got[f.CveID] = true
+				if f.DetectionConfidence != tt.wantConf || *f.MatchedVia != tt.wantVia || f.Source != SourceNVD {
+					t.Errorf("%s: confidence %s via %s", f.CveID, f.DetectionConfidence, *f.MatchedVia)
+				}
+				if f.KevAddedAt == nil || f.EpssScore == nil || f.SeverityScore == nil || f.CvssVersion == nil || f.SeverityRating == nil {
+					t.Errorf("%s: KEV/EPSS/CVSS missing: %+v", f.CveID, f)
+				}
+			}
+			for _, id := range tt.wantCVEs {
+				if !got[id] {
+					t.Errorf("missing %s (got %v)", id, got)
+				}
+			}
+			for _, id := range tt.notCVEs {
+				if got[id] {
+					t.Errorf("unexpected %s", id)
+				}
+			}
+			if sum.TotalCount != len(fs) || sum.KevCount != len(fs) || *sum.LastComputedAt != "2026-11-23T00:00:00Z" {
+				t.Errorf("summary %+v", sum)
+			}
+			gotEOL := ""
+			if sum.EolStatus != nil {
+				gotEOL = *sum.EolStatus
+			}
+			if gotEOL != tt.wantEOL {
+				t.Errorf("eol = %q, want %q", gotEOL, tt.wantEOL)
+			}
+		})
+	}
+}
+
+func TestCatalog_Severity(t *testing.T) {
+	cat := sampleCatalog(t)
+	fs, sum := cat.Match(Fingerprint{CPE: []string{"cpe:2.3:o:cisco:adaptive_security_appliance_software"}, ExactVersion: "9.8.4.10"}, time.Now())
+	for _, f := range fs {
+		if f.CveID == "CVE-2020-3452" {
+			if *f.SeverityScore != 7.5 || *f.SeverityRating != "high" || *f.CvssVersion != "3.1" || *f.KevAddedAt != "2021-11-03T00:00:00Z" {
+				t.Errorf("CVE-2020-3452 = score %v %v %v kev %v", *f.SeverityScore, *f.SeverityRating, *f.CvssVersion, *f.KevAddedAt)
+			}
+		}
+	}
+	if sum.MaxSeverityScore == nil || *sum.MaxSeverityScore < 7.5 {
+		t.Errorf("max severity %v", sum.MaxSeverityScore)
+	}
+}
+
+func TestCatalog_LoadErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		load func(*Catalog) error
+		want string
+	}{
+		{"epss without model line", func(c *Catalog) error { return c.LoadEPSS(strings.NewReader("cve,epss,percentile\nCVE-1,0.1,0.2\n")) }, "model_version"},
+		{"epss bad header", func(c *Catalog) error { return c.LoadEPSS(strings.NewReader("#model_version:v1\ncve,score\n")) }, "line 2"},
+		{"epss bad row", func(c *Catalog) error {
+			return c.LoadEPSS(strings.NewReader("#model_version:v1\ncve,epss,percentile\nCVE-1,0.1,0.2\nCVE-2,abc,0.2\n"))
+		}, "line 4"},
+		{"kev bad date", func(c *Catalog) error {
+			return c.LoadKEV(strings.NewReader(`{"vulnerabilities":[{"cveID":"CVE-1","dateAdded":"soon"}]}`))
+		}, "CVE-1"},
+		{"nvd not a record", func(c *Catalog) error { return c.LoadNVD(strings.NewReader(`{"foo":1}`)) }, "CVE id"},
+		{"eol bad date", func(c *Catalog) error {
+			return c.LoadEOL(strings.NewReader("products:\n  - cpe: cpe:2.3:o:a:b\n    cycles: [{cycle: '1', eol: never}]\n"))
+		}, "cycles[0].eol"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.load(NewCatalog())
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want %q", err, tt.want)
+			}
+		})
+	}
+	c := NewCatalog()
+	if err := c.LoadEPSS(strings.NewReader("#model_version:v2026.06.15,score_date:2026-09-29T12:00:22Z\ncve,epss,percentile\nCVE-1999-0001,0.03351,0.88255\n")); err != nil {
+		t.Fatal(err)
+	}
+	if c.EPSSModel != "model_version:v2026.06.15,score_date:2026-09-29T12:00:22Z" || c.epss["CVE-1999-0001"] != [2]float64{0.03351, 0.88255} {
+		t.Errorf("epss = %v %v", c.EPSSModel, c.epss)
+	}
+}

@@ -1,0 +1,73 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParse_IngestEnrich(t *testing.T) {
+	tests := []struct {
+		name    string
+		doc     string
+		wantErr []string // substrings, each must appear; none = valid
+	}{
+		{"defaults", "", nil},
+		{"good source", `
+ingest:
+  sources:
+    - {name: tor, format: tor-exits, url: "https://check.torproject.org/exit-addresses", schedule: "@every 1h"}
+    - {name: cf, format: cidr-list, path: samples/cloudflare-ips-v4.txt, kind: cdn, provider: Cloudflare}
+`, nil},
+		{"bad sources", `
+ingest:
+  max_in_flight: 5000
+  sources:
+    - {name: "bad name", format: csv, schedule: "never"}
+    - {name: cf, format: cidr-list, path: a, url: "http://x", confidence: 2}
+    - {name: cf, format: tor-exits, path: a, kind: vpn}
+`, []string{"ingest.max_in_flight", "ingest.sources[0].name", "ingest.sources[0].format", "ingest.sources[0].url: set exactly one",
+			"ingest.sources[0].schedule", "ingest.sources[1].kind: cidr-list needs a kind", "ingest.sources[1].url", "ingest.sources[1].confidence",
+			"ingest.sources[2].name: duplicate", "ingest.sources[2].kind: only a cidr-list"}},
+		{"bad enrich", `
+enrich:
+  workers: 0
+  batch_size: 0
+  max_failures: 0
+  bucket: ""
+  retention_days: 0
+  age_schedule: "every day"
+  catalog: {schedule: "x y", fetch_timeout: 0s}
+`, []string{"enrich.workers", "enrich.batch_size", "enrich.max_failures", "enrich.bucket", "enrich.retention_days",
+			"enrich.age_schedule", "enrich.catalog.schedule", "enrich.catalog.fetch_timeout"}},
+		{"unknown key", "enrich:\n  catalog:\n    nvd_dir: x\n", []string{"enrich.catalog.nvd_dir", "unknown key"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse([]byte(tt.doc), "p.yaml")
+			if len(tt.wantErr) == 0 {
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tt.wantErr {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error lacks %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+}
+
+func TestLoad_ShippedPipelineYAML(t *testing.T) {
+	cfg, err := Load("../../pipeline.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Ingest.Sources) == 0 || len(cfg.Enrich.Catalog.NVD) == 0 || cfg.Enrich.Bucket != "ipstate" {
+		t.Errorf("ingest/enrich sections not loaded: %+v %+v", cfg.Ingest, cfg.Enrich)
+	}
+}
