@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/netintel/netintel/internal/testutil"
 )
 
@@ -50,6 +52,10 @@ func BenchmarkRun(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	reg := prometheus.NewRegistry()
+	if err := svc.RegisterMetrics(reg); err != nil {
+		b.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan struct{})
@@ -76,7 +82,9 @@ func BenchmarkRun(b *testing.B) {
 
 		w.requests.Store(0)
 		start = time.Now()
-		if err := svc.RunNow(ctx); err != nil {
+		sum0, n0 := checkSeconds(b, reg)
+		err := svc.RunNow(ctx)
+		if err != nil {
 			b.Fatal(err)
 		}
 		wall := time.Since(start)
@@ -86,14 +94,33 @@ func BenchmarkRun(b *testing.B) {
 		if p.Status != StatusCompleted || p.ProcessedTLDs != nTLDs {
 			b.Fatalf("run did not complete: %+v", p)
 		}
+		sum1, n1 := checkSeconds(b, reg)
+		avgCheck := (sum1 - sum0) / float64(n1-n0)
+		b.ReportMetric(avgCheck, "avg_check_s")
 		b.ReportMetric(float64(reqs), "requests")
 		b.ReportMetric(wall.Seconds(), "wall_s")
 		b.ReportMetric(ideal.Seconds(), "ideal_s")
 		b.ReportMetric(direct.Seconds(), "direct_s")
 		b.ReportMetric(wall.Seconds()/ideal.Seconds(), "ratio_to_ideal")
 		b.ReportMetric(wall.Seconds()/direct.Seconds(), "ratio_to_direct")
-		b.Logf("%d TLDs, %d requests, wall %s, ideal %s (ratio %.2f), direct pool %s (ratio %.2f)",
+		b.Logf("%d TLDs, %d requests, wall %s, ideal %s (ratio %.2f), direct pool %s (ratio %.2f), one TLD check %.0f ms (ideal %.0f ms)",
 			nTLDs, reqs, wall.Round(time.Millisecond), ideal.Round(time.Millisecond), wall.Seconds()/ideal.Seconds(),
-			direct.Round(time.Millisecond), wall.Seconds()/direct.Seconds())
+			direct.Round(time.Millisecond), wall.Seconds()/direct.Seconds(), avgCheck*1000, float64(reqs)/nTLDs*latency.Seconds()*1000)
 	}
+}
+
+// checkSeconds reads the sum and count of the check duration histogram.
+func checkSeconds(b *testing.B, reg *prometheus.Registry) (float64, uint64) {
+	b.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "netintel_tld_probe_check_seconds" {
+			h := mf.GetMetric()[0].GetHistogram()
+			return h.GetSampleSum(), h.GetSampleCount()
+		}
+	}
+	return 0, 0
 }

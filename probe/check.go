@@ -32,6 +32,7 @@ type Checker struct {
 	log    *slog.Logger
 	// sleep waits between retries (replaced in tests).
 	sleep func(ctx context.Context, d time.Duration) error
+	m     *metrics
 }
 
 // NewChecker returns a checker for cfg.
@@ -104,56 +105,63 @@ func (c *Checker) rdapGet(ctx context.Context, u string, allow404 bool) (int, *r
 	var status int
 	var doc *rdapDoc
 	err = c.retry(ctx, func() error {
-		release, err := c.lim.Acquire(ctx, pu.Hostname())
-		if err != nil {
-			return err
-		}
-		defer release()
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-		if err != nil {
-			return fmt.Errorf("%w: %w", errNotRDAP, err)
-		}
-		req.Header.Set("User-Agent", c.cfg.UserAgent)
-		req.Header.Set("Accept", "application/rdap+json, application/json;q=0.9")
-		resp, err := c.client.Do(req)
-		if err != nil {
-			var ue *url.Error
-			if errors.As(err, &ue) && strings.Contains(ue.Err.Error(), "redirects") {
-				return fmt.Errorf("%w: %w", errNotRDAP, err)
-			}
-			return fmt.Errorf("%w: %w", errTransient, err)
-		}
-		defer resp.Body.Close()
-		status = resp.StatusCode
-		body, err := io.ReadAll(io.LimitReader(resp.Body, maxRDAPBody))
-		if err != nil {
-			return fmt.Errorf("%w: read body: %w", errTransient, err)
-		}
-		switch {
-		case status >= 500 || status == http.StatusTooManyRequests:
-			return fmt.Errorf("%w: status %d", errTransient, status)
-		case status == http.StatusOK, status == http.StatusNotFound && allow404:
-		default:
-			return fmt.Errorf("%w: status %d", errNotRDAP, status)
-		}
-		mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-		if mt != "application/rdap+json" && mt != "application/json" {
-			return fmt.Errorf("%w: content type %q", errNotRDAP, mt)
-		}
-		var d rdapDoc
-		if err := json.Unmarshal(body, &d); err != nil {
-			return fmt.Errorf("%w: body: %w", errNotRDAP, err)
-		}
-		if len(d.Conformance) == 0 {
-			return fmt.Errorf("%w: no rdapConformance", errNotRDAP)
-		}
-		doc = &d
-		return nil
+		err := c.rdapOnce(ctx, pu, u, allow404, &status, &doc)
+		c.m.request("rdap", err)
+		return err
 	})
 	if err != nil {
 		return status, nil, err
 	}
 	return status, doc, nil
+}
+
+func (c *Checker) rdapOnce(ctx context.Context, pu *url.URL, u string, allow404 bool, statusOut *int, docOut **rdapDoc) error {
+	release, err := c.lim.Acquire(ctx, pu.Hostname())
+	if err != nil {
+		return err
+	}
+	defer release()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return fmt.Errorf("%w: %w", errNotRDAP, err)
+	}
+	req.Header.Set("User-Agent", c.cfg.UserAgent)
+	req.Header.Set("Accept", "application/rdap+json, application/json;q=0.9")
+	resp, err := c.client.Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) && strings.Contains(ue.Err.Error(), "redirects") {
+			return fmt.Errorf("%w: %w", errNotRDAP, err)
+		}
+		return fmt.Errorf("%w: %w", errTransient, err)
+	}
+	defer resp.Body.Close()
+	status := resp.StatusCode
+	*statusOut = status
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxRDAPBody))
+	if err != nil {
+		return fmt.Errorf("%w: read body: %w", errTransient, err)
+	}
+	switch {
+	case status >= 500 || status == http.StatusTooManyRequests:
+		return fmt.Errorf("%w: status %d", errTransient, status)
+	case status == http.StatusOK, status == http.StatusNotFound && allow404:
+	default:
+		return fmt.Errorf("%w: status %d", errNotRDAP, status)
+	}
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if mt != "application/rdap+json" && mt != "application/json" {
+		return fmt.Errorf("%w: content type %q", errNotRDAP, mt)
+	}
+	var d rdapDoc
+	if err := json.Unmarshal(body, &d); err != nil {
+		return fmt.Errorf("%w: body: %w", errNotRDAP, err)
+	}
+	if len(d.Conformance) == 0 {
+		return fmt.Errorf("%w: no rdapConformance", errNotRDAP)
+	}
+	*docOut = &d
+	return nil
 }
 
 // RDAPWorks applies the working rule to one base URL: GET
@@ -201,36 +209,42 @@ func (c *Checker) whoisQuery(ctx context.Context, server, query string) ([]byte,
 	host, _, _ := net.SplitHostPort(addr)
 	var answer []byte
 	err := c.retry(ctx, func() error {
-		release, err := c.lim.Acquire(ctx, host)
-		if err != nil {
-			return err
-		}
-		defer release()
-		qctx, cancel := context.WithTimeout(ctx, c.cfg.WhoisTimeout)
-		defer cancel()
-		conn, err := c.res.DialContext(qctx, "tcp", addr)
-		if err != nil {
-			return fmt.Errorf("%w: %w", errTransient, err)
-		}
-		defer conn.Close()
-		deadline, _ := qctx.Deadline()
-		_ = conn.SetDeadline(deadline)
-		if _, err := io.WriteString(conn, query+"\r\n"); err != nil {
-			return fmt.Errorf("%w: write: %w", errTransient, err)
-		}
-		b, err := io.ReadAll(io.LimitReader(conn, maxWhois))
-		answer = b
-		if len(bytes.TrimSpace(b)) == 0 {
-			if err == nil {
-				err = errors.New("empty answer")
-			}
-			return fmt.Errorf("%w: %w", errTransient, err)
-		}
-		// Data then a timeout: the server kept the connection open after
-		// answering; the answer stands.
-		return nil
+		err := c.whoisOnce(ctx, host, addr, query, &answer)
+		c.m.request("whois", err)
+		return err
 	})
 	return answer, err
+}
+
+func (c *Checker) whoisOnce(ctx context.Context, host, addr, query string, answer *[]byte) error {
+	release, err := c.lim.Acquire(ctx, host)
+	if err != nil {
+		return err
+	}
+	defer release()
+	qctx, cancel := context.WithTimeout(ctx, c.cfg.WhoisTimeout)
+	defer cancel()
+	conn, err := c.res.DialContext(qctx, "tcp", addr)
+	if err != nil {
+		return fmt.Errorf("%w: %w", errTransient, err)
+	}
+	defer conn.Close()
+	deadline, _ := qctx.Deadline()
+	_ = conn.SetDeadline(deadline)
+	if _, err := io.WriteString(conn, query+"\r\n"); err != nil {
+		return fmt.Errorf("%w: write: %w", errTransient, err)
+	}
+	b, err := io.ReadAll(io.LimitReader(conn, maxWhois))
+	*answer = b
+	if len(bytes.TrimSpace(b)) == 0 {
+		if err == nil {
+			err = errors.New("empty answer")
+		}
+		return fmt.Errorf("%w: %w", errTransient, err)
+	}
+	// Data then a timeout: the server kept the connection open after
+	// answering; the answer stands.
+	return nil
 }
 
 // whoisErrorPrefixes start answers that refuse the query rather than answer it.
@@ -285,6 +299,7 @@ func WhoisAnswerOK(b []byte) bool {
 
 // Check runs every check of one work item and returns its TLD result.
 func (c *Checker) Check(ctx context.Context, w Work) Result {
+	defer c.m.checked(time.Now())
 	r := Result{TLD: w.TLD, RDAPURLs: nonNil(w.RDAPURLs), StealthURLs: []string{}}
 	r.RDAPSupported = len(w.RDAPURLs) > 0
 	if r.RDAPSupported {

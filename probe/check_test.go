@@ -3,7 +3,13 @@ package probe
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -244,4 +250,67 @@ func TestLimiter_PerHost(t *testing.T) {
 	}
 	r2()
 	r3()
+}
+
+func TestLimiter_GlobalRate(t *testing.T) {
+	l := NewLimiter(100, 50) // burst 50, then 50 per second
+	start := time.Now()
+	for i := range 60 {
+		release, err := l.Acquire(t.Context(), "h"+string(rune('a'+i%26)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		release()
+	}
+	// 10 tokens beyond the burst need 200 ms at 50/s.
+	if d := time.Since(start); d < 150*time.Millisecond {
+		t.Errorf("60 requests at 50/s with burst 50 took %s; the rate is not applied", d)
+	}
+}
+
+func TestChecker_RetryBackoff(t *testing.T) {
+	w := newWorld(t)
+	w.rdapHosts["rdap.5xx.test"] = "5xx"
+	cfg := w.config()
+	cfg.Retries = 3
+	cfg.Backoff = 250 * time.Millisecond
+	ck := NewChecker(cfg, testutil.Logger(t))
+	var waits []time.Duration
+	ck.sleep = func(_ context.Context, d time.Duration) error { waits = append(waits, d); return nil }
+	if ck.RDAPWorks(t.Context(), "example", "http://rdap.5xx.test/") {
+		t.Fatal("5xx server counted as working")
+	}
+	want := []time.Duration{250 * time.Millisecond, 500 * time.Millisecond, time.Second}
+	// Two queries (domain, then help), each retried 3 times with doubling waits.
+	if !slices.Equal(waits, append(slices.Clone(want), want...)) {
+		t.Errorf("waits %v, want %v twice", waits, want)
+	}
+	if got := w.hit("rdap.5xx.test", "/help"); got != 4 {
+		t.Errorf("help attempts %d, want 4", got)
+	}
+}
+
+func TestChecker_HTTPS(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, name, _ := strings.Cut(r.URL.Path, "/domain/")
+		writeRDAP(w, 200, rdapJSON, map[string]any{"rdapConformance": []string{"rdap_level_0"}, "objectClassName": "domain", "ldhName": name})
+	}))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // refused handshakes are the point
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	for _, insecure := range []bool{false, true} {
+		cfg := newWorld(t).config()
+		cfg.Resolve = map[string]string{"*:443": srv.Listener.Addr().String()}
+		cfg.WhoisDiscovery = ""
+		cfg.Retries = 0
+		cfg.InsecureSkipVerify = insecure
+		cfg.Stealth.Candidates = []string{"https://rdap.nic.<tld>/"}
+		ck := NewChecker(cfg, testutil.Logger(t))
+		r := ck.Check(t.Context(), Work{TLD: "example", RDAPURLs: []string{"https://rdap.example.test/"}, Stealth: true})
+		// The test server's certificate does not name these hosts: only
+		// insecure_skip_verify lets the checks through.
+		if boolStr(r.RDAPWorking) != strconv.FormatBool(insecure) || r.StealthRDAP != insecure {
+			t.Errorf("insecure=%v: rdap_working %s, stealth %v", insecure, boolStr(r.RDAPWorking), r.StealthURLs)
+		}
+	}
 }

@@ -24,7 +24,7 @@ func BuildResults(run Run, results map[string]Result, finished time.Time) Result
 			continue
 		}
 		out.Results = append(out.Results, r)
-		if run.StealthMax == 0 || i < run.StealthMax {
+		if run.Stealth && (run.StealthMax == 0 || i < run.StealthMax) {
 			probed++
 		}
 		if r.StealthRDAP {

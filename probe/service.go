@@ -45,6 +45,7 @@ type Service struct {
 	now      func() time.Time
 	coordOn  atomic.Bool
 	calls    atomic.Int64
+	runs     runCache
 	progress sync.Mutex // serializes progress writes of this process
 }
 
@@ -166,15 +167,23 @@ func (s *Service) coordinate(ctx context.Context, wantNew bool) error {
 		defer wg.Done()
 		t := time.NewTicker(s.cfg.LockTTL / 3)
 		defer t.Stop()
+		renewed := s.now()
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				if err := l.renew(ctx); err != nil {
+				err := l.renew(ctx)
+				switch {
+				case err == nil:
+					renewed = s.now()
+				case errors.Is(err, jetstream.ErrKeyRevisionMismatch) || s.now().Sub(renewed) >= s.cfg.LockTTL*2/3:
+					// Taken over, or about to expire: another instance may resume the run.
 					s.log.Error("run lease lost; stopping this coordinator", "err", err)
 					cancel(err)
 					return
+				default:
+					s.log.Warn("run lease not renewed; retrying", "err", err)
 				}
 			}
 		}
@@ -198,15 +207,20 @@ func (s *Service) coordinate(ctx context.Context, wantNew bool) error {
 	case run.State == StatusRunning:
 		s.log.Info("resuming interrupted run", "run", run.ID, "tlds", len(run.TLDs))
 	case wantNew || requested:
-		run, err = s.newRun(ctx)
-		if err != nil {
-			return err
-		}
 	default:
 		return nil
 	}
 	if requested {
-		_ = s.kv.Delete(ctx, KeyRequest)
+		// A request is answered by one attempt, whatever its outcome:
+		// a failing run is not retried in a loop.
+		if err := s.kv.Delete(ctx, KeyRequest); err != nil {
+			return fmt.Errorf("take request: %w", err)
+		}
+	}
+	if run.State != StatusRunning {
+		if run, err = s.newRun(ctx); err != nil {
+			return err
+		}
 	}
 	return s.drive(ctx, run)
 }
@@ -217,7 +231,7 @@ func (s *Service) newRun(ctx context.Context) (Run, error) {
 	start := s.now().UTC()
 	var rb [2]byte
 	_, _ = rand.Read(rb[:])
-	run := Run{ID: start.Format("20060102T150405Z") + hex.EncodeToString(rb[:]), State: StatusRunning, StartedAt: start.Unix(), StealthMax: s.cfg.Stealth.MaxTLDs}
+	run := Run{ID: start.Format("20060102T150405Z") + hex.EncodeToString(rb[:]), State: StatusRunning, StartedAt: start.Unix(), Stealth: s.cfg.Stealth.Enabled, StealthMax: s.cfg.Stealth.MaxTLDs}
 	s.setProgress(ctx, Progress{Status: StatusRunning, CurrentStep: "loading IANA inputs", RunID: run.ID})
 	tlds, err := s.loadTLDs(ctx)
 	if err != nil {
@@ -242,7 +256,9 @@ func (s *Service) loadTLDs(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	if len(s.cfg.OnlyTLDs) > 0 {
-		tlds = slices.DeleteFunc(tlds, func(t string) bool { return !slices.Contains(s.cfg.OnlyTLDs, t) })
+		tlds = slices.DeleteFunc(tlds, func(t string) bool {
+			return !slices.ContainsFunc(s.cfg.OnlyTLDs, func(o string) bool { return strings.EqualFold(o, t) })
+		})
 	}
 	if s.cfg.MaxTLDs > 0 && len(tlds) > s.cfg.MaxTLDs {
 		tlds = tlds[:s.cfg.MaxTLDs]
@@ -322,7 +338,7 @@ func (s *Service) drive(ctx context.Context, run Run) error {
 	queued, requeues := 0, 0
 	if missing := s.missing(run, results); len(missing) > 0 {
 		s.setProgress(ctx, Progress{Status: StatusRunning, CurrentStep: fmt.Sprintf("queueing %d TLDs", len(missing)), TotalTLDs: total, ProcessedTLDs: len(results), RunID: run.ID})
-		if queued, err = s.queue(ctx, run, p, missing, ""); err != nil {
+		if queued, err = s.queue(ctx, run, p, missing, "", len(results) > 0 || run.Queued); err != nil {
 			s.fail(ctx, run, "queueing work", err)
 			return err
 		}
@@ -365,7 +381,7 @@ func (s *Service) drive(ctx context.Context, run Run) error {
 				requeues++
 				missing := s.missing(run, results)
 				s.log.Warn("run stalled; re-queueing unfinished TLDs", "run", run.ID, "missing", len(missing))
-				if _, err := s.queue(ctx, run, p, missing, fmt.Sprintf(".r%d", requeues)); err != nil {
+				if _, err := s.queue(ctx, run, p, missing, fmt.Sprintf(".r%d", requeues), true); err != nil {
 					s.log.Error("re-queue failed", "err", err)
 				}
 				lastNew = s.now()
@@ -382,9 +398,10 @@ func (s *Service) drive(ctx context.Context, run Run) error {
 		return err
 	}
 	s.setProgress(ctx, Progress{Status: StatusCompleted, CurrentStep: StepCompleted, TotalTLDs: total, ProcessedTLDs: total, RunID: run.ID})
-	// The per-TLD results now live in the object store; drop them from KV.
-	for _, t := range run.TLDs {
-		_ = s.kv.Purge(ctx, ResultKey(run.ID, t))
+	// The per-TLD results now live in the object store; drop them from KV
+	// in one purge of the bucket's stream by subject (no per-key markers).
+	if err := s.purgeResults(ctx, run.ID); err != nil {
+		s.log.Warn("per-TLD results left in kv", "run", run.ID, "err", err)
 	}
 	s.log.Info("run completed", "run", run.ID, "tlds", total, "took", s.now().Sub(time.Unix(run.StartedAt, 0)).Round(time.Second))
 	return nil
@@ -419,7 +436,7 @@ func (s *Service) missing(run Run, results map[string]Result) []string {
 // queue publishes one work item per TLD; message ids make a repeated queue
 // of the same item (a resumed run) a no-op within the dedup window, and
 // workers skip TLDs that already have a result.
-func (s *Service) queue(ctx context.Context, run Run, p plan, tlds []string, idSuffix string) (int, error) {
+func (s *Service) queue(ctx context.Context, run Run, p plan, tlds []string, idSuffix string, requeued bool) (int, error) {
 	pos := map[string]int{}
 	for i, t := range run.TLDs {
 		pos[t] = i
@@ -427,8 +444,8 @@ func (s *Service) queue(ctx context.Context, run Run, p plan, tlds []string, idS
 	var futures []jetstream.PubAckFuture
 	for _, t := range tlds {
 		w := Work{RunID: run.ID, TLD: t, RDAPURLs: p.bootstrap[t], WhoisFallback: p.fallback[t],
-			Stealth:    s.cfg.Stealth.Enabled && (run.StealthMax == 0 || pos[t] < run.StealthMax),
-			Candidates: p.candidates[t]}
+			Stealth:    run.Stealth && (run.StealthMax == 0 || pos[t] < run.StealthMax),
+			Candidates: p.candidates[t], Requeued: requeued}
 		b, _ := json.Marshal(w)
 		f, err := s.js.PublishAsync(SubjectPrefix+run.ID+"."+t, b, jetstream.WithMsgID(run.ID+"."+t+idSuffix))
 		if err != nil {
@@ -472,4 +489,16 @@ func (s *Service) Requested(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	return err == nil, err
+}
+
+// purgeResults removes every result.<run>.* key of the tldprogress bucket.
+func (s *Service) purgeResults(ctx context.Context, runID string) error {
+	st, err := s.js.Stream(ctx, "KV_"+ProgressKV)
+	if err != nil {
+		return fmt.Errorf("kv stream: %w", err)
+	}
+	if err := st.Purge(ctx, jetstream.WithPurgeSubject("$KV."+ProgressKV+".result."+runID+".>")); err != nil {
+		return fmt.Errorf("purge results: %w", err)
+	}
+	return nil
 }

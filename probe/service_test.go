@@ -10,12 +10,15 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	promtest "github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/netintel/netintel/internal/config"
 	"github.com/netintel/netintel/internal/objstore"
@@ -421,12 +424,13 @@ func TestService_RequestAndUnreachableInputs(t *testing.T) {
 		t.Errorf("progress: %+v", p)
 	}
 	// No busy loop: the worker does not retry a failed run by itself.
-	startWorker(t, s)
+	stop := startWorker(t, s)
 	time.Sleep(5 * cfg.Poll)
 	if p2, _ := s.Progress(t.Context()); p2.RunID != p.RunID || p2.LastUpdate != p.LastUpdate {
 		t.Errorf("a failed run was retried without a request: %+v", p2)
 	}
-	// A request (what `netintel probe` writes) starts a run on the worker.
+	stop()
+	// A request (what `netintel probe` writes) starts a run on a worker.
 	writeInputs(t, &cfg, []string{"good"}, map[string][]string{"good": {"http://rdap.good.test/"}})
 	w.rdapHosts["rdap.good.test"] = "good"
 	s2 := newTestService(t, n, store, cfg)
@@ -443,5 +447,65 @@ func TestService_RequestAndUnreachableInputs(t *testing.T) {
 	}
 	if _, err := s2.kv.Get(t.Context(), KeyRequest); !errors.Is(err, jetstream.ErrKeyNotFound) {
 		t.Errorf("request key: %v", err)
+	}
+}
+
+func TestService_Metrics(t *testing.T) {
+	n := testutil.StartNATS(t)
+	n.Ensure(t)
+	w := newWorld(t)
+	w.rdapHosts["rdap.5xx.test"] = "5xx"
+	w.rdapHosts["rdap.good.test"] = "good"
+	cfg := w.config()
+	cfg.Stealth.Enabled = false
+	s := newTestService(t, n, folderStore(t), cfg)
+	reg := prometheus.NewRegistry()
+	if err := s.RegisterMetrics(reg); err != nil {
+		t.Fatal(err)
+	}
+	s.checker.Check(t.Context(), Work{TLD: "good", RDAPURLs: []string{"http://rdap.5xx.test/", "http://rdap.good.test/"}})
+	got := map[string]float64{
+		"rdap/transient": promtest.ToFloat64(s.checker.m.requests.WithLabelValues("rdap", "transient")),
+		"rdap/ok":        promtest.ToFloat64(s.checker.m.requests.WithLabelValues("rdap", "ok")),
+		"whois/ok":       promtest.ToFloat64(s.checker.m.requests.WithLabelValues("whois", "ok")),
+		"checks":         promtest.ToFloat64(s.checker.m.checks),
+	}
+	// 5xx: domain and help, each tried twice; good: one domain query; whois: IANA + the server.
+	want := map[string]float64{"rdap/transient": 4, "rdap/ok": 1, "whois/ok": 2, "checks": 1}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %v, want %v", k, got[k], v)
+		}
+	}
+}
+
+func TestBuildResults_StealthMetadata(t *testing.T) {
+	results := map[string]Result{
+		"a": {TLD: "a", StealthRDAP: true, StealthURLs: []string{"https://rdap.nic.a/"}},
+		"b": {TLD: "b", StealthURLs: []string{}},
+		"c": {TLD: "c", StealthURLs: []string{}},
+	}
+	tests := []struct {
+		name          string
+		run           Run
+		probed, found int
+		maxConfigured string
+	}{
+		{"unlimited", Run{TLDs: []string{"a", "b", "c"}, Stealth: true, StartedAt: 5}, 3, 1, "null"},
+		{"max 2", Run{TLDs: []string{"a", "b", "c"}, Stealth: true, StealthMax: 2, StartedAt: 5}, 2, 1, "2"},
+		{"discovery off", Run{TLDs: []string{"a", "b", "c"}, StartedAt: 5}, 0, 1, "null"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res := BuildResults(tc.run, results, time.Unix(10, 0))
+			md := res.StealthMetadata
+			got := "null"
+			if md.MaxTLDsConfigured != nil {
+				got = strconv.Itoa(*md.MaxTLDsConfigured)
+			}
+			if md.TotalTLDsProbed != tc.probed || md.StealthTLDsFound != tc.found || got != tc.maxConfigured || md.DiscoveryTimestamp != 5 || res.LastUpdate != 10 || res.TotalTLDs != 3 {
+				t.Errorf("got %+v max %s", res, got)
+			}
+		})
 	}
 }

@@ -96,6 +96,8 @@ type Run struct {
 	TLDs      []string `json:"tlds"`
 	// Queued is true once every work item was published.
 	Queued bool `json:"queued"`
+	// Stealth is whether this run does stealth discovery.
+	Stealth bool `json:"stealth"`
 	// StealthMax is the discovery limit this run used (0 = unlimited).
 	StealthMax int `json:"stealth_max"`
 }
@@ -112,6 +114,8 @@ type Work struct {
 	Stealth bool `json:"stealth"`
 	// Candidates are stealth base URLs known for this TLD from the candidates file.
 	Candidates []string `json:"candidates,omitempty"`
+	// Requeued marks an item queued again (resume, stall): its TLD may be done already.
+	Requeued bool `json:"requeued,omitempty"`
 }
 
 // Progress statuses.

@@ -46,10 +46,17 @@ func (s *Service) consume(ctx context.Context, cons jetstream.Consumer) error {
 		msg, err := it.Next()
 		if err != nil {
 			<-sem
-			if errors.Is(err, jetstream.ErrMsgIteratorClosed) || ctx.Err() != nil {
+			if ctx.Err() != nil {
 				return nil
 			}
+			if errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+				return fmt.Errorf("pull work: %w", err)
+			}
+			// Missed heartbeats and the like: the iterator keeps going; do not spin.
 			s.log.Warn("pull work", "err", err)
+			if sleepCtx(ctx, time.Second) != nil {
+				return nil
+			}
 			continue
 		}
 		wg.Add(1)
@@ -70,19 +77,24 @@ func (s *Service) handle(ctx context.Context, msg jetstream.Msg) {
 		_ = msg.Term()
 		return
 	}
-	var run Run
-	if err := s.getJSON(ctx, KeyRun, &run); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+	running, err := s.runIsRunning(ctx, w.RunID)
+	if err != nil {
 		_ = msg.NakWithDelay(time.Second)
 		return
 	}
-	if run.ID != w.RunID || run.State != StatusRunning {
+	if !running {
 		_ = msg.Ack() // an item of a finished or abandoned run
 		return
 	}
 	key := ResultKey(w.RunID, w.TLD)
-	if _, err := s.kv.Get(ctx, key); err == nil {
-		_ = msg.Ack() // checked already (a re-queued or redelivered item)
-		return
+	// Only a re-queued or redelivered item can find its TLD done already;
+	// a first delivery skips the lookup (one round trip less per TLD).
+	md, _ := msg.Metadata()
+	if w.Requeued || md == nil || md.NumDelivered > 1 {
+		if _, err := s.kv.Get(ctx, key); err == nil {
+			_ = msg.Ack()
+			return
+		}
 	}
 	// Keep the item ours while a slow TLD is checked.
 	hb, stopHB := context.WithCancel(ctx)
@@ -165,4 +177,39 @@ func (s *Service) needsCoordinator(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	return leaseFree(ctx, s.locks, LockKey, s.now())
+}
+
+// runCache remembers that a run is in the running state for a moment, so
+// that workers do not read the run record for every TLD.
+type runCache struct {
+	mu sync.Mutex
+	id string
+	at time.Time
+}
+
+// runCacheTTL bounds how stale "this run is still running" may be; an item
+// of a run that just ended is then checked for nothing, never lost.
+const runCacheTTL = 2 * time.Second
+
+func (s *Service) runIsRunning(ctx context.Context, id string) (bool, error) {
+	s.runs.mu.Lock()
+	if s.runs.id == id && time.Since(s.runs.at) < runCacheTTL {
+		s.runs.mu.Unlock()
+		return true, nil
+	}
+	s.runs.mu.Unlock()
+	var run Run
+	if err := s.getJSON(ctx, KeyRun, &run); err != nil {
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			return false, nil
+		}
+		return false, err
+	}
+	ok := run.ID == id && run.State == StatusRunning
+	if ok {
+		s.runs.mu.Lock()
+		s.runs.id, s.runs.at = id, time.Now()
+		s.runs.mu.Unlock()
+	}
+	return ok, nil
 }

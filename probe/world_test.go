@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -264,5 +263,3 @@ func (w *world) serveIANA(c net.Conn) {
 	}
 	fmt.Fprintf(c, "%% IANA WHOIS server\n%% for more information on IANA, visit http://www.iana.org\n\ndomain:       %s\n\norganisation: Example Registry\n\nwhois:        %s\n\nstatus:       ACTIVE\nremarks:      Registration information: %s\n\ncreated:      2014-01-01\n", strings.ToUpper(tld), server, reg)
 }
-
-func itoa(i int) string { return strconv.Itoa(i) }

@@ -134,7 +134,8 @@ func (h *Handler) status(w http.ResponseWriter, r *http.Request) {
 		h.unavailable(w, "published", err)
 		return
 	}
-	st := Status{WebServer: "running", TLDCheckerInitialized: true, TLDCheckStatus: p.Status,
+	// Initialized once any check was attempted (the record exists), or results exist.
+	st := Status{WebServer: "running", TLDCheckerInitialized: p.Status != probe.StatusIdle || ok, TLDCheckStatus: p.Status,
 		LastUpdate: time.Unix(0, 0).UTC().Format(TimeFormat),
 		Progress:   ProgressBody{Status: p.Status, CurrentStep: p.CurrentStep, TotalTLDs: p.TotalTLDs, ProcessedTLDs: p.ProcessedTLDs, LastUpdate: p.LastUpdate}}
 	if ok {

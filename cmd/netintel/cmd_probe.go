@@ -21,7 +21,7 @@ func cmdProbe(ctx context.Context, env *Env, args []string) error {
 	fs := newFlags(env, "probe")
 	cf.add(fs)
 	wait := fs.Bool("wait", true, "wait for the run to finish, printing progress")
-	pickup := fs.Duration("pickup", 2*time.Minute, "fail when no probe worker takes the request within this long")
+	pickup := fs.Duration("pickup", 2*time.Minute, "fail when no probe worker takes the request, or the run shows no progress, within this long")
 	timeout := fs.Duration("timeout", 0, "give up waiting after this long (0 = no limit)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -62,10 +62,10 @@ func cmdProbe(ctx context.Context, env *Env, args []string) error {
 
 // followRun prints progress until a run other than prevRun completes or fails.
 func followRun(ctx context.Context, env *Env, svc *probe.Service, prevRun string, pickup time.Duration) error {
-	start := time.Now()
+	start, changed := time.Now(), time.Now()
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
-	last := ""
+	last, lastSeen := "", ""
 	for {
 		select {
 		case <-ctx.Done():
@@ -89,6 +89,11 @@ func followRun(ctx context.Context, env *Env, svc *probe.Service, prevRun string
 		if line != last {
 			fmt.Fprintln(env.Stdout, line)
 			last = line
+		}
+		if seen := fmt.Sprint(line, p.LastUpdate); seen != lastSeen {
+			lastSeen, changed = seen, time.Now()
+		} else if p.Status == probe.StatusRunning && time.Since(changed) > pickup {
+			return fmt.Errorf("run %s shows no progress for %s: is a probe worker running? (it resumes when one starts)", p.RunID, pickup)
 		}
 		switch p.Status {
 		case probe.StatusCompleted:

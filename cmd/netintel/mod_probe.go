@@ -20,6 +20,9 @@ func setupProbe(ctx context.Context, s *System) error {
 	if err != nil {
 		return err
 	}
+	if err := svc.RegisterMetrics(s.Reg); err != nil {
+		return err
+	}
 	h := tldapi.New(svc, s.Store, tldapi.Options{Prefix: s.Cfg.Probe.Prefix, RatePerMinute: s.Cfg.Probe.RatePerMinute, TrustProxy: s.Cfg.API.TrustProxyHeaders}, s.Log)
 	s.Route("tld", h.Mount)
 	s.SetHealth(h.Health)

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// probeWorld is a loopback RDAP server that answers for every host and a
+// WHOIS server answering every query, plus input files for three TLDs.
+func probeWorld(t *testing.T) (cfgPath string) {
+	t.Helper()
+	rdap := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/rdap+json")
+		_, name, ok := strings.Cut(r.URL.Path, "/domain/")
+		if !ok || !strings.HasPrefix(r.Host, "rdap.nic.stealth") && !strings.HasPrefix(r.Host, "rdap.listed") {
+			w.WriteHeader(404)
+			_, _ = w.Write([]byte(`{"rdapConformance":["rdap_level_0"],"errorCode":404}`))
+			return
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"rdapConformance": []string{"rdap_level_0"}, "objectClassName": "domain", "ldhName": name})
+	}))
+	t.Cleanup(rdap.Close)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				q, _ := bufio.NewReader(c).ReadString('\n')
+				fmt.Fprintf(c, "domain: %s\nwhois: whois.nic.%s\n", strings.TrimSpace(q), strings.TrimSpace(q))
+			}()
+		}
+	}()
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	tlds := write("tlds.txt", "# test\nLISTED\nSTEALTH\nXN--P1AI\n")
+	boot := write("dns.json", `{"services":[[["listed","xn--p1ai"],["http://rdap.listed.test/"]]]}`)
+	cfg := fmt.Sprintf(`probe:
+  tld_list: %s
+  rdap_bootstrap: %s
+  whois_discovery: whois.iana.test:43
+  stealth:
+    candidates: ["http://rdap.nic.<tld>/"]
+    scheme: http
+  timeout: 2s
+  whois_timeout: 2s
+  retries: 0
+  poll: 200ms
+  resolve:
+    "*:80": %q
+    "*:43": %q
+`, tlds, boot, rdap.Listener.Addr().String(), l.Addr().String())
+	return write("pipeline.yaml", cfg)
+}
+
+func TestProbe_CommandOnRunningSystem(t *testing.T) {
+	cfg := probeWorld(t)
+	data := t.TempDir()
+	p := startProc(t, "run", "--config", cfg, "--data-dir", data, "--listen", "127.0.0.1:0")
+	base := "http://" + p.addr
+	// `netintel run` checks once at start when nothing was published.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, body := get(t, base+"/api/status")
+		if strings.Contains(body, `"tld_check_status":"completed"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("first check did not complete: %s\n%s", body, p.logs())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	out, err := exec.Command(binPath, "probe", "--config", cfg, "--data-dir", data).CombinedOutput()
+	if err != nil {
+		t.Fatalf("netintel probe: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "TLD check requested") || !strings.Contains(string(out), "published 3 TLD results, 1 with stealth RDAP") {
+		t.Errorf("probe output:\n%s", out)
+	}
+	code, body := get(t, base+"/api/results")
+	var res struct {
+		Results []struct {
+			TLD         string   `json:"tld"`
+			RDAPWorking *bool    `json:"rdap_working"`
+			StealthURLs []string `json:"stealth_urls"`
+		} `json:"results"`
+		TotalTLDs int `json:"total_tlds"`
+	}
+	if err := json.Unmarshal([]byte(body), &res); err != nil || code != 200 || res.TotalTLDs != 3 {
+		t.Fatalf("results %d %s", code, body)
+	}
+	if res.Results[1].TLD != "stealth" || len(res.Results[1].StealthURLs) != 1 || res.Results[2].TLD != "xn--p1ai" || res.Results[2].RDAPWorking == nil || !*res.Results[2].RDAPWorking {
+		t.Errorf("results %s", body)
+	}
+	_, health := get(t, base+"/health")
+	if !strings.Contains(health, `"stealth_count":1`) || !strings.Contains(health, `"status":"healthy"`) {
+		t.Errorf("health %s", health)
+	}
+	code, csv := get(t, base+"/download/csv")
+	if code != 200 || !strings.HasPrefix(csv, "tld,rdap_supported,rdap_urls,rdap_working,working_url,whois_available,whois_server,stealth_rdap,stealth_urls\n") {
+		t.Errorf("csv %d %s", code, csv)
+	}
+}
+
+func TestProbe_UnreachableIANAFailsGracefully(t *testing.T) {
+	dir := t.TempDir()
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	closed := l.Addr().String()
+	l.Close()
+	cfg := filepath.Join(dir, "pipeline.yaml")
+	body := fmt.Sprintf("probe:\n  tld_list: http://data.iana.test/TLD/tlds-alpha-by-domain.txt\n  rdap_bootstrap: http://data.iana.test/rdap/dns.json\n  poll: 200ms\n  resolve: {\"*\": %q}\n", closed)
+	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := t.TempDir()
+	p := startProc(t, "run", "--config", cfg, "--data-dir", data, "--listen", "127.0.0.1:0")
+	base := "http://" + p.addr
+	deadline := time.Now().Add(20 * time.Second)
+	var status string
+	for {
+		_, status = get(t, base+"/api/status")
+		if strings.Contains(status, `"failed"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no failure recorded: %s", status)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !strings.Contains(status, `"results_available":0`) || !strings.Contains(status, "data.iana.test") || !strings.Contains(status, `"last_update":"1970-01-01 00:00:00"`) {
+		t.Errorf("status %s", status)
+	}
+	if code, body := get(t, base+"/api/results"); code != 200 || !strings.Contains(body, `"results":[]`) {
+		t.Errorf("results %d %s", code, body)
+	}
+	if code, _ := get(t, base+"/health"); code != 200 {
+		t.Errorf("health %d", code)
+	}
+	if !strings.Contains(p.logs(), "tld probe run failed") {
+		t.Errorf("no logged reason:\n%s", p.logs())
+	}
+	// `netintel probe` reports the failure with its reason, once.
+	out, err := exec.Command(binPath, "probe", "--config", cfg, "--data-dir", data, "--pickup", "10s").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "TLD check failed") || !strings.Contains(string(out), "data.iana.test") {
+		t.Errorf("netintel probe: %v\n%s", err, out)
+	}
+	// Still serving, not spinning: exactly the two runs were attempted.
+	time.Sleep(time.Second)
+	if n := strings.Count(p.logs(), "tld probe run failed"); n != 2 {
+		t.Errorf("%d failed runs logged, want 2 (start + request)", n)
+	}
+}
