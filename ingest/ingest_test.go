@@ -1,12 +1,16 @@
 package ingest
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/netintel/netintel/internal/testutil"
 )
@@ -302,5 +306,64 @@ func TestIngester_DedupAndMalformed(t *testing.T) {
 	}
 	if _, err := in.IngestFile(ctx, "tor-exits", "testdata/missing", Options{}); err == nil {
 		t.Error("missing file accepted")
+	}
+}
+
+// A publish the stream does not answer (no stream yet, as while a leader
+// is elected) is sent again with its message id until stored: every
+// observation ends up in the stream exactly once.
+func TestPublisher_ResendsUntilStored(t *testing.T) {
+	nt := testutil.StartNATS(t)
+	ctx := context.Background()
+	pub := NewPublisher(nt.JS, 64)
+	pub.AckWait = 500 * time.Millisecond
+	const n = 300
+	created := make(chan error, 1)
+	// The stream appears only while publishes are failing.
+	go func() {
+		time.Sleep(700 * time.Millisecond)
+		_, err := nt.JS.CreateStream(ctx, jetstream.StreamConfig{Name: "RESEND", Subjects: []string{"resend.>"}, Duplicates: time.Hour})
+		created <- err
+	}()
+	for i := 0; i < n; i++ {
+		if err := pub.PublishRaw(ctx, "resend.x", fmt.Sprintf("id-%d", i), []byte("x")); err != nil {
+			t.Fatalf("publish %d: %v", i, err)
+		}
+	}
+	if err := pub.Flush(ctx); err != nil {
+		t.Fatalf("flush: %v", err)
+	}
+	if err := <-created; err != nil {
+		t.Fatal(err)
+	}
+	if pub.Resent == 0 {
+		t.Fatal("nothing was resent, though the stream was missing at first")
+	}
+	st, err := nt.JS.Stream(ctx, "RESEND")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Msgs != n || pub.Published+pub.Duplicates != n {
+		t.Fatalf("stream holds %d, published %d + duplicates %d; want %d stored once", info.State.Msgs, pub.Published, pub.Duplicates, n)
+	}
+}
+
+// Past RetryFor, Flush gives up with an error that counts what is missing.
+func TestPublisher_GivesUpAfterRetryFor(t *testing.T) {
+	nt := testutil.StartNATS(t)
+	pub := NewPublisher(nt.JS, 16)
+	pub.AckWait, pub.RetryFor = 200*time.Millisecond, time.Second
+	for i := 0; i < 5; i++ {
+		if err := pub.PublishRaw(context.Background(), "nowhere.x", fmt.Sprintf("id-%d", i), []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := pub.Flush(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "5 not stored") {
+		t.Fatalf("flush = %v, want 5 not stored", err)
 	}
 }

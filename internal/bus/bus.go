@@ -123,6 +123,9 @@ func (b *Bus) startEmbedded(e config.Embedded, dataDir string) error {
 	return nil
 }
 
+// PublishAsyncTimeout bounds the wait for one async publish's acknowledgement.
+const PublishAsyncTimeout = 15 * time.Second
+
 func (b *Bus) connect(ctx context.Context, cfg config.NATS) error {
 	opts := []nats.Option{
 		nats.Name("netintel"),
@@ -159,7 +162,10 @@ func (b *Bus) connect(ctx context.Context, cfg config.NATS) error {
 		nc, err := nats.Connect(b.URL, opts...)
 		if err == nil {
 			b.NC = nc
-			js, err := jetstream.New(nc)
+			// An async publish whose acknowledgement is lost (a stream
+			// leader dying, a reconnect) fails after the timeout instead of
+			// waiting forever; publishers then send it again.
+			js, err := jetstream.New(nc, jetstream.WithPublishAsyncTimeout(PublishAsyncTimeout))
 			if err != nil {
 				return fmt.Errorf("jetstream: %w", err)
 			}

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -117,7 +118,7 @@ func TestCluster_SystemSurvivesNodeLoss(t *testing.T) {
 
 	// Kill the node leading OBSERVATIONS once the ingest is under way.
 	leader := c.leaderOf(js, "OBSERVATIONS")
-	waitStreamAtLeast(t, js, 100+20_000)
+	waitStreamAtLeast(t, js, 20_000)
 	t.Logf("kill -9 %s (OBSERVATIONS leader)", c.nodes[leader].name)
 	c.kill(leader)
 	enrichers[0].kill()
@@ -129,8 +130,9 @@ func TestCluster_SystemSurvivesNodeLoss(t *testing.T) {
 	if err := <-ingestDone; err != nil {
 		t.Fatalf("ingest: %v", err)
 	}
-	// Exactly the input in the stream: 100 + 100,000 observations, each once.
-	waitStreamExactly(t, js, 100+hosts*perHost)
+	// Exactly the input in the stream: 100,000 observations, each once (the
+	// first ingest's 400 are the same observations again: duplicates).
+	waitStreamExactly(t, js, hosts*perHost)
 
 	// A snapshot with every address, built by whichever scheduler won the tick.
 	final := waitSnapshot(t, store, hosts, 4*time.Minute)
@@ -189,8 +191,16 @@ func tail(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
+// runCLIErr runs one CLI command; it is killed after 6 minutes so a hang
+// fails the test instead of the whole package timing out.
 func runCLIErr(env []string, args ...string) error {
 	cmd := execCommand(args...)
+	timer := time.AfterFunc(6*time.Minute, func() {
+		if cmd.Process != nil {
+			_ = cmd.Process.Signal(syscall.SIGQUIT) // Go prints every goroutine's stack
+		}
+	})
+	defer timer.Stop()
 	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
