@@ -110,20 +110,21 @@ func loadTable(ctx context.Context, st objstore.Store, f publish.File) (*Table, 
 	defer rc.Close()
 	h := sha256.New()
 	cnt := &countingReader{r: io.TeeReader(rc, h)}
-	zr, err := gzip.NewReader(cnt)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", f.Key, err)
-	}
 	var tb TableBuilder
-	if err := ReadNDJSON(zr, func(r *ipmodel.Record) error { tb.Add(r); return nil }); err != nil {
-		return nil, fmt.Errorf("read %s: %w", f.Key, err)
+	zr, err := gzip.NewReader(cnt)
+	if err == nil {
+		err = ReadNDJSON(zr, func(r *ipmodel.Record) error { tb.Add(r); return nil })
 	}
-	// Hash whatever follows the gzip stream too, as sha256sum would.
-	if _, err := io.Copy(io.Discard, cnt); err != nil {
-		return nil, fmt.Errorf("read %s: %w", f.Key, err)
+	// Hash the rest too, as sha256sum would: a corrupt file is reported
+	// as a checksum mismatch, whatever the decoder tripped on first.
+	if _, cerr := io.Copy(io.Discard, cnt); cerr != nil {
+		return nil, fmt.Errorf("read %s: %w", f.Key, cerr)
 	}
 	if cnt.n != f.Size || hex.EncodeToString(h.Sum(nil)) != f.SHA256 {
 		return nil, fmt.Errorf("read %s: %w", f.Key, publish.ErrChecksum)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", f.Key, err)
 	}
 	return tb.Table()
 }
