@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -55,7 +56,7 @@ func TestLoad_PublishedSnapshot(t *testing.T) {
 	g := gen.New(n, 7)
 	for i := 0; i < n; i += 37 {
 		want := g.Host(i)
-		got, ok, err := snap.Index.Lookup(gen.HostAddr(i))
+		got, ok, err := snap.Index.Lookup(gen.HostAddr(i), true)
 		if err != nil || !ok {
 			t.Fatalf("host %d (%s): found %v, %v", i, want.IP, ok, err)
 		}
@@ -66,6 +67,17 @@ func TestLoad_PublishedSnapshot(t *testing.T) {
 			if got.Assets[k].Port != want.Assets[k].Port || len(got.Assets[k].Cves) != len(want.Assets[k].Cves) ||
 				len(got.Assets[k].Attributions) != len(want.Assets[k].Attributions) {
 				t.Fatalf("host %d asset %d differs:\n got %+v\nwant %+v", i, k, got.Assets[k], want.Assets[k])
+			}
+		}
+		light, _, err := snap.Index.Lookup(gen.HostAddr(i), false)
+		if err != nil || len(light.Assets) != len(want.Assets) {
+			t.Fatalf("host %d without cves: %v", i, err)
+		}
+		for k := range light.Assets {
+			wa := want.Assets[k]
+			wa.Cves = nil
+			if !reflect.DeepEqual(light.Assets[k], wa) {
+				t.Fatalf("host %d asset %d without cves:\n got %+v\nwant %+v", i, k, light.Assets[k], wa)
 			}
 		}
 		for _, c := range want.Classifications {
