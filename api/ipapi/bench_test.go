@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -12,7 +11,6 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -259,5 +257,3 @@ func countLines(tb testing.TB, r io.Reader) (lines, n int) {
 	}
 }
 
-var _ = fmt.Sprint
-var _ = strings.Cut
