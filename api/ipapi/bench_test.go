@@ -256,4 +256,3 @@ func countLines(tb testing.TB, r io.Reader) (lines, n int) {
 		}
 	}
 }
-

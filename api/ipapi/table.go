@@ -204,3 +204,27 @@ func (t *Table) WriteCSV(ctx context.Context, w io.Writer, f Filter, limit int) 
 	}
 	return n, bw.Flush()
 }
+
+// Example returns the address of the first host row with assets (or of the
+// first row), for the hints printed at start; "" for an empty table.
+func (t *Table) Example() string {
+	pick := -1
+	for i := range t.ends {
+		if t.assets[i] > t.flowAssets[i] {
+			pick = i
+			break
+		}
+	}
+	if pick < 0 {
+		if len(t.ends) == 0 {
+			return ""
+		}
+		pick = 0
+	}
+	var start uint32
+	if pick > 0 {
+		start = t.ends[pick-1]
+	}
+	ip, _, _ := strings.Cut(string(t.text[start:t.ends[pick]]), ",")
+	return ip
+}
