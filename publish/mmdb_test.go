@@ -25,7 +25,7 @@ import (
 func buildMMDB(t *testing.T, g *gen.State, hostsFirst bool) string {
 	t.Helper()
 	var buf bytes.Buffer
-	w, err := newMMDBWriter(&buf, time.Date(2026, 11, 23, 3, 0, 0, 0, time.UTC))
+	w, err := newMMDBWriter(&buf, t.TempDir(), time.Date(2026, 11, 23, 3, 0, 0, 0, time.UTC))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -377,7 +377,7 @@ func Build(ctx context.Context, state ipmodel.State, dir string, o BuildOptions,
 		case FormatParquet:
 			w, err = newParquetWriter(sink, o.RowGroupRows, o.ParquetCompression)
 		case FormatMMDB:
-			w, err = newMMDBWriter(sink, o.BuildTime)
+			w, err = newMMDBWriter(sink, dir, o.BuildTime)
 		}
 		outs = append(outs, &out{format: f, hf: hf, w: w, ch: make(chan []item, 8)})
 		if err != nil {
