@@ -104,6 +104,7 @@ func BenchmarkSnapshot(b *testing.B) {
 	jobs := append([]string{"baseline"}, append(Formats, "all")...)
 	results := map[string]childResult{}
 	rss := map[string]float64{}
+	cpu := map[string]float64{}
 	for i := 0; i < b.N; i++ {
 		for _, job := range jobs {
 			cmd := exec.Command(os.Args[0], "-test.run=^TestSnapshotBenchChild$", "-test.count=1")
@@ -127,16 +128,18 @@ func BenchmarkSnapshot(b *testing.B) {
 			results[job] = res
 			if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 				rss[job] = float64(ru.Maxrss) / 1024 // KiB -> MiB
+				cpu[job] = time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 			}
 		}
 	}
 	base := results["baseline"]
-	b.Logf("%d addresses (%d records incl. ranges); baseline (read state only) %.2fs, %.0f MiB", n, base.Rows, base.Seconds, rss["baseline"])
+	b.Logf("%d addresses (%d records incl. ranges); baseline (read state only) %.2fs wall, %.2fs CPU, %.0f MiB", n, base.Rows, base.Seconds, cpu["baseline"], rss["baseline"])
 	for _, job := range jobs[1:] {
 		r := results[job]
 		b.ReportMetric(r.Seconds, "s/"+job)
+		b.ReportMetric(cpu[job], "cpu-s/"+job)
 		b.ReportMetric(rss[job], "MiB-peak-rss/"+job)
-		b.Logf("%-8s %7.2fs  peak RSS %6.0f MiB  %6.1f MiB on disk  %.1fx baseline time", job, r.Seconds, rss[job], float64(r.Bytes)/(1<<20), r.Seconds/base.Seconds)
+		b.Logf("%-8s %7.2fs wall  %7.2fs CPU  peak RSS %6.0f MiB  %6.1f MiB on disk  %.1fx baseline time", job, r.Seconds, cpu[job], rss[job], float64(r.Bytes)/(1<<20), r.Seconds/base.Seconds)
 	}
 	b.ReportMetric(base.Seconds, "s/baseline")
 	b.ReportMetric(results["all"].Seconds/base.Seconds, "x-baseline/all")
