@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -48,7 +47,7 @@ const (
 //
 //  1. Write inserts every network into an mmdbwriter.Tree with a tiny
 //     placeholder value (mmdbtype.Uint64 id) and appends the record itself
-//     (JSON) to a temp file. Where networks overlap, the inserter records
+//     (a compact binary form, spool.go) to a temp file. Where networks overlap, the inserter records
 //     "id c = merge of a and b" instead of merging data in memory.
 //  2. Close writes the placeholder tree with mmdbwriter (search tree, data
 //     section of ids, metadata), then streams its search tree out again,
@@ -63,13 +62,13 @@ type mmdbWriter struct {
 	buildTime time.Time
 	tree      *mmdbwriter.Tree
 
-	vals    *os.File // JSON of each record, at offsets[id]
+	vals    *os.File // spooled records (spool.go), at spans[id]
 	valsBuf *bufio.Writer
 	valsLen int64
-	spans   []span // by id: where its JSON is in vals; n < 0 for a merge id
+	spans   []span // by id: where its spooled record is in vals; n < 0 for a merge id
 	merges  map[uint64][2]uint64
 	memo    map[[2]uint64]uint64
-	enc     *json.Encoder
+	buf     []byte
 	rows    int64
 }
 
@@ -103,7 +102,6 @@ func newMMDBWriter(w io.Writer, dir string, buildTime time.Time) (*mmdbWriter, e
 	}
 	m.vals = f
 	m.valsBuf = bufio.NewWriterSize(countWriter{f, &m.valsLen}, 1<<20)
-	m.enc = json.NewEncoder(m.valsBuf)
 	return m, nil
 }
 
@@ -142,10 +140,11 @@ func (idKey) Key(v mmdbtype.DataType) ([]byte, error) {
 func (m *mmdbWriter) Write(r *ipmodel.Record, pfx netip.Prefix) error {
 	id := uint64(len(m.spans))
 	start := m.valsLen + int64(m.valsBuf.Buffered())
-	if err := m.enc.Encode(r); err != nil {
+	m.buf = appendRecord(m.buf[:0], r)
+	if _, err := m.valsBuf.Write(m.buf); err != nil {
 		return fmt.Errorf("mmdb spool: %w", err)
 	}
-	n := m.valsLen + int64(m.valsBuf.Buffered()) - start
+	n := len(m.buf)
 	if n > math.MaxInt32 {
 		return fmt.Errorf("mmdb: record %s too large", r.IP)
 	}
@@ -196,11 +195,7 @@ func (m *mmdbWriter) record(id uint64, depth int) (ipmodel.Record, error) {
 		if _, err := m.vals.ReadAt(buf, sp.off); err != nil {
 			return ipmodel.Record{}, fmt.Errorf("mmdb read spool: %w", err)
 		}
-		var r ipmodel.Record
-		if err := json.Unmarshal(buf, &r); err != nil {
-			return ipmodel.Record{}, fmt.Errorf("mmdb read spool: %w", err)
-		}
-		return r, nil
+		return decodeRecord(buf)
 	}
 	pair := m.merges[id]
 	a, err := m.record(pair[0], depth+1)

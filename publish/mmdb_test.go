@@ -268,3 +268,29 @@ func checkMMDBLookup(t *testing.T, file, ip string, want *ipmodel.Record) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+func TestSpool_RoundTrip(t *testing.T) {
+	g := gen.New(2000, 21)
+	var buf []byte
+	for i := 0; i < g.NHosts; i += 7 {
+		h := g.Host(i)
+		buf = appendRecord(buf[:0], &h)
+		got, err := decodeRecord(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.IP != h.IP || canon(t, got) != canon(t, h) {
+			t.Fatalf("host %d\n got %s\nwant %s", i, canon(t, got), canon(t, h))
+		}
+		for _, cut := range []int{1, len(buf) / 2, len(buf) - 1} {
+			if _, err := decodeRecord(buf[:cut]); err == nil {
+				t.Fatalf("host %d cut at %d decoded", i, cut)
+			}
+		}
+	}
+	r := g.Range(3)
+	buf = appendRecord(buf[:0], &r)
+	if got, err := decodeRecord(buf); err != nil || got.Network != r.Network || canon(t, got) != canon(t, r) {
+		t.Fatalf("range: %v %s", err, canon(t, got))
+	}
+}
