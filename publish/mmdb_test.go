@@ -125,8 +125,14 @@ func TestMMDB_ReadersAgree(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer db.Close()
+			if err := db.Verify(); err != nil {
+				t.Fatalf("maxminddb Verify: %v", err)
+			}
 			if db.Metadata.DatabaseType != DatabaseType || db.Metadata.IPVersion != 6 {
 				t.Fatalf("metadata = %q v%d", db.Metadata.DatabaseType, db.Metadata.IPVersion)
+			}
+			if out, err := exec.Command("mmdblookup", "--file", path, "--ip", "1.0.0.1", "--verbose").CombinedOutput(); err != nil || !strings.Contains(string(out), DatabaseType) {
+				t.Fatalf("mmdblookup --verbose: %v\n%s", err, out)
 			}
 			geo, err := geoip2.Open(path)
 			if err != nil {

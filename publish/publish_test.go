@@ -134,6 +134,9 @@ func TestPublisher_Run_ReadByOtherTools(t *testing.T) {
 					t.Fatalf("sha256sum -c checked %d files:\n%s", n, out)
 				}
 			})
+			if sc.name != "s3" {
+				return // the readers below see the same bytes from either store: read them once
+			}
 			t.Run("csv", func(t *testing.T) { checkCSV(t, g, filepath.Join(dir, FileCSV), wantRows) })
 			t.Run("ndjson", func(t *testing.T) { checkNDJSON(t, g, filepath.Join(dir, FileNDJSON), wantRows) })
 			t.Run("parquet", func(t *testing.T) { checkParquet(t, g, filepath.Join(dir, FileParquet), wantRows) })
@@ -171,8 +174,6 @@ func gunzip(t *testing.T, path string) io.Reader {
 	return zr
 }
 
-// hostIndex returns the generator index of a host address, by scanning
-// the few indexes the tests look at.
 func checkCSV(t *testing.T, g *gen.State, path string, wantRows int64) {
 	r := csv.NewReader(gunzip(t, path))
 	header, err := r.Read()
