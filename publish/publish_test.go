@@ -686,3 +686,60 @@ func TestBuild_Cancel(t *testing.T) {
 		t.Fatalf("goroutines: %d before, %d after", before, n)
 	}
 }
+
+func TestLatest_Invalid(t *testing.T) {
+	tests := []struct {
+		name    string
+		pointer string
+		want    error
+	}{
+		{"absent", "", ErrNoSnapshot},
+		{"not json", "{", ErrInvalid},
+		{"bad date", `{"snapshot_date":"2026-02-30","manifest":"snapshots/2026-02-30/manifest.json"}`, ErrInvalid},
+		{"key elsewhere", `{"snapshot_date":"2026-11-23","manifest":"other/manifest.json"}`, ErrInvalid},
+		{"manifest missing", `{"snapshot_date":"2026-11-23","manifest":"snapshots/2026-11-23/manifest.json"}`, objstore.ErrNotFound},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			st, err := objstore.NewFolder(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.pointer != "" {
+				if _, err := st.Put(t.Context(), LatestKey, strings.NewReader(tc.pointer), int64(len(tc.pointer)), "application/json"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := Latest(t.Context(), st); !errors.Is(err, tc.want) {
+				t.Fatalf("err = %v, want %v", err, tc.want)
+			}
+		})
+	}
+	t.Run("invalid pointer is replaced by the next publish", func(t *testing.T) {
+		st, _ := objstore.NewFolder(t.TempDir())
+		if _, err := st.Put(t.Context(), LatestKey, strings.NewReader("{"), 1, "application/json"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := newPublisher(t, testConfig(t), st).Run(t.Context(), gen.New(50, 1), "2026-11-23"); err != nil {
+			t.Fatal(err)
+		}
+		if m, err := Latest(t.Context(), st); err != nil || m.SnapshotDate != "2026-11-23" {
+			t.Fatalf("latest = %+v, %v", m, err)
+		}
+	})
+	t.Run("other schema major version", func(t *testing.T) {
+		st, _ := objstore.NewFolder(t.TempDir())
+		if _, err := newPublisher(t, testConfig(t), st).Run(t.Context(), gen.New(50, 1), "2026-11-23"); err != nil {
+			t.Fatal(err)
+		}
+		m, _ := Latest(t.Context(), st)
+		m.SchemaVersion = "2.0.0"
+		b, _ := json.Marshal(m)
+		if _, err := st.Put(t.Context(), m.Key, strings.NewReader(string(b)), int64(len(b)), "application/json"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Latest(t.Context(), st); !errors.Is(err, ErrInvalid) {
+			t.Fatalf("err = %v", err)
+		}
+	})
+}
