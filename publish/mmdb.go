@@ -362,6 +362,11 @@ func (d *dataWriter) value(v mmdbtype.DataType) error {
 	return err
 }
 
+// isTimestamp reports whether s has the shape of a record timestamp.
+func isTimestamp(s string) bool {
+	return len(s) == len(ipmodel.TimeFormat) && s[10] == 'T' && s[19] == 'Z'
+}
+
 // maxPointed bounds the tables of values written once and pointed to.
 const maxPointed = 1 << 20
 
@@ -375,7 +380,9 @@ func (d *dataWriter) WriteOrWritePointer(t mmdbtype.DataType) (int64, error) {
 	)
 	switch v := t.(type) {
 	case mmdbtype.String:
-		if len(v) < 3 || len(v) > 128 {
+		// Short strings are no longer than a pointer; timestamps are
+		// nearly all distinct, so tabling them would only cost memory.
+		if len(v) < 3 || len(v) > 128 || isTimestamp(string(v)) {
 			return v.WriteTo(d)
 		}
 		if off, ok := d.strs[string(v)]; ok {
