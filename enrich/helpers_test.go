@@ -106,7 +106,7 @@ func (e *testEnv) startWorker(t testing.TB, cfg config.Enrich) (stop func()) {
 
 func (e *testEnv) waitIdle(t testing.TB) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	if err := WaitIdle(ctx, e.nats.JS); err != nil {
 		t.Fatal(err)

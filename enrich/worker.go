@@ -473,7 +473,15 @@ func (s *Store) writeGroups(ctx context.Context, ls *loopState, keys []string, g
 		}
 	}
 	if len(ls.cache) > s.cacheSize {
-		clear(ls.cache)
+		// Evict about a quarter, at random (map order), rather than all.
+		drop := len(ls.cache) - s.cacheSize*3/4
+		for k := range ls.cache {
+			if drop <= 0 {
+				break
+			}
+			delete(ls.cache, k)
+			drop--
+		}
 	}
 	return conflicts, failed
 }

@@ -92,15 +92,18 @@ func (p *Publisher) Publish(ctx context.Context, o *Observation) error {
 	return p.PublishRaw(ctx, o.Subject(), id, data)
 }
 
-// PublishRaw sends an already encoded observation with its message id.
+// PublishRaw sends an already encoded observation with its message id
+// ("" sends none, so the stream does not de-duplicate it).
 func (p *Publisher) PublishRaw(ctx context.Context, subject, id string, data []byte) error {
 	if len(p.pending) >= p.maxInFlight {
 		if err := p.Flush(ctx); err != nil {
 			return err
 		}
 	}
-	msg := &nats.Msg{Subject: subject, Data: data, Header: nats.Header{}}
-	msg.Header.Set(jetstream.MsgIDHeader, id)
+	msg := &nats.Msg{Subject: subject, Data: data}
+	if id != "" {
+		msg.Header = nats.Header{jetstream.MsgIDHeader: []string{id}}
+	}
 	f, err := p.js.PublishMsgAsync(msg)
 	if errors.Is(err, jetstream.ErrTooManyStalledMsgs) {
 		// The connection's async window is shared with other publishers

@@ -107,6 +107,10 @@ const DateFormat = "2006-01-02"
 // ErrNoSnapshot is returned by Latest when nothing has been published yet.
 var ErrNoSnapshot = errors.New("no snapshot published yet")
 
+// ErrInvalid marks a pointer or manifest that exists but cannot be used
+// (bad JSON, inconsistent keys, another schema major version).
+var ErrInvalid = errors.New("invalid snapshot metadata")
+
 // ErrChecksum is returned when an object's bytes do not match the manifest.
 var ErrChecksum = errors.New("checksum mismatch")
 
@@ -202,10 +206,10 @@ func ReadPointer(ctx context.Context, st objstore.Store) (*Pointer, error) {
 		return nil, err
 	}
 	if _, err := ParseDate(p.SnapshotDate); err != nil {
-		return nil, fmt.Errorf("read %s: %w", LatestKey, err)
+		return nil, fmt.Errorf("read %s: %w: %w", LatestKey, ErrInvalid, err)
 	}
 	if p.Manifest != ManifestKey(p.SnapshotDate) {
-		return nil, fmt.Errorf("read %s: manifest key %q does not match date %s", LatestKey, p.Manifest, p.SnapshotDate)
+		return nil, fmt.Errorf("read %s: %w: manifest key %q does not match date %s", LatestKey, ErrInvalid, p.Manifest, p.SnapshotDate)
 	}
 	return &p, nil
 }
@@ -227,7 +231,7 @@ func ReadManifest(ctx context.Context, st objstore.Store, key string) (*Manifest
 		return nil, err
 	}
 	if err := m.check(); err != nil {
-		return nil, fmt.Errorf("read manifest %s: %w", key, err)
+		return nil, fmt.Errorf("read manifest %s: %w: %w", key, ErrInvalid, err)
 	}
 	return &m, nil
 }
@@ -280,7 +284,7 @@ func readJSON(ctx context.Context, st objstore.Store, key string, limit int64, v
 		return fmt.Errorf("read %s: larger than %d bytes", key, limit)
 	}
 	if err := json.Unmarshal(b, v); err != nil {
-		return fmt.Errorf("decode %s: %w", key, err)
+		return fmt.Errorf("decode %s: %w: %w", key, ErrInvalid, err)
 	}
 	return nil
 }

@@ -1,18 +1,27 @@
 package publish
 
 import (
+	"bufio"
+	"bytes"
 	"cmp"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/netip"
+	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/maxmind/mmdbwriter"
 	"github.com/maxmind/mmdbwriter/inserter"
 	"github.com/maxmind/mmdbwriter/mmdbtype"
+	"github.com/oschwald/maxminddb-golang"
 
 	"github.com/netintel/netintel/internal/ipmodel"
 )
@@ -33,21 +42,40 @@ const (
 	keyProtocolFamily = "protocol_family"
 )
 
-// mmdbWriter builds the MMDB tree in memory (mmdbwriter keeps its whole
-// tree there) and writes it on Close. To keep that memory small, repeated
-// values (strings of low cardinality, string lists, CVE findings) are
-// interned so that records share them, and mmdbwriter deduplicates whole
-// records by content.
+// mmdbWriter writes the MMDB in two passes so that memory does not grow
+// with the records' content, only with the number of networks:
+//
+//  1. Write inserts every network into an mmdbwriter.Tree with a tiny
+//     placeholder value (mmdbtype.Uint64 id) and appends the record itself
+//     (a compact binary form, spool.go) to a temp file. Where networks overlap, the inserter records
+//     "id c = merge of a and b" instead of merging data in memory.
+//  2. Close writes the placeholder tree with mmdbwriter (search tree, data
+//     section of ids, metadata), then streams its search tree out again,
+//     replacing each placeholder pointer with a pointer into a new data
+//     section: each id's record is read back (and merged), converted to
+//     MMDB types and encoded once, with pointers for repeated strings and
+//     shared values (map keys, CVE findings, lists). The metadata section
+//     is copied as mmdbwriter wrote it.
 type mmdbWriter struct {
-	w    io.Writer
-	tree *mmdbwriter.Tree
-	in   *interner
-	rows int64
+	w         io.Writer
+	dir       string
+	buildTime time.Time
+	tree      *mmdbwriter.Tree
+
+	vals    *os.File // spooled records (spool.go), at spans[id]
+	valsBuf *bufio.Writer
+	valsLen int64
+	spans   []span // by id: where its spooled record is in vals; n < 0 for a merge id
+	merges  map[uint64][2]uint64
+	memo    map[[2]uint64]uint64
+	buf     []byte
+	rows    int64
 }
 
 // newMMDBWriter returns a writer of a GeoIP2-Anonymous-IP MMDB with IPv4
-// and IPv6 in one tree. buildTime is the metadata build epoch.
-func newMMDBWriter(w io.Writer, buildTime time.Time) (*mmdbWriter, error) {
+// and IPv6 in one tree; dir holds its temp files.
+func newMMDBWriter(w io.Writer, dir string, buildTime time.Time) (*mmdbWriter, error) {
+	m := &mmdbWriter{w: w, dir: dir, buildTime: buildTime, merges: map[uint64][2]uint64{}, memo: map[[2]uint64]uint64{}}
 	tree, err := mmdbwriter.New(mmdbwriter.Options{
 		BuildEpoch:   buildTime.Unix(),
 		DatabaseType: DatabaseType,
@@ -56,62 +84,338 @@ func newMMDBWriter(w io.Writer, buildTime time.Time) (*mmdbWriter, error) {
 		},
 		Languages: []string{"en"},
 		IPVersion: 6,
-		// 32-bit records: room for tens of millions of networks.
+		// 32-bit records: room for the most networks and data.
 		RecordSize: 32,
 		// Every address the state holds is published, even in reserved
 		// space, so that the MMDB holds the same records as the other files.
 		IncludeReservedNetworks: true,
-		Inserter:                mergeInserter,
+		Inserter:                m.mergeInserter,
+		KeyGenerator:            idKey{},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("new mmdb tree: %w", err)
 	}
-	return &mmdbWriter{w: w, tree: tree, in: newInterner()}, nil
+	m.tree = tree
+	f, err := os.CreateTemp(dir, "mmdb-values-*")
+	if err != nil {
+		return nil, fmt.Errorf("mmdb temp file: %w", err)
+	}
+	m.vals = f
+	m.valsBuf = bufio.NewWriterSize(countWriter{f, &m.valsLen}, 1<<20)
+	return m, nil
+}
+
+type span struct {
+	off int64
+	n   int32
+}
+
+type countWriter struct {
+	w io.Writer
+	n *int64
+}
+
+func (c countWriter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	*c.n += int64(n)
+	return n, err
+}
+
+// idKey is the tree's KeyGenerator: placeholders are unique by their id.
+type idKey struct{}
+
+func (idKey) Key(v mmdbtype.DataType) ([]byte, error) {
+	id, ok := v.(mmdbtype.Uint64)
+	if !ok {
+		return nil, fmt.Errorf("mmdb placeholder of type %T", v)
+	}
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], uint64(id))
+	return b[:], nil
 }
 
 // Write inserts one record: a range as its network, a host as a /32 or
-// /128. Where networks overlap the values are merged (see mergeMMDB), so a
-// host inside a range carries both, whatever the insertion order.
+// /128. Where networks overlap the values are merged (see mergeRecords),
+// so a host inside a range carries both, whatever the insertion order.
 func (m *mmdbWriter) Write(r *ipmodel.Record, pfx netip.Prefix) error {
-	v := m.value(r)
-	n := &net.IPNet{IP: net.IP(pfx.Addr().AsSlice()), Mask: net.CIDRMask(pfx.Bits(), pfx.Addr().BitLen())}
-	if err := m.tree.Insert(n, v); err != nil {
+	id := uint64(len(m.spans))
+	start := m.valsLen + int64(m.valsBuf.Buffered())
+	m.buf = appendRecord(m.buf[:0], r)
+	if _, err := m.valsBuf.Write(m.buf); err != nil {
+		return fmt.Errorf("mmdb spool: %w", err)
+	}
+	n := len(m.buf)
+	if n > math.MaxInt32 {
+		return fmt.Errorf("mmdb: record %s too large", r.IP)
+	}
+	m.spans = append(m.spans, span{start, int32(n)})
+	ipn := &net.IPNet{IP: net.IP(pfx.Addr().AsSlice()), Mask: net.CIDRMask(pfx.Bits(), pfx.Addr().BitLen())}
+	if err := m.tree.Insert(ipn, mmdbtype.Uint64(id)); err != nil {
 		return fmt.Errorf("mmdb insert %s: %w", pfx, err)
 	}
 	m.rows++
 	return nil
 }
 
-// Close writes the tree to the underlying writer.
-func (m *mmdbWriter) Close() error {
-	if _, err := m.tree.WriteTo(m.w); err != nil {
-		return fmt.Errorf("write mmdb: %w", err)
-	}
-	m.tree, m.in = nil, nil
-	return nil
-}
-
 // Rows is the number of records inserted.
 func (m *mmdbWriter) Rows() int64 { return m.rows }
 
-func mergeInserter(v mmdbtype.DataType) inserter.Func {
+func (m *mmdbWriter) mergeInserter(v mmdbtype.DataType) inserter.Func {
 	return func(old mmdbtype.DataType) (mmdbtype.DataType, error) {
-		o, ok := old.(mmdbtype.Map)
-		if !ok || o == nil {
+		o, ok := old.(mmdbtype.Uint64)
+		if !ok {
 			return v, nil
 		}
-		n, ok := v.(mmdbtype.Map)
-		if !ok || n == nil {
+		n, ok := v.(mmdbtype.Uint64)
+		if !ok || n == o {
 			return old, nil
 		}
-		return mergeMMDB(o, n), nil
+		pair := [2]uint64{uint64(o), uint64(n)}
+		if id, ok := m.memo[pair]; ok {
+			return mmdbtype.Uint64(id), nil
+		}
+		id := uint64(len(m.spans))
+		m.spans = append(m.spans, span{n: -1})
+		m.merges[id] = pair
+		m.memo[pair] = id
+		return mmdbtype.Uint64(id), nil
 	}
+}
+
+// record returns the record of a placeholder id, merging as recorded.
+func (m *mmdbWriter) record(id uint64, depth int) (ipmodel.Record, error) {
+	if depth > 64 {
+		return ipmodel.Record{}, errors.New("mmdb: merge chain too deep")
+	}
+	if id >= uint64(len(m.spans)) {
+		return ipmodel.Record{}, fmt.Errorf("mmdb: unknown placeholder %d", id)
+	}
+	if sp := m.spans[id]; sp.n >= 0 {
+		buf := make([]byte, sp.n)
+		if _, err := m.vals.ReadAt(buf, sp.off); err != nil {
+			return ipmodel.Record{}, fmt.Errorf("mmdb read spool: %w", err)
+		}
+		return decodeRecord(buf)
+	}
+	pair := m.merges[id]
+	a, err := m.record(pair[0], depth+1)
+	if err != nil {
+		return a, err
+	}
+	b, err := m.record(pair[1], depth+1)
+	if err != nil {
+		return a, err
+	}
+	return mergeRecords(a, b), nil
+}
+
+// Close writes the MMDB (see mmdbWriter) and removes the temp files.
+func (m *mmdbWriter) Close() error {
+	defer func() {
+		m.vals.Close()
+		os.Remove(m.vals.Name())
+		m.tree = nil
+	}()
+	if err := m.valsBuf.Flush(); err != nil {
+		return fmt.Errorf("mmdb spool: %w", err)
+	}
+	ph, err := os.CreateTemp(m.dir, "mmdb-tree-*")
+	if err != nil {
+		return fmt.Errorf("mmdb temp file: %w", err)
+	}
+	defer os.Remove(ph.Name())
+	_, err = m.tree.WriteTo(ph)
+	if cerr := ph.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write mmdb tree: %w", err)
+	}
+	m.tree, m.memo = nil, nil
+	return m.rewrite(ph.Name())
+}
+
+// dataSectionSeparator sits between the search tree and the data section.
+var dataSectionSeparator = make([]byte, 16)
+
+func (m *mmdbWriter) rewrite(placeholder string) error {
+	db, err := maxminddb.Open(placeholder)
+	if err != nil {
+		return fmt.Errorf("read mmdb tree: %w", err)
+	}
+	defer db.Close()
+	if db.Metadata.RecordSize != 32 {
+		return fmt.Errorf("mmdb tree: record size %d, want 32", db.Metadata.RecordSize)
+	}
+	nodes := uint64(db.Metadata.NodeCount)
+	raw, err := os.ReadFile(placeholder)
+	if err != nil {
+		return fmt.Errorf("read mmdb tree: %w", err)
+	}
+	treeLen := nodes * 8
+	meta := bytes.LastIndex(raw, metadataMarker)
+	if meta < 0 || uint64(len(raw)) < treeLen+16 {
+		return errors.New("mmdb tree: malformed placeholder file")
+	}
+
+	data, err := os.CreateTemp(m.dir, "mmdb-data-*")
+	if err != nil {
+		return fmt.Errorf("mmdb temp file: %w", err)
+	}
+	defer func() { data.Close(); os.Remove(data.Name()) }()
+	dw := newDataWriter(data)
+	newOff := make([]uint32, len(m.spans)) // id -> data offset + 1
+	bw := bufio.NewWriterSize(m.w, 1<<20)
+	tree := raw[:treeLen]
+	for i := uint64(0); i < treeLen; i += 4 {
+		v := uint64(binary.BigEndian.Uint32(tree[i:]))
+		if v > nodes {
+			var id uint64
+			if err := db.Decode(uintptr(v-nodes-16), &id); err != nil {
+				return fmt.Errorf("mmdb tree: decode placeholder: %w", err)
+			}
+			if id >= uint64(len(newOff)) {
+				return fmt.Errorf("mmdb tree: unknown placeholder %d", id)
+			}
+			if newOff[id] == 0 {
+				r, err := m.record(id, 0)
+				if err != nil {
+					return err
+				}
+				off := dw.n
+				if err := dw.value(recordValue(&r, dw.in)); err != nil {
+					return err
+				}
+				if nodes+16+uint64(off) >= 1<<32-1 {
+					return errors.New("mmdb: data section exceeds what 32-bit records address (about 4 GiB)")
+				}
+				newOff[id] = uint32(off) + 1
+			}
+			v = nodes + 16 + uint64(newOff[id]-1)
+		}
+		var b [4]byte
+		binary.BigEndian.PutUint32(b[:], uint32(v))
+		if _, err := bw.Write(b[:]); err != nil {
+			return fmt.Errorf("write mmdb: %w", err)
+		}
+	}
+	if err := dw.flush(); err != nil {
+		return fmt.Errorf("write mmdb data: %w", err)
+	}
+	if _, err := bw.Write(dataSectionSeparator); err != nil {
+		return fmt.Errorf("write mmdb: %w", err)
+	}
+	if _, err := data.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("write mmdb: %w", err)
+	}
+	if _, err := io.Copy(bw, data); err != nil {
+		return fmt.Errorf("write mmdb: %w", err)
+	}
+	if _, err := bw.Write(raw[meta:]); err != nil {
+		return fmt.Errorf("write mmdb: %w", err)
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("write mmdb: %w", err)
+	}
+	return nil
+}
+
+var metadataMarker = []byte("\xAB\xCD\xEFMaxMind.com")
+
+// dataWriter encodes MMDB data values (through mmdbtype's encoders) and
+// writes a pointer instead of a value written before when that is shorter:
+// for strings seen before (map keys, enum-like values) and for the shared
+// values the interner hands out (lists, CVE findings).
+type dataWriter struct {
+	bw     *bufio.Writer
+	n      int64
+	in     *interner
+	strs   map[string]uint32
+	shared map[uintptr]uint32
+}
+
+func newDataWriter(w io.Writer) *dataWriter {
+	return &dataWriter{bw: bufio.NewWriterSize(w, 1<<20), in: newInterner(), strs: map[string]uint32{}, shared: map[uintptr]uint32{}}
+}
+
+func (d *dataWriter) Write(b []byte) (int, error) {
+	n, err := d.bw.Write(b)
+	d.n += int64(n)
+	return n, err
+}
+
+func (d *dataWriter) WriteByte(c byte) error {
+	d.n++
+	return d.bw.WriteByte(c)
+}
+
+func (d *dataWriter) WriteString(s string) (int, error) {
+	n, err := d.bw.WriteString(s)
+	d.n += int64(n)
+	return n, err
+}
+
+func (d *dataWriter) flush() error { return d.bw.Flush() }
+
+func (d *dataWriter) value(v mmdbtype.DataType) error {
+	_, err := d.WriteOrWritePointer(v)
+	return err
+}
+
+// isTimestamp reports whether s has the shape of a record timestamp.
+func isTimestamp(s string) bool {
+	return len(s) == len(ipmodel.TimeFormat) && s[10] == 'T' && s[19] == 'Z'
+}
+
+// maxPointed bounds the tables of values written once and pointed to.
+const maxPointed = 1 << 20
+
+// WriteOrWritePointer is called by mmdbtype's encoders for every nested
+// value.
+func (d *dataWriter) WriteOrWritePointer(t mmdbtype.DataType) (int64, error) {
+	var (
+		skey  string
+		ptr   uintptr
+		table bool
+	)
+	switch v := t.(type) {
+	case mmdbtype.String:
+		// Short strings are no longer than a pointer; timestamps are
+		// nearly all distinct, so tabling them would only cost memory.
+		if len(v) < 3 || len(v) > 128 || isTimestamp(string(v)) {
+			return v.WriteTo(d)
+		}
+		if off, ok := d.strs[string(v)]; ok {
+			return mmdbtype.Pointer(off).WriteTo(d)
+		}
+		skey, table = string(v), true
+	case mmdbtype.Map:
+		ptr = d.in.sharedMap(v)
+	case mmdbtype.Slice:
+		ptr = d.in.sharedSlice(v)
+	}
+	if ptr != 0 {
+		if off, ok := d.shared[ptr]; ok {
+			return mmdbtype.Pointer(off).WriteTo(d)
+		}
+	}
+	off := d.n
+	n, err := t.WriteTo(d)
+	if err != nil || off > math.MaxUint32 {
+		return n, err
+	}
+	switch {
+	case table && len(d.strs) < maxPointed:
+		d.strs[skey] = uint32(off)
+	case ptr != 0:
+		d.shared[ptr] = uint32(off)
+	}
+	return n, nil
 }
 
 // value converts a record to its MMDB map. Null pointers and false flags
 // are omitted; ip is the lookup key and not stored.
-func (m *mmdbWriter) value(r *ipmodel.Record) mmdbtype.Map {
-	in := m.in
+func recordValue(r *ipmodel.Record, in *interner) mmdbtype.Map {
 	v := mmdbtype.Map{}
 	for i, set := range Flags(r) {
 		if set {
@@ -131,14 +435,13 @@ func (m *mmdbWriter) value(r *ipmodel.Record) mmdbtype.Map {
 	v[keySources] = in.list(r.Sources)
 	assets := make(mmdbtype.Slice, 0, len(r.Assets))
 	for i := range r.Assets {
-		assets = append(assets, m.asset(&r.Assets[i]))
+		assets = append(assets, assetValue(&r.Assets[i], in))
 	}
 	v[keyAssets] = assets
 	return v
 }
 
-func (m *mmdbWriter) asset(a *ipmodel.Asset) mmdbtype.Map {
-	in := m.in
+func assetValue(a *ipmodel.Asset, in *interner) mmdbtype.Map {
 	v := mmdbtype.Map{
 		keyPort:            mmdbtype.Uint16(a.Port),
 		keyProtocolFamily:  in.str(a.ProtocolFamily),
@@ -206,11 +509,33 @@ type interner struct {
 	strs  map[string]mmdbtype.String
 	lists map[string]mmdbtype.Slice
 	cves  map[string]mmdbtype.Map
-	kb    strings.Builder
+	// ptrs identifies the interned lists and maps (which stay alive as
+	// long as the interner), so that the data writer can point to them.
+	ptrs map[uintptr]bool
+	kb   strings.Builder
 }
 
 func newInterner() *interner {
-	return &interner{strs: map[string]mmdbtype.String{}, lists: map[string]mmdbtype.Slice{}, cves: map[string]mmdbtype.Map{}}
+	return &interner{strs: map[string]mmdbtype.String{}, lists: map[string]mmdbtype.Slice{}, cves: map[string]mmdbtype.Map{}, ptrs: map[uintptr]bool{}}
+}
+
+// sharedMap returns the identity of m if the interner handed it out, else 0.
+func (in *interner) sharedMap(m mmdbtype.Map) uintptr {
+	if p := reflect.ValueOf(m).Pointer(); in.ptrs[p] {
+		return p
+	}
+	return 0
+}
+
+// sharedSlice returns the identity of s if the interner handed it out, else 0.
+func (in *interner) sharedSlice(s mmdbtype.Slice) uintptr {
+	if len(s) == 0 {
+		return 0
+	}
+	if p := uintptr(unsafe.Pointer(&s[0])); in.ptrs[p] {
+		return p
+	}
+	return 0
 }
 
 func (in *interner) str(s string) mmdbtype.String {
@@ -246,6 +571,9 @@ func (in *interner) list(ss []string) mmdbtype.Slice {
 	}
 	if len(in.lists) < maxInterned {
 		in.lists[k] = v
+		if len(v) > 0 {
+			in.ptrs[uintptr(unsafe.Pointer(&v[0]))] = true
+		}
 	}
 	return v
 }
@@ -292,101 +620,75 @@ func (in *interner) cve(c *ipmodel.CveFinding) mmdbtype.Map {
 	in.optStr(v, "matched_via", c.MatchedVia)
 	if len(in.cves) < maxInterned {
 		in.cves[k] = v
+		in.ptrs[reflect.ValueOf(v).Pointer()] = true
 	}
 	return v
 }
 
-// mergeMMDB merges the values of two overlapping records into a new map
-// (neither input is modified: mmdbwriter shares values between networks).
-// The merge is symmetric, so the result does not depend on insertion order:
-// flags are ORed; classifications and sources are united (classifications
-// in canonical order, sources sorted); confidence is the higher one;
-// first_seen the earlier and last_seen the later; network and provider come
-// from the more specific record (a host, which has no network key, beats
-// any range; between ranges the longer prefix); assets are concatenated and
-// sorted by port and protocol family.
-func mergeMMDB(a, b mmdbtype.Map) mmdbtype.Map {
+// mergeRecords merges two overlapping records. It is symmetric, so the
+// result does not depend on insertion order: classifications and sources
+// are united (classifications in canonical order, sources sorted), which
+// also ORs the flags; confidence is the higher one; first_seen the earlier
+// and last_seen the later; network and provider come from the more
+// specific record (a host, which has no network, beats any range; between
+// ranges the longer prefix; a missing provider is taken from the other);
+// assets are concatenated and sorted by port and protocol family.
+func mergeRecords(a, b ipmodel.Record) ipmodel.Record {
 	if moreSpecific(b, a) {
 		a, b = b, a
 	}
-	out := make(mmdbtype.Map, len(a)+2)
-	for k, v := range a {
-		out[k] = v
+	out := a
+	if out.Network == "" {
+		out.Network = b.Network
 	}
-	for _, f := range FlagNames {
-		if b[mmdbtype.String(f)] == mmdbtype.Bool(true) {
-			out[mmdbtype.String(f)] = mmdbtype.Bool(true)
-		}
+	if out.Provider == nil {
+		out.Provider = b.Provider
 	}
-	if _, ok := a[keyNetwork]; !ok {
-		if n, ok := b[keyNetwork]; ok {
-			out[keyNetwork] = n
-		}
-	}
-	if _, ok := a[keyProvider]; !ok {
-		if p, ok := b[keyProvider]; ok {
-			out[keyProvider] = p
-		}
-	}
-	out[keyClassification] = unionStrings(a[keyClassification], b[keyClassification], classRank)
-	out[keySources] = unionStrings(a[keySources], b[keySources], strings.Compare)
-	if bc, ok := b[keyConfidence].(mmdbtype.Float64); ok {
-		if ac, ok := a[keyConfidence].(mmdbtype.Float64); !ok || bc > ac {
-			out[keyConfidence] = bc
-		}
-	}
-	if bs, ok := b[keyFirstSeen].(mmdbtype.String); ok {
-		if as, ok := a[keyFirstSeen].(mmdbtype.String); !ok || bs < as {
-			out[keyFirstSeen] = bs
-		}
-	}
-	if bs, ok := b[keyLastSeen].(mmdbtype.String); ok {
-		if as, ok := a[keyLastSeen].(mmdbtype.String); !ok || bs > as {
-			out[keyLastSeen] = bs
-		}
-	}
-	aa, _ := a[keyAssets].(mmdbtype.Slice)
-	ba, _ := b[keyAssets].(mmdbtype.Slice)
-	if len(ba) > 0 {
-		assets := make(mmdbtype.Slice, 0, len(aa)+len(ba))
-		assets = append(append(assets, aa...), ba...)
-		slices.SortStableFunc(assets, func(x, y mmdbtype.DataType) int {
-			xm, _ := x.(mmdbtype.Map)
-			ym, _ := y.(mmdbtype.Map)
-			xp, _ := xm[keyPort].(mmdbtype.Uint16)
-			yp, _ := ym[keyPort].(mmdbtype.Uint16)
-			if c := cmp.Compare(xp, yp); c != 0 {
+	out.Classifications = union(a.Classifications, b.Classifications, classRank)
+	out.Sources = union(a.Sources, b.Sources, strings.Compare)
+	out.Confidence = max(a.Confidence, b.Confidence)
+	out.FirstSeen = minTime(a.FirstSeen, b.FirstSeen)
+	out.LastSeen = max(a.LastSeen, b.LastSeen)
+	if len(b.Assets) > 0 {
+		out.Assets = slices.Concat(a.Assets, b.Assets)
+		slices.SortStableFunc(out.Assets, func(x, y ipmodel.Asset) int {
+			if c := cmp.Compare(x.Port, y.Port); c != 0 {
 				return c
 			}
-			xf, _ := xm[keyProtocolFamily].(mmdbtype.String)
-			yf, _ := ym[keyProtocolFamily].(mmdbtype.String)
-			return strings.Compare(string(xf), string(yf))
+			return strings.Compare(x.ProtocolFamily, y.ProtocolFamily)
 		})
-		out[keyAssets] = assets
 	}
 	return out
 }
 
-// moreSpecific reports whether record value a is more specific than b: a
-// host (no network key) beats a range, a longer prefix beats a shorter one,
-// and equal prefixes are ordered by their text so the choice is stable.
-func moreSpecific(a, b mmdbtype.Map) bool {
-	an, aok := a[keyNetwork].(mmdbtype.String)
-	bn, bok := b[keyNetwork].(mmdbtype.String)
+func minTime(a, b string) string {
 	switch {
-	case !aok && !bok:
-		return false
-	case !aok:
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return min(a, b)
+}
+
+// moreSpecific reports whether record a is more specific than b: a host
+// (no network) beats a range, a longer prefix beats a shorter one, and
+// equal prefixes are ordered by their text so the choice is stable.
+func moreSpecific(a, b ipmodel.Record) bool {
+	switch {
+	case a.Network == "" && b.Network == "":
+		return a.IP < b.IP
+	case a.Network == "":
 		return true
-	case !bok:
+	case b.Network == "":
 		return false
 	}
-	ap, aerr := netip.ParsePrefix(string(an))
-	bp, berr := netip.ParsePrefix(string(bn))
+	ap, aerr := netip.ParsePrefix(a.Network)
+	bp, berr := netip.ParsePrefix(b.Network)
 	if aerr == nil && berr == nil && ap.Bits() != bp.Bits() {
 		return ap.Bits() > bp.Bits()
 	}
-	return an < bn
+	return a.Network < b.Network
 }
 
 func classRank(a, b string) int {
@@ -400,26 +702,13 @@ func rank(c string) int {
 	return len(ipmodel.Classes)
 }
 
-func unionStrings(a, b mmdbtype.DataType, order func(x, y string) int) mmdbtype.Slice {
-	as, _ := a.(mmdbtype.Slice)
-	bs, _ := b.(mmdbtype.Slice)
-	seen := make(map[string]bool, len(as)+len(bs))
-	var out []string
-	for _, s := range append(slices.Clip(as), bs...) {
-		if str, ok := s.(mmdbtype.String); ok && !seen[string(str)] {
-			seen[string(str)] = true
-			out = append(out, string(str))
-		}
-	}
-	slices.SortStableFunc(out, func(x, y string) int {
+func union(a, b []string, order func(x, y string) int) []string {
+	out := slices.Concat(a, b)
+	slices.SortFunc(out, func(x, y string) int {
 		if c := order(x, y); c != 0 {
 			return c
 		}
 		return strings.Compare(x, y)
 	})
-	res := make(mmdbtype.Slice, len(out))
-	for i, s := range out {
-		res[i] = mmdbtype.String(s)
-	}
-	return res
+	return slices.Compact(out)
 }

@@ -25,7 +25,7 @@ import (
 func buildMMDB(t *testing.T, g *gen.State, hostsFirst bool) string {
 	t.Helper()
 	var buf bytes.Buffer
-	w, err := newMMDBWriter(&buf, time.Date(2026, 11, 23, 3, 0, 0, 0, time.UTC))
+	w, err := newMMDBWriter(&buf, t.TempDir(), time.Date(2026, 11, 23, 3, 0, 0, 0, time.UTC))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,8 +125,14 @@ func TestMMDB_ReadersAgree(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer db.Close()
+			if err := db.Verify(); err != nil {
+				t.Fatalf("maxminddb Verify: %v", err)
+			}
 			if db.Metadata.DatabaseType != DatabaseType || db.Metadata.IPVersion != 6 {
 				t.Fatalf("metadata = %q v%d", db.Metadata.DatabaseType, db.Metadata.IPVersion)
+			}
+			if out, err := exec.Command("mmdblookup", "--file", path, "--ip", "1.0.0.1", "--verbose").CombinedOutput(); err != nil || !strings.Contains(string(out), DatabaseType) {
+				t.Fatalf("mmdblookup --verbose: %v\n%s", err, out)
 			}
 			geo, err := geoip2.Open(path)
 			if err != nil {
@@ -268,3 +274,29 @@ func checkMMDBLookup(t *testing.T, file, ip string, want *ipmodel.Record) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+func TestSpool_RoundTrip(t *testing.T) {
+	g := gen.New(2000, 21)
+	var buf []byte
+	for i := 0; i < g.NHosts; i += 7 {
+		h := g.Host(i)
+		buf = appendRecord(buf[:0], &h)
+		got, err := decodeRecord(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.IP != h.IP || canon(t, got) != canon(t, h) {
+			t.Fatalf("host %d\n got %s\nwant %s", i, canon(t, got), canon(t, h))
+		}
+		for _, cut := range []int{1, len(buf) / 2, len(buf) - 1} {
+			if _, err := decodeRecord(buf[:cut]); err == nil {
+				t.Fatalf("host %d cut at %d decoded", i, cut)
+			}
+		}
+	}
+	r := g.Range(3)
+	buf = appendRecord(buf[:0], &r)
+	if got, err := decodeRecord(buf); err != nil || got.Network != r.Network || canon(t, got) != canon(t, r) {
+		t.Fatalf("range: %v %s", err, canon(t, got))
+	}
+}

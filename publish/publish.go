@@ -117,11 +117,13 @@ func (p *Publisher) Run(ctx context.Context, state ipmodel.State, date string) (
 	cur, err := ReadPointer(ctx, p.store)
 	switch {
 	case errors.Is(err, ErrNoSnapshot):
-	case err != nil:
-		// An unreadable pointer is replaced rather than blocking every
-		// future snapshot.
-		log.Warn("latest pointer unreadable, replacing it", "err", err)
+	case errors.Is(err, ErrInvalid):
+		// A corrupt pointer is replaced rather than blocking every future
+		// snapshot.
+		log.Warn("latest pointer invalid, replacing it", "err", err)
 		cur = nil
+	case err != nil:
+		return nil, fmt.Errorf("read latest pointer: %w", err)
 	}
 	if cur == nil || cur.SnapshotDate <= date {
 		pb, _ := json.Marshal(Pointer{SnapshotDate: date, Manifest: m.Key, BuildTime: m.BuildTime, SchemaVersion: m.SchemaVersion})
@@ -377,7 +379,7 @@ func Build(ctx context.Context, state ipmodel.State, dir string, o BuildOptions,
 		case FormatParquet:
 			w, err = newParquetWriter(sink, o.RowGroupRows, o.ParquetCompression)
 		case FormatMMDB:
-			w, err = newMMDBWriter(sink, o.BuildTime)
+			w, err = newMMDBWriter(sink, dir, o.BuildTime)
 		}
 		outs = append(outs, &out{format: f, hf: hf, w: w, ch: make(chan []item, 8)})
 		if err != nil {

@@ -148,7 +148,8 @@ type csvWriter struct {
 	z    *gzipFile
 	cw   *csv.Writer
 	row  []string
-	sb   strings.Builder
+	sb   *strings.Builder
+	enc  *json.Encoder
 	rows int64
 }
 
@@ -159,7 +160,10 @@ func newCSVWriter(w io.Writer) (*csvWriter, error) {
 	if err := cw.Write(Columns); err != nil {
 		return nil, fmt.Errorf("write csv header: %w", err)
 	}
-	return &csvWriter{z: z, cw: cw, row: make([]string, len(Columns))}, nil
+	sb := &strings.Builder{}
+	enc := json.NewEncoder(sb)
+	enc.SetEscapeHTML(false)
+	return &csvWriter{z: z, cw: cw, row: make([]string, len(Columns)), sb: sb, enc: enc}, nil
 }
 
 func (c *csvWriter) Write(r *ipmodel.Record, _ netip.Prefix) error {
@@ -180,9 +184,7 @@ func (c *csvWriter) Write(r *ipmodel.Record, _ netip.Prefix) error {
 		row[8+i] = strconv.FormatBool(f[i])
 	}
 	c.sb.Reset()
-	enc := json.NewEncoder(&c.sb)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(ndAssets(r.Assets)); err != nil {
+	if err := c.enc.Encode(ndAssets(r.Assets)); err != nil {
 		return fmt.Errorf("write csv: %w", err)
 	}
 	row[14] = strings.TrimSuffix(c.sb.String(), "\n")

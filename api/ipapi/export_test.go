@@ -196,3 +196,31 @@ func TestExportCSV_Streams(t *testing.T) {
 		t.Errorf("allocated %d bytes for 10 rows but %d for 200000: grows with limit", small, large)
 	}
 }
+
+func TestTable_Example(t *testing.T) {
+	cases := []struct {
+		name string
+		recs []ipmodel.Record
+		want string
+	}{
+		{"empty", nil, ""},
+		{"first with assets", testRecords(t), "198.51.100.7"},
+		{"flow-only skipped", []ipmodel.Record{testRecords(t)[5], testRecords(t)[3]}, "203.0.113.9"},
+		{"none with assets", []ipmodel.Record{testRecords(t)[2]}, "203.0.113.0"},
+	}
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			var b TableBuilder
+			for i := range tt.recs {
+				b.Add(&tt.recs[i])
+			}
+			tbl, err := b.Table()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := tbl.Example(); got != tt.want {
+				t.Errorf("Example() = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -33,7 +33,7 @@ func (s *Service) lookup(w http.ResponseWriter, r *http.Request, tier Tier) {
 		return
 	}
 	ip := addr.String()
-	rec, found, err := snap.Index.Lookup(addr)
+	rec, found, err := snap.Index.Lookup(addr, p.cves)
 	if err != nil {
 		s.log.Error("lookup", "snapshot", snap.Manifest.SnapshotDate, "err", err)
 		writeError(w, http.StatusInternalServerError, "internal", "the snapshot could not be read at this address")
@@ -76,7 +76,7 @@ func (s *Service) batch(w http.ResponseWriter, r *http.Request, tier Tier) {
 			res.Results[i] = BatchError{Index: i, Input: truncate(raw, 64), Error: ErrorDetail{Code: CodeInvalidIP, Message: "not an IPv4 or IPv6 address"}}
 			continue
 		}
-		rec, found, err := snap.Index.Lookup(addr)
+		rec, found, err := snap.Index.Lookup(addr, false)
 		if err != nil {
 			s.log.Error("batch lookup", "snapshot", snap.Manifest.SnapshotDate, "err", err)
 			res.Results[i] = BatchError{Index: i, Input: truncate(raw, 64), Error: ErrorDetail{Code: "internal", Message: "the snapshot could not be read at this address"}}
@@ -197,7 +197,7 @@ func (s *Service) publicLookup(w http.ResponseWriter, r *http.Request) {
 	if snap == nil {
 		return
 	}
-	rec, found, err := snap.Index.Lookup(addr)
+	rec, found, err := snap.Index.Lookup(addr, false)
 	if err != nil {
 		s.log.Error("public lookup", "snapshot", snap.Manifest.SnapshotDate, "err", err)
 		found = false

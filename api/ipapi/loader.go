@@ -1,10 +1,12 @@
 package ipapi
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -25,7 +27,7 @@ type mmdbIndex struct{ r *maxminddb.Reader }
 
 var _ Index = mmdbIndex{}
 
-func (m mmdbIndex) Lookup(addr netip.Addr) (*ipmodel.Record, bool, error) {
+func (m mmdbIndex) Lookup(addr netip.Addr, cves bool) (*ipmodel.Record, bool, error) {
 	res := m.r.Lookup(addr.Unmap())
 	if err := res.Err(); err != nil {
 		return nil, false, fmt.Errorf("mmdb lookup %s: %w", addr, err)
@@ -34,11 +36,55 @@ func (m mmdbIndex) Lookup(addr netip.Addr) (*ipmodel.Record, bool, error) {
 		return nil, false, nil
 	}
 	var rec ipmodel.Record
-	if err := res.Decode(&rec); err != nil {
-		return nil, false, fmt.Errorf("mmdb decode %s: %w", addr, err)
+	if cves {
+		if err := res.Decode(&rec); err != nil {
+			return nil, false, fmt.Errorf("mmdb decode %s: %w", addr, err)
+		}
+	} else {
+		// CVE lists are most of a record's bytes: skip decoding them.
+		var light lightRecord
+		if err := res.Decode(&light); err != nil {
+			return nil, false, fmt.Errorf("mmdb decode %s: %w", addr, err)
+		}
+		rec = ipmodel.Record{Network: light.Network, Classifications: light.Classifications, Provider: light.Provider,
+			Confidence: light.Confidence, FirstSeen: light.FirstSeen, LastSeen: light.LastSeen, Sources: light.Sources,
+			Assets: make([]ipmodel.Asset, len(light.Assets))}
+		for i := range light.Assets {
+			rec.Assets[i] = ipmodel.Asset(light.Assets[i])
+		}
 	}
 	rec.IP = addr.Unmap().String()
 	return &rec, true, nil
+}
+
+// lightAsset is ipmodel.Asset with the same fields, its CVE list not
+// decoded; lightRecord is ipmodel.Record with light assets.
+type lightAsset struct {
+	Port             int                   `maxminddb:"port"`
+	ProtocolFamily   string                `maxminddb:"protocol_family"`
+	Vendor           *string               `maxminddb:"vendor"`
+	Product          *string               `maxminddb:"product"`
+	VersionBand      *string               `maxminddb:"version_band"`
+	VersionPrecision *string               `maxminddb:"version_precision"`
+	ExactVersion     *string               `maxminddb:"exact_version"`
+	ConfidenceBand   string                `maxminddb:"confidence_band"`
+	EvidenceSources  []string              `maxminddb:"evidence_sources"`
+	FirstSeen        string                `maxminddb:"first_seen"`
+	LastSeen         string                `maxminddb:"last_seen"`
+	Attributions     []ipmodel.Attribution `maxminddb:"attributions"`
+	CveSummary       *ipmodel.CveSummary   `maxminddb:"cve_summary"`
+	Cves             []ipmodel.CveFinding  `maxminddb:"-"`
+}
+
+type lightRecord struct {
+	Network         string       `maxminddb:"network"`
+	Classifications []string     `maxminddb:"classification"`
+	Provider        *string      `maxminddb:"provider"`
+	Confidence      float64      `maxminddb:"confidence"`
+	FirstSeen       string       `maxminddb:"first_seen"`
+	LastSeen        string       `maxminddb:"last_seen"`
+	Sources         []string     `maxminddb:"sources"`
+	Assets          []lightAsset `maxminddb:"assets"`
 }
 
 // OpenMMDB returns an Index over an MMDB file's bytes.
@@ -110,20 +156,21 @@ func loadTable(ctx context.Context, st objstore.Store, f publish.File) (*Table, 
 	defer rc.Close()
 	h := sha256.New()
 	cnt := &countingReader{r: io.TeeReader(rc, h)}
-	zr, err := gzip.NewReader(cnt)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", f.Key, err)
-	}
 	var tb TableBuilder
-	if err := ReadNDJSON(zr, func(r *ipmodel.Record) error { tb.Add(r); return nil }); err != nil {
-		return nil, fmt.Errorf("read %s: %w", f.Key, err)
+	zr, err := gzip.NewReader(cnt)
+	if err == nil {
+		err = readRows(zr, &tb)
 	}
-	// Hash whatever follows the gzip stream too, as sha256sum would.
-	if _, err := io.Copy(io.Discard, cnt); err != nil {
-		return nil, fmt.Errorf("read %s: %w", f.Key, err)
+	// Hash the rest too, as sha256sum would: a corrupt file is reported
+	// as a checksum mismatch, whatever the decoder tripped on first.
+	if _, cerr := io.Copy(io.Discard, cnt); cerr != nil {
+		return nil, fmt.Errorf("read %s: %w", f.Key, cerr)
 	}
 	if cnt.n != f.Size || hex.EncodeToString(h.Sum(nil)) != f.SHA256 {
 		return nil, fmt.Errorf("read %s: %w", f.Key, publish.ErrChecksum)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", f.Key, err)
 	}
 	return tb.Table()
 }
@@ -225,4 +272,54 @@ func (s *Service) refresh(ctx context.Context) {
 	}
 	s.Swap(snap)
 	s.log.Info("snapshot loaded", "date", snap.Manifest.SnapshotDate, "build_time", snap.Manifest.BuildTime, "rows", snap.Rows.Len(), "took", time.Since(start).Round(time.Millisecond))
+}
+
+// row is the part of an NDJSON record the export table needs; decoding
+// only this skips allocating attributions and CVEs.
+type row struct {
+	IP              string   `json:"ip"`
+	Network         *string  `json:"network"`
+	Classifications []string `json:"classifications"`
+	Provider        *string  `json:"provider"`
+	Confidence      float64  `json:"confidence"`
+	FirstSeen       string   `json:"first_seen"`
+	LastSeen        string   `json:"last_seen"`
+	Assets          []struct {
+		EvidenceSources []string `json:"evidence_sources"`
+	} `json:"assets"`
+}
+
+// readRows adds every NDJSON record of r to tb.
+func readRows(r io.Reader, tb *TableBuilder) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 1<<20), maxLine)
+	line := 0
+	var x row
+	var a ipmodel.Asset
+	for sc.Scan() {
+		line++
+		if len(sc.Bytes()) == 0 {
+			continue
+		}
+		x = row{}
+		if err := json.Unmarshal(sc.Bytes(), &x); err != nil {
+			return fmt.Errorf("ndjson line %d: %w", line, err)
+		}
+		flow := 0
+		for _, as := range x.Assets {
+			a.EvidenceSources = as.EvidenceSources
+			if flowOnly(&a) {
+				flow++
+			}
+		}
+		network := ""
+		if x.Network != nil {
+			network = *x.Network
+		}
+		tb.add(x.IP, network, x.Classifications, x.Provider, x.Confidence, x.FirstSeen, x.LastSeen, len(x.Assets), flow)
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("ndjson line %d: %w", line+1, err)
+	}
+	return nil
 }

@@ -14,8 +14,9 @@ type Index interface {
 	// Lookup returns the record that covers addr (a host record, a range
 	// record, or both merged), or false when the snapshot knows nothing of
 	// it. The returned record belongs to the caller. An error means the
-	// snapshot is corrupt at that place.
-	Lookup(addr netip.Addr) (*ipmodel.Record, bool, error)
+	// snapshot is corrupt at that place. With cves false the assets' Cves
+	// may be left empty (the lookup shows them only on request).
+	Lookup(addr netip.Addr, cves bool) (*ipmodel.Record, bool, error)
 }
 
 // Manifest is what the API tells customers about a snapshot: its date and
@@ -100,7 +101,7 @@ func NewMemIndex(records []ipmodel.Record) Index {
 	return m
 }
 
-func (m *memIndex) Lookup(addr netip.Addr) (*ipmodel.Record, bool, error) {
+func (m *memIndex) Lookup(addr netip.Addr, _ bool) (*ipmodel.Record, bool, error) {
 	addr = addr.Unmap()
 	var rng *ipmodel.Record
 	for _, x := range m.ranges {

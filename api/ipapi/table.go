@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -46,20 +47,6 @@ type TableBuilder struct {
 
 // Add appends a record (a host, or a range with Network set).
 func (b *TableBuilder) Add(r *ipmodel.Record) {
-	if b.err != nil {
-		return
-	}
-	t := &b.t
-	var mask uint8
-	for i, c := range ipmodel.Classes {
-		if r.Has(c) {
-			mask |= 1 << i
-		}
-	}
-	last := int64(math.MinInt64)
-	if ts, err := time.Parse(time.RFC3339, r.LastSeen); err == nil {
-		last = ts.Unix()
-	}
 	var all, flow int
 	for i := range r.Assets {
 		all++
@@ -67,26 +54,50 @@ func (b *TableBuilder) Add(r *ipmodel.Record) {
 			flow++
 		}
 	}
+	b.add(r.IP, r.Network, r.Classifications, r.Provider, r.Confidence, r.FirstSeen, r.LastSeen, all, flow)
+}
+
+// add appends one row from its parts; assets and flow count the row's
+// assets and its flow-only ones.
+func (b *TableBuilder) add(ip, network string, classes []string, provider *string, confidence float64, firstSeen, lastSeen string, assets, flow int) {
+	if b.err != nil {
+		return
+	}
+	t := &b.t
+	var mask uint8
+	for i, c := range ipmodel.Classes {
+		if slices.Contains(classes, c) {
+			mask |= 1 << i
+		}
+	}
+	last := int64(math.MinInt64)
+	if ts, err := time.Parse(time.RFC3339, lastSeen); err == nil {
+		last = ts.Unix()
+	}
 	buf := t.text
-	ip := r.IP
-	if ip == "" && r.Network != "" {
-		ip, _, _ = strings.Cut(r.Network, "/")
+	if ip == "" && network != "" {
+		ip, _, _ = strings.Cut(network, "/")
 	}
 	buf = appendCSVField(buf, ip)
 	buf = append(buf, ',')
-	buf = appendCSVField(buf, r.Network)
+	buf = appendCSVField(buf, network)
 	buf = append(buf, ',')
-	buf = appendCSVField(buf, strings.Join(canonicalClasses(r.Classifications), ";"))
-	buf = append(buf, ',')
-	if r.Provider != nil {
-		buf = appendCSVField(buf, *r.Provider)
+	for i, c := range canonicalClasses(classes) {
+		if i > 0 {
+			buf = append(buf, ';')
+		}
+		buf = appendCSVField(buf, c)
 	}
 	buf = append(buf, ',')
-	buf = strconv.AppendFloat(buf, r.Confidence, 'f', -1, 64)
+	if provider != nil {
+		buf = appendCSVField(buf, *provider)
+	}
 	buf = append(buf, ',')
-	buf = appendCSVField(buf, r.FirstSeen)
+	buf = strconv.AppendFloat(buf, confidence, 'f', -1, 64)
 	buf = append(buf, ',')
-	buf = appendCSVField(buf, r.LastSeen)
+	buf = appendCSVField(buf, firstSeen)
+	buf = append(buf, ',')
+	buf = appendCSVField(buf, lastSeen)
 	buf = append(buf, ',')
 	if len(buf) > math.MaxUint32 {
 		b.err = errTableFull
@@ -95,9 +106,9 @@ func (b *TableBuilder) Add(r *ipmodel.Record) {
 	t.text = buf
 	t.ends = append(t.ends, uint32(len(buf)))
 	t.class = append(t.class, mask)
-	t.conf = append(t.conf, r.Confidence)
+	t.conf = append(t.conf, confidence)
 	t.last = append(t.last, last)
-	t.assets = append(t.assets, clampU16(all))
+	t.assets = append(t.assets, clampU16(assets))
 	t.flowAssets = append(t.flowAssets, clampU16(flow))
 }
 
@@ -192,4 +203,28 @@ func (t *Table) WriteCSV(ctx context.Context, w io.Writer, f Filter, limit int) 
 		start = end
 	}
 	return n, bw.Flush()
+}
+
+// Example returns the address of the first host row with assets (or of the
+// first row), for the hints printed at start; "" for an empty table.
+func (t *Table) Example() string {
+	pick := -1
+	for i := range t.ends {
+		if t.assets[i] > t.flowAssets[i] {
+			pick = i
+			break
+		}
+	}
+	if pick < 0 {
+		if len(t.ends) == 0 {
+			return ""
+		}
+		pick = 0
+	}
+	var start uint32
+	if pick > 0 {
+		start = t.ends[pick-1]
+	}
+	ip, _, _ := strings.Cut(string(t.text[start:t.ends[pick]]), ",")
+	return ip
 }

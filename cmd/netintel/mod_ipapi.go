@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"sync"
 	"time"
@@ -46,5 +47,29 @@ func setupIPAPI(ctx context.Context, s *System) error {
 			}()
 		})
 	})
+	s.OnStart("ipapi-hint", func(ctx context.Context) error { return ipHint(ctx, s, svc) })
+	return nil
+}
+
+// ipHint waits for the first snapshot under `netintel run` and prints a few
+// requests a newcomer can try at once.
+func ipHint(ctx context.Context, s *System, svc *ipapi.Service) error {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for svc.Current() == nil {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+	snap := svc.Current()
+	base := "http://" + s.Cfg.ListenFor("ip")
+	ip := snap.Rows.Example()
+	fmt.Fprintf(s.Env.Stdout, "IP intelligence snapshot %s loaded (%d rows). Try:\n", snap.Manifest.SnapshotDate, snap.Rows.Len())
+	fmt.Fprintf(s.Env.Stdout, "  curl %s/public/v1/lookup/%s\n", base, ip)
+	fmt.Fprintf(s.Env.Stdout, "  curl %s/public/v1/snapshot\n", base)
+	fmt.Fprintf(s.Env.Stdout, "  curl %s/openapi.json\n", base)
+	fmt.Fprintf(s.Env.Stdout, "  (customer routes through the gateway: /api/v1/vpn/shadow_vpn/lookup/%s with your key)\n", ip)
 	return nil
 }

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/netintel/netintel/enrich"
+	"github.com/netintel/netintel/internal/testutil"
+)
+
+// TestIngestCommand_EndToEnd runs `netintel ingest` against a real
+// nats-server with an enrich worker and reads the stored state back.
+func TestIngestCommand_EndToEnd(t *testing.T) {
+	n := testutil.StartNATS(t)
+	cfg := n.Ensure(t)
+	w, err := enrich.NewWorker(n.JS, cfg.Enrich, nil, nil, testutil.Logger(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	run := func(args ...string) (string, string, error) {
+		var o, e bytes.Buffer
+		env := &Env{Stdout: &o, Stderr: &e, Getenv: func(string) string { return "" }}
+		err := run(t.Context(), env, append([]string{"ingest"}, args...))
+		return o.String(), e.String(), err
+	}
+	if _, _, err := run("--config", "testdata/missing.yaml", "--nats", n.URL, "--format", "observations", "../../samples/observations.ndjson"); err == nil || !strings.Contains(err.Error(), "read config") {
+		t.Errorf("missing config file: %v", err)
+	}
+	out, _, err := run("--nats", n.URL, "--format", "observations", "../../samples/observations.ndjson")
+	if err != nil || !strings.Contains(out, "20 observations read, 20 stored") {
+		t.Fatalf("ingest: %v %q", err, out)
+	}
+	out, _, err = run("--nats", n.URL, "--format", "cidr-list", "--kind", "cdn", "--provider", "Cloudflare", "../../samples/cloudflare-ips-v4.txt")
+	if err != nil || !strings.Contains(out, "15 stored") {
+		t.Fatalf("cidr-list: %v %q", err, out)
+	}
+	waitCtx, stop := context.WithTimeout(t.Context(), 30*time.Second)
+	defer stop()
+	if err := enrich.WaitIdle(waitCtx, n.JS); err != nil {
+		t.Fatal(err)
+	}
+	st := enrich.NewState(n.JS, "ipstate")
+	if r, ok, err := st.Get(t.Context(), "203.0.113.20"); err != nil || !ok || *r.Assets[0].Vendor != "Cisco" {
+		t.Errorf("203.0.113.20 = %+v %v %v", r, ok, err)
+	}
+	if r, ok, err := st.Get(t.Context(), "104.16.0.0/13"); err != nil || !ok || !r.Has("cdn") || *r.Provider != "Cloudflare" {
+		t.Errorf("104.16.0.0/13 = %+v %v %v", r, ok, err)
+	}
+
+	bad := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no file", []string{"--nats", n.URL, "--format", "tor-exits"}, "exactly one"},
+		{"no format", []string{"--nats", n.URL, "x"}, "--format is required"},
+		{"cidr-list without kind", []string{"--nats", n.URL, "--format", "cidr-list", "x"}, "--kind"},
+		{"unknown format", []string{"--nats", n.URL, "--format", "csv", "../../samples/mullvad.txt"}, "unknown format"},
+		{"missing file", []string{"--nats", n.URL, "--format", "tor-exits", "/nonexistent/feed"}, "open feed"},
+		{"no nats", []string{"--format", "tor-exits", "x"}, "no NATS"},
+	}
+	for _, tt := range bad {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := run(tt.args...)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want %q", err, tt.want)
+			}
+		})
+	}
+	// A malformed line is reported with its number and the rest goes in.
+	_, errOut, err := run("--nats", n.URL, "--format", "cidr-list", "--kind", "vpn", "testdata/ingest-bad.txt")
+	if err != nil || !strings.Contains(errOut, "line 2:") {
+		t.Errorf("malformed line: %v %q", err, errOut)
+	}
+}
