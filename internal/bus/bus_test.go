@@ -133,4 +133,3 @@ func TestConnect_UnreachableGivesUpAfterConnectWait(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
-
