@@ -170,7 +170,7 @@ func TestCluster_SystemSurvivesNodeLoss(t *testing.T) {
 	checkTicksOnce(t, schedulers)
 }
 
-func startRoleEnv(t *testing.T, name string, env []string, waitListen bool, args ...string) *role {
+func startRoleEnv(t testing.TB, name string, env []string, waitListen bool, args ...string) *role {
 	t.Helper()
 	r := &role{name: name, args: args, env: env}
 	r.start(t, waitListen)
@@ -219,7 +219,7 @@ func runCLI(t *testing.T, env []string, args ...string) {
 // writeClusterConfig derives the test config from deploy/pipeline.cluster.yaml:
 // the same streams and buckets at R3, S3 without TLS, schedules tight enough
 // for a test, and a probe pointed at a loopback RDAP world.
-func writeClusterConfig(t *testing.T, dir, urls, rdap string, tlds []string) string {
+func writeClusterConfig(t testing.TB, dir, urls, rdap string, tlds []string) string {
 	t.Helper()
 	b, err := os.ReadFile("../../deploy/pipeline.cluster.yaml")
 	if err != nil {
@@ -277,7 +277,7 @@ func quoteList(xs []string) string {
 
 // writeObservations writes perHost=4 service observations for each of n
 // addresses 198.18.x.y starting at index from: two sources, minutes 0..3.
-func writeObservations(t *testing.T, path string, from, n int, base time.Time) string {
+func writeObservations(t testing.TB, path string, from, n int, base time.Time) string {
 	t.Helper()
 	f, err := os.Create(path)
 	if err != nil {
