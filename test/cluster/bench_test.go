@@ -88,8 +88,9 @@ func benchClusterRun(b *testing.B, setup string, workers int, feed string, n int
 	s3 := testutil.StartS3(b)
 	env := []string{"S3_ENDPOINT=" + s3.Endpoint, "S3_BUCKET=" + s3.Bucket, "S3_ACCESS_KEY=" + s3.AccessKey,
 		"S3_SECRET_KEY=" + s3.SecretKey, "S3_REGION=us-east-1", "NETINTEL_INTERNAL_KEY=" + internalKey}
+	var roles []*role
 	for i := 0; i < workers; i++ {
-		startRoleEnv(b, fmt.Sprintf("enrich-%d", i+1), env, false, "worker", "enrich", "--config", cfgPath, "--nats", urls)
+		roles = append(roles, startRoleEnv(b, fmt.Sprintf("enrich-%d", i+1), env, false, "worker", "--config", cfgPath, "--nats", urls, "enrich"))
 	}
 	// The workers create the streams and the consumer; wait for them.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -97,6 +98,13 @@ func benchClusterRun(b *testing.B, setup string, workers int, feed string, n int
 	for {
 		if _, err := js.Consumer(ctx, enrich.Stream, enrich.ConsumerName); err == nil {
 			break
+		}
+		for _, r := range roles {
+			select {
+			case <-r.done:
+				b.Fatalf("%s exited:\n%s", r.name, r.output())
+			default:
+			}
 		}
 		if ctx.Err() != nil {
 			b.Fatal("the enrich workers never created their consumer")
