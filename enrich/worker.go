@@ -338,13 +338,16 @@ func (w *Worker) process(ctx context.Context, ls *loopState, msgs []jetstream.Ms
 func (w *Worker) fail(ctx context.Context, items []*item, err error) {
 	w.m.retries.WithLabelValues("error").Inc()
 	for _, it := range items {
-		meta, merr := it.msg.Metadata()
-		if merr == nil && int(meta.NumDelivered) >= w.cfg.MaxFailures {
+		delivered := 0
+		if meta, merr := it.msg.Metadata(); merr == nil {
+			delivered = int(meta.NumDelivered)
+		}
+		if delivered >= w.cfg.MaxFailures {
 			w.deadLetter(ctx, it.msg, err, "failed")
 			continue
 		}
 		w.log.Warn("observation failed, will retry", "key", it.obs.Key(), "err", err)
-		_ = it.msg.NakWithDelay(time.Duration(min(int(meta.NumDelivered)+1, 10)) * 100 * time.Millisecond)
+		_ = it.msg.NakWithDelay(time.Duration(min(delivered+1, 10)) * 100 * time.Millisecond)
 	}
 }
 

@@ -72,14 +72,56 @@ func (o Options) conf(def float64) float64 {
 	return def
 }
 
-func (o Options) scanner(r io.Reader) *bufio.Scanner {
-	sc := bufio.NewScanner(r)
-	max := o.MaxLineBytes
-	if max <= 0 {
-		max = 1 << 20
+func (o Options) maxLine() int {
+	if o.MaxLineBytes <= 0 {
+		return 1 << 20
 	}
-	sc.Buffer(make([]byte, 0, 64*1024), max)
-	return sc
+	return o.MaxLineBytes
+}
+
+// lines calls fn with each line of r (without its line ending) and its
+// number. A line longer than MaxLineBytes is reported through bad with its
+// number and skipped; the lines after it are still read. The returned error
+// is fn's, or a read error of r ("read WHAT: ...").
+func (o Options) lines(r io.Reader, what string, bad func(LineError), fn func(n int, line []byte) error) error {
+	max := o.maxLine()
+	br := bufio.NewReaderSize(r, 64*1024)
+	var buf []byte
+	for n := 1; ; n++ {
+		buf = buf[:0]
+		tooLong := false
+		var err error
+		for {
+			var frag []byte
+			frag, err = br.ReadSlice('\n')
+			if !tooLong {
+				// +2 leaves room for the line ending before judging the length.
+				if len(buf)+len(frag) > max+2 {
+					tooLong, buf = true, buf[:0]
+				} else {
+					buf = append(buf, frag...)
+				}
+			}
+			if !errors.Is(err, bufio.ErrBufferFull) {
+				break
+			}
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return fmt.Errorf("read %s: %w", what, err)
+		}
+		line := bytes.TrimSuffix(bytes.TrimSuffix(buf, []byte{'\n'}), []byte{'\r'})
+		switch {
+		case tooLong || len(line) > max:
+			bad(LineError{n, fmt.Errorf("line longer than %d bytes (ingest.max_line_bytes)", max)})
+		case err == nil || len(line) > 0:
+			if ferr := fn(n, line); ferr != nil {
+				return ferr
+			}
+		}
+		if err != nil {
+			return nil // io.EOF
+		}
+	}
 }
 
 // emitChecked normalizes o and emits it, or reports it as bad.
@@ -96,12 +138,11 @@ func emitChecked(line int, o Observation, emit Emit, bad func(LineError)) error 
 // becomes a tor_exit signal observed at the address's own test time.
 func TorExits(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	src := opt.source("tor-exits")
-	sc := opt.scanner(r)
 	var node string
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
+	return opt.lines(r, "tor exits", bad, func(n int, b []byte) error {
+		line := strings.TrimSpace(string(b))
 		if line == "" || strings.HasPrefix(line, "#") {
-			continue
+			return nil
 		}
 		f := strings.Fields(line)
 		switch f[0] {
@@ -109,23 +150,23 @@ func TorExits(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 			if len(f) != 2 || len(f[1]) != 40 {
 				bad(LineError{n, errors.New("ExitNode: want a 40-hex-digit fingerprint")})
 				node = ""
-				continue
+				return nil
 			}
 			node = f[1]
 		case "Published", "LastStatus":
 		case "ExitAddress":
 			if node == "" {
 				bad(LineError{n, errors.New("ExitAddress outside an ExitNode block")})
-				continue
+				return nil
 			}
 			if len(f) != 4 {
 				bad(LineError{n, errors.New("ExitAddress: want ADDRESS DATE TIME")})
-				continue
+				return nil
 			}
 			t, err := time.Parse("2006-01-02 15:04:05", f[2]+" "+f[3])
 			if err != nil {
 				bad(LineError{n, fmt.Errorf("ExitAddress: bad time %q", f[2]+" "+f[3])})
-				continue
+				return nil
 			}
 			o := Observation{Type: TypeSignal, IP: f[1], Source: src, ObservedAt: ipmodel.FormatTime(t),
 				Signal: &Signal{Kind: "tor_exit", Provider: "Tor", Confidence: opt.conf(0.99), Ref: node}}
@@ -135,11 +176,8 @@ func TorExits(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 		default:
 			bad(LineError{n, fmt.Errorf("unknown keyword %q", f[0])})
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("read tor exits: %w", err)
-	}
-	return nil
+		return nil
+	})
 }
 
 // maxJSONFeed bounds a JSON range feed read into memory (AWS's is ~2 MB).
@@ -324,15 +362,14 @@ func CIDRList(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	if opt.Provider != "" {
 		claims = []Claim{{OrgName: opt.Provider, SignalConfidence: conf}}
 	}
-	sc := opt.scanner(r)
-	for n := 1; sc.Scan(); n++ {
-		line := sc.Text()
+	return opt.lines(r, "cidr list", bad, func(n int, b []byte) error {
+		line := string(b)
 		if i := strings.IndexByte(line, '#'); i >= 0 {
 			line = line[:i]
 		}
 		line = strings.TrimSpace(line)
 		if line == "" {
-			continue
+			return nil
 		}
 		var o Observation
 		if p, err := netip.ParsePrefix(line); err == nil && p.Bits() < p.Addr().BitLen() {
@@ -345,45 +382,32 @@ func CIDRList(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 			o = Observation{Type: TypeSignal, IP: addr, Signal: &Signal{Kind: signalKindOf[opt.Kind], Provider: opt.Provider, Confidence: conf}}
 		}
 		o.Source, o.ObservedAt, o.Claims = src, when, claims
-		if err := emitChecked(n, o, emit, bad); err != nil {
-			return err
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("read cidr list: %w", err)
-	}
-	return nil
+		return emitChecked(n, o, emit, bad)
+	})
 }
 
 // NDJSON reads observations in our own format, one JSON object per line.
 // Unknown fields are errors, so a typo does not silently drop evidence.
 func NDJSON(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
-	sc := opt.scanner(r)
-	for n := 1; sc.Scan(); n++ {
-		line := bytes.TrimSpace(sc.Bytes())
+	return opt.lines(r, "observations", bad, func(n int, b []byte) error {
+		line := bytes.TrimSpace(b)
 		if len(line) == 0 || line[0] == '#' {
-			continue
+			return nil
 		}
 		var o Observation
 		dec := json.NewDecoder(bytes.NewReader(line))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&o); err != nil {
 			bad(LineError{n, fmt.Errorf("json: %w", err)})
-			continue
+			return nil
 		}
 		if dec.More() {
 			bad(LineError{n, errors.New("json: more than one value on the line")})
-			continue
+			return nil
 		}
 		if o.Source == "" && opt.Source != "" {
 			o.Source = opt.Source
 		}
-		if err := emitChecked(n, o, emit, bad); err != nil {
-			return err
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("read observations: %w", err)
-	}
-	return nil
+		return emitChecked(n, o, emit, bad)
+	})
 }

@@ -367,3 +367,51 @@ func TestPublisher_GivesUpAfterRetryFor(t *testing.T) {
 		t.Fatalf("flush = %v, want 5 not stored", err)
 	}
 }
+
+// A line longer than MaxLineBytes is reported with its number and skipped;
+// the lines after it still go in (every line-based format).
+func TestLineAdapters_OverlongLineSkipped(t *testing.T) {
+	long := strings.Repeat("x", 3000)
+	good := `{"type":"signal","ip":"192.0.2.9","source":"s","observed_at":"2026-11-20T10:00:00Z","signal":{"kind":"tor_exit"}}`
+	tests := []struct {
+		name    string
+		ad      Adapter
+		opt     Options
+		in      string
+		wantIPs []string
+		badAt   []int
+	}{
+		{"observations", NDJSON, Options{}, good + "\n" + `{"note":"` + long + `"}` + "\r\n" + strings.Replace(good, "192.0.2.9", "192.0.2.10", 1) + "\n",
+			[]string{"192.0.2.9", "192.0.2.10"}, []int{2}},
+		{"cidr-list, overlong last line without newline", CIDRList, Options{Kind: "vpn"}, "192.0.2.1\n" + long + "\n192.0.2.2\r\n# " + long,
+			[]string{"192.0.2.1", "192.0.2.2"}, []int{2, 4}},
+		{"tor-exits", TorExits, Options{},
+			"ExitNode FE39F07EBE7870DCE124AB30DF3ABD0700A43F75\nPublished " + long + "\nExitAddress 192.0.2.3 2024-03-12 08:10:51\n",
+			[]string{"192.0.2.3"}, []int{2}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.opt.MaxLineBytes = 1024
+			r := runAdapter(t, tt.ad, tt.in, tt.opt)
+			var ips []string
+			for _, o := range r.obs {
+				ips = append(ips, o.IP)
+			}
+			if !slices.Equal(ips, tt.wantIPs) {
+				t.Errorf("observations %v, want %v", ips, tt.wantIPs)
+			}
+			if got := badLines(r.bad); !slices.Equal(got, tt.badAt) {
+				t.Fatalf("bad lines %v, want %v", r.bad, tt.badAt)
+			}
+			if !strings.Contains(r.bad[0].Error(), "longer than 1024 bytes") {
+				t.Errorf("error %q", r.bad[0].Error())
+			}
+		})
+	}
+	// A line of exactly MaxLineBytes (plus CRLF) is accepted.
+	exact := "192.0.2.4" + strings.Repeat(" ", 1024-len("192.0.2.4"))
+	r := runAdapter(t, CIDRList, exact+"\r\n", Options{Kind: "vpn", MaxLineBytes: 1024})
+	if len(r.obs) != 1 || len(r.bad) != 0 {
+		t.Errorf("line of exactly the limit: obs %d bad %v", len(r.obs), r.bad)
+	}
+}

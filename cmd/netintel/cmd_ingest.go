@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/netintel/netintel/ingest"
@@ -39,8 +40,18 @@ func cmdIngest(ctx context.Context, env *Env, args []string) error {
 	if *format == "" {
 		return errors.New("ingest: --format is required (" + strings.Join(config.IngestFormats, ", ") + ")")
 	}
-	if *format == "cidr-list" && *kind == "" {
-		return errors.New("ingest: --kind is required with --format cidr-list")
+	if !slices.Contains(config.IngestFormats, *format) {
+		return fmt.Errorf("ingest: unknown format %q: use one of %s", *format, strings.Join(config.IngestFormats, ", "))
+	}
+	if *format == "cidr-list" {
+		if *kind == "" {
+			return errors.New("ingest: --kind is required with --format cidr-list")
+		}
+		if !slices.Contains(config.IngestKinds, *kind) {
+			return fmt.Errorf("ingest: --kind must be one of %s, got %q", strings.Join(config.IngestKinds, ", "), *kind)
+		}
+	} else if *kind != "" || *provider != "" {
+		return fmt.Errorf("ingest: --kind and --provider apply only to --format cidr-list (%s carries its own)", *format)
 	}
 	if *confidence < 0 || *confidence > 1 {
 		return errors.New("ingest: --confidence must be 0..1")

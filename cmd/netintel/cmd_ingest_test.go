@@ -64,6 +64,10 @@ func TestIngestCommand_EndToEnd(t *testing.T) {
 		{"no format", []string{"--nats", n.URL, "x"}, "--format is required"},
 		{"cidr-list without kind", []string{"--nats", n.URL, "--format", "cidr-list", "x"}, "--kind"},
 		{"unknown format", []string{"--nats", n.URL, "--format", "csv", "../../samples/mullvad.txt"}, "unknown format"},
+		{"unknown kind", []string{"--nats", n.URL, "--format", "cidr-list", "--kind", "vpn_exit", "../../samples/mullvad.txt"}, "--kind must be one of"},
+		{"kind on another format", []string{"--nats", n.URL, "--format", "tor-exits", "--kind", "tor", "../../samples/tor-exit-addresses"}, "only to --format cidr-list"},
+		{"provider on another format", []string{"--nats", n.URL, "--format", "aws-ranges", "--provider", "AWS", "../../samples/aws-ip-ranges.json"}, "only to --format cidr-list"},
+		{"confidence out of range", []string{"--nats", n.URL, "--format", "tor-exits", "--confidence", "1.5", "../../samples/tor-exit-addresses"}, "--confidence must be 0..1"},
 		{"missing file", []string{"--nats", n.URL, "--format", "tor-exits", "/nonexistent/feed"}, "open feed"},
 		{"no nats", []string{"--format", "tor-exits", "x"}, "no NATS"},
 	}
@@ -76,8 +80,19 @@ func TestIngestCommand_EndToEnd(t *testing.T) {
 		})
 	}
 	// A malformed line is reported with its number and the rest goes in.
-	_, errOut, err := run("--nats", n.URL, "--format", "cidr-list", "--kind", "vpn", "testdata/ingest-bad.txt")
-	if err != nil || !strings.Contains(errOut, "line 2:") {
+	out, errOut, err := run("--nats", n.URL, "--format", "cidr-list", "--kind", "vpn", "testdata/ingest-bad.txt")
+	if err != nil || !strings.Contains(errOut, "testdata/ingest-bad.txt: line 2: ip: not an IP address") {
 		t.Errorf("malformed line: %v %q", err, errOut)
+	}
+	if !strings.Contains(out, "2 observations read, 2 stored, 0 duplicates, 1 malformed") {
+		t.Errorf("malformed line: the rest did not go in: %q", out)
+	}
+	if err := enrich.WaitIdle(waitCtx, n.JS); err != nil {
+		t.Fatal(err)
+	}
+	for _, ip := range []string{"192.0.2.1", "192.0.2.2"} {
+		if r, ok, err := st.Get(t.Context(), ip); err != nil || !ok || !r.Has("vpn") {
+			t.Errorf("%s after the malformed file = %+v %v %v", ip, r, ok, err)
+		}
 	}
 }

@@ -1,0 +1,195 @@
+package ingest
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+const schemaPath = "../docs/observation.schema.json"
+
+func compileSchema(t *testing.T) *jsonschema.Schema {
+	t.Helper()
+	b, err := os.ReadFile(schemaPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	if err := c.AddResource("mem://observation.schema.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Compile("mem://observation.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func validateJSON(s *jsonschema.Schema, data []byte) error {
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	if err != nil {
+		return err
+	}
+	return s.Validate(v)
+}
+
+// What every adapter publishes, read from the real samples, is valid
+// against the documented schema (docs/observation.schema.json).
+func TestSchema_AdapterOutputValid(t *testing.T) {
+	s := compileSchema(t)
+	feeds := []struct {
+		format, file string
+		opt          Options
+	}{
+		{"tor-exits", "exit-addresses", Options{}},
+		{"aws-ranges", "aws-ip-ranges.json", Options{}},
+		{"gcp-ranges", "gcp-cloud.json", Options{}},
+		{"cidr-list", "cloudflare-ips-v6.txt", Options{Kind: "cdn", Provider: "Cloudflare"}},
+		{"cidr-list", "protonvpn.txt", Options{Kind: "vpn", Provider: "Proton VPN"}},
+		{"observations", "observations.ndjson", Options{}},
+	}
+	for _, f := range feeds {
+		t.Run(f.format+"/"+f.file, func(t *testing.T) {
+			f.opt.ObservedAt = time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+			r := runAdapter(t, Adapters()[f.format], readFile(t, f.file), f.opt)
+			if len(r.obs) == 0 || len(r.bad) != 0 {
+				t.Fatalf("obs %d bad %v", len(r.obs), r.bad)
+			}
+			for _, o := range r.obs {
+				data, _, err := o.Encode()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := validateJSON(s, data); err != nil {
+					t.Fatalf("%s does not match the schema: %v", data, err)
+				}
+			}
+		})
+	}
+}
+
+// Lines the schema rejects, Normalize rejects too, so the document and the
+// code agree on what an observation is.
+func TestSchema_AgreesWithNormalize(t *testing.T) {
+	s := compileSchema(t)
+	good := `{"v":1,"type":"signal","ip":"192.0.2.9","source":"s","observed_at":"2026-11-20T10:00:00Z","signal":{"kind":"tor_exit"}}`
+	if err := validateJSON(s, []byte(good)); err != nil {
+		t.Fatalf("good line rejected: %v", err)
+	}
+	bad := map[string]string{
+		"unknown field":      strings.Replace(good, `"v":1`, `"v":1,"extra":1`, 1),
+		"unknown kind":       strings.Replace(good, "tor_exit", "teleport", 1),
+		"bad version":        strings.Replace(good, `"v":1`, `"v":2`, 1),
+		"bad source":         strings.Replace(good, `"source":"s"`, `"source":"Has Spaces"`, 1),
+		"bad time":           strings.Replace(good, "2026-11-20T10:00:00Z", "yesterday", 1),
+		"confidence > 1":     strings.Replace(good, `"kind":"tor_exit"`, `"kind":"tor_exit","confidence":1.5`, 1),
+		"two payloads":       strings.Replace(good, `"signal":`, `"flow":{"port":1,"transport":"udp","protocol":"wireguard"},"signal":`, 1),
+		"no payload":         `{"type":"signal","ip":"192.0.2.9","source":"s","observed_at":"2026-11-20T10:00:00Z"}`,
+		"range without cidr": `{"type":"range","source":"s","observed_at":"2026-11-20T10:00:00Z","range":{"kind":"cdn"}}`,
+		"service port 0":     `{"type":"service","ip":"192.0.2.1","source":"s","observed_at":"2026-11-20T10:00:00Z","service":{"port":0,"transport":"tcp"}}`,
+		"flow bad protocol":  `{"type":"flow","ip":"192.0.2.1","source":"s","observed_at":"2026-11-20T10:00:00Z","flow":{"port":51820,"transport":"udp","protocol":"carrier-pigeon"}}`,
+		"claim without org":  strings.Replace(good, `"v":1`, `"v":1,"claims":[{"signal_confidence":0.5}]`, 1),
+	}
+	for name, line := range bad {
+		t.Run(name, func(t *testing.T) {
+			if err := validateJSON(s, []byte(line)); err == nil {
+				t.Errorf("schema accepts %s", line)
+			}
+			r := runAdapter(t, NDJSON, line+"\n", Options{})
+			if len(r.obs) != 0 || len(r.bad) != 1 {
+				t.Errorf("Normalize accepts %s", line)
+			}
+		})
+	}
+}
+
+// The schema's enums and property names are the code's.
+func TestSchema_MatchesTypes(t *testing.T) {
+	b, err := os.ReadFile(schemaPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type node struct {
+		Properties map[string]*node `json:"properties"`
+		Items      *node            `json:"items"`
+		Enum       []string         `json:"enum"`
+	}
+	var root node
+	if err := json.Unmarshal(b, &root); err != nil {
+		t.Fatal(err)
+	}
+	p := root.Properties
+	enums := []struct {
+		name string
+		got  []string
+		want []string
+	}{
+		{"type", p["type"].Enum, []string{TypeService, TypeSignal, TypeRange, TypeFlow}},
+		{"signal.kind", p["signal"].Properties["kind"].Enum, SignalKinds},
+		{"range.kind", p["range"].Properties["kind"].Enum, RangeKinds},
+		{"flow.protocol", p["flow"].Properties["protocol"].Enum, FlowProtocols},
+	}
+	for _, e := range enums {
+		if !slices.Equal(e.got, e.want) {
+			t.Errorf("%s: schema %v, code %v", e.name, e.got, e.want)
+		}
+	}
+	keys := func(m map[string]*node) []string {
+		var out []string
+		for k := range m {
+			out = append(out, k)
+		}
+		slices.Sort(out)
+		return out
+	}
+	// Property names: marshal a fully populated value and compare its keys.
+	full := Observation{V: 1, Type: TypeService, IP: "x", Network: "x", Source: "x", ObservedAt: "x",
+		Claims: []Claim{{OrgName: "x", SignalSource: "x", SignalConfidence: 1}},
+		Service: &Service{Port: 1, Transport: "x", ProtocolFamily: "x", Banner: "x",
+			HTTP: &HTTPEvidence{Status: 1, Headers: map[string]string{"a": "b"}, Cookies: []string{"x"}, Title: "x", Bodies: map[string]string{"a": "b"}, FaviconHash: "x"},
+			TLS:  &TLSEvidence{Subject: "x", Issuer: "x", Serial: "x"}},
+		Signal: &Signal{Kind: "x", Provider: "x", Confidence: 1, Ref: "x", Port: 1, ProtocolFamily: "x"},
+		Range:  &Range{Kind: "x", Provider: "x", Region: "x", Service: "x", Confidence: 1},
+		Flow:   &Flow{Port: 1, Transport: "x", Protocol: "x", Packets: 1, Bytes: 1}}
+	data, err := json.Marshal(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	var check func(path string, v map[string]any, n *node)
+	check = func(path string, v map[string]any, n *node) {
+		var got []string
+		for k := range v {
+			got = append(got, k)
+		}
+		slices.Sort(got)
+		if want := keys(n.Properties); !slices.Equal(got, want) {
+			t.Errorf("%s: code fields %v, schema properties %v", path, got, want)
+		}
+		for k, sub := range v {
+			if obj, ok := sub.(map[string]any); ok && n.Properties[k] != nil && n.Properties[k].Properties != nil {
+				check(path+"."+k, obj, n.Properties[k])
+			}
+			if arr, ok := sub.([]any); ok && len(arr) > 0 && n.Properties[k] != nil && n.Properties[k].Items != nil {
+				if obj, ok := arr[0].(map[string]any); ok {
+					check(path+"."+k+"[]", obj, n.Properties[k].Items)
+				}
+			}
+		}
+	}
+	check("observation", m, &root)
+}
