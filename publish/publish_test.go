@@ -575,6 +575,74 @@ func TestPublisher_Run_IdempotentKeepBackfill(t *testing.T) {
 	}
 }
 
+// storedDates lists the snapshot dates in st with their object counts.
+func storedDates(t *testing.T, st objstore.Store) map[string]int {
+	t.Helper()
+	objs, err := st.List(t.Context(), Prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dates := map[string]int{}
+	for _, o := range objs {
+		if d, _, ok := strings.Cut(strings.TrimPrefix(o.Key, Prefix), "/"); ok {
+			dates[d]++
+		}
+	}
+	return dates
+}
+
+// A folder left without a manifest by a failed run does not count towards
+// keep: the last keep complete snapshots stay, and the leftover is deleted
+// once it is older than all of them.
+func TestPublisher_Run_PruneIncompleteFolder(t *testing.T) {
+	st, err := objstore.NewFolder(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := gen.New(100, 5)
+	cfg := testConfig(t)
+	cfg.Keep = 2
+	cfg.Formats = []string{FormatCSV}
+	p := newPublisher(t, cfg, st)
+	for _, d := range []string{"2026-11-20", "2026-11-21"} {
+		if _, err := p.Run(t.Context(), g, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// 2026-11-22 failed after its first file: no manifest.
+	partial := Key("2026-11-22", FileCSV)
+	if _, err := st.Put(t.Context(), partial, strings.NewReader("partial"), 7, "application/gzip"); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		date       string
+		wantPruned string
+		wantDates  map[string]int // date -> objects (csv, SHA256SUMS, manifest.json)
+	}{
+		{"2026-11-23", "2026-11-20", map[string]int{"2026-11-21": 3, "2026-11-22": 1, "2026-11-23": 3}},
+		{"2026-11-24", "2026-11-22 2026-11-21", map[string]int{"2026-11-23": 3, "2026-11-24": 3}},
+	}
+	for _, tc := range tests {
+		res, err := p.Run(t.Context(), g, tc.date)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(res.Pruned, " "); got != tc.wantPruned {
+			t.Errorf("%s: pruned %q, want %q", tc.date, got, tc.wantPruned)
+		}
+		if got := storedDates(t, st); fmt.Sprint(got) != fmt.Sprint(tc.wantDates) {
+			t.Fatalf("%s: stored %v, want %v", tc.date, got, tc.wantDates)
+		}
+		for d, n := range tc.wantDates {
+			if n == 3 {
+				if _, err := ReadManifest(t.Context(), st, ManifestKey(d)); err != nil {
+					t.Errorf("%s: kept snapshot %s: %v", tc.date, d, err)
+				}
+			}
+		}
+	}
+}
+
 func slicesSort(s []string) {
 	for i := 1; i < len(s); i++ {
 		for j := i; j > 0 && s[j] < s[j-1]; j-- {
