@@ -514,6 +514,51 @@ func TestPublisher_Run_Faults(t *testing.T) {
 	})
 }
 
+// Running again the date that latest already names replaces its files in
+// place. If that run fails half-way, latest still names the date's old
+// manifest while some files are new: Download refuses them (ErrChecksum),
+// never hands out bytes the manifest does not describe, and the next run
+// of the date repairs the snapshot.
+func TestPublisher_Run_RerunLatestDateFails(t *testing.T) {
+	base, err := objstore.NewFolder(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := &faultStore{Store: base}
+	cfg := testConfig(t)
+	cfg.UploadAttempts = 1
+	cfg.Formats = []string{FormatCSV, FormatNDJSON}
+	p := newPublisher(t, cfg, fs)
+	if _, err := p.Run(t.Context(), gen.New(200, 1), "2026-11-23"); err != nil {
+		t.Fatal(err)
+	}
+	changed := gen.New(200, 2) // the state moved on since
+	fs.failAfter = fs.n + 1    // the new CSV lands, the NDJSON does not
+	if _, err := p.Run(t.Context(), changed, "2026-11-23"); !errors.Is(err, errUnavailable) {
+		t.Fatalf("err = %v", err)
+	}
+	m, err := Latest(t.Context(), base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := m.File(FormatCSV)
+	if err := Download(t.Context(), base, f, io.Discard); !errors.Is(err, ErrChecksum) {
+		t.Fatalf("download of a replaced file under the old manifest: %v", err)
+	}
+	fs.failAfter = 0
+	if _, err := p.Run(t.Context(), changed, "2026-11-23"); err != nil {
+		t.Fatal(err)
+	}
+	if m, err = Latest(t.Context(), base); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range m.Files {
+		if err := Download(t.Context(), base, f, io.Discard); err != nil {
+			t.Fatalf("after the repairing run: %v", err)
+		}
+	}
+}
+
 func TestPublisher_Run_IdempotentKeepBackfill(t *testing.T) {
 	st, err := objstore.NewFolder(t.TempDir())
 	if err != nil {
