@@ -343,7 +343,7 @@ func checkParquet(t *testing.T, g *gen.State, path string, wantRows int64) {
 	csvPath := strings.TrimSuffix(path, FileParquet) + FileCSV
 	res := duckdb(t,
 		`SELECT count(*)::INTEGER AS n, count(network)::INTEGER AS ranges, sum(len(assets))::INTEGER AS assets FROM `+pq,
-		`SELECT count(DISTINCT row_group_id)::INTEGER AS n FROM parquet_metadata('`+path+`')`,
+		`SELECT count(DISTINCT row_group_id)::INTEGER AS n, string_agg(DISTINCT compression, ',') AS codecs FROM parquet_metadata('`+path+`')`,
 		`SELECT to_json(t)::VARCHAR AS j FROM `+pq+` t WHERE ip = '`+h.IP+`'`,
 		`SELECT count(*)::INTEGER AS n FROM `+pq+` WHERE is_tor_exit_node <> list_contains(classifications, 'tor') OR is_anonymous_vpn <> list_contains(classifications, 'vpn')`,
 		// The CSV read by DuckDB too: same rows, same provider for h.
@@ -354,6 +354,9 @@ func checkParquet(t *testing.T, g *gen.State, path string, wantRows int64) {
 	}
 	if n, _ := res[1][0]["n"].(float64); int64(n) != (wantRows+1023)/1024 {
 		t.Fatalf("row groups = %v, want %d", res[1][0]["n"], (wantRows+1023)/1024)
+	}
+	if res[1][0]["codecs"] != "ZSTD" { // the default publish.parquet_compression
+		t.Fatalf("column chunk codecs = %v, want ZSTD", res[1][0]["codecs"])
 	}
 	if len(res[2]) != 1 {
 		t.Fatalf("duckdb rows for %s: %d", h.IP, len(res[2]))
