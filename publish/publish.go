@@ -235,10 +235,12 @@ func (p *Publisher) uploadOnce(ctx context.Context, key, ctype, sum string, size
 	return nil
 }
 
-// prune deletes the snapshot folders beyond the newest cfg.Keep dates,
-// never the one just published nor the one latest names. A folder's
-// manifest goes first, so a half-deleted folder is never taken for a
-// complete snapshot.
+// prune deletes the snapshot folders beyond the newest cfg.Keep complete
+// dates (those with a manifest), never the one just published nor the one
+// latest names. A folder without a manifest (a run that failed or crashed
+// before writing it) does not count towards cfg.Keep; it is deleted once
+// it is older than the oldest kept snapshot. A folder's manifest goes
+// first, so a half-deleted folder is never taken for a complete snapshot.
 func (p *Publisher) prune(ctx context.Context, published string) ([]string, error) {
 	keep := max(p.cfg.Keep, 1)
 	objs, err := p.store.List(ctx, Prefix)
@@ -267,11 +269,20 @@ func (p *Publisher) prune(ctx context.Context, published string) ([]string, erro
 		latest = ptr.SnapshotDate
 	}
 	var pruned []string
-	for i, d := range dates {
-		if i < keep || d == published || d == latest {
+	kept := 0
+	for _, d := range dates {
+		keys := byDate[d]
+		complete := slices.Contains(keys, ManifestKey(d))
+		if d == published || d == latest {
+			kept++
 			continue
 		}
-		keys := byDate[d]
+		if kept < keep {
+			if complete {
+				kept++
+			}
+			continue
+		}
 		slices.SortFunc(keys, func(a, b string) int {
 			// manifest first, then the rest in key order
 			am, bm := strings.HasSuffix(a, "/"+ManifestName), strings.HasSuffix(b, "/"+ManifestName)

@@ -343,7 +343,7 @@ func checkParquet(t *testing.T, g *gen.State, path string, wantRows int64) {
 	csvPath := strings.TrimSuffix(path, FileParquet) + FileCSV
 	res := duckdb(t,
 		`SELECT count(*)::INTEGER AS n, count(network)::INTEGER AS ranges, sum(len(assets))::INTEGER AS assets FROM `+pq,
-		`SELECT count(DISTINCT row_group_id)::INTEGER AS n FROM parquet_metadata('`+path+`')`,
+		`SELECT count(DISTINCT row_group_id)::INTEGER AS n, string_agg(DISTINCT compression, ',') AS codecs FROM parquet_metadata('`+path+`')`,
 		`SELECT to_json(t)::VARCHAR AS j FROM `+pq+` t WHERE ip = '`+h.IP+`'`,
 		`SELECT count(*)::INTEGER AS n FROM `+pq+` WHERE is_tor_exit_node <> list_contains(classifications, 'tor') OR is_anonymous_vpn <> list_contains(classifications, 'vpn')`,
 		// The CSV read by DuckDB too: same rows, same provider for h.
@@ -354,6 +354,9 @@ func checkParquet(t *testing.T, g *gen.State, path string, wantRows int64) {
 	}
 	if n, _ := res[1][0]["n"].(float64); int64(n) != (wantRows+1023)/1024 {
 		t.Fatalf("row groups = %v, want %d", res[1][0]["n"], (wantRows+1023)/1024)
+	}
+	if res[1][0]["codecs"] != "ZSTD" { // the default publish.parquet_compression
+		t.Fatalf("column chunk codecs = %v, want ZSTD", res[1][0]["codecs"])
 	}
 	if len(res[2]) != 1 {
 		t.Fatalf("duckdb rows for %s: %d", h.IP, len(res[2]))
@@ -514,6 +517,51 @@ func TestPublisher_Run_Faults(t *testing.T) {
 	})
 }
 
+// Running again the date that latest already names replaces its files in
+// place. If that run fails half-way, latest still names the date's old
+// manifest while some files are new: Download refuses them (ErrChecksum),
+// never hands out bytes the manifest does not describe, and the next run
+// of the date repairs the snapshot.
+func TestPublisher_Run_RerunLatestDateFails(t *testing.T) {
+	base, err := objstore.NewFolder(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := &faultStore{Store: base}
+	cfg := testConfig(t)
+	cfg.UploadAttempts = 1
+	cfg.Formats = []string{FormatCSV, FormatNDJSON}
+	p := newPublisher(t, cfg, fs)
+	if _, err := p.Run(t.Context(), gen.New(200, 1), "2026-11-23"); err != nil {
+		t.Fatal(err)
+	}
+	changed := gen.New(200, 2) // the state moved on since
+	fs.failAfter = fs.n + 1    // the new CSV lands, the NDJSON does not
+	if _, err := p.Run(t.Context(), changed, "2026-11-23"); !errors.Is(err, errUnavailable) {
+		t.Fatalf("err = %v", err)
+	}
+	m, err := Latest(t.Context(), base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := m.File(FormatCSV)
+	if err := Download(t.Context(), base, f, io.Discard); !errors.Is(err, ErrChecksum) {
+		t.Fatalf("download of a replaced file under the old manifest: %v", err)
+	}
+	fs.failAfter = 0
+	if _, err := p.Run(t.Context(), changed, "2026-11-23"); err != nil {
+		t.Fatal(err)
+	}
+	if m, err = Latest(t.Context(), base); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range m.Files {
+		if err := Download(t.Context(), base, f, io.Discard); err != nil {
+			t.Fatalf("after the repairing run: %v", err)
+		}
+	}
+}
+
 func TestPublisher_Run_IdempotentKeepBackfill(t *testing.T) {
 	st, err := objstore.NewFolder(t.TempDir())
 	if err != nil {
@@ -572,6 +620,74 @@ func TestPublisher_Run_IdempotentKeepBackfill(t *testing.T) {
 				t.Fatalf("dates = %v, want %v", got, tc.wantDates)
 			}
 		})
+	}
+}
+
+// storedDates lists the snapshot dates in st with their object counts.
+func storedDates(t *testing.T, st objstore.Store) map[string]int {
+	t.Helper()
+	objs, err := st.List(t.Context(), Prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dates := map[string]int{}
+	for _, o := range objs {
+		if d, _, ok := strings.Cut(strings.TrimPrefix(o.Key, Prefix), "/"); ok {
+			dates[d]++
+		}
+	}
+	return dates
+}
+
+// A folder left without a manifest by a failed run does not count towards
+// keep: the last keep complete snapshots stay, and the leftover is deleted
+// once it is older than all of them.
+func TestPublisher_Run_PruneIncompleteFolder(t *testing.T) {
+	st, err := objstore.NewFolder(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := gen.New(100, 5)
+	cfg := testConfig(t)
+	cfg.Keep = 2
+	cfg.Formats = []string{FormatCSV}
+	p := newPublisher(t, cfg, st)
+	for _, d := range []string{"2026-11-20", "2026-11-21"} {
+		if _, err := p.Run(t.Context(), g, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// 2026-11-22 failed after its first file: no manifest.
+	partial := Key("2026-11-22", FileCSV)
+	if _, err := st.Put(t.Context(), partial, strings.NewReader("partial"), 7, "application/gzip"); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		date       string
+		wantPruned string
+		wantDates  map[string]int // date -> objects (csv, SHA256SUMS, manifest.json)
+	}{
+		{"2026-11-23", "2026-11-20", map[string]int{"2026-11-21": 3, "2026-11-22": 1, "2026-11-23": 3}},
+		{"2026-11-24", "2026-11-22 2026-11-21", map[string]int{"2026-11-23": 3, "2026-11-24": 3}},
+	}
+	for _, tc := range tests {
+		res, err := p.Run(t.Context(), g, tc.date)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(res.Pruned, " "); got != tc.wantPruned {
+			t.Errorf("%s: pruned %q, want %q", tc.date, got, tc.wantPruned)
+		}
+		if got := storedDates(t, st); fmt.Sprint(got) != fmt.Sprint(tc.wantDates) {
+			t.Fatalf("%s: stored %v, want %v", tc.date, got, tc.wantDates)
+		}
+		for d, n := range tc.wantDates {
+			if n == 3 {
+				if _, err := ReadManifest(t.Context(), st, ManifestKey(d)); err != nil {
+					t.Errorf("%s: kept snapshot %s: %v", tc.date, d, err)
+				}
+			}
+		}
 	}
 }
 

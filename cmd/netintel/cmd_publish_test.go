@@ -2,12 +2,15 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/netintel/netintel/enrich"
 	"github.com/netintel/netintel/internal/config"
 	"github.com/netintel/netintel/internal/objstore"
 	"github.com/netintel/netintel/internal/testutil"
@@ -95,4 +98,78 @@ func hasJob(s *System, name string) bool {
 		}
 	}
 	return false
+}
+
+// TestPublishCommand_EndToEnd runs `netintel publish` as an operator
+// would: observations ingested and enriched into the state, then the
+// command builds and publishes the snapshot of that state, prints what it
+// wrote, and a backfill of an older date leaves latest alone.
+func TestPublishCommand_EndToEnd(t *testing.T) {
+	n := testutil.StartNATS(t)
+	cfg := n.Ensure(t)
+	w, err := enrich.NewWorker(n.JS, cfg.Enrich, nil, nil, testutil.Logger(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	dir := t.TempDir()
+	objDir := filepath.Join(dir, "objects")
+	cfgPath := filepath.Join(dir, "pipeline.yaml")
+	if err := os.WriteFile(cfgPath, []byte("object_store:\n  type: file\n  file:\n    dir: "+objDir+"\npublish:\n  work_dir: "+filepath.Join(dir, "work")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(cmd string, args ...string) (string, error) {
+		var o, e bytes.Buffer
+		env := &Env{Stdout: &o, Stderr: &e, Getenv: func(string) string { return "" }}
+		err := run(t.Context(), env, append([]string{cmd, "--config", cfgPath, "--nats", n.URL, "--log-level", "error"}, args...))
+		return o.String(), err
+	}
+	if out, err := run("ingest", "--format", "cidr-list", "--kind", "cdn", "--provider", "Cloudflare", "../../samples/cloudflare-ips-v4.txt"); err != nil || !strings.Contains(out, "15 stored") {
+		t.Fatalf("ingest: %v %q", err, out)
+	}
+	waitCtx, stop := context.WithTimeout(t.Context(), 30*time.Second)
+	defer stop()
+	if err := enrich.WaitIdle(waitCtx, n.JS); err != nil {
+		t.Fatal(err)
+	}
+
+	out, err := run("publish", "--date", "2026-11-23")
+	if err != nil {
+		t.Fatalf("publish: %v\n%s", err, out)
+	}
+	for _, want := range []string{
+		"published snapshots/2026-11-23/manifest.json: 0 hosts, 15 ranges, 0 skipped",
+		"snapshots/2026-11-23/ipintel.parquet",
+		"snapshots/2026-11-23/ipintel.mmdb",
+		"snapshots/latest -> 2026-11-23",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("publish output lacks %q:\n%s", want, out)
+		}
+	}
+	st, err := objstore.NewFolder(objDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := publish.Latest(t.Context(), st)
+	if err != nil || m.SnapshotDate != "2026-11-23" || m.Ranges != 15 || len(m.Files) != 4 {
+		t.Fatalf("latest = %+v, %v", m, err)
+	}
+	for _, f := range m.Files {
+		if f.Rows != 15 {
+			t.Errorf("%s rows = %d, want 15", f.Name, f.Rows)
+		}
+	}
+
+	out, err = run("publish", "--date", "2026-11-01")
+	if err != nil || !strings.Contains(out, "snapshots/latest unchanged (a newer snapshot is latest)") {
+		t.Fatalf("backfill: %v\n%s", err, out)
+	}
+	if m, err := publish.Latest(t.Context(), st); err != nil || m.SnapshotDate != "2026-11-23" {
+		t.Fatalf("latest after backfill = %+v, %v", m, err)
+	}
 }
