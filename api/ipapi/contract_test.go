@@ -2,18 +2,25 @@ package ipapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/netintel/netintel/internal/ipmodel"
+	"github.com/netintel/netintel/internal/objstore"
 	"github.com/netintel/netintel/internal/testutil"
 )
 
@@ -137,6 +144,11 @@ func TestAPI_Contract(t *testing.T) {
 	none := httptest.NewServer(mux)
 	t.Cleanup(none.Close)
 	csvSum := f.svc.Current().Manifest.Files[0].SHA256
+	// down: the object store fails; corrupt: the MMDB does not decode.
+	down := newFixture(t, Options{Store: downStore{}})
+	corrupt := newFixture(t, Options{})
+	cur := corrupt.svc.Current()
+	corrupt.svc.Swap(&Snapshot{Manifest: cur.Manifest, Index: brokenIndex{}, Rows: cur.Rows})
 
 	type tc struct {
 		name, method, pattern, path, body string
@@ -144,7 +156,7 @@ func TestAPI_Contract(t *testing.T) {
 		hdr                               []string
 		want                              int
 	}
-	F, S, N := f.srv.URL, strict.srv.URL, none.URL
+	F, S, N, D, C := f.srv.URL, strict.srv.URL, none.URL, down.srv.URL, corrupt.srv.URL
 	dl := "/api/v1/export/dataset/files/2026-11-23/"
 	cases := []tc{
 		{"lookup v4", "GET", PathLookup, "/api/v1/shadow_vpn/lookup/198.51.100.7?include=cves", "", F, key("enterprise"), 200},
@@ -154,10 +166,12 @@ func TestAPI_Contract(t *testing.T) {
 		{"lookup unknown", "GET", PathLookup, "/api/v1/shadow_vpn/lookup/10.1.2.3", "", F, key("pro"), 404},
 		{"lookup bad query", "GET", PathLookup, "/api/v1/shadow_vpn/lookup/198.51.100.7?min_confidence=1.5&min_severity=urgent&kev_only=maybe", "", F, key("pro"), 422},
 		{"lookup no snapshot", "GET", PathLookup, "/api/v1/shadow_vpn/lookup/198.51.100.7", "", N, key("pro"), 503},
+		{"lookup corrupt snapshot", "GET", PathLookup, "/api/v1/shadow_vpn/lookup/198.51.100.7", "", C, key("pro"), 500},
 		{"batch", "POST", PathBatch, PathBatch, `{"ips":["198.51.100.7","nope","10.9.9.9","2001:db8::5"]}`, F, key("pro"), 200},
 		{"batch no key", "POST", PathBatch, PathBatch, `{"ips":["198.51.100.7"]}`, F, nil, 401},
 		{"batch not json", "POST", PathBatch, PathBatch, `{"ips":`, F, key("pro"), 422},
 		{"batch no snapshot", "POST", PathBatch, PathBatch, `{"ips":["198.51.100.7"]}`, N, key("pro"), 503},
+		{"batch corrupt snapshot", "POST", PathBatch, PathBatch, `{"ips":["198.51.100.7","nope"]}`, C, key("pro"), 200},
 		{"csv", "GET", PathCSV, PathCSV + "?limit=3", "", F, key("pro"), 200},
 		{"csv no key", "GET", PathCSV, PathCSV, "", F, []string{"X-Internal-Key: wrong", "X-Tier: pro"}, 401},
 		{"csv free", "GET", PathCSV, PathCSV, "", F, key("starter"), 403},
@@ -168,6 +182,7 @@ func TestAPI_Contract(t *testing.T) {
 		{"dataset mmdb for scale", "GET", PathDataset, PathDataset + "?format=mmdb", "", F, key("scale"), 403},
 		{"dataset bad format", "GET", PathDataset, PathDataset + "?format=xlsx", "", F, key("pro"), 422},
 		{"dataset no snapshot", "GET", PathDataset, PathDataset, "", N, key("pro"), 503},
+		{"dataset store down", "GET", PathDataset, PathDataset, "", D, key("pro"), 503},
 		{"download", "GET", PathDownload, dl + "ipintel.csv.gz", "", F, key("pro"), 200},
 		{"download range", "GET", PathDownload, dl + "ipintel.csv.gz", "", F, append(key("pro"), "Range: bytes=0-9"), 206},
 		{"download not modified", "GET", PathDownload, dl + "ipintel.csv.gz", "", F, append(key("pro"), `If-None-Match: "`+csvSum+`"`), 304},
@@ -176,6 +191,7 @@ func TestAPI_Contract(t *testing.T) {
 		{"download missing", "GET", PathDownload, dl + "nope.bin", "", F, key("pro"), 404},
 		{"download bad range", "GET", PathDownload, dl + "ipintel.csv.gz", "", F, append(key("pro"), "Range: bytes=5000-"), 416},
 		{"download no snapshot", "GET", PathDownload, dl + "ipintel.csv.gz", "", N, key("pro"), 503},
+		{"download store down", "GET", PathDownload, dl + "ipintel.csv.gz", "", D, key("pro"), 503},
 		{"public", "GET", PathPublic, "/public/v1/lookup/192.0.2.80", "", F, nil, 200},
 		{"public malformed", "GET", PathPublic, "/public/v1/lookup/999.1.1.1", "", F, nil, 400},
 		{"public first", "GET", PathPublic, "/public/v1/lookup/192.0.2.80", "", S, nil, 200},
@@ -203,4 +219,26 @@ func TestAPI_Contract(t *testing.T) {
 	if t.Failed() {
 		fmt.Println("seen:", c.seen)
 	}
+}
+
+// downStore is an object store that cannot be reached.
+type downStore struct{ objstore.Store }
+
+var errDown = errors.New("connection refused")
+
+func (downStore) Get(context.Context, string, *objstore.Range) (io.ReadCloser, objstore.Info, error) {
+	return nil, objstore.Info{}, errDown
+}
+func (downStore) Stat(context.Context, string) (objstore.Info, error) {
+	return objstore.Info{}, errDown
+}
+func (downStore) PresignGet(context.Context, string, time.Duration, string) (string, error) {
+	return "", errDown
+}
+
+// brokenIndex is a snapshot whose MMDB does not decode anywhere.
+type brokenIndex struct{}
+
+func (brokenIndex) Lookup(netip.Addr, bool) (*ipmodel.Record, bool, error) {
+	return nil, false, errors.New("maxminddb: invalid data section")
 }

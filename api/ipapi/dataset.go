@@ -100,7 +100,7 @@ func (s *Service) dataset(w http.ResponseWriter, r *http.Request, tier Tier) {
 		link, err := s.link(r.Context(), m.SnapshotDate, f.Name, f.Key)
 		if err != nil {
 			s.log.Error("dataset link", "key", f.Key, "err", err)
-			writeError(w, http.StatusServiceUnavailable, CodeUnavailable, "the object store is not reachable; retry shortly")
+			writeUnavailable(w, "the object store is not reachable; retry shortly")
 			return
 		}
 		out.Files = append(out.Files, DatasetFile{Name: f.Name, Format: f.Format, ContentType: f.ContentType, Size: f.Size, Rows: f.Rows, SHA256: f.SHA256, DatasetLink: link})
@@ -169,7 +169,7 @@ func (s *Service) download(w http.ResponseWriter, r *http.Request, tier Tier) {
 	}
 	st := s.opts.Store
 	if st == nil {
-		writeError(w, http.StatusServiceUnavailable, CodeUnavailable, "no object store configured")
+		writeUnavailable(w, "no object store configured")
 		return
 	}
 	info, err := st.Stat(r.Context(), key)
@@ -230,7 +230,7 @@ func (s *Service) storeError(w http.ResponseWriter, key string, err error) {
 		return
 	}
 	s.log.Error("object store", "key", key, "err", err)
-	writeError(w, http.StatusServiceUnavailable, CodeUnavailable, "the object store is not reachable; retry shortly")
+	writeUnavailable(w, "the object store is not reachable; retry shortly")
 }
 
 // etagMatch applies If-None-Match's weak comparison to a list of tags.

@@ -229,9 +229,40 @@ func TestPublic_LimitAndShape(t *testing.T) {
 	if r.status != 429 || r.header.Get("Retry-After") == "" || r.header.Get("Retry-After") == "0" {
 		t.Fatalf("4th request: status %d Retry-After %q", r.status, r.header.Get("Retry-After"))
 	}
-	// The limit is per client address: the protected API is not affected.
+	// The protected API is not affected.
 	if r := call(t, f.srv.URL, "GET", "/api/v1/shadow_vpn/lookup/198.51.100.7", "", key("pro")...); r.status != 200 {
 		t.Errorf("protected lookup after public limit: %d", r.status)
+	}
+}
+
+// TestPublic_PerClientAddress checks that each client address has its own
+// allowance (addresses from X-Forwarded-For, as behind the gateway), and the
+// classification-only shape of a classified address.
+func TestPublic_PerClientAddress(t *testing.T) {
+	f := newFixture(t, Options{PublicPerMinute: 0.01, PublicBurst: 2, TrustProxy: true})
+	from := func(client string) resp {
+		return call(t, f.srv.URL, "GET", "/public/v1/lookup/198.51.100.7", "", "X-Forwarded-For: "+client)
+	}
+	for i := range 2 {
+		r := from("192.0.2.1")
+		if r.status != 200 {
+			t.Fatalf("client A request %d: status %d", i, r.status)
+		}
+		var p map[string]any
+		_ = json.Unmarshal(r.body, &p)
+		want := map[string]any{"ip": "198.51.100.7", "found": true, "classifications": []any{"vpn", "hosting"}, "snapshot_date": "2026-11-23"}
+		if !reflect.DeepEqual(p, want) {
+			t.Errorf("public body %s, want exactly %v", r.body, want)
+		}
+	}
+	if r := from("192.0.2.1"); r.status != 429 || r.header.Get("Retry-After") == "" {
+		t.Fatalf("client A over its limit: status %d Retry-After %q", r.status, r.header.Get("Retry-After"))
+	}
+	if r := from("2001:db8::1"); r.status != 200 {
+		t.Errorf("client B limited by client A's requests: status %d", r.status)
+	}
+	if r := call(t, f.srv.URL, "GET", PathPublicSn, "", "X-Forwarded-For: 192.0.2.1"); r.status != 429 {
+		t.Errorf("/public/v1/snapshot for client A: status %d, want 429 (one allowance for both routes)", r.status)
 	}
 }
 

@@ -15,7 +15,8 @@ const (
 	CodeNotFound     = "not_found"     // 404: no assets for the address, or no such file
 	CodeNoSnapshot   = "no_snapshot"   // 503: nothing has been published yet
 	CodeRateLimited  = "rate_limited"  // 429: public endpoint limit reached
-	CodeUnavailable  = "unavailable"   // 503/502: the object store failed
+	CodeUnavailable  = "unavailable"   // 503: the object store failed
+	CodeInternal     = "internal"      // 500: the snapshot is corrupt at the address
 )
 
 // ErrorBody is the JSON error body of every non-422 failure.
@@ -32,6 +33,15 @@ type ErrorDetail struct {
 
 func writeError(w http.ResponseWriter, status int, code, msg string) {
 	httpx.WriteJSON(w, status, ErrorBody{Error: ErrorDetail{Code: code, Message: msg}})
+}
+
+// storeRetryAfter is the Retry-After of a 503 for an unreachable object
+// store: the documented 503 response carries the header whatever its cause.
+const storeRetryAfter = "10"
+
+func writeUnavailable(w http.ResponseWriter, msg string) {
+	w.Header().Set("Retry-After", storeRetryAfter)
+	writeError(w, http.StatusServiceUnavailable, CodeUnavailable, msg)
 }
 
 func writeTierError(w http.ResponseWriter, feature string, need Tier) {

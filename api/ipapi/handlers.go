@@ -36,7 +36,7 @@ func (s *Service) lookup(w http.ResponseWriter, r *http.Request, tier Tier) {
 	rec, found, err := snap.Index.Lookup(addr, p.cves)
 	if err != nil {
 		s.log.Error("lookup", "snapshot", snap.Manifest.SnapshotDate, "err", err)
-		writeError(w, http.StatusInternalServerError, "internal", "the snapshot could not be read at this address")
+		writeError(w, http.StatusInternalServerError, CodeInternal, "the snapshot could not be read at this address")
 		return
 	}
 	if !found {
@@ -79,7 +79,7 @@ func (s *Service) batch(w http.ResponseWriter, r *http.Request, tier Tier) {
 		rec, found, err := snap.Index.Lookup(addr, false)
 		if err != nil {
 			s.log.Error("batch lookup", "snapshot", snap.Manifest.SnapshotDate, "err", err)
-			res.Results[i] = BatchError{Index: i, Input: truncate(raw, 64), Error: ErrorDetail{Code: "internal", Message: "the snapshot could not be read at this address"}}
+			res.Results[i] = BatchError{Index: i, Input: truncate(raw, 64), Error: ErrorDetail{Code: CodeInternal, Message: "the snapshot could not be read at this address"}}
 			continue
 		}
 		if !found {

@@ -55,7 +55,7 @@ func TestLookup_TierAndFilters(t *testing.T) {
 			want{ports: []int{443}, orgs: []string{"Example Corp", "Globex, Inc."}, cves: []string{"CVE-2024-21762"}}},
 		{"cve_min_confidence medium", "/198.51.100.7?include=cves&cve_min_confidence=medium", "free",
 			want{ports: []int{443}, orgs: []string{"Example Corp", "Globex, Inc."}, cves: []string{"CVE-2024-21762", "CVE-2023-27997"}}},
-		{"filters combine to empty list", "/198.51.100.7?include=cves&kev_only=1&cve_min_confidence=high&min_severity=low", "free",
+		{"cve filters combine", "/198.51.100.7?include=cves&kev_only=1&cve_min_confidence=high&min_severity=low", "free",
 			want{ports: []int{443}, orgs: []string{"Example Corp", "Globex, Inc."}, cves: []string{"CVE-2024-21762"}}},
 		{"cve filters without include", "/198.51.100.7?kev_only=true&min_severity=high", "free",
 			want{ports: []int{443}, orgs: []string{"Example Corp", "Globex, Inc."}}},
@@ -107,6 +107,27 @@ func TestLookup_TierAndFilters(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLookup_EmptyCves checks that include=cves gives an asset without
+// findings "cves": [] (present, not null) and nothing else changes shape.
+func TestLookup_EmptyCves(t *testing.T) {
+	f := newFixture(t, Options{})
+	for _, q := range []string{"?include=cves", "?include=cves&kev_only=true&min_severity=low"} {
+		r := call(t, f.srv.URL, "GET", "/api/v1/shadow_vpn/lookup/2001:db8::5"+q, "", key("pro")...)
+		if r.status != 200 {
+			t.Fatalf("%s: status %d: %s", q, r.status, r.body)
+		}
+		var raw struct {
+			Assets []map[string]json.RawMessage `json:"assets"`
+		}
+		if err := json.Unmarshal(r.body, &raw); err != nil || len(raw.Assets) != 1 {
+			t.Fatalf("%s: body %s: %v", q, r.body, err)
+		}
+		if got := string(raw.Assets[0]["cves"]); got != "[]" {
+			t.Errorf("%s: cves %s, want []", q, got)
+		}
 	}
 }
 

@@ -21,7 +21,8 @@ import (
 )
 
 // TestIPAPI_RunServesPublishedSnapshot runs the real binary: the IP routes
-// answer 503 before a snapshot and 401 without the internal key; a snapshot
+// answer 503 before a snapshot while /ready says 200, and 401 without the
+// internal key; a snapshot
 // published into its data dir (with the event on its NATS) is served
 // without a restart.
 func TestIPAPI_RunServesPublishedSnapshot(t *testing.T) {
@@ -53,6 +54,10 @@ func TestIPAPI_RunServesPublishedSnapshot(t *testing.T) {
 	}
 	if code := lookup(ip, "mod-test-key"); code != 503 {
 		t.Fatalf("before a snapshot: %d, want 503", code)
+	}
+	// No snapshot is not a readiness problem: the rest of the system serves.
+	if code, body := get(t, base+"/ready"); code != 200 {
+		t.Fatalf("/ready before a snapshot: %d %s", code, body)
 	}
 	if code := lookup(ip, "wrong"); code != 401 {
 		t.Fatalf("wrong key: %d, want 401", code)
