@@ -36,13 +36,19 @@ func WriteError(w http.ResponseWriter, status int, code, msg string) {
 	WriteJSON(w, status, map[string]Error{"error": {Code: code, Message: msg}})
 }
 
-// ClientIP returns the caller's address: the first X-Forwarded-For hop when
-// trustProxy is set, else the connection's remote address.
+// ClientIP returns the caller's address. With trustProxy (one trusted
+// proxy, a load balancer, in front) it is the last X-Forwarded-For entry:
+// the address that proxy saw and appended. Entries to its left come from
+// the client and can be forged, so they never count. Otherwise, and when
+// the last entry is not an address, it is the connection's remote address.
 func ClientIP(r *http.Request, trustProxy bool) string {
 	if trustProxy {
-		if xff := r.Header.Get("X-Forwarded-For"); xff != "" {
-			first, _, _ := strings.Cut(xff, ",")
-			if ip := net.ParseIP(strings.TrimSpace(first)); ip != nil {
+		if vals := r.Header.Values("X-Forwarded-For"); len(vals) > 0 {
+			last := vals[len(vals)-1]
+			if i := strings.LastIndexByte(last, ','); i >= 0 {
+				last = last[i+1:]
+			}
+			if ip := net.ParseIP(strings.TrimSpace(last)); ip != nil {
 				return ip.String()
 			}
 		}

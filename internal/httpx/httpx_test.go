@@ -32,8 +32,15 @@ func TestClientIP(t *testing.T) {
 	if got := ClientIP(r, false); got != "192.0.2.7" {
 		t.Errorf("untrusted = %s", got)
 	}
-	if got := ClientIP(r, true); got != "198.51.100.9" {
-		t.Errorf("trusted = %s", got)
+	// The proxy appended 10.0.0.1; 198.51.100.9 came from the client.
+	if got := ClientIP(r, true); got != "10.0.0.1" {
+		t.Errorf("trusted = %s, want the entry the proxy appended", got)
+	}
+	// A client forging the header cannot pick its own address.
+	r.Header.Set("X-Forwarded-For", "203.0.113.1, 192.0.2.99")
+	r.Header.Add("X-Forwarded-For", "198.51.100.20")
+	if got := ClientIP(r, true); got != "198.51.100.20" {
+		t.Errorf("forged chain = %s, want 198.51.100.20", got)
 	}
 	r.Header.Set("X-Forwarded-For", "garbage")
 	if got := ClientIP(r, true); got != "192.0.2.7" {
