@@ -133,19 +133,37 @@ type secretCmd struct {
 }
 
 // parseInterspersed parses flags found anywhere among args and returns the
-// positional arguments, so `read LINK --passphrase` works.
+// positional arguments, so `read LINK --passphrase` works. A secret id may
+// begin with '-' (it is 22 base64url characters); such an argument is taken
+// as an id, never as a flag, since no flag name is that long.
 func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
+	for len(args) > 0 {
+		cut := len(args)
+		for i, a := range args {
+			if strings.HasPrefix(a, "-") && client.ValidID(a) {
+				cut = i
+				break
+			}
 		}
-		if fs.NArg() == 0 {
-			return pos, nil
+		rest := args[:cut]
+		for len(rest) > 0 {
+			if err := fs.Parse(rest); err != nil {
+				return nil, err
+			}
+			if fs.NArg() == 0 {
+				break
+			}
+			pos = append(pos, fs.Arg(0))
+			rest = fs.Args()[1:]
 		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
+		if cut == len(args) {
+			break
+		}
+		pos = append(pos, args[cut])
+		args = args[cut+1:]
 	}
+	return pos, nil
 }
 
 // saveFlags are the flags of send and send-file.

@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"errors"
+	"flag"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -263,6 +266,41 @@ func TestSafeName(t *testing.T) {
 	for _, tc := range tests {
 		if got := safeName(tc.in); got != tc.want {
 			t.Errorf("safeName(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// Secret ids are base64url and one in 64 begins with '-'; such an id must be
+// read as an argument, not as an unknown flag (CI once drew one).
+func TestParseInterspersed_DashID(t *testing.T) {
+	tests := []struct {
+		args     []string
+		wantPos  []string
+		wantHost string
+		wantErr  bool
+	}{
+		{[]string{"-cvML04SVGyxY7hVuMf87k"}, []string{"-cvML04SVGyxY7hVuMf87k"}, "", false},
+		{[]string{"--host", "http://127.0.0.1:1", "-cvML04SVGyxY7hVuMf87k", "abcdefghijklmnopqrstuv"},
+			[]string{"-cvML04SVGyxY7hVuMf87k", "abcdefghijklmnopqrstuv"}, "http://127.0.0.1:1", false},
+		{[]string{"-cvML04SVGyxY7hVuMf87k", "--host", "h", "x"}, []string{"-cvML04SVGyxY7hVuMf87k", "x"}, "h", false},
+		{[]string{"a", "--host=h", "b"}, []string{"a", "b"}, "h", false},
+		{[]string{"--", "--host"}, []string{"--host"}, "", false},
+		{[]string{"-nosuchflag"}, nil, "", true},
+		{[]string{"a", "--host"}, nil, "", true},
+	}
+	for _, tt := range tests {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		host := fs.String("host", "", "")
+		pos, err := parseInterspersed(fs, tt.args)
+		if (err != nil) != tt.wantErr {
+			t.Fatalf("%q: err %v, want error %v", tt.args, err, tt.wantErr)
+		}
+		if tt.wantErr {
+			continue
+		}
+		if !slices.Equal(pos, tt.wantPos) || *host != tt.wantHost {
+			t.Errorf("%q: got %q host %q, want %q host %q", tt.args, pos, *host, tt.wantPos, tt.wantHost)
 		}
 	}
 }
