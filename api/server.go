@@ -127,8 +127,9 @@ type Listener struct {
 
 // Serve runs every listener until ctx is cancelled, then shuts them down,
 // letting in-flight requests finish within timeout. ready is called with
-// each bound address once it listens (port 0 resolves here).
-func Serve(ctx context.Context, log *slog.Logger, ls []Listener, timeout time.Duration, ready func(addr string)) error {
+// each listener's configured address and the address it bound, once it
+// listens (port 0 resolves here).
+func Serve(ctx context.Context, log *slog.Logger, ls []Listener, timeout time.Duration, ready func(configured, bound string)) error {
 	var servers []*http.Server
 	errc := make(chan error, len(ls))
 	for _, l := range ls {
@@ -144,7 +145,7 @@ func Serve(ctx context.Context, log *slog.Logger, ls []Listener, timeout time.Du
 		servers = append(servers, srv)
 		log.Info("http listening", "addr", ln.Addr().String())
 		if ready != nil {
-			ready(ln.Addr().String())
+			ready(l.Addr, ln.Addr().String())
 		}
 		go func() {
 			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -75,7 +75,7 @@ func bootstrap(ctx context.Context, s *System) error {
 
 func printExamples(s *System) {
 	keyFile := filepath.Join(s.DataDir, "dev-api-key")
-	base := "http://" + s.Cfg.ListenFor("gateway")
+	base := s.baseURL("gateway")
 	fmt.Fprintf(s.Env.Stdout, `
 Try it (the dev key is in %[1]s):
   KEY=$(cat %[1]s)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -94,12 +93,7 @@ func gatewayBackend(cfg *config.Config, mux *http.ServeMux) (*url.URL, http.Roun
 	if _, pattern := mux.Handler(probe); strings.Contains(pattern, "/shadow_vpn/") {
 		return &url.URL{Scheme: "http", Host: "in-process"}, apigw.HandlerTransport(mux)
 	}
-	addr := cfg.ListenFor("ip")
-	host, port, err := net.SplitHostPort(addr)
-	if err == nil && (host == "" || host == "0.0.0.0" || host == "::") {
-		addr = net.JoinHostPort("127.0.0.1", port)
-	}
-	return &url.URL{Scheme: "http", Host: addr}, nil
+	return &url.URL{Scheme: "http", Host: dialable(cfg.ListenFor("ip"))}, nil
 }
 
 // gatewayBucket opens a bucket the gateway needs, creating it (as declared

@@ -64,12 +64,12 @@ func ipHint(ctx context.Context, s *System, svc *ipapi.Service) error {
 		}
 	}
 	snap := svc.Current()
-	base := "http://" + s.Cfg.ListenFor("ip")
+	base := s.baseURL("ip")
 	ip := snap.Rows.Example()
 	fmt.Fprintf(s.Env.Stdout, "IP intelligence snapshot %s loaded (%d rows). Try:\n", snap.Manifest.SnapshotDate, snap.Rows.Len())
 	fmt.Fprintf(s.Env.Stdout, "  curl %s/public/v1/lookup/%s\n", base, ip)
 	fmt.Fprintf(s.Env.Stdout, "  curl %s/public/v1/snapshot\n", base)
 	fmt.Fprintf(s.Env.Stdout, "  curl %s/openapi.json\n", base)
-	fmt.Fprintf(s.Env.Stdout, "  (customer routes through the gateway: /api/v1/vpn/shadow_vpn/lookup/%s with your key)\n", ip)
+	fmt.Fprintf(s.Env.Stdout, "  (customers go through the gateway with a key: %s/api/v1/vpn/ip/%s)\n", s.baseURL("gateway"), ip)
 	return nil
 }

@@ -78,6 +78,7 @@ type proc struct {
 	addr   string
 	mu     sync.Mutex
 	stderr bytes.Buffer
+	stdout bytes.Buffer
 	done   chan error
 }
 
@@ -97,6 +98,9 @@ func startProc(t *testing.T, args ...string) *proc {
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
+			p.mu.Lock()
+			p.stdout.WriteString(sc.Text() + "\n")
+			p.mu.Unlock()
 			if m := listenRe.FindStringSubmatch(sc.Text()); m != nil {
 				select {
 				case addrc <- m[1]:
@@ -118,6 +122,8 @@ func startProc(t *testing.T, args ...string) *proc {
 }
 
 func (p *proc) logs() string { p.mu.Lock(); defer p.mu.Unlock(); return p.stderr.String() }
+
+func (p *proc) out() string { p.mu.Lock(); defer p.mu.Unlock(); return p.stdout.String() }
 
 // stop sends sig and returns the exit error and how long the process took.
 func (p *proc) stop(t *testing.T, sig os.Signal) (time.Duration, error) {
@@ -355,6 +361,28 @@ func TestRun_BootstrapServesLookupThroughGateway(t *testing.T) {
 	}
 	if code != 200 || !strings.Contains(body, `"ip":"203.0.113.10"`) || !strings.Contains(body, `"vendor":"Fortinet"`) {
 		t.Fatalf("lookup after bootstrap = %d %s\n%s", code, body, p.logs())
+	}
+	// The printed examples name the address the process listens on (it was
+	// started with port 0), and the public one answers.
+	var urls []string
+	for time.Now().Before(deadline) {
+		// Two blocks, in either order: the bootstrap's and the IP API's.
+		if out := p.out(); strings.Contains(out, "Try it") && strings.Contains(out, "openapi.json") {
+			urls = regexp.MustCompile(`http://[^\s'/]+`).FindAllString(out, -1)
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if len(urls) < 6 {
+		t.Fatalf("no examples printed:\n%s", p.out())
+	}
+	for _, u := range urls {
+		if u != "http://"+p.addr {
+			t.Fatalf("example names %s, the process listens on %s:\n%s", u, p.addr, p.out())
+		}
+	}
+	if code, body := get(t, "http://"+p.addr+"/public/v1/lookup/185.220.101.1"); code != 200 {
+		t.Fatalf("printed public example = %d %s", code, body)
 	}
 	if strings.Contains(p.logs(), key) {
 		t.Fatal("the dev key appears in the logs")

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"slices"
@@ -41,7 +42,12 @@ type System struct {
 	// module's Setup; read it lazily (in workers and jobs), not in Setup.
 	IPState ipmodel.State
 
-	routes map[string][]func(*http.ServeMux)
+	// listen is the --listen override of every product's address, if any.
+	listen string
+	// boundAt maps each listener's configured address to the one it bound.
+	boundMu sync.Mutex
+	boundAt map[string]string
+	routes  map[string][]func(*http.ServeMux)
 	// gates are listeners started before NATS was reached (external roles).
 	gates    map[string]*api.Gate
 	gateDone chan error
@@ -148,7 +154,7 @@ func openSystem(ctx context.Context, env *Env, cf *commonFlags, o roleOpts) (*Sy
 		return nil, err
 	}
 	log := telemetry.NewLogger(env.Stderr, cf.logLevel)
-	s := &System{Cfg: cfg, Log: log, Reg: telemetry.NewRegistry(), DataDir: cf.dataDir, Env: env, Embedded: o.embedded, routes: map[string][]func(*http.ServeMux){}}
+	s := &System{Cfg: cfg, Log: log, Reg: telemetry.NewRegistry(), DataDir: cf.dataDir, Env: env, Embedded: o.embedded, listen: o.listen, routes: map[string][]func(*http.ServeMux){}}
 	if len(o.products) > 0 && !o.embedded {
 		s.earlyListen(ctx, o.products, o.listen)
 	}
@@ -280,9 +286,13 @@ func (s *System) serve(ctx context.Context, p parts) error {
 		start("scheduler", sched.Run)
 		ran++
 	}
+	// up is closed once every listener is bound, so that start-up hooks
+	// print addresses that answer (port 0 resolved).
+	up := make(chan struct{})
 	if len(p.products) > 0 {
 		ls := s.listeners(p.products, p.listen)
 		if s.gates != nil {
+			close(up) // bound by earlyListen
 			for _, l := range ls {
 				s.gates[l.Addr].Open(l.Handler)
 			}
@@ -295,16 +305,35 @@ func (s *System) serve(ctx context.Context, p parts) error {
 				}
 			})
 		} else {
-			start("api", func(ctx context.Context) error { return api.Serve(ctx, s.Log, ls, s.shutdownTimeout(), p.bound) })
+			var n int
+			bound := func(configured, addr string) {
+				s.recordBound(configured, addr)
+				if p.bound != nil {
+					p.bound(addr)
+				}
+				if n++; n == len(ls) {
+					close(up)
+				}
+			}
+			start("api", func(ctx context.Context) error { return api.Serve(ctx, s.Log, ls, s.shutdownTimeout(), bound) })
 		}
 		ran++
+	} else {
+		close(up)
 	}
 	if ran == 0 {
 		return errors.New("nothing to run")
 	}
 	if p.onStart {
 		for _, h := range s.onStart {
-			start("start "+h.name, h.run)
+			start("start "+h.name, func(ctx context.Context) error {
+				select {
+				case <-up:
+				case <-ctx.Done():
+					return nil
+				}
+				return h.run(ctx)
+			})
 		}
 	}
 	var err error
@@ -343,8 +372,46 @@ func (s *System) earlyListen(ctx context.Context, products []string, override st
 		ls = append(ls, api.Listener{Addr: a, Handler: g})
 	}
 	s.gateDone = make(chan error, 1)
-	bound := func(addr string) { fmt.Fprintf(s.Env.Stdout, "netintel listening on http://%s\n", addr) }
+	bound := func(configured, addr string) {
+		s.recordBound(configured, addr)
+		fmt.Fprintf(s.Env.Stdout, "netintel listening on http://%s\n", addr)
+	}
 	go func() { s.gateDone <- api.Serve(ctx, s.Log, ls, s.shutdownTimeout(), bound) }()
+}
+
+func (s *System) recordBound(configured, addr string) {
+	s.boundMu.Lock()
+	defer s.boundMu.Unlock()
+	if s.boundAt == nil {
+		s.boundAt = map[string]string{}
+	}
+	s.boundAt[configured] = addr
+}
+
+// baseURL is the http:// address a user on this machine reaches product
+// at: the --listen override, else api.listeners or api.listen, with a
+// wildcard host made loopback, and port 0 as bound once it listens.
+func (s *System) baseURL(product string) string {
+	addr := s.Cfg.ListenFor(product)
+	if s.listen != "" {
+		addr = s.listen
+	}
+	s.boundMu.Lock()
+	if b, ok := s.boundAt[addr]; ok {
+		addr = b
+	}
+	s.boundMu.Unlock()
+	return "http://" + dialable(addr)
+}
+
+// dialable turns a listen address into one a local client can dial: an
+// empty or wildcard host (0.0.0.0, ::) becomes 127.0.0.1.
+func dialable(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err == nil && (host == "" || host == "0.0.0.0" || host == "::") {
+		return net.JoinHostPort("127.0.0.1", port)
+	}
+	return addr
 }
 
 // addrs returns the distinct listen addresses of products, in order.
