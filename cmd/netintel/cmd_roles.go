@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -102,11 +103,19 @@ func cmdScheduler(ctx context.Context, env *Env, args []string) error {
 
 func cmdValidate(_ context.Context, env *Env, args []string) error {
 	fs := newFlags(env, "validate")
+	fs.Usage = func() {
+		fmt.Fprintln(env.Stderr, "usage: netintel validate [--config] [FILE]   check pipeline.yaml (default ./pipeline.yaml) and say ok or what is wrong")
+		fs.PrintDefaults()
+	}
+	cfgPath := fs.String("config", "pipeline.yaml", "path to pipeline.yaml (or give it as the argument)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	path := "pipeline.yaml"
-	if fs.NArg() > 0 {
+	path := *cfgPath
+	switch {
+	case fs.NArg() > 1:
+		return errors.New("validate: give one file")
+	case fs.NArg() == 1:
 		path = fs.Arg(0)
 	}
 	if _, err := config.Load(path); err != nil {

@@ -270,6 +270,12 @@ func TestBadInput_ClearOneLineErrors(t *testing.T) {
 	t.Run("broken yaml", func(t *testing.T) {
 		oneLineFailure(t, "nats.embeded (line 2): unknown key", "", "run", "--config", write("b.yaml", "nats:\n  embeded: {}\n"), "--data-dir", t.TempDir())
 	})
+	t.Run("validate names the key, with --config or as the argument", func(t *testing.T) {
+		bad := write("v.yaml", "api:\n  listen: nohostport\n")
+		oneLineFailure(t, "api.listen", "", "validate", "--config", bad)
+		oneLineFailure(t, "api.listen", "", "validate", bad)
+		oneLineFailure(t, "give one file", "", "validate", bad, bad)
+	})
 	t.Run("unreachable nats", func(t *testing.T) {
 		port, _ := bus.FreePort()
 		cfg := write("n.yaml", "nats:\n  embedded: {enabled: false}\n  urls: [\"nats://u:natspw-secret@127.0.0.1:"+fmt.Sprint(port)+"\"]\n  connect_wait: 1s\n  connect_timeout: 200ms\n")
