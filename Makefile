@@ -11,7 +11,7 @@ VERSITYGW_VERSION   := v1.8.0
 STATICCHECK_VERSION := v0.8.2
 DATA_DIR      ?= data
 LISTEN        ?= 127.0.0.1:8080
-APT_PACKAGES  := mmdb-bin chromium chromium-driver wrk
+APT_PACKAGES  := mmdb-bin chromium chromium-driver
 TEST_TIMEOUT  ?= 20m
 
 .PHONY: all build run test bench tools apt-deps npm-deps lint clean
@@ -34,12 +34,11 @@ $(TOOLS)/staticcheck:
 	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
 # Debian packages the tests read our files with (mmdblookup), drive pages
-# with (chromium) and load with (wrk). Installed only when missing.
+# with (chromium). Installed only when missing.
 apt-deps:
 	@missing=""; \
 	command -v mmdblookup >/dev/null || missing="$$missing mmdb-bin"; \
 	command -v chromium >/dev/null || missing="$$missing chromium chromium-driver"; \
-	command -v wrk >/dev/null || missing="$$missing wrk"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
