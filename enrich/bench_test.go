@@ -41,6 +41,21 @@ func BenchmarkPipeline(b *testing.B) {
 		}
 		b.ReportMetric(raw, "msgs/s")
 	})
+	// The floor of any design that stores state per observation: consume
+	// each observation, write one 64-byte record to the state bucket (over
+	// 200,000 keys, as many as the addresses) and ack after the write is
+	// stored, with no decoding, enrichment or read-back. Its ratio to raw
+	// is the most the pipeline could reach on this machine.
+	b.Run("floor", func(b *testing.B) {
+		var rate float64
+		for i := 0; i < b.N; i++ {
+			rate = benchFloor(b, g, n)
+		}
+		b.ReportMetric(rate, "obs/s")
+		if raw > 0 {
+			b.ReportMetric(rate/raw, "ratio_to_raw")
+		}
+	})
 	for _, workers := range []int{1, 2} {
 		b.Run("workers="+strconv.Itoa(workers), func(b *testing.B) {
 			var rate float64
@@ -157,5 +172,81 @@ func benchPipeline(b *testing.B, g *generator, n, workers int) float64 {
 		}
 	}
 	b.Logf("%d workers: %d observations stored in %s", workers, stored, elapsed)
+	return float64(stored) / elapsed.Seconds()
+}
+
+func benchFloor(b *testing.B, g *generator, n int) float64 {
+	b.StopTimer()
+	nt := testutil.StartNATS(b)
+	cfg := nt.Ensure(b)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cons, err := nt.JS.Consumer(ctx, Stream, ConsumerName)
+	if err != nil {
+		b.Fatal(err)
+	}
+	prefix := "$KV." + cfg.Enrich.Bucket + "."
+	value := make([]byte, 64)
+	batchSize := cfg.Enrich.BatchSize
+	done := make(chan error, 1)
+	go func() {
+		it, err := cons.Messages(jetstream.PullMaxMessages(2 * batchSize))
+		if err != nil {
+			done <- err
+			return
+		}
+		defer it.Stop()
+		stop := context.AfterFunc(ctx, it.Stop)
+		defer stop()
+		batch := make([]jetstream.Msg, 0, batchSize)
+		futs := make([]jetstream.PubAckFuture, 0, batchSize)
+		for {
+			m, err := it.Next()
+			if err != nil {
+				done <- nil
+				return
+			}
+			batch = append(batch[:0], m)
+			for len(batch) < batchSize {
+				m, err := it.Next(jetstream.NextMaxWait(2 * time.Millisecond))
+				if err != nil {
+					break
+				}
+				batch = append(batch, m)
+			}
+			futs = futs[:0]
+			for _, m := range batch {
+				meta, _ := m.Metadata()
+				f, err := nt.JS.PublishAsync(prefix+"h."+strconv.FormatUint(meta.Sequence.Stream%200000, 10), value)
+				if err != nil {
+					done <- err
+					return
+				}
+				futs = append(futs, f)
+			}
+			for i, f := range futs {
+				select {
+				case <-f.Ok():
+					_ = batch[i].Ack()
+				case err := <-f.Err():
+					done <- err
+					return
+				}
+			}
+		}
+	}()
+	b.StartTimer()
+	start := time.Now()
+	pub := ingest.NewPublisher(nt.JS, 4096)
+	stored := g.publish(ctx, b, pub, 0, n)
+	if err := WaitIdle(ctx, nt.JS); err != nil {
+		b.Fatal(err)
+	}
+	elapsed := time.Since(start)
+	b.StopTimer()
+	cancel()
+	if err := <-done; err != nil {
+		b.Fatal(err)
+	}
 	return float64(stored) / elapsed.Seconds()
 }
