@@ -87,6 +87,16 @@ func (h *Handler) Mount(mux *http.ServeMux) {
 	mux.Handle("GET /download/json", h.limit(h.download(probe.LatestJSON, "tld_status_results.json", "application/json")))
 	mux.Handle("GET /download/csv", h.limit(h.download(probe.LatestCSV, "tld_status_results.csv", "text/csv; charset=utf-8")))
 	mux.Handle("GET /download/summary", h.limit(h.download(probe.LatestSummary, "tld_status_summary.json", "application/json")))
+	// Any other method: 405 with Allow and the JSON error body (ServeMux
+	// alone would answer in plain text).
+	for _, p := range []string{"/api/status", "/api/results", "/download/json", "/download/csv", "/download/summary"} {
+		mux.HandleFunc(p, methodNotAllowed)
+	}
+}
+
+func methodNotAllowed(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Allow", "GET, HEAD")
+	httpx.WriteError(w, http.StatusMethodNotAllowed, "method_not_allowed", r.Method+" is not allowed here; use GET")
 }
 
 // Health is the /health body: the spec's Health shape. status is "healthy",
