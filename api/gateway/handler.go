@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -223,6 +224,12 @@ func (h *Handler) serve(rt route, w http.ResponseWriter, r *http.Request) {
 		h.fail(w, "", "bad_request", http.StatusMethodNotAllowed, "method_not_allowed", "use "+rt.method)
 		return
 	}
+	// A value holding "." or ".." segments (sent as %2F) would reach the
+	// backend as a path its mux cleans and redirects: not a gateway path.
+	if bp := rt.backend(r); path.Clean(bp) != bp {
+		h.fail(w, "", "not_found", http.StatusNotFound, "not_found", "no such gateway path; see docs/gateway.md")
+		return
+	}
 	// Credentials: Option A first; Option B only with a validation service.
 	option, raw := "a", ""
 	if a := r.Header.Get("Authorization"); a != "" {
@@ -417,8 +424,14 @@ func (h *Handler) rewrite(pr *httputil.ProxyRequest) {
 	b := h.o.Backend
 	pr.Out.URL.Scheme = b.Scheme
 	pr.Out.URL.Host = b.Host
-	pr.Out.URL.Path = strings.TrimRight(b.Path, "/") + f.path
-	pr.Out.URL.RawPath = ""
+	// f.path is escaped already (a value's "/" and "%" stay escaped): it
+	// is the raw path, and Path its decoded form, so it is not escaped twice.
+	raw := strings.TrimRight(b.EscapedPath(), "/") + f.path
+	if p, err := url.PathUnescape(raw); err == nil {
+		pr.Out.URL.Path, pr.Out.URL.RawPath = p, raw
+	} else {
+		pr.Out.URL.Path, pr.Out.URL.RawPath = raw, ""
+	}
 	pr.Out.URL.RawQuery = f.query
 	pr.Out.Host = b.Host
 	hd := pr.Out.Header
