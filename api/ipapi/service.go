@@ -114,6 +114,15 @@ func (s *Service) Mount(mux *http.ServeMux) {
 		mux.Handle(p, methodNotAllowed("GET, HEAD"))
 	}
 	mux.Handle(PathBatch, methodNotAllowed(http.MethodPost))
+	// Any other path of the API: 404 in the error shape, not ServeMux's
+	// plain text (the gateway forwards /api/v1/vpn/export/dataset/{rest...}
+	// here whatever rest is).
+	mux.Handle("/api/v1/", s.guard(func(w http.ResponseWriter, r *http.Request, _ Tier) { notFoundPath(w, r) }))
+	mux.HandleFunc("/public/", notFoundPath)
+}
+
+func notFoundPath(w http.ResponseWriter, _ *http.Request) {
+	writeError(w, http.StatusNotFound, CodeNotFound, "no such path; see "+PathOpenAPI)
 }
 
 // methodNotAllowed answers 405 with Allow and the JSON error body.
