@@ -92,6 +92,15 @@ func (h *Handler) Mount(mux *http.ServeMux) {
 	for _, p := range []string{"/api/status", "/api/results", "/download/json", "/download/csv", "/download/summary"} {
 		mux.HandleFunc(p, methodNotAllowed)
 	}
+	// Any other path under /api/ or /download/: 404 in the same shape.
+	mux.HandleFunc("/api/", notFound)
+	mux.HandleFunc("/download/", notFound)
+}
+
+func notFound(w http.ResponseWriter, _ *http.Request) {
+	// Generic: under `netintel run` every product shares the listener, so
+	// this also answers a mistyped /api/ path of another product.
+	httpx.WriteError(w, http.StatusNotFound, "not_found", "no such path")
 }
 
 func methodNotAllowed(w http.ResponseWriter, r *http.Request) {

@@ -274,6 +274,20 @@ func TestMethodNotAllowed(t *testing.T) {
 	}
 }
 
+func TestUnknownPath(t *testing.T) {
+	srv, _ := setup(t, &fakeState{}, 100)
+	for _, p := range []string{"/api/statusx", "/api/status/", "/api/", "/download/", "/download/xml", "/download/json/x"} {
+		resp, b := get(t, srv.URL+p)
+		var body struct {
+			Error struct{ Code, Message string }
+		}
+		if resp.StatusCode != http.StatusNotFound || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") ||
+			json.Unmarshal(b, &body) != nil || body.Error.Code != "not_found" || body.Error.Message == "" {
+			t.Errorf("GET %s: %d Content-Type %q body %s, want a JSON 404 not_found", p, resp.StatusCode, resp.Header.Get("Content-Type"), b)
+		}
+	}
+}
+
 func must(b []byte, err error) []byte {
 	if err != nil {
 		panic(err)
