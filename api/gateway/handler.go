@@ -339,11 +339,13 @@ func (h *Handler) readBatch(w http.ResponseWriter, r *http.Request, option strin
 		h.fail(w, option, "bad_request", http.StatusBadRequest, "bad_body", "could not read the request body")
 		return nil, 0, false
 	}
-	var b struct {
-		IPs []json.RawMessage `json:"ips"`
-	}
-	if json.Unmarshal(body, &b) == nil && len(b.IPs) >= 1 && len(b.IPs) <= MaxBatch {
-		return body, int64(len(b.IPs)), true
+	// The backend reads the key "ips" exactly (a map, last duplicate wins);
+	// count the same list. A struct field would also take "IPS" or "Ips",
+	// so {"ips": [100 addresses], "IPS": ["x"]} was charged 1 credit.
+	var obj map[string]json.RawMessage
+	var ips []json.RawMessage
+	if json.Unmarshal(body, &obj) == nil && json.Unmarshal(obj["ips"], &ips) == nil && len(ips) >= 1 && len(ips) <= MaxBatch {
+		return body, int64(len(ips)), true
 	}
 	return body, 1, true
 }

@@ -499,6 +499,33 @@ func TestHandler_QuotaAndCredits(t *testing.T) {
 	}
 }
 
+// TestHandler_BatchCreditsCountTheBackendsList: the credits of a batch are
+// the length of the list the backend serves, the exact key "ips" (last
+// duplicate wins), never a differently cased key beside it.
+func TestHandler_BatchCreditsCountTheBackendsList(t *testing.T) {
+	h := newHarness(t)
+	h.limits["starter"] = gw.Limits{RatePerMinute: 1000, MonthlyQuota: 1000}
+	five := `["192.0.2.1","192.0.2.2","192.0.2.3","192.0.2.4","192.0.2.5"]`
+	cases := []struct {
+		name, body, wantUsed string
+	}{
+		{"plain", `{"ips":` + five + `}`, "5"},
+		{"other case after", `{"ips":` + five + `,"IPS":["192.0.2.9"]}`, "5"},
+		{"other case before", `{"Ips":["192.0.2.9"],"ips":` + five + `}`, "5"},
+		{"duplicate key, last wins", `{"ips":["192.0.2.9"],"ips":` + five + `}`, "5"},
+		{"only another case", `{"IPS":` + five + `}`, "1"},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			key := h.key(t, "credits"+strconv.Itoa(i), "starter")
+			r := do(t, "POST", h.url+"/api/v1/vpn/batch", bearer(key), tc.body)
+			if r.code != 200 || r.header.Get("X-Quota-Used") != tc.wantUsed {
+				t.Fatalf("got %d used %q (%s), want 200 used %q", r.code, r.header.Get("X-Quota-Used"), r.body, tc.wantUsed)
+			}
+		})
+	}
+}
+
 func TestHandler_BackendDownIs502AndRefunded(t *testing.T) {
 	h := newHarness(t, func(o *apigw.Options) { o.Backend, _ = url.Parse("http://127.0.0.1:1") })
 	key := h.key(t, "down", "pro")
