@@ -220,8 +220,12 @@ type ctxKey struct{}
 
 func (h *Handler) serve(rt route, w http.ResponseWriter, r *http.Request) {
 	if r.Method != rt.method && !(rt.method == http.MethodGet && r.Method == http.MethodHead) {
-		w.Header().Set("Allow", rt.method)
-		h.fail(w, "", "bad_request", http.StatusMethodNotAllowed, "method_not_allowed", "use "+rt.method)
+		allow := rt.method
+		if allow == http.MethodGet {
+			allow = "GET, HEAD" // HEAD is served wherever GET is
+		}
+		w.Header().Set("Allow", allow)
+		h.fail(w, "", "bad_request", http.StatusMethodNotAllowed, "method_not_allowed", "use "+allow)
 		return
 	}
 	// A value holding "." or ".." segments (sent as %2F) would reach the

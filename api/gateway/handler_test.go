@@ -254,8 +254,17 @@ func TestHandler_PathMapping(t *testing.T) {
 	if r := do(t, "GET", h.url+"/api/v1/vpn/nothing/here", bearer(key), ""); r.code != 404 || r.errCode(t) != "not_found" {
 		t.Fatalf("unknown path: %d %s", r.code, r.body)
 	}
-	if r := do(t, "DELETE", h.url+"/api/v1/vpn/ip/192.0.2.1", bearer(key), ""); r.code != 405 || r.errCode(t) != "method_not_allowed" {
-		t.Fatalf("wrong method: %d %s", r.code, r.body)
+	for _, m := range []struct{ method, path, allow string }{
+		{"DELETE", "/api/v1/vpn/ip/192.0.2.1", "GET, HEAD"},
+		{"POST", "/api/v1/vpn/export/csv", "GET, HEAD"},
+		{"PUT", "/api/v1/vpn/export/dataset/files/2026-11-23/x.csv", "GET, HEAD"},
+		{"GET", "/api/v1/vpn/batch", "POST"},
+		{"HEAD", "/api/v1/vpn/ip/batch", "POST"},
+	} {
+		r := do(t, m.method, h.url+m.path, bearer(key), "")
+		if r.code != 405 || r.header.Get("Allow") != m.allow || (m.method != "HEAD" && r.errCode(t) != "method_not_allowed") {
+			t.Fatalf("%s %s: %d Allow %q %s, want 405 Allow %q", m.method, m.path, r.code, r.header.Get("Allow"), r.body, m.allow)
+		}
 	}
 }
 
