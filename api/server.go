@@ -57,6 +57,14 @@ func MountProbes(mux *http.ServeMux, p Probes, reg *prometheus.Registry) {
 		httpx.WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	// Any other method: 405 with Allow and a JSON error, not ServeMux's
+	// plain text.
+	for _, p := range []string{"/health", "/ready", "/metrics"} {
+		mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", "GET, HEAD")
+			httpx.WriteError(w, http.StatusMethodNotAllowed, "method_not_allowed", r.Method+" is not allowed here; use GET")
+		})
+	}
 }
 
 // Metrics counts requests by route pattern and status.

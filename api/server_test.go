@@ -38,3 +38,16 @@ func TestProbes(t *testing.T) {
 		t.Fatalf("/metrics does not count by route and code:\n%s", body)
 	}
 }
+
+func TestProbes_WrongMethod(t *testing.T) {
+	mux := http.NewServeMux()
+	MountProbes(mux, Probes{}, prometheus.NewRegistry())
+	for _, tc := range []struct{ method, path string }{{"POST", "/health"}, {"DELETE", "/ready"}, {"PUT", "/metrics"}} {
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, httptest.NewRequest(tc.method, tc.path, nil))
+		if rec.Code != 405 || rec.Header().Get("Allow") != "GET, HEAD" || !strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") ||
+			!strings.Contains(rec.Body.String(), `"code":"method_not_allowed"`) {
+			t.Errorf("%s %s = %d Allow %q %q %s, want a JSON 405 with Allow: GET, HEAD", tc.method, tc.path, rec.Code, rec.Header().Get("Allow"), rec.Header().Get("Content-Type"), rec.Body)
+		}
+	}
+}

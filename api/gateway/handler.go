@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -219,8 +220,18 @@ type ctxKey struct{}
 
 func (h *Handler) serve(rt route, w http.ResponseWriter, r *http.Request) {
 	if r.Method != rt.method && !(rt.method == http.MethodGet && r.Method == http.MethodHead) {
-		w.Header().Set("Allow", rt.method)
-		h.fail(w, "", "bad_request", http.StatusMethodNotAllowed, "method_not_allowed", "use "+rt.method)
+		allow := rt.method
+		if allow == http.MethodGet {
+			allow = "GET, HEAD" // HEAD is served wherever GET is
+		}
+		w.Header().Set("Allow", allow)
+		h.fail(w, "", "bad_request", http.StatusMethodNotAllowed, "method_not_allowed", "use "+allow)
+		return
+	}
+	// A value holding "." or ".." segments (sent as %2F) would reach the
+	// backend as a path its mux cleans and redirects: not a gateway path.
+	if bp := rt.backend(r); path.Clean(bp) != bp {
+		h.fail(w, "", "not_found", http.StatusNotFound, "not_found", "no such gateway path; see docs/gateway.md")
 		return
 	}
 	// Credentials: Option A first; Option B only with a validation service.
@@ -332,11 +343,13 @@ func (h *Handler) readBatch(w http.ResponseWriter, r *http.Request, option strin
 		h.fail(w, option, "bad_request", http.StatusBadRequest, "bad_body", "could not read the request body")
 		return nil, 0, false
 	}
-	var b struct {
-		IPs []json.RawMessage `json:"ips"`
-	}
-	if json.Unmarshal(body, &b) == nil && len(b.IPs) >= 1 && len(b.IPs) <= MaxBatch {
-		return body, int64(len(b.IPs)), true
+	// The backend reads the key "ips" exactly (a map, last duplicate wins);
+	// count the same list. A struct field would also take "IPS" or "Ips",
+	// so {"ips": [100 addresses], "IPS": ["x"]} was charged 1 credit.
+	var obj map[string]json.RawMessage
+	var ips []json.RawMessage
+	if json.Unmarshal(body, &obj) == nil && json.Unmarshal(obj["ips"], &ips) == nil && len(ips) >= 1 && len(ips) <= MaxBatch {
+		return body, int64(len(ips)), true
 	}
 	return body, 1, true
 }
@@ -417,8 +430,14 @@ func (h *Handler) rewrite(pr *httputil.ProxyRequest) {
 	b := h.o.Backend
 	pr.Out.URL.Scheme = b.Scheme
 	pr.Out.URL.Host = b.Host
-	pr.Out.URL.Path = strings.TrimRight(b.Path, "/") + f.path
-	pr.Out.URL.RawPath = ""
+	// f.path is escaped already (a value's "/" and "%" stay escaped): it
+	// is the raw path, and Path its decoded form, so it is not escaped twice.
+	raw := strings.TrimRight(b.EscapedPath(), "/") + f.path
+	if p, err := url.PathUnescape(raw); err == nil {
+		pr.Out.URL.Path, pr.Out.URL.RawPath = p, raw
+	} else {
+		pr.Out.URL.Path, pr.Out.URL.RawPath = raw, ""
+	}
 	pr.Out.URL.RawQuery = f.query
 	pr.Out.Host = b.Host
 	hd := pr.Out.Header

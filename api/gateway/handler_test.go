@@ -31,6 +31,8 @@ const internalKey = "internal-test-key-7f3a"
 // received is one request the test backend saw.
 type received struct {
 	Method, Path, RawQuery string
+	// EscapedPath is the path as sent on the wire.
+	EscapedPath string
 	Header                 http.Header
 	Body                   string
 }
@@ -49,7 +51,7 @@ func newBackend(t *testing.T) *backend {
 	b.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		b.mu.Lock()
-		b.reqs = append(b.reqs, received{r.Method, r.URL.Path, r.URL.RawQuery, r.Header.Clone(), string(body)})
+		b.reqs = append(b.reqs, received{r.Method, r.URL.Path, r.URL.RawQuery, r.URL.EscapedPath(), r.Header.Clone(), string(body)})
 		b.mu.Unlock()
 		if r.Header.Get("X-Internal-Key") != internalKey {
 			http.Error(w, `{"detail":"unauthorized"}`, http.StatusUnauthorized)
@@ -252,8 +254,61 @@ func TestHandler_PathMapping(t *testing.T) {
 	if r := do(t, "GET", h.url+"/api/v1/vpn/nothing/here", bearer(key), ""); r.code != 404 || r.errCode(t) != "not_found" {
 		t.Fatalf("unknown path: %d %s", r.code, r.body)
 	}
-	if r := do(t, "DELETE", h.url+"/api/v1/vpn/ip/192.0.2.1", bearer(key), ""); r.code != 405 || r.errCode(t) != "method_not_allowed" {
-		t.Fatalf("wrong method: %d %s", r.code, r.body)
+	for _, m := range []struct{ method, path, allow string }{
+		{"DELETE", "/api/v1/vpn/ip/192.0.2.1", "GET, HEAD"},
+		{"POST", "/api/v1/vpn/export/csv", "GET, HEAD"},
+		{"PUT", "/api/v1/vpn/export/dataset/files/2026-11-23/x.csv", "GET, HEAD"},
+		{"GET", "/api/v1/vpn/batch", "POST"},
+		{"HEAD", "/api/v1/vpn/ip/batch", "POST"},
+	} {
+		r := do(t, m.method, h.url+m.path, bearer(key), "")
+		if r.code != 405 || r.header.Get("Allow") != m.allow || (m.method != "HEAD" && r.errCode(t) != "method_not_allowed") {
+			t.Fatalf("%s %s: %d Allow %q %s, want 405 Allow %q", m.method, m.path, r.code, r.header.Get("Allow"), r.body, m.allow)
+		}
+	}
+}
+
+// TestHandler_PathValuesEscapedOnce: a path value reaches the backend as
+// the customer sent it, escaped once (not "%C3%A9" as a literal), and a
+// value that would make a dot segment of the backend path is refused here.
+func TestHandler_PathValuesEscapedOnce(t *testing.T) {
+	h := newHarness(t)
+	key := h.key(t, "esc", "enterprise")
+	tests := []struct {
+		name, path            string
+		wantPath, wantEscaped string
+	}{
+		{"unicode", "/api/v1/vpn/ip/%C3%A9", "/api/v1/shadow_vpn/lookup/é", "/api/v1/shadow_vpn/lookup/%C3%A9"},
+		{"zone id", "/api/v1/vpn/ip/fe80::1%25eth0", "/api/v1/shadow_vpn/lookup/fe80::1%eth0", "/api/v1/shadow_vpn/lookup/fe80::1%25eth0"},
+		{"slash in value", "/api/v1/vpn/ip/1.2.3.4%2F5", "/api/v1/shadow_vpn/lookup/1.2.3.4/5", "/api/v1/shadow_vpn/lookup/1.2.3.4%2F5"},
+		{"space", "/api/v1/vpn/ip/a%20b", "/api/v1/shadow_vpn/lookup/a b", "/api/v1/shadow_vpn/lookup/a%20b"},
+		{"download name", "/api/v1/vpn/export/dataset/files/2026-11-23/a%25b.csv", "/api/v1/export/dataset/files/2026-11-23/a%b.csv", "/api/v1/export/dataset/files/2026-11-23/a%25b.csv"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if r := do(t, "GET", h.url+tc.path, bearer(key), ""); r.code != 200 {
+				t.Fatalf("status %d %s", r.code, r.body)
+			}
+			got := h.backend.last(t)
+			if got.Path != tc.wantPath || got.EscapedPath != tc.wantEscaped {
+				t.Fatalf("backend got path %q (sent as %q), want %q (sent as %q)", got.Path, got.EscapedPath, tc.wantPath, tc.wantEscaped)
+			}
+		})
+	}
+	for _, p := range []string{
+		"/api/v1/vpn/export/dataset/files/2026-11-23/..%2F..%2Fcsv",
+		"/api/v1/vpn/export/dataset/files%2F..%2F..%2F..%2Fshadow_vpn%2Flookup%2F192.0.2.1",
+		"/api/v1/vpn/export/dataset/",
+		"/api/v1/vpn/ip/%2E%2E",
+	} {
+		before := len(h.backend.all())
+		r := do(t, "GET", h.url+p, bearer(key), "")
+		if r.code != 404 || r.errCode(t) != "not_found" {
+			t.Errorf("%s: %d %s, want the gateway's JSON 404", p, r.code, r.body)
+		}
+		if n := len(h.backend.all()); n != before {
+			t.Errorf("%s reached the backend as %q", p, h.backend.last(t).EscapedPath)
+		}
 	}
 }
 
@@ -450,6 +505,33 @@ func TestHandler_QuotaAndCredits(t *testing.T) {
 	toMonth := time.Date(now.Year(), now.Month()+1, 1, 0, 0, 0, 0, time.UTC).Sub(now).Seconds()
 	if ra, _ := strconv.Atoi(r.header.Get("Retry-After")); float64(ra) < toMonth-5 || float64(ra) > toMonth+5 {
 		t.Fatalf("Retry-After %d, want ~%f (seconds to the next month)", ra, toMonth)
+	}
+}
+
+// TestHandler_BatchCreditsCountTheBackendsList: the credits of a batch are
+// the length of the list the backend serves, the exact key "ips" (last
+// duplicate wins), never a differently cased key beside it.
+func TestHandler_BatchCreditsCountTheBackendsList(t *testing.T) {
+	h := newHarness(t)
+	h.limits["starter"] = gw.Limits{RatePerMinute: 1000, MonthlyQuota: 1000}
+	five := `["192.0.2.1","192.0.2.2","192.0.2.3","192.0.2.4","192.0.2.5"]`
+	cases := []struct {
+		name, body, wantUsed string
+	}{
+		{"plain", `{"ips":` + five + `}`, "5"},
+		{"other case after", `{"ips":` + five + `,"IPS":["192.0.2.9"]}`, "5"},
+		{"other case before", `{"Ips":["192.0.2.9"],"ips":` + five + `}`, "5"},
+		{"duplicate key, last wins", `{"ips":["192.0.2.9"],"ips":` + five + `}`, "5"},
+		{"only another case", `{"IPS":` + five + `}`, "1"},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			key := h.key(t, "credits"+strconv.Itoa(i), "starter")
+			r := do(t, "POST", h.url+"/api/v1/vpn/batch", bearer(key), tc.body)
+			if r.code != 200 || r.header.Get("X-Quota-Used") != tc.wantUsed {
+				t.Fatalf("got %d used %q (%s), want 200 used %q", r.code, r.header.Get("X-Quota-Used"), r.body, tc.wantUsed)
+			}
+		})
 	}
 }
 

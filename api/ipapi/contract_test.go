@@ -211,6 +211,32 @@ func TestAPI_Contract(t *testing.T) {
 			c.check(t, tt.method, tt.pattern, r)
 		})
 	}
+	// 405: another method on a documented path answers in the Error shape
+	// with Allow; it is documented on the path's own operation.
+	wrong := []struct {
+		name, method, op, pattern, path, allow string
+	}{
+		{"lookup POST", "POST", "GET", PathLookup, "/api/v1/shadow_vpn/lookup/198.51.100.7", "GET, HEAD"},
+		{"batch GET", "GET", "POST", PathBatch, PathBatch, "POST"},
+		{"csv PUT", "PUT", "GET", PathCSV, PathCSV, "GET, HEAD"},
+		{"dataset DELETE", "DELETE", "GET", PathDataset, PathDataset, "GET, HEAD"},
+		{"download POST", "POST", "GET", PathDownload, dl + "ipintel.csv.gz", "GET, HEAD"},
+		{"public PATCH", "PATCH", "GET", PathPublic, "/public/v1/lookup/192.0.2.80", "GET, HEAD"},
+		{"public snapshot POST", "POST", "GET", PathPublicSn, PathPublicSn, "GET, HEAD"},
+		{"openapi POST", "POST", "GET", PathOpenAPI, PathOpenAPI, "GET, HEAD"},
+	}
+	for _, tt := range wrong {
+		t.Run(tt.name, func(t *testing.T) {
+			r := call(t, F, tt.method, tt.path, "", key("enterprise")...)
+			if r.status != http.StatusMethodNotAllowed || r.header.Get("Allow") != tt.allow {
+				t.Fatalf("status %d Allow %q, want 405 Allow %q: %s", r.status, r.header.Get("Allow"), tt.allow, r.body)
+			}
+			if code, _ := get(r.json(t), "error", "code"); code != CodeMethodNotAllowed {
+				t.Fatalf("error.code %v, want %s", code, CodeMethodNotAllowed)
+			}
+			c.check(t, tt.op, tt.pattern, r)
+		})
+	}
 	for _, d := range c.documented() {
 		if !c.seen[d] {
 			t.Errorf("documented but never produced by a test: %s", d)

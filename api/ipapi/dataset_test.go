@@ -211,6 +211,40 @@ func TestGuard(t *testing.T) {
 	})
 }
 
+// TestUnknownPath: another path under /api/v1/ or /public/ (the gateway
+// forwards any /api/v1/vpn/export/dataset/{rest...}) answers the JSON
+// error body, 401 before 404 for the protected ones.
+func TestUnknownPath(t *testing.T) {
+	f := newFixture(t, Options{})
+	cases := []struct {
+		name, path string
+		hdr        []string
+		want       int
+		code       string
+	}{
+		{"dataset short path", "/api/v1/export/dataset/files/x", key("pro"), 404, CodeNotFound},
+		{"dataset deep path", "/api/v1/export/dataset/files/2026-11-23/a/b", key("pro"), 404, CodeNotFound},
+		{"dataset trailing slash", "/api/v1/export/dataset/", key("pro"), 404, CodeNotFound},
+		{"unknown api path", "/api/v1/nothing", key("enterprise"), 404, CodeNotFound},
+		{"unknown api path without key", "/api/v1/export/dataset/files/x", nil, 401, CodeUnauthorized},
+		{"lookup without address", "/api/v1/shadow_vpn/lookup/", key("pro"), 404, CodeNotFound},
+		{"public lookup without address", "/public/v1/lookup/", nil, 404, CodeNotFound},
+		{"unknown public path", "/public/v2/lookup/192.0.2.80", nil, 404, CodeNotFound},
+	}
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			r := call(t, f.srv.URL, "GET", tt.path, "", tt.hdr...)
+			if r.status != tt.want || !strings.HasPrefix(r.header.Get("Content-Type"), "application/json") {
+				t.Fatalf("status %d Content-Type %q, want %d JSON: %s", r.status, r.header.Get("Content-Type"), tt.want, r.body)
+			}
+			var body ErrorBody
+			if err := json.Unmarshal(r.body, &body); err != nil || body.Error.Code != tt.code || body.Error.Message == "" {
+				t.Fatalf("body %s, want error code %s", r.body, tt.code)
+			}
+		})
+	}
+}
+
 func TestPublic_LimitAndShape(t *testing.T) {
 	f := newFixture(t, Options{PublicPerMinute: 0.01, PublicBurst: 3})
 	for i := range 3 {

@@ -17,6 +17,8 @@ const (
 	CodeRateLimited  = "rate_limited"  // 429: public endpoint limit reached
 	CodeUnavailable  = "unavailable"   // 503: the object store failed
 	CodeInternal     = "internal"      // 500: the snapshot is corrupt at the address
+	// CodeMethodNotAllowed is 405: another method than the path's (Allow names it).
+	CodeMethodNotAllowed = "method_not_allowed"
 )
 
 // ErrorBody is the JSON error body of every non-422 failure.

@@ -108,6 +108,29 @@ func (s *Service) Mount(mux *http.ServeMux) {
 	mux.HandleFunc("GET "+PathPublic, s.limited(s.publicLookup))
 	mux.HandleFunc("GET "+PathPublicSn, s.limited(s.publicSnapshot))
 	mux.HandleFunc("GET "+PathOpenAPI, serveOpenAPI)
+	// Any other method on these paths: 405 in the error shape, with Allow
+	// (ServeMux alone would answer a plain-text 405).
+	for _, p := range []string{PathLookup, PathCSV, PathDataset, PathDownload, PathPublic, PathPublicSn, PathOpenAPI} {
+		mux.Handle(p, methodNotAllowed("GET, HEAD"))
+	}
+	mux.Handle(PathBatch, methodNotAllowed(http.MethodPost))
+	// Any other path of the API: 404 in the error shape, not ServeMux's
+	// plain text (the gateway forwards /api/v1/vpn/export/dataset/{rest...}
+	// here whatever rest is).
+	mux.Handle("/api/v1/", s.guard(func(w http.ResponseWriter, r *http.Request, _ Tier) { notFoundPath(w, r) }))
+	mux.HandleFunc("/public/", notFoundPath)
+}
+
+func notFoundPath(w http.ResponseWriter, _ *http.Request) {
+	writeError(w, http.StatusNotFound, CodeNotFound, "no such path; see "+PathOpenAPI)
+}
+
+// methodNotAllowed answers 405 with Allow and the JSON error body.
+func methodNotAllowed(allow string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", allow)
+		writeError(w, http.StatusMethodNotAllowed, CodeMethodNotAllowed, r.Method+" is not allowed here; use "+allow)
+	})
 }
 
 // guard admits only requests carrying the gateway's X-Internal-Key and

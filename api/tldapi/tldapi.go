@@ -87,6 +87,25 @@ func (h *Handler) Mount(mux *http.ServeMux) {
 	mux.Handle("GET /download/json", h.limit(h.download(probe.LatestJSON, "tld_status_results.json", "application/json")))
 	mux.Handle("GET /download/csv", h.limit(h.download(probe.LatestCSV, "tld_status_results.csv", "text/csv; charset=utf-8")))
 	mux.Handle("GET /download/summary", h.limit(h.download(probe.LatestSummary, "tld_status_summary.json", "application/json")))
+	// Any other method: 405 with Allow and the JSON error body (ServeMux
+	// alone would answer in plain text).
+	for _, p := range []string{"/api/status", "/api/results", "/download/json", "/download/csv", "/download/summary"} {
+		mux.HandleFunc(p, methodNotAllowed)
+	}
+	// Any other path under /api/ or /download/: 404 in the same shape.
+	mux.HandleFunc("/api/", notFound)
+	mux.HandleFunc("/download/", notFound)
+}
+
+func notFound(w http.ResponseWriter, _ *http.Request) {
+	// Generic: under `netintel run` every product shares the listener, so
+	// this also answers a mistyped /api/ path of another product.
+	httpx.WriteError(w, http.StatusNotFound, "not_found", "no such path")
+}
+
+func methodNotAllowed(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Allow", "GET, HEAD")
+	httpx.WriteError(w, http.StatusMethodNotAllowed, "method_not_allowed", r.Method+" is not allowed here; use GET")
 }
 
 // Health is the /health body: the spec's Health shape. status is "healthy",

@@ -245,13 +245,46 @@ func TestHealth(t *testing.T) {
 
 func TestMethodNotAllowed(t *testing.T) {
 	srv, _ := setup(t, &fakeState{}, 100)
-	resp, err := http.Post(srv.URL+"/api/status", "application/json", nil)
-	if err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct{ method, path string }{
+		{"POST", "/api/status"},
+		{"PUT", "/api/results"},
+		{"DELETE", "/download/json"},
+		{"POST", "/download/csv"},
+		{"PATCH", "/download/summary"},
+	} {
+		req, err := http.NewRequest(tc.method, srv.URL+tc.path, strings.NewReader("{}"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var body struct {
+			Error struct{ Code, Message string }
+		}
+		if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "GET, HEAD" ||
+			!strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") ||
+			json.Unmarshal(b, &body) != nil || body.Error.Code != "method_not_allowed" || body.Error.Message == "" {
+			t.Errorf("%s %s: %d Allow %q Content-Type %q body %s, want a JSON 405 method_not_allowed with Allow: GET, HEAD",
+				tc.method, tc.path, resp.StatusCode, resp.Header.Get("Allow"), resp.Header.Get("Content-Type"), b)
+		}
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusMethodNotAllowed {
-		t.Errorf("POST: %d", resp.StatusCode)
+}
+
+func TestUnknownPath(t *testing.T) {
+	srv, _ := setup(t, &fakeState{}, 100)
+	for _, p := range []string{"/api/statusx", "/api/status/", "/api/", "/download/", "/download/xml", "/download/json/x"} {
+		resp, b := get(t, srv.URL+p)
+		var body struct {
+			Error struct{ Code, Message string }
+		}
+		if resp.StatusCode != http.StatusNotFound || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") ||
+			json.Unmarshal(b, &body) != nil || body.Error.Code != "not_found" || body.Error.Message == "" {
+			t.Errorf("GET %s: %d Content-Type %q body %s, want a JSON 404 not_found", p, resp.StatusCode, resp.Header.Get("Content-Type"), b)
+		}
 	}
 }
 
