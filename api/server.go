@@ -5,6 +5,7 @@ package api
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -148,7 +149,7 @@ func Serve(ctx context.Context, log *slog.Logger, ls []Listener, timeout time.Du
 			}
 			return err
 		}
-		srv := &http.Server{Handler: l.Handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		srv := &http.Server{Handler: bodyIdleTimeout(l.Handler, BodyIdleTimeout), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 			BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) }}
 		servers = append(servers, srv)
 		log.Info("http listening", "addr", ln.Addr().String())
@@ -175,6 +176,53 @@ func Serve(ctx context.Context, log *slog.Logger, ls []Listener, timeout time.Du
 	}
 	wg.Wait()
 	return err
+}
+
+// BodyIdleTimeout is how long a request body may send nothing before the
+// read fails and the connection is closed. A whole-request deadline would
+// cut off large uploads on slow links; this only stops a client that sends
+// headers and then trickles or stalls, which would otherwise hold a
+// connection and a goroutine for as long as it likes.
+var BodyIdleTimeout = 30 * time.Second
+
+// bodyIdleTimeout gives every request with a body a read deadline of d that
+// moves forward with each read that returns data and is cleared when the
+// body has been read to its end (so that net/http's background read of a finished request
+// never times out while a long response is written).
+func bodyIdleTimeout(h http.Handler, d time.Duration) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body != nil && r.Body != http.NoBody {
+			rc := http.NewResponseController(w)
+			if rc.SetReadDeadline(time.Now().Add(d)) == nil {
+				r.Body = &idleBody{ReadCloser: r.Body, rc: rc, d: d}
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+type idleBody struct {
+	io.ReadCloser
+	rc   *http.ResponseController
+	d    time.Duration
+	done bool
+}
+
+func (b *idleBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	switch {
+	case b.done:
+	case err == io.EOF:
+		b.done = true
+		_ = b.rc.SetReadDeadline(time.Time{})
+	case err != nil:
+		// Keep the deadline that failed: the server's drain of the rest
+		// of the body then fails at once and the connection is closed.
+		b.done = true
+	case n > 0:
+		_ = b.rc.SetReadDeadline(time.Now().Add(b.d))
+	}
+	return n, err
 }
 
 // Gate answers 503 until Open swaps in the real handler, so that a role

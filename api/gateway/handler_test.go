@@ -33,8 +33,8 @@ type received struct {
 	Method, Path, RawQuery string
 	// EscapedPath is the path as sent on the wire.
 	EscapedPath string
-	Header                 http.Header
-	Body                   string
+	Header      http.Header
+	Body        string
 }
 
 // backend is a loopback test double of the IP backend: it records every
