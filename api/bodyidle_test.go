@@ -18,7 +18,7 @@ import (
 func serveIdle(t *testing.T, h http.Handler) string {
 	t.Helper()
 	old := BodyIdleTimeout
-	BodyIdleTimeout = 300 * time.Millisecond
+	BodyIdleTimeout = time.Second
 	t.Cleanup(func() { BodyIdleTimeout = old })
 	ctx, cancel := context.WithCancel(context.Background())
 	addr := make(chan string, 1)
@@ -51,7 +51,7 @@ func TestServe_BodyIdleTimeout(t *testing.T) {
 			return
 		}
 		if r.URL.Path == "/late" {
-			time.Sleep(900 * time.Millisecond)
+			time.Sleep(2500 * time.Millisecond)
 		}
 		fmt.Fprintf(w, "got %d", len(b))
 	}))
