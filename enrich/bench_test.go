@@ -156,15 +156,7 @@ func benchPipeline(b *testing.B, g *generator, n, workers int) float64 {
 		}
 		go func() { errs <- w.Run(ctx) }()
 	}
-	b.StartTimer()
-	start := time.Now()
-	pub := ingest.NewPublisher(nt.JS, 4096)
-	stored := g.publish(ctx, b, pub, 0, n)
-	if err := WaitIdle(ctx, nt.JS); err != nil {
-		b.Fatal(err)
-	}
-	elapsed := time.Since(start)
-	b.StopTimer()
+	stored, elapsed := publishAndWait(ctx, b, nt.JS, g, n)
 	cancel()
 	for i := 0; i < workers; i++ {
 		if err := <-errs; err != nil {
@@ -235,18 +227,24 @@ func benchFloor(b *testing.B, g *generator, n int) float64 {
 			}
 		}
 	}()
-	b.StartTimer()
-	start := time.Now()
-	pub := ingest.NewPublisher(nt.JS, 4096)
-	stored := g.publish(ctx, b, pub, 0, n)
-	if err := WaitIdle(ctx, nt.JS); err != nil {
-		b.Fatal(err)
-	}
-	elapsed := time.Since(start)
-	b.StopTimer()
+	stored, elapsed := publishAndWait(ctx, b, nt.JS, g, n)
 	cancel()
 	if err := <-done; err != nil {
 		b.Fatal(err)
 	}
 	return float64(stored) / elapsed.Seconds()
+}
+
+// publishAndWait times publishing n observations until the enrich consumer
+// has nothing pending or unacknowledged; it returns how many were stored.
+func publishAndWait(ctx context.Context, b *testing.B, js jetstream.JetStream, g *generator, n int) (int, time.Duration) {
+	b.StartTimer()
+	start := time.Now()
+	stored := g.publish(ctx, b, ingest.NewPublisher(js, 4096), 0, n)
+	if err := WaitIdle(ctx, js); err != nil {
+		b.Fatal(err)
+	}
+	elapsed := time.Since(start)
+	b.StopTimer()
+	return stored, elapsed
 }
