@@ -60,12 +60,25 @@ func cmdProbe(ctx context.Context, env *Env, args []string) error {
 	return followRun(ctx, env, svc, prevRun, *pickup)
 }
 
-// followRun prints progress until a run other than prevRun completes or fails.
-func followRun(ctx context.Context, env *Env, svc *probe.Service, prevRun string, pickup time.Duration) error {
+// runSource is what followRun reads: the probe service.
+type runSource interface {
+	Progress(ctx context.Context) (probe.Progress, error)
+	Requested(ctx context.Context) (bool, error)
+	Published(ctx context.Context) (probe.Published, bool, error)
+}
+
+// followInterval is how often followRun reads the progress.
+var followInterval = time.Second
+
+// followRun prints progress until a run other than prevRun completes or
+// fails. A failed read of the progress (NATS electing a new leader, say)
+// is retried; only reads failing for longer than pickup end the wait.
+func followRun(ctx context.Context, env *Env, svc runSource, prevRun string, pickup time.Duration) error {
 	start, changed := time.Now(), time.Now()
-	t := time.NewTicker(time.Second)
+	t := time.NewTicker(followInterval)
 	defer t.Stop()
 	last, lastSeen := "", ""
+	var failingSince time.Time
 	for {
 		select {
 		case <-ctx.Done():
@@ -77,8 +90,19 @@ func followRun(ctx context.Context, env *Env, svc *probe.Service, prevRun string
 		}
 		p, err := svc.Progress(ctx)
 		if err != nil {
-			return fmt.Errorf("read progress: %w", err)
+			if ctx.Err() != nil {
+				continue // reported at the top of the loop
+			}
+			if failingSince.IsZero() {
+				failingSince = time.Now()
+				fmt.Fprintf(env.Stderr, "reading the progress failed (%v); retrying\n", err)
+			}
+			if time.Since(failingSince) > pickup {
+				return fmt.Errorf("read progress: failing for %s: %w", pickup, err)
+			}
+			continue
 		}
+		failingSince = time.Time{}
 		if p.RunID == "" || p.RunID == prevRun {
 			if pending, _ := svc.Requested(ctx); pending && time.Since(start) > pickup {
 				return fmt.Errorf("no probe worker took the request within %s: is `netintel run` or `netintel worker probe` running? (the request stays queued)", pickup)
