@@ -17,7 +17,6 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/netintel/netintel/internal/bus"
 	"github.com/netintel/netintel/internal/config"
 	"github.com/netintel/netintel/internal/objstore"
 )
@@ -119,14 +118,12 @@ func (s *Service) Published(ctx context.Context) (Published, bool, error) {
 	return p, err == nil, err
 }
 
-// getJSON reads a key from the stream leader, so that a reader following
-// a run never sees a replica's stale copy (bus.LeaderGet).
 func (s *Service) getJSON(ctx context.Context, key string, v any) error {
-	b, err := bus.LeaderGet(ctx, s.js, ProgressKV, key)
+	e, err := s.kv.Get(ctx, key)
 	if err != nil {
 		return err
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := json.Unmarshal(e.Value(), v); err != nil {
 		return fmt.Errorf("decode %s: %w", key, err)
 	}
 	return nil
