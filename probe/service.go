@@ -17,7 +17,6 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/netintel/netintel/internal/bus"
 	"github.com/netintel/netintel/internal/config"
 	"github.com/netintel/netintel/internal/objstore"
 )
@@ -107,28 +106,6 @@ func (s *Service) Progress(ctx context.Context) (Progress, error) {
 		return Progress{Status: StatusIdle, CurrentStep: "waiting for the first check"}, nil
 	}
 	return p, err
-}
-
-// LiveProgress is Progress read from the stream leader, for a reader that
-// follows a run until it changes (`netintel probe`): a KV get is a direct
-// get that any replica may answer, and a replica catching up after a node
-// restart can serve an old copy for minutes. When the leader does not
-// answer (an election), it falls back to Progress.
-func (s *Service) LiveProgress(ctx context.Context) (Progress, error) {
-	lctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	b, err := bus.LeaderGet(lctx, s.js, ProgressKV, KeyProgress)
-	switch {
-	case errors.Is(err, jetstream.ErrKeyNotFound):
-		return Progress{Status: StatusIdle, CurrentStep: "waiting for the first check"}, nil
-	case err != nil:
-		return s.Progress(ctx)
-	}
-	var p Progress
-	if err := json.Unmarshal(b, &p); err != nil {
-		return p, fmt.Errorf("decode %s: %w", KeyProgress, err)
-	}
-	return p, nil
 }
 
 // Published reads what the latest publish recorded; ok is false before the first.

@@ -57,13 +57,8 @@ func cmdProbe(ctx context.Context, env *Env, args []string) error {
 		ctx, cancel = context.WithTimeout(ctx, *timeout)
 		defer cancel()
 	}
-	return followRun(ctx, env, liveSource{svc}, prevRun, *pickup)
+	return followRun(ctx, env, svc, prevRun, *pickup)
 }
-
-// liveSource follows a run with leader reads of its progress.
-type liveSource struct{ *probe.Service }
-
-func (l liveSource) Progress(ctx context.Context) (probe.Progress, error) { return l.LiveProgress(ctx) }
 
 // runSource is what followRun reads: the probe service.
 type runSource interface {
