@@ -33,7 +33,7 @@ func cmdRun(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	return s.serve(ctx, parts{products: config.Products, workers: []string{"*"}, jobs: true, onStart: true, listen: *listen,
+	return s.serve(ctx, parts{products: config.Products, workers: []string{"*"}, jobs: true, onStart: true,
 		bound: func(addr string) { fmt.Fprintf(env.Stdout, "netintel listening on http://%s\n", addr) }})
 }
 
@@ -51,7 +51,7 @@ func cmdAPI(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	return s.serve(ctx, parts{products: prods, listen: *listen})
+	return s.serve(ctx, parts{products: prods})
 }
 
 func cmdGateway(ctx context.Context, env *Env, args []string) error {
@@ -66,7 +66,7 @@ func cmdGateway(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	return s.serve(ctx, parts{products: []string{"gateway"}, listen: *listen})
+	return s.serve(ctx, parts{products: []string{"gateway"}})
 }
 
 func cmdWorker(ctx context.Context, env *Env, args []string) error {

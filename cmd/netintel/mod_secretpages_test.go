@@ -18,12 +18,12 @@ func TestSecretPages_Wiring(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := &Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard, Getenv: os.Getenv}
-	s, err := openSystem(t.Context(), env, &commonFlags{config: filepath.Join(dir, "none.yaml"), dataDir: filepath.Join(dir, "data")}, roleOpts{embedded: true, ensure: true, store: true})
+	s, err := openSystem(t.Context(), env, &commonFlags{config: filepath.Join(dir, "none.yaml"), dataDir: filepath.Join(dir, "data")}, roleOpts{embedded: true, ensure: true, store: true, listen: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.close()
-	ls := s.listeners([]string{"secrets"}, "127.0.0.1:0")
+	ls := s.listeners([]string{"secrets"})
 	if len(ls) != 1 {
 		t.Fatalf("%d listeners", len(ls))
 	}

@@ -156,7 +156,7 @@ func openSystem(ctx context.Context, env *Env, cf *commonFlags, o roleOpts) (*Sy
 	log := telemetry.NewLogger(env.Stderr, cf.logLevel)
 	s := &System{Cfg: cfg, Log: log, Reg: telemetry.NewRegistry(), DataDir: cf.dataDir, Env: env, Embedded: o.embedded, listen: o.listen, routes: map[string][]func(*http.ServeMux){}}
 	if len(o.products) > 0 && !o.embedded {
-		s.earlyListen(ctx, o.products, o.listen)
+		s.earlyListen(ctx, o.products)
 	}
 	ncfg := cfg.NATS
 	switch {
@@ -241,8 +241,6 @@ type parts struct {
 	workers  []string // worker names; ["*"] = all
 	jobs     bool
 	onStart  bool
-	// listen overrides api.listen for every product.
-	listen string
 	// bound is called with each listener's address once it listens.
 	bound func(addr string)
 }
@@ -290,7 +288,7 @@ func (s *System) serve(ctx context.Context, p parts) error {
 	// print addresses that answer (port 0 resolved).
 	up := make(chan struct{})
 	if len(p.products) > 0 {
-		ls := s.listeners(p.products, p.listen)
+		ls := s.listeners(p.products)
 		if s.gates != nil {
 			close(up) // bound by earlyListen
 			for _, l := range ls {
@@ -363,10 +361,10 @@ func (s *System) shutdownTimeout() time.Duration {
 
 // earlyListen binds the role's addresses now, behind gates that answer 503
 // until serve opens them.
-func (s *System) earlyListen(ctx context.Context, products []string, override string) {
+func (s *System) earlyListen(ctx context.Context, products []string) {
 	s.gates = map[string]*api.Gate{}
 	var ls []api.Listener
-	for _, a := range s.addrs(products, override) {
+	for _, a := range s.addrs(products) {
 		g := api.NewGate("connecting to NATS")
 		s.gates[a] = g
 		ls = append(ls, api.Listener{Addr: a, Handler: g})
@@ -392,16 +390,22 @@ func (s *System) recordBound(configured, addr string) {
 // at: the --listen override, else api.listeners or api.listen, with a
 // wildcard host made loopback, and port 0 as bound once it listens.
 func (s *System) baseURL(product string) string {
-	addr := s.Cfg.ListenFor(product)
-	if s.listen != "" {
-		addr = s.listen
-	}
+	addr := s.listenAddr(product)
 	s.boundMu.Lock()
 	if b, ok := s.boundAt[addr]; ok {
 		addr = b
 	}
 	s.boundMu.Unlock()
 	return "http://" + dialable(addr)
+}
+
+// listenAddr is where product listens: the --listen override, else
+// api.listeners or api.listen.
+func (s *System) listenAddr(product string) string {
+	if s.listen != "" {
+		return s.listen
+	}
+	return s.Cfg.ListenFor(product)
 }
 
 // dialable turns a listen address into one a local client can dial: an
@@ -415,13 +419,10 @@ func dialable(addr string) string {
 }
 
 // addrs returns the distinct listen addresses of products, in order.
-func (s *System) addrs(products []string, override string) []string {
+func (s *System) addrs(products []string) []string {
 	var out []string
 	for _, prod := range products {
-		a := s.Cfg.ListenFor(prod)
-		if override != "" {
-			a = override
-		}
+		a := s.listenAddr(prod)
 		if !slices.Contains(out, a) {
 			out = append(out, a)
 		}
@@ -438,15 +439,12 @@ func (s *System) workerNames() []string {
 }
 
 // listeners groups the products' routes by listen address.
-func (s *System) listeners(products []string, listenOverride string) []api.Listener {
+func (s *System) listeners(products []string) []api.Listener {
 	metrics := api.NewMetrics(s.Reg)
 	byAddr := map[string]*http.ServeMux{}
 	var order []string
 	for _, prod := range products {
-		addr := s.Cfg.ListenFor(prod)
-		if listenOverride != "" {
-			addr = listenOverride
-		}
+		addr := s.listenAddr(prod)
 		mux, ok := byAddr[addr]
 		if !ok {
 			mux = http.NewServeMux()
