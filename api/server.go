@@ -61,10 +61,7 @@ func MountProbes(mux *http.ServeMux, p Probes, reg *prometheus.Registry) {
 	// Any other method: 405 with Allow and a JSON error, not ServeMux's
 	// plain text.
 	for _, p := range []string{"/health", "/ready", "/metrics"} {
-		mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Allow", "GET, HEAD")
-			httpx.WriteError(w, http.StatusMethodNotAllowed, "method_not_allowed", r.Method+" is not allowed here; use GET")
-		})
+		mux.Handle(p, httpx.MethodNotAllowed("GET, HEAD"))
 	}
 }
 

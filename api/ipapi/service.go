@@ -111,9 +111,9 @@ func (s *Service) Mount(mux *http.ServeMux) {
 	// Any other method on these paths: 405 in the error shape, with Allow
 	// (ServeMux alone would answer a plain-text 405).
 	for _, p := range []string{PathLookup, PathCSV, PathDataset, PathDownload, PathPublic, PathPublicSn, PathOpenAPI} {
-		mux.Handle(p, methodNotAllowed("GET, HEAD"))
+		mux.Handle(p, httpx.MethodNotAllowed("GET, HEAD"))
 	}
-	mux.Handle(PathBatch, methodNotAllowed(http.MethodPost))
+	mux.Handle(PathBatch, httpx.MethodNotAllowed(http.MethodPost))
 	// Any other path of the API: 404 in the error shape, not ServeMux's
 	// plain text (the gateway forwards /api/v1/vpn/export/dataset/{rest...}
 	// here whatever rest is).
@@ -123,14 +123,6 @@ func (s *Service) Mount(mux *http.ServeMux) {
 
 func notFoundPath(w http.ResponseWriter, _ *http.Request) {
 	writeError(w, http.StatusNotFound, CodeNotFound, "no such path; see "+PathOpenAPI)
-}
-
-// methodNotAllowed answers 405 with Allow and the JSON error body.
-func methodNotAllowed(allow string) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Allow", allow)
-		writeError(w, http.StatusMethodNotAllowed, CodeMethodNotAllowed, r.Method+" is not allowed here; use "+allow)
-	})
 }
 
 // guard admits only requests carrying the gateway's X-Internal-Key and

@@ -90,7 +90,7 @@ func (h *Handler) Mount(mux *http.ServeMux) {
 	// Any other method: 405 with Allow and the JSON error body (ServeMux
 	// alone would answer in plain text).
 	for _, p := range []string{"/api/status", "/api/results", "/download/json", "/download/csv", "/download/summary"} {
-		mux.HandleFunc(p, methodNotAllowed)
+		mux.Handle(p, httpx.MethodNotAllowed("GET, HEAD"))
 	}
 	// Any other path under /api/ or /download/: 404 in the same shape.
 	mux.HandleFunc("/api/", notFound)
@@ -101,11 +101,6 @@ func notFound(w http.ResponseWriter, _ *http.Request) {
 	// Generic: under `netintel run` every product shares the listener, so
 	// this also answers a mistyped /api/ path of another product.
 	httpx.WriteError(w, http.StatusNotFound, "not_found", "no such path")
-}
-
-func methodNotAllowed(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Allow", "GET, HEAD")
-	httpx.WriteError(w, http.StatusMethodNotAllowed, "method_not_allowed", r.Method+" is not allowed here; use GET")
 }
 
 // Health is the /health body: the spec's Health shape. status is "healthy",

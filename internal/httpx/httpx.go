@@ -36,6 +36,16 @@ func WriteError(w http.ResponseWriter, status int, code, msg string) {
 	WriteJSON(w, status, map[string]Error{"error": {Code: code, Message: msg}})
 }
 
+// MethodNotAllowed answers 405 with Allow and the JSON error body
+// (code method_not_allowed), for the paths ServeMux would otherwise answer
+// in plain text.
+func MethodNotAllowed(allow string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", allow)
+		WriteError(w, http.StatusMethodNotAllowed, "method_not_allowed", r.Method+" is not allowed here; use "+allow)
+	})
+}
+
 // ClientIP returns the caller's address. With trustProxy (one trusted
 // proxy, a load balancer, in front) it is the last X-Forwarded-For entry:
 // the address that proxy saw and appended. Entries to its left come from
