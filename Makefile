@@ -11,7 +11,6 @@ VERSITYGW_VERSION   := v1.8.0
 STATICCHECK_VERSION := v0.8.2
 DATA_DIR      ?= data
 LISTEN        ?= 127.0.0.1:8080
-APT_PACKAGES  := mmdb-bin chromium chromium-driver
 TEST_TIMEOUT  ?= 20m
 
 .PHONY: all build run test bench tools apt-deps npm-deps lint clean

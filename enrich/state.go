@@ -3,14 +3,14 @@ package enrich
 import (
 	"encoding/json"
 	"fmt"
-	jsonv2 "github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
 	"math"
 	"net/netip"
 	"slices"
 	"strings"
 	"time"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/klauspost/compress/s2"
 
 	"github.com/netintel/netintel/ingest"

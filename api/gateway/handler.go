@@ -230,7 +230,8 @@ func (h *Handler) serve(rt route, w http.ResponseWriter, r *http.Request) {
 	}
 	// A value holding "." or ".." segments (sent as %2F) would reach the
 	// backend as a path its mux cleans and redirects: not a gateway path.
-	if bp := rt.backend(r); path.Clean(bp) != bp {
+	backendPath := rt.backend(r)
+	if path.Clean(backendPath) != backendPath {
 		h.fail(w, "", "not_found", http.StatusNotFound, "not_found", "no such gateway path; see docs/gateway.md")
 		return
 	}
@@ -290,7 +291,7 @@ func (h *Handler) serve(rt route, w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	f := &forward{path: rt.backend(r), query: stripAPIKey(r.URL.RawQuery), rec: rec, charge: ch, credits: credits, option: option, limits: lim}
+	f := &forward{path: backendPath, query: stripAPIKey(r.URL.RawQuery), rec: rec, charge: ch, credits: credits, option: option, limits: lim}
 	h.proxy.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, f)))
 }
 
