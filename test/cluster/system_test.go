@@ -25,6 +25,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/netintel/netintel/enrich"
 	"github.com/netintel/netintel/internal/ipmodel"
 	"github.com/netintel/netintel/internal/objstore"
 	"github.com/netintel/netintel/internal/testutil"
@@ -92,7 +93,7 @@ func TestCluster_SystemSurvivesNodeLoss(t *testing.T) {
 	base := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
 	first := writeObservations(t, filepath.Join(dir, "first.ndjson"), 0, 100, base)
 	runCLI(t, env, roleArgs("ingest", "--format", "observations", first)...)
-	firstManifest := waitSnapshot(t, store, 100, 120*time.Second)
+	firstManifest := waitSnapshot(t, store, 100, time.Time{}, 120*time.Second)
 	t.Logf("first snapshot %s with %d hosts", firstManifest.Key, firstManifest.Hosts)
 
 	// Lookups through the whole failover, each retried once at the other
@@ -134,8 +135,18 @@ func TestCluster_SystemSurvivesNodeLoss(t *testing.T) {
 	// first ingest's 400 are the same observations again: duplicates).
 	waitStreamExactly(t, js, hosts*perHost)
 
-	// A snapshot with every address, built by whichever scheduler won the tick.
-	final := waitSnapshot(t, store, hosts, 4*time.Minute)
+	// Every observation applied: the enrich consumer has nothing pending.
+	ictx, icancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	if err := enrich.WaitIdle(ictx, js); err != nil {
+		t.Fatal(err)
+	}
+	icancel()
+	idleAt := time.Now()
+
+	// A snapshot with every address, built (by whichever scheduler won the
+	// tick) after the last observation was applied: one built earlier holds
+	// every address but not yet all of their observations.
+	final := waitSnapshot(t, store, hosts, idleAt, 4*time.Minute)
 	checkSnapshotState(t, store, final, hosts, base)
 
 	// The surviving API process serves the new snapshot.
@@ -336,17 +347,22 @@ func waitStreamExactly(t *testing.T, js jetstream.JetStream, n uint64) {
 }
 
 // waitSnapshot waits until the latest snapshot holds at least hosts hosts.
-func waitSnapshot(t *testing.T, store objstore.Store, hosts int64, d time.Duration) *publish.Manifest {
+// waitSnapshot waits for a latest snapshot with at least hosts addresses
+// whose build started in a later second than builtAfter (zero: any).
+func waitSnapshot(t *testing.T, store objstore.Store, hosts int64, builtAfter time.Time, d time.Duration) *publish.Manifest {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
 		m, err := publish.Latest(context.Background(), store)
 		if err == nil && m.Hosts >= hosts {
-			return m
+			bt, perr := time.Parse(time.RFC3339, m.BuildTime)
+			if builtAfter.IsZero() || perr == nil && bt.After(builtAfter.Truncate(time.Second)) {
+				return m
+			}
 		}
 		time.Sleep(time.Second)
 	}
-	t.Fatalf("no snapshot with %d hosts within %s", hosts, d)
+	t.Fatalf("no snapshot with %d hosts built after %s within %s", hosts, builtAfter.Format(time.RFC3339), d)
 	return nil
 }
 
