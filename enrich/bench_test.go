@@ -142,8 +142,11 @@ func benchPipeline(b *testing.B, g *generator, n, workers int) float64 {
 	defer cancel()
 	cfg.Enrich.Catalog = sampleCatalogConfig()
 	cat := sampleCatalog(b)
-	if v := os.Getenv("NETINTEL_BENCH_CACHE"); v != "" {
-		cfg.Enrich.CacheSize, _ = strconv.Atoi(v)
+	if v := os.Getenv("NETINTEL_BENCH_CACHE_MB"); v != "" {
+		cfg.Enrich.CacheMB, _ = strconv.Atoi(v)
+	}
+	if v := os.Getenv("NETINTEL_BENCH_LOOPS"); v != "" {
+		cfg.Enrich.Workers, _ = strconv.Atoi(v)
 	}
 	if v := os.Getenv("NETINTEL_BENCH_BATCH"); v != "" {
 		cfg.Enrich.BatchSize, _ = strconv.Atoi(v)

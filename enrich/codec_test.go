@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+	"time"
+
+	"github.com/klauspost/compress/s2"
 )
 
 // benchDocs builds n state documents the way the workers do, from the
-// generator's observations (about five per address).
+// generator's observations (about five per address), CVE-scored against
+// the sample catalog.
 func benchDocs(b testing.TB, n int) []*doc {
 	g := newGenerator(b, n, n/10+1)
 	rules, err := DefaultRules()
@@ -27,75 +31,160 @@ func benchDocs(b testing.TB, n int) []*doc {
 		}
 		d.apply(&o, "id"+k, rules)
 	}
+	cat, now := sampleCatalog(b), time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
+	for _, d := range order {
+		for _, a := range d.Assets {
+			a.score(cat, now)
+		}
+	}
 	return order
 }
 
 // BenchmarkDocCodec measures encoding and decoding a state document, the
-// work a worker does per observation (decode on a cache miss, encode on
-// every write).
+// work a worker does per observation (encode on every write, decode on a
+// cache hit or a read-back), beside the S2-compressed JSON the documents
+// were stored as before (encoding/json encode, json/v2 decode) in the same
+// run.
 func BenchmarkDocCodec(b *testing.B) {
 	docs := benchDocs(b, 2000)
-	enc := make([][]byte, len(docs))
-	size := 0
-	for i, d := range docs {
-		var err error
-		if enc[i], err = encodeDoc(d); err != nil {
-			b.Fatal(err)
-		}
-		size += len(enc[i])
+	legacyEncode := func(d *doc) ([]byte, error) {
+		js, err := json.Marshal(d)
+		return append([]byte{s2Mark}, s2.Encode(nil, js)...), err
 	}
-	b.Run("encode", func(b *testing.B) {
-		b.ReportAllocs()
-		for i := 0; b.Loop(); i++ {
-			if _, err := encodeDoc(docs[i%len(docs)]); err != nil {
+	for _, c := range []struct {
+		name   string
+		encode func(*doc) ([]byte, error)
+	}{{"binary", encodeDoc}, {"json", legacyEncode}} {
+		enc := make([][]byte, len(docs))
+		size := 0
+		for i, d := range docs {
+			var err error
+			if enc[i], err = c.encode(d); err != nil {
 				b.Fatal(err)
 			}
+			size += len(enc[i])
 		}
-		b.ReportMetric(float64(size)/float64(len(docs)), "bytes/doc")
-	})
-	b.Run("decode", func(b *testing.B) {
-		b.ReportAllocs()
-		for i := 0; b.Loop(); i++ {
-			var d doc
-			if err := decodeDoc(enc[i%len(enc)], &d); err != nil {
-				b.Fatal(err)
+		b.Run(c.name+"/encode", func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				if _, err := c.encode(docs[i%len(docs)]); err != nil {
+					b.Fatal(err)
+				}
 			}
-		}
-	})
+			b.ReportMetric(float64(size)/float64(len(docs)), "bytes/doc")
+		})
+		b.Run(c.name+"/decode", func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				var d doc
+				if err := decodeDoc(enc[i%len(enc)], &d); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
 
-// A stored document reads back to one that stores the same bytes, in the
-// compressed form and in the plain JSON of older records.
+// A stored document reads back to the same document, in the binary form
+// and in the S2-compressed and plain JSON of older records.
 func TestDocCodec_RoundTrip(t *testing.T) {
 	docs := benchDocs(t, 300)
+	cvesSeen := 0
 	for _, d := range docs {
 		enc, err := encodeDoc(d)
 		if err != nil {
 			t.Fatal(err)
 		}
-		plain, err := json.Marshal(d)
+		want, err := json.Marshal(d)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, stored := range [][]byte{enc, plain} {
+		for _, a := range d.Assets {
+			cvesSeen += len(a.Cves)
+		}
+		legacy := append([]byte{s2Mark}, s2.Encode(nil, want)...)
+		for _, stored := range [][]byte{enc, legacy, want} {
 			var back doc
 			if err := decodeDoc(stored, &back); err != nil {
 				t.Fatal(err)
 			}
-			again, err := encodeDoc(&back)
+			got, err := json.Marshal(&back)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.Equal(again, enc) {
-				t.Fatalf("%s: decoded document encodes differently", d.IP)
+			if !bytes.Equal(got, want) {
+				t.Fatalf("%s (stored as %q...): decoded\n%s\nwant\n%s", d.IP, stored[:1], got, want)
 			}
 		}
 	}
-	var d doc
-	if err := decodeDoc([]byte{s2Mark, 0xff, 0x00}, &d); err == nil {
-		t.Fatal("corrupt compressed document decoded")
+	if cvesSeen == 0 {
+		t.Fatal("no document carried CVE findings: the codec of findings went untested")
 	}
-	if err := decodeDoc([]byte(`{"v":1,"assets":[`), &d); err == nil {
-		t.Fatal("truncated document decoded")
+}
+
+// A truncated, corrupt or foreign record is an error, never a panic or a
+// half-read document taken for whole.
+func TestDocCodec_Corrupt(t *testing.T) {
+	d := benchDocs(t, 20)[3]
+	enc, err := encodeDoc(d)
+	if err != nil {
+		t.Fatal(err)
 	}
+	var body []byte
+	if body, err = s2.Decode(nil, enc[2:]); err != nil {
+		t.Fatal(err)
+	}
+	for n := range len(body) {
+		// Every proper prefix of the body, validly compressed, is refused.
+		cut := append([]byte{binMark, binVersion}, s2.Encode(nil, body[:n])...)
+		var back doc
+		if err := decodeDoc(cut, &back); err == nil {
+			t.Fatalf("body cut at %d of %d bytes decoded", n, len(body))
+		}
+	}
+	long := append([]byte{binMark, binVersion}, s2.Encode(nil, append(body, 0))...)
+	for name, b := range map[string][]byte{
+		"trailing byte":   long,
+		"newer version":   append([]byte{binMark, binVersion + 1}, enc[2:]...),
+		"bad compression": {binMark, binVersion, 0xff, 0x00},
+		"legacy corrupt":  {s2Mark, 0xff, 0x00},
+		"truncated json":  []byte(`{"v":1,"assets":[`),
+	} {
+		var back doc
+		if err := decodeDoc(b, &back); err == nil {
+			t.Errorf("%s: decoded", name)
+		}
+	}
+}
+
+// FuzzDecodeDoc: no stored bytes make the decoder panic or allocate beyond
+// what they could hold; what decodes re-encodes to the same document.
+func FuzzDecodeDoc(f *testing.F) {
+	for _, d := range benchDocs(f, 10) {
+		enc, err := encodeDoc(d)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(enc)
+	}
+	f.Add([]byte{binMark, binVersion})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var d doc
+		if decodeDoc(b, &d) != nil || len(b) == 0 || b[0] != binMark {
+			return
+		}
+		enc, err := encodeDoc(&d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var again doc
+		if err := decodeDoc(enc, &again); err != nil {
+			t.Fatalf("re-encoded document does not decode: %v", err)
+		}
+		j1, _ := json.Marshal(&d)
+		j2, _ := json.Marshal(&again)
+		if !bytes.Equal(j1, j2) {
+			t.Fatalf("round trip changed the document:\n%s\n%s", j1, j2)
+		}
+	})
 }

@@ -1,17 +1,11 @@
 package enrich
 
 import (
-	"encoding/json"
-	"fmt"
 	"math"
 	"net/netip"
 	"slices"
 	"strings"
 	"time"
-
-	jsonv2 "github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
-	"github.com/klauspost/compress/s2"
 
 	"github.com/netintel/netintel/ingest"
 	"github.com/netintel/netintel/internal/ipmodel"
@@ -423,33 +417,4 @@ func optStr(s string) *string {
 		return nil
 	}
 	return &s
-}
-
-// Stored documents are JSON compressed with S2 (marked by a leading 's'):
-// the CVE findings and per-source fields repeat their keys, so this cuts
-// what every state write costs the server several times over.
-const s2Mark = 's'
-
-func encodeDoc(d *doc) ([]byte, error) {
-	js, err := json.Marshal(d)
-	if err != nil {
-		return nil, fmt.Errorf("encode state: %w", err)
-	}
-	out := make([]byte, 1+s2.MaxEncodedLen(len(js)))
-	out[0] = s2Mark
-	return out[:1+len(s2.Encode(out[1:], js))], nil
-}
-
-func decodeDoc(b []byte, d *doc) error {
-	if len(b) > 0 && b[0] == s2Mark {
-		js, err := s2.Decode(nil, b[1:])
-		if err != nil {
-			return err
-		}
-		b = js
-	}
-	// The json/v2 decoder reads these documents in about half the time of
-	// encoding/json's (BenchmarkDocCodec), and a worker decodes one on
-	// every cache miss. Documents are written by encoding/json.
-	return jsonv2.Unmarshal(b, d, jsontext.AllowInvalidUTF8(true))
 }

@@ -22,11 +22,10 @@ import (
 // (r.<cidr>). It implements ipmodel.State by streaming the bucket, so it
 // never holds the whole data set in memory.
 type Store struct {
-	js        jetstream.JetStream
-	bucket    string
-	stream    string
-	prefix    string
-	cacheSize int
+	js     jetstream.JetStream
+	bucket string
+	stream string
+	prefix string
 
 	mu sync.Mutex
 	st jetstream.Stream // the bucket's stream, looked up once
@@ -54,22 +53,15 @@ func NewState(js jetstream.JetStream, bucket string) *Store {
 	if bucket == "" {
 		bucket = "ipstate"
 	}
-	return &Store{js: js, bucket: bucket, stream: "KV_" + bucket, prefix: "$KV." + bucket + ".", cacheSize: 50000}
-}
-
-// SetCacheSize bounds the documents a worker loop keeps between batches;
-// 0 keeps none (every batch reads what it updates).
-func (s *Store) SetCacheSize(n int) {
-	if n >= 0 {
-		s.cacheSize = n
-	}
+	return &Store{js: js, bucket: bucket, stream: "KV_" + bucket, prefix: "$KV." + bucket + "."}
 }
 
 const kvOperation = "KV-Operation"
 
-// get returns the document under key (nil when absent or deleted) and the
-// revision to expect when writing it back (0 when the key never existed).
-func (s *Store) get(ctx context.Context, key string) (*doc, uint64, error) {
+// getRaw returns the stored record under key (nil when absent or
+// deleted) and the revision to expect when writing it back (0 when the
+// key never existed).
+func (s *Store) getRaw(ctx context.Context, key string) ([]byte, uint64, error) {
 	st, err := s.kvStream(ctx)
 	if err != nil {
 		return nil, 0, err
@@ -84,11 +76,27 @@ func (s *Store) get(ctx context.Context, key string) (*doc, uint64, error) {
 	if op := m.Header.Get(kvOperation); op != "" {
 		return nil, m.Sequence, nil
 	}
-	var d doc
-	if err := decodeDoc(m.Data, &d); err != nil {
-		return nil, 0, fmt.Errorf("%w %s: %v", ErrCorruptState, key, err)
+	return m.Data, m.Sequence, nil
+}
+
+// get returns the document under key (nil when absent or deleted) and the
+// revision to expect when writing it back.
+func (s *Store) get(ctx context.Context, key string) (*doc, uint64, error) {
+	data, rev, err := s.getRaw(ctx, key)
+	if err != nil || data == nil {
+		return nil, rev, err
 	}
-	return &d, m.Sequence, nil
+	d, err := decodeState(key, data)
+	return d, rev, err
+}
+
+// decodeState decodes the stored record of key.
+func decodeState(key string, data []byte) (*doc, error) {
+	var d doc
+	if err := decodeDoc(data, &d); err != nil {
+		return nil, fmt.Errorf("%w %s: %v", ErrCorruptState, key, err)
+	}
+	return &d, nil
 }
 
 // Get returns the record of an address or range (as "1.2.3.0/24"), and

@@ -20,8 +20,9 @@ type Enrich struct {
 	MaxFailures int `yaml:"max_failures"`
 	// Bucket is the KV bucket of the current state (declared under kv).
 	Bucket string `yaml:"bucket"`
-	// CacheSize bounds the per-process cache of state records.
-	CacheSize int `yaml:"cache_size"`
+	// CacheMB bounds, in MiB, the per-process cache of stored state
+	// records (kept as stored, about 0.5 KiB an address); 0 disables it.
+	CacheMB int `yaml:"cache_mb"`
 	// RetentionDays ages out records and assets not seen for this many days.
 	RetentionDays int `yaml:"retention_days"`
 	// AgeSchedule is when the age-out sweep runs; "off" disables it.
@@ -51,7 +52,7 @@ type Catalog struct {
 
 func defaultEnrich() Enrich {
 	return Enrich{
-		Workers: 1, BatchSize: 256, MaxFailures: 5, Bucket: "ipstate", CacheSize: 50000,
+		Workers: 1, BatchSize: 256, MaxFailures: 5, Bucket: "ipstate", CacheMB: 256,
 		RetentionDays: 30, AgeSchedule: "@every 1h",
 		Catalog: Catalog{Schedule: "@every 24h", FetchTimeout: 2 * time.Minute},
 	}
@@ -74,8 +75,8 @@ func (c *Enrich) validate(path string) []error {
 	if c.Bucket == "" || !nameRe.MatchString(c.Bucket) {
 		add(path+".bucket", "must be letters, digits, - or _, got %q", c.Bucket)
 	}
-	if c.CacheSize < 0 {
-		add(path+".cache_size", "must be >= 0, got %d", c.CacheSize)
+	if c.CacheMB < 0 || c.CacheMB > 1<<20 {
+		add(path+".cache_mb", "must be 0..1048576 (MiB), got %d", c.CacheMB)
 	}
 	if c.RetentionDays < 1 {
 		add(path+".retention_days", "must be >= 1, got %d", c.RetentionDays)

@@ -20,7 +20,7 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add([]byte("nats:\n  embeded: {}\n"))
 	f.Add([]byte("schedules:\n  snapshot: \"61 * * * *\"\napi:\n  listen: x\n"))
-	f.Add([]byte("enrich:\n  workers: -1\n  cache_size: ${NOPE}\n"))
+	f.Add([]byte("enrich:\n  workers: -1\n  cache_mb: ${NOPE}\n"))
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		cfg, err := Parse(doc, "f.yaml")
 		if err == nil {

@@ -1,0 +1,145 @@
+package enrich
+
+import (
+	"context"
+	"maps"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	promtest "github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/netintel/netintel/ingest"
+	tu "github.com/netintel/netintel/internal/testutil"
+)
+
+func TestStateCache_Budget(t *testing.T) {
+	c := newStateCache(100 * (entryOverhead + 10 + 100))
+	data := make([]byte, 100)
+	for i := range 1000 {
+		c.put("k"+itoa(1000000+i)[1:], uint64(i+1), data[:100:100])
+		if c.bytes > c.budget {
+			t.Fatalf("after %d puts the cache holds %d bytes over its %d budget", i+1, c.bytes, c.budget)
+		}
+	}
+	if len(c.m) < 50 || len(c.m) > 100 {
+		t.Fatalf("cache holds %d entries of 100 that fit", len(c.m))
+	}
+	// The newest entry survives its own eviction round.
+	if e, ok := c.get("k000999"); !ok || e.rev != 1000 {
+		t.Fatalf("newest entry: %+v %v", e, ok)
+	}
+	c.drop("k000999")
+	if _, ok := c.get("k000999"); ok {
+		t.Fatal("dropped entry still cached")
+	}
+	// A record larger than a quarter of the budget is not kept.
+	c.put("big", 1, make([]byte, c.budget/2))
+	if _, ok := c.get("big"); ok {
+		t.Fatal("oversized record cached")
+	}
+	// No budget, no cache.
+	off := newStateCache(0)
+	off.put("k", 1, data)
+	if _, ok := off.get("k"); ok {
+		t.Fatal("cache of budget 0 kept a record")
+	}
+}
+
+func TestStateCache_Guess(t *testing.T) {
+	c := newStateCache(1 << 20)
+	if c.guessAbsent() {
+		t.Fatal("guesses before learning anything")
+	}
+	for range 100 {
+		c.learned(false)
+	}
+	if !c.guessAbsent() {
+		t.Fatal("100 absent keys in a row: still reading unknown keys")
+	}
+	for range 60 {
+		c.learned(true)
+	}
+	if c.guessAbsent() {
+		t.Fatal("60 of 160 unknown keys existed: still guessing")
+	}
+	// Old samples fade: a long run of absent keys wins back.
+	for range 3 * decayEvery {
+		c.learned(false)
+	}
+	if !c.guessAbsent() {
+		t.Fatal("recent absent keys did not outweigh old found ones")
+	}
+}
+
+// Two worker processes take turns on the same addresses: each one's cache
+// goes stale while the other writes, and the first, having learned that
+// unknown keys are new, writes blind over keys the second created. Every
+// such write must fail its revision check and be redone from what is
+// stored, so the state equals one uncached worker's.
+func TestWorker_StaleCacheAndWrongGuesses(t *testing.T) {
+	const n = 6000
+	g := newGenerator(t, 500, 40)
+	run := func(phases [][2]int, uncached bool) (map[string]string, float64, float64) {
+		e := newEnv(t, time.Second, 5)
+		pub := ingest.NewPublisher(e.nats.JS, 512)
+		cfg := e.cfg.Enrich
+		cfg.BatchSize = 64
+		if uncached {
+			cfg.CacheMB = 0
+		}
+		reg := prometheus.NewRegistry()
+		a, err := NewWorker(e.nats.JS, cfg, nil, sampleCatalog(t), tu.Logger(t), reg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := NewWorker(e.nats.JS, cfg, nil, sampleCatalog(t), tu.Logger(t), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, p := range phases {
+			w := a
+			if i%2 == 1 {
+				w = b
+			}
+			ctx, cancel := context.WithCancel(t.Context())
+			done := make(chan error, 1)
+			go func() { done <- w.Run(ctx) }()
+			if got := g.publish(t.Context(), t, pub, p[0], p[1]); got != p[1]-p[0] {
+				t.Fatalf("stored %d of %d", got, p[1]-p[0])
+			}
+			e.waitIdle(t)
+			cancel()
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+		}
+		m := a.m.lookups
+		return dump(t, NewState(e.nats.JS, "ipstate")), promtest.ToFloat64(m.WithLabelValues("assumed_new_existed")),
+			promtest.ToFloat64(a.m.retries.WithLabelValues("conflict"))
+	}
+	want, _, _ := run([][2]int{{0, n}}, true)
+	// a: the first 600 (all new: it learns to write unknown keys unread);
+	// b: the next 2,400 (new keys a never saw, updates of keys a cached);
+	// a again: the rest.
+	got, wrongGuesses, conflicts := run([][2]int{{0, 600}, {600, 3000}, {3000, n}}, false)
+	if len(want) < 500 {
+		t.Fatalf("reference run stored only %d records", len(want))
+	}
+	if wrongGuesses == 0 || conflicts == 0 {
+		t.Fatalf("wrong guesses %v, conflicts %v: the stale paths were not taken", wrongGuesses, conflicts)
+	}
+	t.Logf("worker a: %v blind writes over existing keys, %v conflicts retried", wrongGuesses, conflicts)
+	if !maps.Equal(got, want) {
+		diff := 0
+		for k, v := range want {
+			if got[k] != v {
+				if diff < 3 {
+					t.Errorf("record %s differs:\n got %s\nwant %s", k, got[k], v)
+				}
+				diff++
+			}
+		}
+		t.Fatalf("%d of %d records differ (got %d records)", diff, len(want), len(got))
+	}
+}
