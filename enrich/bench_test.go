@@ -182,60 +182,71 @@ func benchFloor(b *testing.B, g *generator, n int) float64 {
 	}
 	prefix := "$KV." + cfg.Enrich.Bucket + "."
 	value := make([]byte, 64)
-	batchSize := cfg.Enrich.BatchSize
-	done := make(chan error, 1)
-	go func() {
-		it, err := cons.Messages(jetstream.PullMaxMessages(2 * batchSize))
-		if err != nil {
-			done <- err
-			return
-		}
-		defer it.Stop()
-		stop := context.AfterFunc(ctx, it.Stop)
-		defer stop()
-		batch := make([]jetstream.Msg, 0, batchSize)
-		futs := make([]jetstream.PubAckFuture, 0, batchSize)
-		for {
-			m, err := it.Next()
-			if err != nil {
-				done <- nil
-				return
-			}
-			batch = append(batch[:0], m)
-			for len(batch) < batchSize {
-				m, err := it.Next(jetstream.NextMaxWait(2 * time.Millisecond))
-				if err != nil {
-					break
-				}
-				batch = append(batch, m)
-			}
-			futs = futs[:0]
-			for _, m := range batch {
-				meta, _ := m.Metadata()
-				f, err := nt.JS.PublishAsync(prefix+"h."+strconv.FormatUint(meta.Sequence.Stream%200000, 10), value)
-				if err != nil {
-					done <- err
-					return
-				}
-				futs = append(futs, f)
-			}
-			for i, f := range futs {
-				select {
-				case <-f.Ok():
-					_ = batch[i].Ack()
-				case err := <-f.Err():
-					done <- err
-					return
-				}
-			}
-		}
-	}()
+	batchSize, loops := cfg.Enrich.BatchSize, cfg.Enrich.Workers
+	if v := os.Getenv("NETINTEL_BENCH_LOOPS"); v != "" {
+		loops, _ = strconv.Atoi(v)
+	}
+	done := make(chan error, loops)
+	for range loops {
+		go floorLoop(ctx, nt.JS, cons, prefix, value, batchSize, done)
+	}
 	stored, elapsed := publishAndWait(ctx, b, nt.JS, g, n)
 	cancel()
-	if err := <-done; err != nil {
-		b.Fatal(err)
+	for range loops {
+		if err := <-done; err != nil {
+			b.Fatal(err)
+		}
 	}
 	return float64(stored) / elapsed.Seconds()
+}
+
+// floorLoop is one consumer loop of the floor case, batched like a worker
+// loop: fetch, write one record per message, ack after the write.
+func floorLoop(ctx context.Context, js jetstream.JetStream, cons jetstream.Consumer, prefix string, value []byte, batchSize int, done chan<- error) {
+	it, err := cons.Messages(jetstream.PullMaxMessages(2 * batchSize))
+	if err != nil {
+		done <- err
+		return
+	}
+	defer it.Stop()
+	stop := context.AfterFunc(ctx, it.Stop)
+	defer stop()
+	batch := make([]jetstream.Msg, 0, batchSize)
+	futs := make([]jetstream.PubAckFuture, 0, batchSize)
+	for {
+		m, err := it.Next()
+		if err != nil {
+			done <- nil
+			return
+		}
+		batch = append(batch[:0], m)
+		for len(batch) < batchSize {
+			m, err := it.Next(jetstream.NextMaxWait(2 * time.Millisecond))
+			if err != nil {
+				break
+			}
+			batch = append(batch, m)
+		}
+		futs = futs[:0]
+		for _, m := range batch {
+			meta, _ := m.Metadata()
+			f, err := js.PublishAsync(prefix+"h."+strconv.FormatUint(meta.Sequence.Stream%200000, 10), value)
+			if err != nil {
+				done <- err
+				return
+			}
+			futs = append(futs, f)
+		}
+		for i, f := range futs {
+			select {
+			case <-f.Ok():
+				_ = batch[i].Ack()
+			case err := <-f.Err():
+				done <- err
+				return
+			}
+		}
+	}
 }
 
 // publishAndWait times publishing n observations until the enrich consumer
