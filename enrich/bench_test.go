@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	promtest "github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/netintel/netintel/ingest"
 	"github.com/netintel/netintel/internal/testutil"
@@ -152,11 +154,14 @@ func benchPipeline(b *testing.B, g *generator, n, workers int) float64 {
 		cfg.Enrich.BatchSize, _ = strconv.Atoi(v)
 	}
 	errs := make(chan error, workers)
+	reg := prometheus.NewRegistry() // shared: the counters add up over the workers
+	var m *metrics
 	for i := 0; i < workers; i++ {
-		w, err := NewWorker(nt.JS, cfg.Enrich, nil, cat, testutil.Logger(b), nil)
+		w, err := NewWorker(nt.JS, cfg.Enrich, nil, cat, testutil.Logger(b), reg)
 		if err != nil {
 			b.Fatal(err)
 		}
+		m = w.m
 		go func() { errs <- w.Run(ctx) }()
 	}
 	stored, elapsed := publishAndWait(ctx, b, nt.JS, g, n)
@@ -166,7 +171,12 @@ func benchPipeline(b *testing.B, g *generator, n, workers int) float64 {
 			b.Fatal(err)
 		}
 	}
-	b.Logf("%d workers: %d observations stored in %s", workers, stored, elapsed)
+	count := func(c *prometheus.CounterVec, label string) int {
+		return int(promtest.ToFloat64(c.WithLabelValues(label)))
+	}
+	b.Logf("%d workers: %d observations stored in %s; state writes from cache %d, read %d, assumed new %d (existed %d); conflicts retried %d",
+		workers, stored, elapsed, count(m.lookups, "cached"), count(m.lookups, "read"), count(m.lookups, "assumed_new"),
+		count(m.lookups, "assumed_new_existed"), count(m.retries, "conflict"))
 	return float64(stored) / elapsed.Seconds()
 }
 
