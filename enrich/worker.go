@@ -265,12 +265,9 @@ var obsOptions = jsonv2.JoinOptions(jsonv2.RejectUnknownMembers(true), jsonv2.Ma
 
 // decode reads a message into a normalized observation and its id.
 func decode(m jetstream.Msg) (ingest.Observation, string, error) {
-	var o ingest.Observation
-	if err := jsonv2.Unmarshal(m.Data(), &o, obsOptions); err != nil {
-		return o, "", fmt.Errorf("decode observation: %w", err)
-	}
-	if err := o.Normalize(); err != nil {
-		return o, "", fmt.Errorf("invalid observation: %w", err)
+	o, err := decodeObs(m.Data())
+	if err != nil {
+		return o, "", err
 	}
 	id := m.Headers().Get(jetstream.MsgIDHeader)
 	if id == "" {
@@ -278,6 +275,18 @@ func decode(m jetstream.Msg) (ingest.Observation, string, error) {
 		id = hex.EncodeToString(sum[:16])
 	}
 	return o, id, nil
+}
+
+// decodeObs reads and normalizes one observation.
+func decodeObs(data []byte) (ingest.Observation, error) {
+	var o ingest.Observation
+	if err := jsonv2.Unmarshal(data, &o, obsOptions); err != nil {
+		return o, fmt.Errorf("decode observation: %w", err)
+	}
+	if err := o.Normalize(); err != nil {
+		return o, fmt.Errorf("invalid observation: %w", err)
+	}
+	return o, nil
 }
 
 // stateKey is the KV key of an address ("h.<ip>") or range ("r.<cidr>");
