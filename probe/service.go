@@ -17,6 +17,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/netintel/netintel/internal/bus"
 	"github.com/netintel/netintel/internal/config"
 	"github.com/netintel/netintel/internal/objstore"
 )
@@ -108,6 +109,42 @@ func (s *Service) Progress(ctx context.Context) (Progress, error) {
 	return p, err
 }
 
+// LiveProgress is Progress for a reader that follows a run until it ends
+// (`netintel probe`), with the record's revision. It reads from the
+// bucket stream's leader, and only when the leader does not answer (an
+// election) with a direct get, which any replica may answer: a replica
+// catching up after a node restart can serve an old copy for minutes. A
+// follower drops an answer whose revision is older than one it has seen.
+func (s *Service) LiveProgress(ctx context.Context) (Progress, uint64, error) {
+	var p Progress
+	rev, err := s.getLive(ctx, KeyProgress, &p)
+	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
+		return Progress{Status: StatusIdle, CurrentStep: "waiting for the first check"}, rev, nil
+	}
+	return p, rev, err
+}
+
+// LivePublished is Published read as LiveProgress reads.
+func (s *Service) LivePublished(ctx context.Context) (Published, bool, error) {
+	var p Published
+	_, err := s.getLive(ctx, KeyPublished, &p)
+	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
+		return p, false, nil
+	}
+	return p, err == nil, err
+}
+
+func (s *Service) getLive(ctx context.Context, key string, v any) (uint64, error) {
+	rec, _, err := bus.GetLatest(ctx, s.js, s.kv, key)
+	if err != nil {
+		return rec.Revision, err
+	}
+	if err := json.Unmarshal(rec.Value, v); err != nil {
+		return rec.Revision, fmt.Errorf("decode %s: %w", key, err)
+	}
+	return rec.Revision, nil
+}
+
 // Published reads what the latest publish recorded; ok is false before the first.
 func (s *Service) Published(ctx context.Context) (Published, bool, error) {
 	var p Published
@@ -129,22 +166,52 @@ func (s *Service) getJSON(ctx context.Context, key string, v any) error {
 	return nil
 }
 
+// stateRetryFor bounds how long a write of a run's state is tried again
+// while the bucket does not acknowledge it (a leader election).
+const stateRetryFor = time.Minute
+
+// putJSON writes v to key. A write that fails without a definite answer
+// (no response from the stream: stored or not) is sent again, for up to
+// stateRetryFor: writing the same value twice is harmless, and a run's
+// plan, end state or published record must not be lost to an election.
 func (s *Service) putJSON(ctx context.Context, key string, v any) error {
+	return s.put(ctx, key, v, stateRetryFor)
+}
+
+func (s *Service) put(ctx context.Context, key string, v any, retryFor time.Duration) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	if _, err := s.kv.Put(ctx, key, b); err != nil {
-		return fmt.Errorf("put %s: %w", key, err)
+	deadline := time.Now().Add(retryFor)
+	wait := 100 * time.Millisecond
+	for {
+		_, err := s.kv.Put(ctx, key, b)
+		if err == nil {
+			return nil
+		}
+		if bus.Permanent(err) || ctx.Err() != nil || time.Now().After(deadline) {
+			return fmt.Errorf("put %s: %w", key, err)
+		}
+		if sleepCtx(ctx, wait) != nil {
+			return fmt.Errorf("put %s: %w", key, err)
+		}
+		wait = min(2*wait, 2*time.Second)
 	}
-	return nil
 }
 
+// setProgress records p. A running state is written once (the next one
+// supersedes it within a second); the end states, which a follower waits
+// for, are retried as putJSON does.
 func (s *Service) setProgress(ctx context.Context, p Progress) {
 	s.progress.Lock()
 	defer s.progress.Unlock()
 	p.LastUpdate = s.now().Unix()
-	if err := s.putJSON(ctx, KeyProgress, p); err != nil {
+	retryFor := stateRetryFor
+	if p.Status == StatusRunning {
+		retryFor = 0
+	}
+	if err := s.put(ctx, KeyProgress, p, retryFor); err != nil {
 		s.log.Warn("progress not recorded", "err", err)
 	}
 }
@@ -155,7 +222,7 @@ func (s *Service) setProgress(ctx context.Context, p Progress) {
 func (s *Service) coordinate(ctx context.Context, wantNew bool) error {
 	// One owner per call: a second coordinator in the same process is busy too.
 	owner := fmt.Sprintf("%s-%d", s.owner, s.calls.Add(1))
-	l := &lease{kv: s.locks, key: LockKey, owner: owner, ttl: s.cfg.LockTTL, now: s.now}
+	l := &lease{kv: s.locks, js: s.js, key: LockKey, owner: owner, ttl: s.cfg.LockTTL, now: s.now}
 	if err := l.acquire(ctx); err != nil {
 		return err
 	}
@@ -173,17 +240,20 @@ func (s *Service) coordinate(ctx context.Context, wantNew bool) error {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				err := l.renew(ctx)
+				// A renewal whose outcome is unknown (a leader election) is
+				// retried until 2/3 of lock_ttl passed since the last one
+				// that was stored.
+				err := l.renew(ctx, s.cfg.LockTTL*2/3-s.now().Sub(renewed))
 				switch {
 				case err == nil:
 					renewed = s.now()
-				case errors.Is(err, jetstream.ErrKeyRevisionMismatch) || s.now().Sub(renewed) >= s.cfg.LockTTL*2/3:
+				case ctx.Err() != nil:
+					return
+				default:
 					// Taken over, or about to expire: another instance may resume the run.
 					s.log.Error("run lease lost; stopping this coordinator", "err", err)
 					cancel(err)
 					return
-				default:
-					s.log.Warn("run lease not renewed; retrying", "err", err)
 				}
 			}
 		}
@@ -310,6 +380,18 @@ func (s *Service) fail(ctx context.Context, run Run, step string, err error) {
 	s.setProgress(context.WithoutCancel(ctx), Progress{Status: StatusFailed, CurrentStep: "failed while " + step + ": " + oneLine(err.Error()), TotalTLDs: len(run.TLDs), RunID: run.ID})
 }
 
+// abort ends drive with err. The run is recorded as failed, unless this
+// coordinator was stopped (its lease lost, its process shutting down) and
+// that is why the step failed: then the run stays running, and another
+// coordinator resumes it once the lease is free.
+func (s *Service) abort(ctx context.Context, run Run, step string, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("run %s interrupted while %s: %w", run.ID, step, errors.Join(err, context.Cause(ctx)))
+	}
+	s.fail(ctx, run, step, err)
+	return err
+}
+
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // drive queues the run's missing work, follows results until every TLD has
@@ -319,8 +401,7 @@ func (s *Service) drive(ctx context.Context, run Run) error {
 	s.setProgress(ctx, Progress{Status: StatusRunning, CurrentStep: "loading RDAP bootstrap", TotalTLDs: total, RunID: run.ID})
 	p, err := s.loadPlan(ctx)
 	if err != nil {
-		s.fail(ctx, run, "loading inputs", err)
-		return err
+		return s.abort(ctx, run, "loading inputs", err)
 	}
 	w, err := s.kv.Watch(ctx, "result."+run.ID+".*")
 	if err != nil {
@@ -339,8 +420,7 @@ func (s *Service) drive(ctx context.Context, run Run) error {
 	if missing := s.missing(run, results); len(missing) > 0 {
 		s.setProgress(ctx, Progress{Status: StatusRunning, CurrentStep: fmt.Sprintf("queueing %d TLDs", len(missing)), TotalTLDs: total, ProcessedTLDs: len(results), RunID: run.ID})
 		if queued, err = s.queue(ctx, run, p, missing, "", len(results) > 0 || run.Queued); err != nil {
-			s.fail(ctx, run, "queueing work", err)
-			return err
+			return s.abort(ctx, run, "queueing work", err)
 		}
 	}
 	if !run.Queued {
@@ -390,8 +470,7 @@ func (s *Service) drive(ctx context.Context, run Run) error {
 	}
 	s.setProgress(ctx, Progress{Status: StatusRunning, CurrentStep: "publishing results", TotalTLDs: total, ProcessedTLDs: total, RunID: run.ID})
 	if err := s.publish(ctx, run, results); err != nil {
-		s.fail(ctx, run, "publishing", err)
-		return err
+		return s.abort(ctx, run, "publishing", err)
 	}
 	run.State = StatusCompleted
 	if err := s.putJSON(ctx, KeyRun, run); err != nil {
@@ -433,39 +512,49 @@ func (s *Service) missing(run Run, results map[string]Result) []string {
 	return out
 }
 
+// queueRetryFor bounds how long queue sends work items again while the
+// stream does not acknowledge them (a TLDWORK leader election).
+const queueRetryFor = 2 * time.Minute
+
 // queue publishes one work item per TLD; message ids make a repeated queue
 // of the same item (a resumed run) a no-op within the dedup window, and
-// workers skip TLDs that already have a result.
+// workers skip TLDs that already have a result. An item that gets no
+// acknowledgement (no response from the stream while it elects a leader:
+// stored or not) is sent again with the same message id until the stream
+// acknowledges it, within queueRetryFor in all.
 func (s *Service) queue(ctx context.Context, run Run, p plan, tlds []string, idSuffix string, requeued bool) (int, error) {
 	pos := map[string]int{}
 	for i, t := range run.TLDs {
 		pos[t] = i
 	}
-	var futures []jetstream.PubAckFuture
+	qctx, cancel := context.WithTimeout(ctx, queueRetryFor)
+	defer cancel()
+	pub := bus.NewPublisher(s.js, len(tlds))
+	pub.RetryFor = queueRetryFor
 	for _, t := range tlds {
 		w := Work{RunID: run.ID, TLD: t, RDAPURLs: p.bootstrap[t], WhoisFallback: p.fallback[t],
 			Stealth:    run.Stealth && (run.StealthMax == 0 || pos[t] < run.StealthMax),
 			Candidates: p.candidates[t], Requeued: requeued}
 		b, _ := json.Marshal(w)
-		f, err := s.js.PublishAsync(SubjectPrefix+run.ID+"."+t, b, jetstream.WithMsgID(run.ID+"."+t+idSuffix))
-		if err != nil {
-			return 0, fmt.Errorf("publish work %s: %w", t, err)
-		}
-		futures = append(futures, f)
-	}
-	select {
-	case <-s.js.PublishAsyncComplete():
-	case <-ctx.Done():
-		return 0, ctx.Err()
-	}
-	for _, f := range futures {
-		select {
-		case err := <-f.Err():
-			return 0, fmt.Errorf("publish work: %w", err)
-		default:
+		if err := pub.Publish(qctx, SubjectPrefix+run.ID+"."+t, run.ID+"."+t+idSuffix, b); err != nil {
+			return 0, fmt.Errorf("publish work %s: %w", t, queueErr(ctx, err))
 		}
 	}
-	return len(futures), nil
+	if err := pub.Flush(qctx); err != nil {
+		return 0, fmt.Errorf("publish work: %w", queueErr(ctx, err))
+	}
+	if pub.Resent > 0 {
+		s.log.Info("work items sent again after a lost acknowledgement", "run", run.ID, "resent", pub.Resent, "already_stored", pub.Duplicates)
+	}
+	return len(tlds), nil
+}
+
+// queueErr names the overall deadline when it, not ctx, ended the queueing.
+func queueErr(ctx context.Context, err error) error {
+	if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("not acknowledged within %s: %w", queueRetryFor, err)
+	}
+	return err
 }
 
 // FirstRun starts a check when nothing was ever published and no run is

@@ -227,15 +227,15 @@ func TestLease(t *testing.T) {
 	}
 	now := time.Now()
 	clock := func() time.Time { return now }
-	a := &lease{kv: kv, key: "k", owner: "a", ttl: time.Minute, now: clock}
-	b := &lease{kv: kv, key: "k", owner: "b", ttl: time.Minute, now: clock}
+	a := &lease{kv: kv, js: n.JS, key: "k", owner: "a", ttl: time.Minute, now: clock}
+	b := &lease{kv: kv, js: n.JS, key: "k", owner: "b", ttl: time.Minute, now: clock}
 	if err := a.acquire(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.acquire(t.Context()); !errors.Is(err, ErrBusy) {
 		t.Fatalf("second owner: %v, want ErrBusy", err)
 	}
-	if err := a.renew(t.Context()); err != nil {
+	if err := a.renew(t.Context(), time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	if free, _ := leaseFree(t.Context(), kv, "k", now); free {
@@ -249,8 +249,8 @@ func TestLease(t *testing.T) {
 	if err := b.acquire(t.Context()); err != nil {
 		t.Fatalf("takeover after expiry: %v", err)
 	}
-	if err := a.renew(t.Context()); err == nil {
-		t.Error("the old owner renewed a lease it lost")
+	if err := a.renew(t.Context(), time.Minute); !errors.Is(err, errLeaseLost) {
+		t.Errorf("the old owner renewing a lease it lost: %v, want errLeaseLost", err)
 	}
 	a.release(t.Context()) // must not delete b's lease
 	if err := a.acquire(t.Context()); !errors.Is(err, ErrBusy) {

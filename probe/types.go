@@ -155,6 +155,8 @@ var (
 	ErrBusy = errors.New("a TLD probe run is already in progress")
 	// ErrBadInput is a malformed input file (TLD list, bootstrap, table).
 	ErrBadInput = errors.New("bad input")
+	// errLeaseLost means another owner holds the run lease, or nobody does.
+	errLeaseLost = errors.New("run lease lost")
 )
 
 // TLDType classifies a TLD for the summary: idn (xn--), country-code (two

@@ -35,7 +35,8 @@ func cmdProbe(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	before, err := svc.Progress(ctx)
+	src := liveSource{svc}
+	before, seen, err := src.Progress(ctx)
 	if err != nil {
 		return fmt.Errorf("read progress: %w", err)
 	}
@@ -57,14 +58,28 @@ func cmdProbe(ctx context.Context, env *Env, args []string) error {
 		ctx, cancel = context.WithTimeout(ctx, *timeout)
 		defer cancel()
 	}
-	return followRun(ctx, env, svc, prevRun, *pickup)
+	return followRun(ctx, env, src, prevRun, seen, *pickup)
 }
 
 // runSource is what followRun reads: the probe service.
 type runSource interface {
-	Progress(ctx context.Context) (probe.Progress, error)
+	// Progress returns the run's progress and its record's revision.
+	Progress(ctx context.Context) (probe.Progress, uint64, error)
 	Requested(ctx context.Context) (bool, error)
 	Published(ctx context.Context) (probe.Published, bool, error)
+}
+
+// liveSource reads a run's progress and published record from the stream
+// leader, falling back to any replica during an election
+// (probe.Service.LiveProgress).
+type liveSource struct{ *probe.Service }
+
+func (l liveSource) Progress(ctx context.Context) (probe.Progress, uint64, error) {
+	return l.LiveProgress(ctx)
+}
+
+func (l liveSource) Published(ctx context.Context) (probe.Published, bool, error) {
+	return l.LivePublished(ctx)
 }
 
 // followInterval is how often followRun reads the progress.
@@ -73,11 +88,14 @@ var followInterval = time.Second
 // followRun prints progress until a run other than prevRun completes or
 // fails. A failed read of the progress (NATS electing a new leader, say)
 // is retried; only reads failing for longer than pickup end the wait.
-func followRun(ctx context.Context, env *Env, svc runSource, prevRun string, pickup time.Duration) error {
+// The progress never goes backwards: an answer at a revision older than
+// one already seen (seen, at first) is a replica that lags, and is
+// dropped like a failed read.
+func followRun(ctx context.Context, env *Env, svc runSource, prevRun string, seen uint64, pickup time.Duration) error {
 	start, changed := time.Now(), time.Now()
 	t := time.NewTicker(followInterval)
 	defer t.Stop()
-	last, lastSeen := "", ""
+	last, lastState := "", ""
 	var failingSince time.Time
 	for {
 		select {
@@ -88,7 +106,10 @@ func followRun(ctx context.Context, env *Env, svc runSource, prevRun string, pic
 			return ctx.Err()
 		case <-t.C:
 		}
-		p, err := svc.Progress(ctx)
+		p, rev, err := svc.Progress(ctx)
+		if err == nil && rev < seen {
+			err = fmt.Errorf("an older progress record (revision %d, seen %d) from a replica catching up", rev, seen)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				continue // reported at the top of the loop
@@ -102,7 +123,7 @@ func followRun(ctx context.Context, env *Env, svc runSource, prevRun string, pic
 			}
 			continue
 		}
-		failingSince = time.Time{}
+		failingSince, seen = time.Time{}, rev
 		if p.RunID == "" || p.RunID == prevRun {
 			if pending, _ := svc.Requested(ctx); pending && time.Since(start) > pickup {
 				return fmt.Errorf("no probe worker took the request within %s: is `netintel run` or `netintel worker probe` running? (the request stays queued)", pickup)
@@ -114,8 +135,8 @@ func followRun(ctx context.Context, env *Env, svc runSource, prevRun string, pic
 			fmt.Fprintln(env.Stdout, line)
 			last = line
 		}
-		if seen := fmt.Sprint(line, p.LastUpdate); seen != lastSeen {
-			lastSeen, changed = seen, time.Now()
+		if state := fmt.Sprint(line, p.LastUpdate); state != lastState {
+			lastState, changed = state, time.Now()
 		} else if p.Status == probe.StatusRunning && time.Since(changed) > pickup {
 			return fmt.Errorf("run %s shows no progress for %s: is a probe worker running? (it resumes when one starts)", p.RunID, pickup)
 		}

@@ -1,0 +1,146 @@
+package bus
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// KVRecord is the last record of a key in a KV bucket, as its stream
+// stores it: a value, or a delete or purge marker (Op), at a revision.
+type KVRecord struct {
+	Value    []byte
+	Revision uint64
+	Op       jetstream.KeyValueOp
+}
+
+// LeaderGet reads the last record of key in bucket from the bucket
+// stream's leader (a non-direct message get). A KeyValue's Get is a direct
+// get, which any replica may answer, and a replica still catching up after
+// a restart answers with an old record for as long as it lags; the leader
+// has every acknowledged write. During an election there is no leader and
+// LeaderGet fails (see GetLatest).
+//
+// A key without any record is jetstream.ErrKeyNotFound; a key whose last
+// record is a delete or purge marker is jetstream.ErrKeyDeleted, returned
+// with the marker's record (its revision).
+func LeaderGet(ctx context.Context, js jetstream.JetStream, bucket, key string) (KVRecord, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		wait := js.Options().DefaultTimeout
+		if wait <= 0 {
+			wait = 5 * time.Second
+		}
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, wait)
+		defer cancel()
+	}
+	req, _ := json.Marshal(map[string]string{"last_by_subj": "$KV." + bucket + "." + key})
+	msg, err := js.Conn().RequestWithContext(ctx, apiPrefix(js)+"STREAM.MSG.GET.KV_"+bucket, req)
+	if err != nil {
+		return KVRecord{}, fmt.Errorf("leader get %s/%s: %w", bucket, key, err)
+	}
+	// The message's data and headers arrive base64-encoded, which
+	// encoding/json decodes into []byte.
+	var res struct {
+		Message *struct {
+			Seq  uint64 `json:"seq"`
+			Data []byte `json:"data"`
+			Hdrs []byte `json:"hdrs"`
+		} `json:"message"`
+		Error *struct {
+			ErrCode     int    `json:"err_code"`
+			Description string `json:"description"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(msg.Data, &res); err != nil {
+		return KVRecord{}, fmt.Errorf("leader get %s/%s: %w", bucket, key, err)
+	}
+	switch {
+	case res.Error != nil && res.Error.ErrCode == int(jetstream.JSErrCodeMessageNotFound):
+		return KVRecord{}, jetstream.ErrKeyNotFound
+	case res.Error != nil:
+		return KVRecord{}, fmt.Errorf("leader get %s/%s: %s (%d)", bucket, key, res.Error.Description, res.Error.ErrCode)
+	case res.Message == nil:
+		return KVRecord{}, fmt.Errorf("leader get %s/%s: empty answer", bucket, key)
+	}
+	rec := KVRecord{Value: res.Message.Data, Revision: res.Message.Seq, Op: jetstream.KeyValuePut}
+	if len(res.Message.Hdrs) > 0 {
+		h, err := nats.DecodeHeadersMsg(res.Message.Hdrs)
+		if err != nil {
+			return KVRecord{}, fmt.Errorf("leader get %s/%s: headers: %w", bucket, key, err)
+		}
+		rec.Op = markerOp(h)
+	}
+	if rec.Op != jetstream.KeyValuePut {
+		return rec, jetstream.ErrKeyDeleted
+	}
+	return rec, nil
+}
+
+// markerOp reads the operation of a KV record from its headers, as
+// nats.go does: a delete, a purge, or a server marker left by a per-key
+// TTL or a purge.
+func markerOp(h nats.Header) jetstream.KeyValueOp {
+	switch h.Get("KV-Operation") {
+	case "DEL":
+		return jetstream.KeyValueDelete
+	case "PURGE":
+		return jetstream.KeyValuePurge
+	}
+	switch h.Get(jetstream.MarkerReasonHeader) {
+	case "MaxAge", "Purge":
+		return jetstream.KeyValuePurge
+	case "Remove":
+		return jetstream.KeyValueDelete
+	}
+	return jetstream.KeyValuePut
+}
+
+// apiPrefix is the JetStream API prefix js sends its requests to.
+func apiPrefix(js jetstream.JetStream) string {
+	o := js.Options()
+	switch {
+	case o.Domain != "":
+		return "$JS." + o.Domain + ".API."
+	case o.APIPrefix != "":
+		return strings.TrimSuffix(o.APIPrefix, ".") + "."
+	}
+	return jetstream.DefaultAPIPrefix
+}
+
+// LeaderGetWait bounds GetLatest's wait for the stream leader.
+const LeaderGetWait = 2 * time.Second
+
+// GetLatest reads key's last record from the stream leader (LeaderGet)
+// and, when the leader does not answer (an election, a node restarting),
+// from kv with a direct get that any replica may answer. leader reports
+// which answered: a direct get's record may be older than the latest one,
+// never newer. Missing and deleted keys are as for LeaderGet; a deleted
+// key read by a direct get has no revision.
+func GetLatest(ctx context.Context, js jetstream.JetStream, kv jetstream.KeyValue, key string) (rec KVRecord, leader bool, err error) {
+	// A leader that just died may leave the request unanswered until its
+	// timeout: keep the wait short, the direct get is the fallback.
+	lctx, cancel := context.WithTimeout(ctx, LeaderGetWait)
+	rec, err = LeaderGet(lctx, js, kv.Bucket(), key)
+	cancel()
+	switch {
+	case err == nil || errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted):
+		return rec, true, err
+	case ctx.Err() != nil:
+		return KVRecord{}, false, err
+	}
+	e, derr := kv.Get(ctx, key)
+	if derr != nil {
+		if errors.Is(derr, jetstream.ErrKeyNotFound) {
+			return KVRecord{}, false, derr
+		}
+		return KVRecord{}, false, errors.Join(err, derr)
+	}
+	return KVRecord{Value: e.Value(), Revision: e.Revision(), Op: e.Operation()}, false, nil
+}
