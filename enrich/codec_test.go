@@ -51,6 +51,7 @@ func benchDocs(b testing.TB, n int) []*doc {
 // were stored as before (encoding/json encode, json/v2 decode) in the same
 // run.
 func BenchmarkDocCodec(b *testing.B) {
+	testutil.Micro(b)
 	docs := benchDocs(b, 2000)
 	legacyEncode := func(d *doc) ([]byte, error) {
 		js, err := json.Marshal(d)
@@ -202,6 +203,7 @@ func FuzzDecodeDoc(f *testing.F) {
 // same work with the codecs it replaced (encoding/json observation
 // decoding, S2-compressed JSON documents), in the same run.
 func BenchmarkApply(b *testing.B) {
+	testutil.Micro(b)
 	const n = 200_000
 	g := newGenerator(b, n/5, n/50)
 	msgs := make([][]byte, n)

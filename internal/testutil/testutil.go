@@ -191,3 +191,19 @@ func waitPort(addr string, d time.Duration) error {
 
 // WaitPort waits until addr accepts TCP connections.
 func WaitPort(addr string, d time.Duration) error { return waitPort(addr, d) }
+
+// BenchPassEnv names the pass of `make bench` a benchmark runs in: the
+// system pass runs every benchmark once (-benchtime 1x: system benchmarks
+// size their own work), the micro pass runs the micro benchmarks listed in
+// the Makefile's MICRO_BENCH for a fixed time each.
+const BenchPassEnv = "NETINTEL_BENCH_PASS"
+
+// Micro marks b as a micro benchmark (nanoseconds per operation): one
+// iteration says nothing, so it skips itself in make bench's system pass
+// and runs in the micro pass. Its name must match the Makefile's
+// MICRO_BENCH.
+func Micro(b *testing.B) {
+	if os.Getenv(BenchPassEnv) == "system" {
+		b.Skip("micro benchmark: make bench runs it in its micro pass (MICRO_BENCH)")
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/netintel/netintel/internal/testutil"
 )
 
 // BenchmarkClient_FileRoundTrip measures CreateFile + ReadFile of a 16 MiB
@@ -71,6 +73,7 @@ func BenchmarkClient_FileRoundTrip(b *testing.B) {
 // BenchmarkKeys_EncryptFile is the crypto alone: AES-256-GCM over 16 MiB,
 // against a baseline of copying the same bytes.
 func BenchmarkKeys_EncryptFile(b *testing.B) {
+	testutil.Micro(b)
 	data := randomBytes(16<<20, 3)
 	k := DeriveKeys("bench")
 	var base, ours float64
