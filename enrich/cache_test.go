@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	promtest "github.com/prometheus/client_golang/prometheus/testutil"
 
@@ -142,4 +143,56 @@ func TestWorker_StaleCacheAndWrongGuesses(t *testing.T) {
 		}
 		t.Fatalf("%d of %d records differ (got %d records)", diff, len(want), len(got))
 	}
+}
+
+// readMany gives the same records with batch direct gets and, on a bucket
+// that does not answer them, reading key by key.
+func TestStore_ReadManyFallsBack(t *testing.T) {
+	n := tu.StartNATS(t)
+	ctx := t.Context()
+	kv, err := n.JS.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "rm"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := []string{"h.10.0.0.1", "h.10.0.0.2", "h.10.0.0.3", "r.10.1.0.0/24"}
+	want := map[string]uint64{keys[3]: 0}
+	for _, k := range keys[:3] {
+		if want[k], err = kv.Put(ctx, k, []byte("doc-"+k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := kv.Delete(ctx, keys[2]); err != nil {
+		t.Fatal(err)
+	}
+	want[keys[2]]++
+	check := func(direct bool) {
+		t.Helper()
+		s := NewState(n.JS, "rm")
+		failed := map[string]error{}
+		got := s.readMany(ctx, keys, failed, tu.Logger(t))
+		if len(failed) > 0 || len(got) != len(keys) {
+			t.Fatalf("direct %v: %d records, failed %v", direct, len(got), failed)
+		}
+		for _, k := range keys {
+			r := got[k]
+			hasData := k == keys[0] || k == keys[1]
+			if r.rev != want[k] || (r.data != nil) != hasData || (hasData && string(r.data) != "doc-"+k) {
+				t.Errorf("direct %v: %s = rev %d data %q, want rev %d", direct, k, r.rev, r.data, want[k])
+			}
+		}
+		if s.batchGetFailed.Load() == direct {
+			t.Errorf("direct gets allowed %v, batch read fell back %v", direct, s.batchGetFailed.Load())
+		}
+	}
+	check(true)
+	st, err := n.JS.Stream(ctx, "KV_rm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := st.CachedInfo().Config
+	cfg.AllowDirect = false
+	if _, err := n.JS.UpdateStream(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	check(false)
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -29,6 +30,8 @@ type Store struct {
 
 	mu sync.Mutex
 	st jetstream.Stream // the bucket's stream, looked up once
+
+	batchGetFailed atomic.Bool // warned that batch reads fall back
 }
 
 // kvStream returns the bucket's stream handle, looking it up on first use.

@@ -27,6 +27,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/netintel/netintel/ingest"
+	"github.com/netintel/netintel/internal/bus"
 	"github.com/netintel/netintel/internal/config"
 )
 
@@ -434,25 +435,11 @@ func (s *Store) writeGroups(ctx context.Context, c *stateCache, keys []string, g
 	w.m.lookups.WithLabelValues("cached").Add(float64(hits))
 	w.m.lookups.WithLabelValues("assumed_new").Add(float64(guessed))
 	w.m.lookups.WithLabelValues("read").Add(float64(len(unknown)))
-	// Read what the cache does not hold, a few at a time.
-	var mu sync.Mutex
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(128)
-	for _, k := range unknown {
-		g.Go(func() error {
-			data, rev, err := s.getRaw(gctx, k)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				failed[k] = err
-				return nil
-			}
-			c.learned(rev != 0)
-			recs[k] = record{rev: rev, data: data}
-			return nil
-		})
+	// Read what the cache does not hold.
+	for k, r := range s.readMany(ctx, unknown, failed, w.log) {
+		c.learned(r.rev != 0)
+		recs[k] = r
 	}
-	_ = g.Wait()
 	type pending struct {
 		key     string
 		fut     jetstream.PubAckFuture
@@ -518,6 +505,58 @@ func (s *Store) writeGroups(ctx context.Context, c *stateCache, keys []string, g
 		}
 	}
 	return conflicts, failed
+}
+
+// readMany reads the stored records of keys, with batch direct gets (one
+// request per 1,000 keys); a key never written comes back at revision 0.
+// If the server does not answer batch gets, each key is read on its own,
+// 128 at a time. Keys that could not be read are added to failed.
+func (s *Store) readMany(ctx context.Context, keys []string, failed map[string]error, log *slog.Logger) map[string]record {
+	out := make(map[string]record, len(keys))
+	if len(keys) == 0 {
+		return out
+	}
+	subjects := make([]string, len(keys))
+	for i, k := range keys {
+		subjects[i] = s.prefix + k
+	}
+	err := bus.DirectGetLast(ctx, s.js, s.stream, subjects, func(subject string, seq uint64, op jetstream.KeyValueOp, data []byte) {
+		r := record{rev: seq}
+		if op == jetstream.KeyValuePut {
+			r.data = data
+		}
+		out[strings.TrimPrefix(subject, s.prefix)] = r
+	})
+	if err == nil {
+		for _, k := range keys {
+			if _, ok := out[k]; !ok {
+				out[k] = record{}
+			}
+		}
+		return out
+	}
+	if s.batchGetFailed.CompareAndSwap(false, true) {
+		log.Warn("batch read of state records failed; reading them one by one", "err", err)
+	}
+	clear(out)
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(128)
+	for _, k := range keys {
+		g.Go(func() error {
+			data, rev, err := s.getRaw(gctx, k)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				failed[k] = err
+				return nil
+			}
+			out[k] = record{rev: rev, data: data}
+			return nil
+		})
+	}
+	_ = g.Wait()
+	return out
 }
 
 func isConflict(err error) bool {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -143,4 +144,77 @@ func GetLatest(ctx context.Context, js jetstream.JetStream, kv jetstream.KeyValu
 		return KVRecord{}, false, errors.Join(err, derr)
 	}
 	return KVRecord{Value: e.Value(), Revision: e.Revision(), Op: e.Operation()}, false, nil
+}
+
+// maxMultiLast is the most subjects DirectGetLast asks for in one request
+// (the server answers at most 1,024).
+const maxMultiLast = 1000
+
+// DirectGetLast reads the last message of each of subjects in stream with
+// batch direct gets (`multi_last`), a request per 1,000 subjects instead
+// of one per subject, and calls fn for each message found, with the
+// operation its KV headers mark (a put, or a delete or purge marker).
+// Subjects without a message are not reported. Like every direct get, any
+// replica of the stream may answer. The stream must allow direct gets; a
+// server that does not answer them fails the call (no responders).
+func DirectGetLast(ctx context.Context, js jetstream.JetStream, stream string, subjects []string, fn func(subject string, seq uint64, op jetstream.KeyValueOp, data []byte)) error {
+	if _, ok := ctx.Deadline(); !ok {
+		wait := js.Options().DefaultTimeout
+		if wait <= 0 {
+			wait = 5 * time.Second
+		}
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, wait)
+		defer cancel()
+	}
+	api := apiPrefix(js) + "DIRECT.GET." + stream
+	for len(subjects) > 0 {
+		chunk := subjects[:min(len(subjects), maxMultiLast)]
+		subjects = subjects[len(chunk):]
+		if err := directGetChunk(ctx, js.Conn(), api, chunk, fn); err != nil {
+			return fmt.Errorf("direct get %s: %w", stream, err)
+		}
+	}
+	return nil
+}
+
+func directGetChunk(ctx context.Context, nc *nats.Conn, api string, subjects []string, fn func(string, uint64, jetstream.KeyValueOp, []byte)) error {
+	inbox := nc.NewInbox()
+	sub, err := nc.SubscribeSync(inbox)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	req, err := json.Marshal(struct {
+		MultiLast []string `json:"multi_last"`
+	}{subjects})
+	if err != nil {
+		return err
+	}
+	if err := nc.PublishRequest(api, inbox, req); err != nil {
+		return err
+	}
+	for {
+		m, err := sub.NextMsgWithContext(ctx)
+		if err != nil {
+			return err
+		}
+		if status := m.Header.Get("Status"); status != "" {
+			desc := m.Header.Get("Description")
+			switch {
+			case status == "204": // end of the batch
+				return nil
+			case status == "404" && desc == "No Results": // none of the subjects has a message
+				return nil
+			case status == "503":
+				return nats.ErrNoResponders
+			}
+			return fmt.Errorf("%s %s", status, desc)
+		}
+		seq, err := strconv.ParseUint(m.Header.Get(jetstream.SequenceHeader), 10, 64)
+		if err != nil {
+			return fmt.Errorf("answer without a sequence: %w", err)
+		}
+		fn(m.Header.Get(jetstream.SubjectHeader), seq, markerOp(m.Header), m.Data)
+	}
 }

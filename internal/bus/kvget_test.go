@@ -2,6 +2,8 @@ package bus_test
 
 import (
 	"errors"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -76,5 +78,82 @@ func TestGetLatest_FallsBackToDirectGet(t *testing.T) {
 	}
 	if _, leader, err := bus.GetLatest(ctx, deaf, kv, "missing"); !errors.Is(err, jetstream.ErrKeyNotFound) || leader {
 		t.Fatalf("missing key without a leader: %v %v", leader, err)
+	}
+}
+
+// DirectGetLast answers for many keys at once, across more than one
+// request, with each key's newest revision, delete markers marked, and
+// keys never written left out.
+func TestDirectGetLast(t *testing.T) {
+	n := testutil.StartNATS(t)
+	ctx := t.Context()
+	kv, err := n.JS.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "dg", History: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]uint64{}
+	var subjects []string
+	for i := range 2500 {
+		k := "k" + strconv.Itoa(i)
+		subjects = append(subjects, "$KV.dg."+k)
+		if i%5 == 4 {
+			continue // never written
+		}
+		rev, err := kv.Put(ctx, k, []byte("v1-"+k))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i%3 == 0 {
+			if rev, err = kv.Put(ctx, k, []byte("v2-"+k)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want[k] = rev
+	}
+	if err := kv.Delete(ctx, "k1"); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]uint64{}
+	err = bus.DirectGetLast(ctx, n.JS, "KV_dg", subjects, func(subject string, seq uint64, op jetstream.KeyValueOp, data []byte) {
+		k := strings.TrimPrefix(subject, "$KV.dg.")
+		got[k] = seq
+		i, _ := strconv.Atoi(k[1:])
+		switch {
+		case k == "k1":
+			if op != jetstream.KeyValueDelete || len(data) != 0 {
+				t.Errorf("k1: op %v, %q: want the delete marker", op, data)
+			}
+		case op != jetstream.KeyValuePut:
+			t.Errorf("%s: op %v", k, op)
+		case i%3 == 0 && string(data) != "v2-"+k, i%3 != 0 && string(data) != "v1-"+k:
+			t.Errorf("%s: %q", k, data)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("answered %d keys, want %d", len(got), len(want))
+	}
+	for k, rev := range want {
+		if k == "k1" {
+			if got[k] <= rev {
+				t.Errorf("k1 answered at %d, not the delete after %d", got[k], rev)
+			}
+			continue
+		}
+		if got[k] != rev {
+			t.Errorf("%s at %d, want %d", k, got[k], rev)
+		}
+	}
+	// None of the subjects stored: no answers, no error.
+	if err := bus.DirectGetLast(ctx, n.JS, "KV_dg", []string{"$KV.dg.none"}, func(string, uint64, jetstream.KeyValueOp, []byte) {
+		t.Error("answer for a key never written")
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// A stream that does not exist is an error, not an empty answer.
+	if err := bus.DirectGetLast(ctx, n.JS, "KV_nope", []string{"$KV.nope.a"}, func(string, uint64, jetstream.KeyValueOp, []byte) {}); err == nil {
+		t.Fatal("no error for a missing stream")
 	}
 }
