@@ -15,7 +15,8 @@ import (
 // take under 5 KiB.
 const maxBatchBody = 64 << 10
 
-// lookup is GET /api/v1/shadow_vpn/lookup/{ip}.
+// lookup is GET /api/v1/shadow_vpn/lookup/{ip}. The body is rendered into
+// a pooled buffer (from the MMDB in place, see render.go) and written once.
 func (s *Service) lookup(w http.ResponseWriter, r *http.Request, tier Tier) {
 	raw := r.PathValue("ip")
 	addr, ok := parseAddr(raw)
@@ -23,32 +24,33 @@ func (s *Service) lookup(w http.ResponseWriter, r *http.Request, tier Tier) {
 		writeError(w, http.StatusBadRequest, CodeInvalidIP, "not an IPv4 or IPv6 address: "+strconv.Quote(truncate(raw, 64)))
 		return
 	}
-	p, errs := parseLookupQuery(r.URL.Query())
-	if len(errs) > 0 {
-		errs.write(w)
-		return
+	p := defaultLookupParams
+	if r.URL.RawQuery != "" { // most lookups have no query: no url.Values for them
+		var errs problems
+		if p, errs = parseLookupQuery(r.URL.Query()); len(errs) > 0 {
+			errs.write(w)
+			return
+		}
 	}
 	snap := s.snapshotOr503(w)
 	if snap == nil {
 		return
 	}
-	ip := addr.String()
-	rec, found, err := snap.Index.Lookup(addr, p.cves)
-	if err != nil {
+	bp := bodyPool.Get().(*[]byte)
+	body, n, err := appendLookup((*bp)[:0], snap.Index, addr, p, tier)
+	switch {
+	case err != nil:
 		s.log.Error("lookup", "snapshot", snap.Manifest.SnapshotDate, "err", err)
 		writeError(w, http.StatusInternalServerError, CodeInternal, "the snapshot could not be read at this address")
-		return
+	case n == 0:
+		writeError(w, http.StatusNotFound, CodeNotFound, "no assets are known for "+addr.String())
+	default:
+		writeBody(w, http.StatusOK, body)
 	}
-	if !found {
-		writeError(w, http.StatusNotFound, CodeNotFound, "no assets are known for "+ip)
-		return
+	if cap(body) <= maxPooledBody {
+		*bp = body
+		bodyPool.Put(bp)
 	}
-	res := shapeLookup(ip, rec, p, tier)
-	if len(res.Assets) == 0 {
-		writeError(w, http.StatusNotFound, CodeNotFound, "no assets are known for "+ip)
-		return
-	}
-	httpx.WriteJSON(w, http.StatusOK, res)
 }
 
 func truncate(s string, n int) string {

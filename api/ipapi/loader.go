@@ -22,8 +22,13 @@ import (
 	"github.com/netintel/netintel/publish"
 )
 
-// mmdbIndex answers lookups from the snapshot's MMDB, held in memory.
-type mmdbIndex struct{ r *maxminddb.Reader }
+// mmdbIndex answers lookups from the snapshot's MMDB, held in memory: r
+// walks the search tree (and decodes records for batch and the public
+// lookup), data is the data section the lookup renders from in place.
+type mmdbIndex struct {
+	r    *maxminddb.Reader
+	data mmdbData
+}
 
 var _ Index = mmdbIndex{}
 
@@ -87,13 +92,26 @@ type lightRecord struct {
 	Assets          []lightAsset `maxminddb:"assets"`
 }
 
-// OpenMMDB returns an Index over an MMDB file's bytes.
+// metadataMarker starts an MMDB's metadata section, which follows the
+// data section.
+var metadataMarker = []byte("\xab\xcd\xefMaxMind.com")
+
+// OpenMMDB returns an Index over an MMDB file's bytes, which must not change
+// while the index is in use.
 func OpenMMDB(b []byte) (Index, error) {
 	r, err := maxminddb.OpenBytes(b)
 	if err != nil {
 		return nil, fmt.Errorf("open mmdb: %w", err)
 	}
-	return mmdbIndex{r: r}, nil
+	// The data section sits between the search tree and its 16-byte
+	// separator, and the metadata marker (as maxminddb.OpenBytes finds
+	// them, which has checked that this range is valid).
+	start := r.Metadata.NodeCount*(r.Metadata.RecordSize/4) + 16
+	end := bytes.LastIndex(b, metadataMarker)
+	if end < 0 || start > uint(end) {
+		return nil, errors.New("open mmdb: no data section")
+	}
+	return mmdbIndex{r: r, data: mmdbData(b[start:end])}, nil
 }
 
 // ErrNoSnapshot means nothing has been published yet.

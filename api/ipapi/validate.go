@@ -204,10 +204,13 @@ type lookupParams struct {
 	minDetection  int // rank in confidenceLevels, -1 = any
 }
 
+// defaultLookupParams are the lookup's parameters when none are given.
+var defaultLookupParams = lookupParams{minSeverity: -1, minDetection: -1}
+
 // parseLookupQuery validates the lookup's query; problems is empty when valid.
 func parseLookupQuery(v url.Values) (lookupParams, problems) {
 	q := query{v: v}
-	p := lookupParams{minSeverity: -1, minDetection: -1}
+	p := defaultLookupParams
 	p.minConfidence = q.number("min_confidence", 0, 1, 0)
 	p.cves = slices.Contains(q.list("include", includeBlocks), "cves")
 	p.minSeverity = slices.Index(severityLevels, q.enum("min_severity", severityLevels))
