@@ -225,6 +225,9 @@ type docDecoder struct {
 	s   string
 	i   int
 	err error
+	// Optional values point into these, allocated 16 at a time.
+	strs []string
+	f64s []float64
 }
 
 func (r *docDecoder) fail(what string) {
@@ -301,35 +304,46 @@ func (r *docDecoder) optStr() *string {
 	if !r.flag() {
 		return nil
 	}
-	s := r.str()
-	return &s
+	if len(r.strs) == cap(r.strs) {
+		r.strs = make([]string, 0, 16)
+	}
+	r.strs = append(r.strs, r.str())
+	return &r.strs[len(r.strs)-1]
 }
 
 func (r *docDecoder) optF64() *float64 {
 	if !r.flag() {
 		return nil
 	}
-	f := r.f64()
-	return &f
+	if len(r.f64s) == cap(r.f64s) {
+		r.f64s = make([]float64, 0, 16)
+	}
+	r.f64s = append(r.f64s, r.f64())
+	return &r.f64s[len(r.f64s)-1]
 }
 
 func (r *docDecoder) doc(d *doc) {
 	d.V = r.int()
 	d.IP, d.Network, d.FirstSeen, d.LastSeen = r.str(), r.str(), r.str(), r.str()
+	// Entries are allocated together, one slice per kind, not one by one.
 	if n := r.count(); n > 0 {
 		d.Signals = make(map[string]*sigEntry, n)
-		for range n {
+		ents := make([]sigEntry, n)
+		for i := range ents {
 			k := r.str()
-			d.Signals[k] = &sigEntry{Class: r.str(), Source: r.str(), Provider: r.str(), Conf: r.f64(),
+			ents[i] = sigEntry{Class: r.str(), Source: r.str(), Provider: r.str(), Conf: r.f64(),
 				FirstSeen: r.str(), LastSeen: r.str(), Win: r.str()}
+			d.Signals[k] = &ents[i]
 		}
 	}
 	d.Claims = r.claims()
 	if n := r.count(); n > 0 {
 		d.Assets = make(map[string]*assetDoc, n)
-		for range n {
+		assets := make([]assetDoc, n)
+		for i := range assets {
 			k := r.str()
-			d.Assets[k] = r.asset()
+			r.asset(&assets[i])
+			d.Assets[k] = &assets[i]
 		}
 	}
 }
@@ -347,8 +361,8 @@ func (r *docDecoder) claims() map[string]ipmodel.Attribution {
 	return m
 }
 
-func (r *docDecoder) asset() *assetDoc {
-	a := &assetDoc{Port: r.int(), Family: r.str(), FirstSeen: r.str(), LastSeen: r.str()}
+func (r *docDecoder) asset(a *assetDoc) {
+	a.Port, a.Family, a.FirstSeen, a.LastSeen = r.int(), r.str(), r.str(), r.str()
 	a.Svc, a.Flow = r.winner(), r.winner()
 	n := r.count()
 	a.Sources = make(map[string]srcEvidence, n) // written to without a nil check
@@ -372,7 +386,6 @@ func (r *docDecoder) asset() *assetDoc {
 			MaxSeverityRating: r.optStr(), EolStatus: r.optStr(), LastComputedAt: r.optStr()}
 	}
 	a.CveKey = r.str()
-	return a
 }
 
 func (r *docDecoder) winner() *fpWinner {
