@@ -34,7 +34,11 @@ func benchDocs(b testing.TB, n int) []*doc {
 			byKey[k] = d
 			order = append(order, d)
 		}
-		d.apply(&o, "id"+k, rules)
+		_, id, err := o.Encode() // the message id the worker would see
+		if err != nil {
+			b.Fatal(err)
+		}
+		d.apply(&o, id, rules)
 	}
 	cat, now := sampleCatalog(b), time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
 	for _, d := range order {

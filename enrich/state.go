@@ -130,10 +130,15 @@ func newerClaim(a, b ipmodel.Attribution) bool {
 	return a.SignalConfidence > b.SignalConfidence
 }
 
+// winIDLen is how much of a message id breaks ties between observations
+// of the same time: 16 hex digits (64 bits) decide as surely as 32, and
+// every newest-wins register of a document carries one.
+const winIDLen = 16
+
 // apply merges one normalized observation (with its message id) into d.
 func (d *doc) apply(o *ingest.Observation, id string, rules *Rules) {
 	at := o.ObservedAt
-	win := at + "|" + id
+	win := at + "|" + id[:min(len(id), winIDLen)]
 	d.FirstSeen, d.LastSeen = minStr(d.FirstSeen, at), maxStr(d.LastSeen, at)
 	switch o.Type {
 	case ingest.TypeSignal, ingest.TypeRange:
