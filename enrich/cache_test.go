@@ -2,7 +2,6 @@ package enrich
 
 import (
 	"context"
-	"maps"
 	"testing"
 	"time"
 
@@ -131,18 +130,7 @@ func TestWorker_StaleCacheAndWrongGuesses(t *testing.T) {
 		t.Fatalf("wrong guesses %v, conflicts %v: the stale paths were not taken", wrongGuesses, conflicts)
 	}
 	t.Logf("worker a: %v blind writes over existing keys, %v conflicts retried", wrongGuesses, conflicts)
-	if !maps.Equal(got, want) {
-		diff := 0
-		for k, v := range want {
-			if got[k] != v {
-				if diff < 3 {
-					t.Errorf("record %s differs:\n got %s\nwant %s", k, got[k], v)
-				}
-				diff++
-			}
-		}
-		t.Fatalf("%d of %d records differ (got %d records)", diff, len(want), len(got))
-	}
+	sameState(t, got, want)
 }
 
 // readMany gives the same records with batch direct gets and, on a bucket

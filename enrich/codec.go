@@ -1,16 +1,15 @@
 package enrich
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
 	"sync"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/klauspost/compress/s2"
 
+	"github.com/netintel/netintel/internal/bincodec"
 	"github.com/netintel/netintel/internal/ipmodel"
 )
 
@@ -22,14 +21,13 @@ import (
 //
 // The body is compressed with S2 (timestamps, message ids and source names
 // repeat within a document: about half the size, for about a microsecond).
-// The layout of the body, field by field in the order of the doc struct: strings and
-// byte counts as uvarint length + bytes, integers as zig-zag varints,
-// floats as 8 bytes little-endian, an optional value behind a 0/1 byte, a
-// map as a count then key + value pairs. It is not meant for other readers:
-// snapshots are what the product publishes.
+// The body is the doc struct field by field in internal/bincodec's form
+// (shared with the MMDB writer's spool), a map as a count then key + value
+// pairs. It is not meant for other readers: snapshots are what the product
+// publishes.
 const (
 	binMark    = 'b'
-	binVersion = 1
+	binVersion = 2 // 1: counts as zig-zag varints, before bincodec
 	s2Mark     = 's'
 )
 
@@ -48,12 +46,12 @@ var bodyPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b
 func encodeDoc(d *doc) ([]byte, error) {
 	bp := bodyPool.Get().(*[]byte)
 	defer bodyPool.Put(bp)
-	e := docEncoder{b: (*bp)[:0]}
-	e.doc(d)
-	*bp = e.b
-	out := make([]byte, 2+s2.MaxEncodedLen(len(e.b)))
+	e := bincodec.Encoder{B: (*bp)[:0]}
+	encodeBody(&e, d)
+	*bp = e.B
+	out := make([]byte, 2+s2.MaxEncodedLen(len(e.B)))
 	out[0], out[1] = binMark, binVersion
-	return out[:2+len(s2.Encode(out[2:], e.b))], nil
+	return out[:2+len(s2.Encode(out[2:], e.B))], nil
 }
 
 func decodeDoc(b []byte, d *doc) error {
@@ -78,12 +76,12 @@ func decodeDoc(b []byte, d *doc) error {
 			return fmt.Errorf("%w: %v", errDocFormat, err)
 		}
 		// One string holds every field: the decoded strings are slices of it.
-		r := docDecoder{s: string(body)}
-		r.doc(d)
-		if r.err == nil && r.i != len(r.s) {
-			r.err = fmt.Errorf("%w: %d bytes left over", errDocFormat, len(r.s)-r.i)
+		r := bincodec.NewDecoder(string(body))
+		decodeBody(r, d)
+		if err := r.End(); err != nil {
+			return fmt.Errorf("%w: %v", errDocFormat, err)
 		}
-		return r.err
+		return nil
 	}
 	if len(b) > 0 && b[0] == s2Mark {
 		js, err := s2.Decode(nil, b[1:])
@@ -95,312 +93,137 @@ func decodeDoc(b []byte, d *doc) error {
 	return jsonv2.Unmarshal(b, d, jsontext.AllowInvalidUTF8(true))
 }
 
-type docEncoder struct{ b []byte }
-
-func (e *docEncoder) int(n int)     { e.b = binary.AppendVarint(e.b, int64(n)) }
-func (e *docEncoder) str(s string)  { e.b = append(binary.AppendUvarint(e.b, uint64(len(s))), s...) }
-func (e *docEncoder) f64(f float64) { e.b = binary.LittleEndian.AppendUint64(e.b, math.Float64bits(f)) }
-func (e *docEncoder) flag(set bool) bool {
-	if set {
-		e.b = append(e.b, 1)
-	} else {
-		e.b = append(e.b, 0)
-	}
-	return set
-}
-
-func (e *docEncoder) optStr(p *string) {
-	if e.flag(p != nil) {
-		e.str(*p)
-	}
-}
-
-func (e *docEncoder) optF64(p *float64) {
-	if e.flag(p != nil) {
-		e.f64(*p)
-	}
-}
-
-func (e *docEncoder) doc(d *doc) {
-	e.int(d.V)
-	e.str(d.IP)
-	e.str(d.Network)
-	e.str(d.FirstSeen)
-	e.str(d.LastSeen)
-	e.int(len(d.Signals))
+func encodeBody(e *bincodec.Encoder, d *doc) {
+	e.Int(d.V)
+	e.Str(d.IP)
+	e.Str(d.Network)
+	e.Str(d.FirstSeen)
+	e.Str(d.LastSeen)
+	e.Count(len(d.Signals))
 	for k, s := range d.Signals {
-		e.str(k)
-		e.str(s.Class)
-		e.str(s.Source)
-		e.str(s.Provider)
-		e.f64(s.Conf)
-		e.str(s.FirstSeen)
-		e.str(s.LastSeen)
-		e.str(s.Win)
+		e.Str(k)
+		e.Str(s.Class)
+		e.Str(s.Source)
+		e.Str(s.Provider)
+		e.F64(s.Conf)
+		e.Str(s.FirstSeen)
+		e.Str(s.LastSeen)
+		e.Str(s.Win)
 	}
-	e.claims(d.Claims)
-	e.int(len(d.Assets))
+	encodeClaims(e, d.Claims)
+	e.Count(len(d.Assets))
 	for k, a := range d.Assets {
-		e.str(k)
-		e.asset(a)
+		e.Str(k)
+		encodeAsset(e, a)
 	}
 }
 
-func (e *docEncoder) claims(m map[string]ipmodel.Attribution) {
-	e.int(len(m))
+func encodeClaims(e *bincodec.Encoder, m map[string]ipmodel.Attribution) {
+	e.Count(len(m))
 	for k, c := range m {
-		e.str(k)
-		e.str(c.OrgName)
-		e.str(c.SignalSource)
-		e.f64(c.SignalConfidence)
-		e.str(c.ObservedAt)
+		e.Str(k)
+		e.Attribution(c)
 	}
 }
 
-func (e *docEncoder) asset(a *assetDoc) {
-	e.int(a.Port)
-	e.str(a.Family)
-	e.str(a.FirstSeen)
-	e.str(a.LastSeen)
-	e.winner(a.Svc)
-	e.winner(a.Flow)
-	e.int(len(a.Sources))
+func encodeAsset(e *bincodec.Encoder, a *assetDoc) {
+	e.Int(a.Port)
+	e.Str(a.Family)
+	e.Str(a.FirstSeen)
+	e.Str(a.LastSeen)
+	encodeWinner(e, a.Svc)
+	encodeWinner(e, a.Flow)
+	e.Count(len(a.Sources))
 	for k, s := range a.Sources {
-		e.str(k)
-		e.str(s.Vendor)
-		e.str(s.Win)
+		e.Str(k)
+		e.Str(s.Vendor)
+		e.Str(s.Win)
 	}
-	e.claims(a.Claims)
-	e.int(len(a.Cves))
-	for i := range a.Cves {
-		f := &a.Cves[i]
-		e.str(f.CveID)
-		e.str(f.DetectionConfidence)
-		e.str(f.Source)
-		e.optF64(f.SeverityScore)
-		e.optStr(f.SeverityRating)
-		e.optStr(f.CvssVersion)
-		e.optStr(f.KevAddedAt)
-		e.optF64(f.EpssScore)
-		e.optF64(f.EpssPercentile)
-		e.optStr(f.EuvdID)
-		e.optStr(f.JvnID)
-		e.optStr(f.MatchedVia)
-	}
-	if e.flag(a.Summary != nil) {
-		s := a.Summary
-		e.int(s.TotalCount)
-		e.int(s.KevCount)
-		e.optF64(s.MaxSeverityScore)
-		e.optStr(s.MaxSeverityRating)
-		e.optStr(s.EolStatus)
-		e.optStr(s.LastComputedAt)
-	}
-	e.str(a.CveKey)
+	encodeClaims(e, a.Claims)
+	e.CveFindings(a.Cves)
+	e.CveSummary(a.Summary)
+	e.Str(a.CveKey)
 }
 
-func (e *docEncoder) winner(w *fpWinner) {
-	if !e.flag(w != nil) {
+func encodeWinner(e *bincodec.Encoder, w *fpWinner) {
+	if !e.Flag(w != nil) {
 		return
 	}
-	e.str(w.Win)
+	e.Str(w.Win)
 	fp := &w.Fp
-	e.str(fp.RuleID)
-	e.str(fp.Vendor)
-	e.str(fp.Product)
-	e.int(len(fp.CPE))
-	for _, c := range fp.CPE {
-		e.str(c)
-	}
-	e.str(fp.ProtocolFamily)
-	e.str(fp.Class)
-	e.str(fp.ExactVersion)
-	e.str(fp.VersionBand)
-	e.str(fp.VersionPrecision)
+	e.Str(fp.RuleID)
+	e.Str(fp.Vendor)
+	e.Str(fp.Product)
+	e.Strs(fp.CPE)
+	e.Str(fp.ProtocolFamily)
+	e.Str(fp.Class)
+	e.Str(fp.ExactVersion)
+	e.Str(fp.VersionBand)
+	e.Str(fp.VersionPrecision)
 }
 
-// docDecoder reads what docEncoder wrote; the first problem sticks in err
-// and every later read returns a zero value.
-type docDecoder struct {
-	s   string
-	i   int
-	err error
-	// Optional values point into these, allocated 16 at a time.
-	strs []string
-	f64s []float64
-}
-
-func (r *docDecoder) fail(what string) {
-	if r.err == nil {
-		r.err = fmt.Errorf("%w: bad %s at byte %d of the body", errDocFormat, what, r.i)
-	}
-	r.i = len(r.s)
-}
-
-func (r *docDecoder) uvarint() uint64 {
-	var x uint64
-	for shift := uint(0); r.i < len(r.s) && shift < 64; shift += 7 {
-		c := r.s[r.i]
-		r.i++
-		x |= uint64(c&0x7f) << shift
-		if c < 0x80 {
-			return x
-		}
-	}
-	r.fail("varint")
-	return 0
-}
-
-func (r *docDecoder) int() int {
-	u := r.uvarint()
-	return int(int64(u>>1) ^ -int64(u&1))
-}
-
-// count reads a collection's length; every entry takes at least one byte,
-// so a count beyond what is left is corrupt (and never allocated).
-func (r *docDecoder) count() int {
-	n := r.int()
-	if n < 0 || n > len(r.s)-r.i {
-		r.fail("count")
-		return 0
-	}
-	return n
-}
-
-func (r *docDecoder) str() string {
-	n := r.uvarint()
-	if n > uint64(len(r.s)-r.i) {
-		r.fail("string length")
-		return ""
-	}
-	s := r.s[r.i : r.i+int(n)]
-	r.i += int(n)
-	return s
-}
-
-func (r *docDecoder) f64() float64 {
-	if len(r.s)-r.i < 8 {
-		r.fail("float")
-		return 0
-	}
-	var v uint64
-	for j := 7; j >= 0; j-- {
-		v = v<<8 | uint64(r.s[r.i+j])
-	}
-	r.i += 8
-	return math.Float64frombits(v)
-}
-
-func (r *docDecoder) flag() bool {
-	if r.i >= len(r.s) || r.s[r.i] > 1 {
-		r.fail("flag")
-		return false
-	}
-	r.i++
-	return r.s[r.i-1] == 1
-}
-
-func (r *docDecoder) optStr() *string {
-	if !r.flag() {
-		return nil
-	}
-	if len(r.strs) == cap(r.strs) {
-		r.strs = make([]string, 0, 16)
-	}
-	r.strs = append(r.strs, r.str())
-	return &r.strs[len(r.strs)-1]
-}
-
-func (r *docDecoder) optF64() *float64 {
-	if !r.flag() {
-		return nil
-	}
-	if len(r.f64s) == cap(r.f64s) {
-		r.f64s = make([]float64, 0, 16)
-	}
-	r.f64s = append(r.f64s, r.f64())
-	return &r.f64s[len(r.f64s)-1]
-}
-
-func (r *docDecoder) doc(d *doc) {
-	d.V = r.int()
-	d.IP, d.Network, d.FirstSeen, d.LastSeen = r.str(), r.str(), r.str(), r.str()
+func decodeBody(r *bincodec.Decoder, d *doc) {
+	d.V = r.Int()
+	d.IP, d.Network, d.FirstSeen, d.LastSeen = r.Str(), r.Str(), r.Str(), r.Str()
 	// Entries are allocated together, one slice per kind, not one by one.
-	if n := r.count(); n > 0 {
+	if n := r.Count(); n > 0 {
 		d.Signals = make(map[string]*sigEntry, n)
 		ents := make([]sigEntry, n)
 		for i := range ents {
-			k := r.str()
-			ents[i] = sigEntry{Class: r.str(), Source: r.str(), Provider: r.str(), Conf: r.f64(),
-				FirstSeen: r.str(), LastSeen: r.str(), Win: r.str()}
+			k := r.Str()
+			ents[i] = sigEntry{Class: r.Str(), Source: r.Str(), Provider: r.Str(), Conf: r.F64(),
+				FirstSeen: r.Str(), LastSeen: r.Str(), Win: r.Str()}
 			d.Signals[k] = &ents[i]
 		}
 	}
-	d.Claims = r.claims()
-	if n := r.count(); n > 0 {
+	d.Claims = decodeClaims(r)
+	if n := r.Count(); n > 0 {
 		d.Assets = make(map[string]*assetDoc, n)
 		assets := make([]assetDoc, n)
 		for i := range assets {
-			k := r.str()
-			r.asset(&assets[i])
+			k := r.Str()
+			decodeAsset(r, &assets[i])
 			d.Assets[k] = &assets[i]
 		}
 	}
 }
 
-func (r *docDecoder) claims() map[string]ipmodel.Attribution {
-	n := r.count()
+func decodeClaims(r *bincodec.Decoder) map[string]ipmodel.Attribution {
+	n := r.Count()
 	if n == 0 {
 		return nil
 	}
 	m := make(map[string]ipmodel.Attribution, n)
 	for range n {
-		k := r.str()
-		m[k] = ipmodel.Attribution{OrgName: r.str(), SignalSource: r.str(), SignalConfidence: r.f64(), ObservedAt: r.str()}
+		k := r.Str()
+		m[k] = r.Attribution()
 	}
 	return m
 }
 
-func (r *docDecoder) asset(a *assetDoc) {
-	a.Port, a.Family, a.FirstSeen, a.LastSeen = r.int(), r.str(), r.str(), r.str()
-	a.Svc, a.Flow = r.winner(), r.winner()
-	n := r.count()
+func decodeAsset(r *bincodec.Decoder, a *assetDoc) {
+	a.Port, a.Family, a.FirstSeen, a.LastSeen = r.Int(), r.Str(), r.Str(), r.Str()
+	a.Svc, a.Flow = decodeWinner(r), decodeWinner(r)
+	n := r.Count()
 	a.Sources = make(map[string]srcEvidence, n) // written to without a nil check
 	for range n {
-		k := r.str()
-		a.Sources[k] = srcEvidence{Vendor: r.str(), Win: r.str()}
+		k := r.Str()
+		a.Sources[k] = srcEvidence{Vendor: r.Str(), Win: r.Str()}
 	}
-	a.Claims = r.claims()
-	if n := r.count(); n > 0 {
-		a.Cves = make([]ipmodel.CveFinding, n)
-		for i := range a.Cves {
-			f := &a.Cves[i]
-			f.CveID, f.DetectionConfidence, f.Source = r.str(), r.str(), r.str()
-			f.SeverityScore, f.SeverityRating, f.CvssVersion, f.KevAddedAt = r.optF64(), r.optStr(), r.optStr(), r.optStr()
-			f.EpssScore, f.EpssPercentile = r.optF64(), r.optF64()
-			f.EuvdID, f.JvnID, f.MatchedVia = r.optStr(), r.optStr(), r.optStr()
-		}
-	}
-	if r.flag() {
-		a.Summary = &ipmodel.CveSummary{TotalCount: r.int(), KevCount: r.int(), MaxSeverityScore: r.optF64(),
-			MaxSeverityRating: r.optStr(), EolStatus: r.optStr(), LastComputedAt: r.optStr()}
-	}
-	a.CveKey = r.str()
+	a.Claims = decodeClaims(r)
+	a.Cves = r.CveFindings()
+	a.Summary = r.CveSummary()
+	a.CveKey = r.Str()
 }
 
-func (r *docDecoder) winner() *fpWinner {
-	if !r.flag() {
+func decodeWinner(r *bincodec.Decoder) *fpWinner {
+	if !r.Flag() {
 		return nil
 	}
-	w := &fpWinner{Win: r.str()}
+	w := &fpWinner{Win: r.Str()}
 	fp := &w.Fp
-	fp.RuleID, fp.Vendor, fp.Product = r.str(), r.str(), r.str()
-	if n := r.count(); n > 0 {
-		fp.CPE = make([]string, n)
-		for i := range fp.CPE {
-			fp.CPE[i] = r.str()
-		}
-	}
-	fp.ProtocolFamily, fp.Class, fp.ExactVersion, fp.VersionBand, fp.VersionPrecision = r.str(), r.str(), r.str(), r.str(), r.str()
+	fp.RuleID, fp.Vendor, fp.Product = r.Str(), r.Str(), r.Str()
+	fp.CPE = r.Strs()
+	fp.ProtocolFamily, fp.Class, fp.ExactVersion, fp.VersionBand, fp.VersionPrecision = r.Str(), r.Str(), r.Str(), r.Str(), r.Str()
 	return w
 }

@@ -2,7 +2,6 @@ package enrich
 
 import (
 	"context"
-	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -84,18 +83,7 @@ func TestWorker_KillAndRestart(t *testing.T) {
 	if len(want) < 400 {
 		t.Fatalf("reference run stored only %d records", len(want))
 	}
-	if !maps.Equal(got, want) {
-		diff := 0
-		for k, v := range want {
-			if got[k] != v {
-				if diff < 3 {
-					t.Errorf("record %s differs:\n got %s\nwant %s", k, got[k], v)
-				}
-				diff++
-			}
-		}
-		t.Fatalf("%d of %d records differ (got %d records)", diff, len(want), len(got))
-	}
+	sameState(t, got, want)
 	// Nothing was dead-lettered and the stream holds each observation once.
 	ctx := t.Context()
 	for stream, want := range map[string]uint64{"DEADLETTER": 0, "OBSERVATIONS": killN} {

@@ -3,6 +3,7 @@ package enrich
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"strings"
 	"testing"
@@ -157,4 +158,23 @@ func stringsReader(s string) *strings.Reader { return strings.NewReader(s) }
 
 func contextWithCancel(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithCancel(ctx)
+}
+
+// sameState fails t unless got holds exactly want's records (as dump
+// gives them), naming the first few that differ.
+func sameState(t testing.TB, got, want map[string]string) {
+	t.Helper()
+	if maps.Equal(got, want) {
+		return
+	}
+	diff := 0
+	for k, v := range want {
+		if got[k] != v {
+			if diff < 3 {
+				t.Errorf("record %s differs:\n got %s\nwant %s", k, got[k], v)
+			}
+			diff++
+		}
+	}
+	t.Fatalf("%d of %d records differ (got %d records)", diff, len(want), len(got))
 }

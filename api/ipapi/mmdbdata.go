@@ -242,17 +242,8 @@ func (d mmdbData) mapAt(off uint) (n, first, end uint, err error) {
 }
 
 // key returns the map key at off (a string, or a pointer to one) and where
-// its value starts.
-func (d mmdbData) key(off uint) ([]byte, uint, error) {
-	k, size, p, end, err := d.resolve(off)
-	if err != nil {
-		return nil, 0, err
-	}
-	if k != kindString || p+size > uint(len(d)) {
-		return nil, 0, errMMDBData
-	}
-	return d[p : p+size], end, nil
-}
+// its value starts: a key is read as any string is.
+func (d mmdbData) key(off uint) ([]byte, uint, error) { return d.str(off) }
 
 // mmdbMap records where the values of a map's wanted keys start: at[i] for
 // names[i], when bit i of have is set. A key given twice counts once, with

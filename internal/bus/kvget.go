@@ -32,15 +32,8 @@ type KVRecord struct {
 // record is a delete or purge marker is jetstream.ErrKeyDeleted, returned
 // with the marker's record (its revision).
 func LeaderGet(ctx context.Context, js jetstream.JetStream, bucket, key string) (KVRecord, error) {
-	if _, ok := ctx.Deadline(); !ok {
-		wait := js.Options().DefaultTimeout
-		if wait <= 0 {
-			wait = 5 * time.Second
-		}
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, wait)
-		defer cancel()
-	}
+	ctx, cancel := withDefaultTimeout(ctx, js)
+	defer cancel()
 	req, _ := json.Marshal(map[string]string{"last_by_subj": "$KV." + bucket + "." + key})
 	msg, err := js.Conn().RequestWithContext(ctx, apiPrefix(js)+"STREAM.MSG.GET.KV_"+bucket, req)
 	if err != nil {
@@ -82,6 +75,19 @@ func LeaderGet(ctx context.Context, js jetstream.JetStream, bucket, key string) 
 		return rec, jetstream.ErrKeyDeleted
 	}
 	return rec, nil
+}
+
+// withDefaultTimeout bounds a request of ctx without a deadline by js's
+// default timeout (5 s when it has none).
+func withDefaultTimeout(ctx context.Context, js jetstream.JetStream) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, func() {}
+	}
+	wait := js.Options().DefaultTimeout
+	if wait <= 0 {
+		wait = 5 * time.Second
+	}
+	return context.WithTimeout(ctx, wait)
 }
 
 // markerOp reads the operation of a KV record from its headers, as
@@ -158,15 +164,8 @@ const maxMultiLast = 1000
 // replica of the stream may answer. The stream must allow direct gets; a
 // server that does not answer them fails the call (no responders).
 func DirectGetLast(ctx context.Context, js jetstream.JetStream, stream string, subjects []string, fn func(subject string, seq uint64, op jetstream.KeyValueOp, data []byte)) error {
-	if _, ok := ctx.Deadline(); !ok {
-		wait := js.Options().DefaultTimeout
-		if wait <= 0 {
-			wait = 5 * time.Second
-		}
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, wait)
-		defer cancel()
-	}
+	ctx, cancel := withDefaultTimeout(ctx, js)
+	defer cancel()
 	api := apiPrefix(js) + "DIRECT.GET." + stream
 	for len(subjects) > 0 {
 		chunk := subjects[:min(len(subjects), maxMultiLast)]
