@@ -416,3 +416,47 @@ func TestService_LiveProgress(t *testing.T) {
 		t.Fatalf("published: %+v %v %v", pub, ok, err)
 	}
 }
+
+// staleKV answers direct gets of one key with an older record, as a
+// replica still catching up after a restart does.
+type staleKV struct {
+	jetstream.KeyValue
+	key string
+	old jetstream.KeyValueEntry
+}
+
+func (k staleKV) Get(ctx context.Context, key string) (jetstream.KeyValueEntry, error) {
+	if key == k.key {
+		return k.old, nil
+	}
+	return k.KeyValue.Get(ctx, key)
+}
+
+// A worker whose direct get of the run record comes from a lagging replica
+// (it shows the previous run, completed) does not drop the current run's
+// work: it asks the stream leader, which has the run as running. A run that
+// did end is still recognised.
+func TestService_WorkerConfirmsEndedRunWithLeader(t *testing.T) {
+	n := testutil.StartNATS(t)
+	n.Ensure(t)
+	w := newWorld(t)
+	s := newTestService(t, n, folderStore(t), w.config())
+	ctx := t.Context()
+	if err := s.putJSON(ctx, KeyRun, Run{ID: "old", State: StatusCompleted}); err != nil {
+		t.Fatal(err)
+	}
+	old, err := s.kv.Get(ctx, KeyRun)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.putJSON(ctx, KeyRun, Run{ID: "new", State: StatusRunning}); err != nil {
+		t.Fatal(err)
+	}
+	s.kv = staleKV{KeyValue: s.kv, key: KeyRun, old: old}
+	if running, err := s.runIsRunning(ctx, "new"); err != nil || !running {
+		t.Fatalf("current run read through a stale replica: running %v, %v", running, err)
+	}
+	if running, err := s.runIsRunning(ctx, "old"); err != nil || running {
+		t.Fatalf("ended run: running %v, %v", running, err)
+	}
+}

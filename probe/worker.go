@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/netintel/netintel/internal/bus"
 )
 
 // RunWorker pulls work items from the durable consumer and checks up to
@@ -199,11 +201,28 @@ func (s *Service) runIsRunning(ctx context.Context, id string) (bool, error) {
 	}
 	s.runs.mu.Unlock()
 	var run Run
-	if err := s.getJSON(ctx, KeyRun, &run); err != nil {
-		if errors.Is(err, jetstream.ErrKeyNotFound) {
-			return false, nil
-		}
+	err := s.getJSON(ctx, KeyRun, &run)
+	if err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
 		return false, err
+	}
+	if err != nil || run.ID != id || run.State != StatusRunning {
+		// That answer came from a direct get, which any replica may give,
+		// and a replica catching up after a restart can hold an older run
+		// record. An item is dropped only on the stream leader's word;
+		// while there is no leader it is tried again later.
+		rec, leader, lerr := bus.GetLatest(ctx, s.js, s.kv, KeyRun)
+		switch {
+		case leader && (errors.Is(lerr, jetstream.ErrKeyNotFound) || errors.Is(lerr, jetstream.ErrKeyDeleted)):
+			return false, nil
+		case lerr != nil:
+			return false, lerr
+		case !leader:
+			return false, fmt.Errorf("run %s looks ended, and the stream leader did not answer to confirm it", id)
+		}
+		run = Run{}
+		if err := json.Unmarshal(rec.Value, &run); err != nil {
+			return false, fmt.Errorf("decode %s: %w", KeyRun, err)
+		}
 	}
 	ok := run.ID == id && run.State == StatusRunning
 	if ok {
