@@ -13,6 +13,7 @@ import (
 	promtest "github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/netintel/netintel/ingest"
+	"github.com/netintel/netintel/internal/config"
 	"github.com/netintel/netintel/internal/testutil"
 )
 
@@ -144,15 +145,7 @@ func benchPipeline(b *testing.B, g *generator, n, workers int) float64 {
 	defer cancel()
 	cfg.Enrich.Catalog = sampleCatalogConfig()
 	cat := sampleCatalog(b)
-	if v := os.Getenv("NETINTEL_BENCH_CACHE_MB"); v != "" {
-		cfg.Enrich.CacheMB, _ = strconv.Atoi(v)
-	}
-	if v := os.Getenv("NETINTEL_BENCH_LOOPS"); v != "" {
-		cfg.Enrich.Workers, _ = strconv.Atoi(v)
-	}
-	if v := os.Getenv("NETINTEL_BENCH_BATCH"); v != "" {
-		cfg.Enrich.BatchSize, _ = strconv.Atoi(v)
-	}
+	benchOverrides(&cfg.Enrich)
 	errs := make(chan error, workers)
 	reg := prometheus.NewRegistry() // shared: the counters add up over the workers
 	var m *metrics
@@ -180,6 +173,16 @@ func benchPipeline(b *testing.B, g *generator, n, workers int) float64 {
 	return float64(stored) / elapsed.Seconds()
 }
 
+// benchOverrides applies NETINTEL_BENCH_CACHE_MB, NETINTEL_BENCH_LOOPS and
+// NETINTEL_BENCH_BATCH to cfg, for the worker and floor cases alike.
+func benchOverrides(cfg *config.Enrich) {
+	for env, v := range map[string]*int{"NETINTEL_BENCH_CACHE_MB": &cfg.CacheMB, "NETINTEL_BENCH_LOOPS": &cfg.Workers, "NETINTEL_BENCH_BATCH": &cfg.BatchSize} {
+		if s := os.Getenv(env); s != "" {
+			*v, _ = strconv.Atoi(s)
+		}
+	}
+}
+
 func benchFloor(b *testing.B, g *generator, n int) float64 {
 	b.StopTimer()
 	nt := testutil.StartNATS(b)
@@ -192,10 +195,8 @@ func benchFloor(b *testing.B, g *generator, n int) float64 {
 	}
 	prefix := "$KV." + cfg.Enrich.Bucket + "."
 	value := make([]byte, 64)
+	benchOverrides(&cfg.Enrich)
 	batchSize, loops := cfg.Enrich.BatchSize, cfg.Enrich.Workers
-	if v := os.Getenv("NETINTEL_BENCH_LOOPS"); v != "" {
-		loops, _ = strconv.Atoi(v)
-	}
 	done := make(chan error, loops)
 	for range loops {
 		go floorLoop(ctx, nt.JS, cons, prefix, value, batchSize, done)
@@ -224,18 +225,10 @@ func floorLoop(ctx context.Context, js jetstream.JetStream, cons jetstream.Consu
 	batch := make([]jetstream.Msg, 0, batchSize)
 	futs := make([]jetstream.PubAckFuture, 0, batchSize)
 	for {
-		m, err := it.Next()
-		if err != nil {
+		var err error
+		if batch, err = nextBatch(it, batch, batchSize); err != nil {
 			done <- nil
 			return
-		}
-		batch = append(batch[:0], m)
-		for len(batch) < batchSize {
-			m, err := it.Next(jetstream.NextMaxWait(2 * time.Millisecond))
-			if err != nil {
-				break
-			}
-			batch = append(batch, m)
 		}
 		futs = futs[:0]
 		for _, m := range batch {

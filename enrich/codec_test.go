@@ -49,6 +49,13 @@ func benchDocs(b testing.TB, n int) []*doc {
 	return order
 }
 
+// encodeLegacyDoc stores d as documents were stored before the binary
+// form: JSON compressed with S2, marked 's'.
+func encodeLegacyDoc(d *doc) ([]byte, error) {
+	js, err := json.Marshal(d)
+	return append([]byte{s2Mark}, s2.Encode(nil, js)...), err
+}
+
 // BenchmarkDocCodec measures encoding and decoding a state document, the
 // work a worker does per observation (encode on every write, decode on a
 // cache hit or a read-back), beside the S2-compressed JSON the documents
@@ -57,14 +64,10 @@ func benchDocs(b testing.TB, n int) []*doc {
 func BenchmarkDocCodec(b *testing.B) {
 	testutil.Micro(b)
 	docs := benchDocs(b, 2000)
-	legacyEncode := func(d *doc) ([]byte, error) {
-		js, err := json.Marshal(d)
-		return append([]byte{s2Mark}, s2.Encode(nil, js)...), err
-	}
 	for _, c := range []struct {
 		name   string
 		encode func(*doc) ([]byte, error)
-	}{{"binary", encodeDoc}, {"json", legacyEncode}} {
+	}{{"binary", encodeDoc}, {"json", encodeLegacyDoc}} {
 		enc := make([][]byte, len(docs))
 		size := 0
 		for i, d := range docs {
@@ -112,7 +115,10 @@ func TestDocCodec_RoundTrip(t *testing.T) {
 		for _, a := range d.Assets {
 			cvesSeen += len(a.Cves)
 		}
-		legacy := append([]byte{s2Mark}, s2.Encode(nil, want)...)
+		legacy, err := encodeLegacyDoc(d)
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, stored := range [][]byte{enc, legacy, want} {
 			var back doc
 			if err := decodeDoc(stored, &back); err != nil {
@@ -232,15 +238,11 @@ func BenchmarkApply(b *testing.B) {
 		}
 		return o, o.Normalize()
 	}
-	legacyEncode := func(d *doc) ([]byte, error) {
-		js, err := json.Marshal(d)
-		return append([]byte{s2Mark}, s2.Encode(nil, js)...), err
-	}
 	for _, c := range []struct {
 		name      string
 		decodeObs func([]byte) (ingest.Observation, error)
 		encode    func(*doc) ([]byte, error)
-	}{{"binary", decodeObs, encodeDoc}, {"json", legacyDecodeObs, legacyEncode}} {
+	}{{"binary", decodeObs, encodeDoc}, {"json", legacyDecodeObs, encodeLegacyDoc}} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			stored := map[string][]byte{}

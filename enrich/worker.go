@@ -235,26 +235,37 @@ func (w *Worker) loop(ctx context.Context, cons jetstream.Consumer) error {
 	defer it.Stop()
 	batch := make([]jetstream.Msg, 0, w.cfg.BatchSize)
 	for {
-		m, err := it.Next()
-		if err != nil {
+		var err error
+		if batch, err = nextBatch(it, batch, w.cfg.BatchSize); err != nil {
 			if errors.Is(err, jetstream.ErrMsgIteratorClosed) || ctx.Err() != nil {
 				return nil
 			}
 			w.log.Warn("next observation", "err", err)
 			continue
 		}
-		batch = append(batch[:0], m)
-		for len(batch) < w.cfg.BatchSize {
-			m, err := it.Next(jetstream.NextMaxWait(2 * time.Millisecond))
-			if err != nil {
-				break
-			}
-			batch = append(batch, m)
-		}
 		start := time.Now()
 		w.process(ctx, batch)
 		w.m.batch.Observe(time.Since(start).Seconds())
 	}
+}
+
+// nextBatch waits for the next message, then takes up to size in all into
+// batch (reusing its array) without waiting more than 2 ms for each. The
+// error is the first wait's.
+func nextBatch(it jetstream.MessagesContext, batch []jetstream.Msg, size int) ([]jetstream.Msg, error) {
+	m, err := it.Next()
+	if err != nil {
+		return batch[:0], err
+	}
+	batch = append(batch[:0], m)
+	for len(batch) < size {
+		m, err := it.Next(jetstream.NextMaxWait(2 * time.Millisecond))
+		if err != nil {
+			break
+		}
+		batch = append(batch, m)
+	}
+	return batch, nil
 }
 
 // obsOptions decode an observation as strictly as `netintel ingest` reads
