@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/netintel/netintel/internal/bus"
 	"github.com/netintel/netintel/internal/ipmodel"
 )
 
@@ -76,7 +77,7 @@ func (s *Store) getRaw(ctx context.Context, key string) ([]byte, uint64, error) 
 	if err != nil {
 		return nil, 0, fmt.Errorf("get state %s: %w", key, err)
 	}
-	if op := m.Header.Get(kvOperation); op != "" {
+	if bus.KVOp(m.Header) != jetstream.KeyValuePut {
 		return nil, m.Sequence, nil
 	}
 	return m.Data, m.Sequence, nil
@@ -169,7 +170,7 @@ func (s *Store) each(ctx context.Context, filter string, fn func(key string, rev
 			if meta.NumPending == 0 {
 				done = true
 			}
-			if m.Headers().Get(kvOperation) != "" {
+			if bus.KVOp(m.Headers()) != jetstream.KeyValuePut {
 				continue
 			}
 			var d doc

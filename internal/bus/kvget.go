@@ -69,7 +69,7 @@ func LeaderGet(ctx context.Context, js jetstream.JetStream, bucket, key string) 
 		if err != nil {
 			return KVRecord{}, fmt.Errorf("leader get %s/%s: headers: %w", bucket, key, err)
 		}
-		rec.Op = markerOp(h)
+		rec.Op = KVOp(h)
 	}
 	if rec.Op != jetstream.KeyValuePut {
 		return rec, jetstream.ErrKeyDeleted
@@ -90,10 +90,10 @@ func withDefaultTimeout(ctx context.Context, js jetstream.JetStream) (context.Co
 	return context.WithTimeout(ctx, wait)
 }
 
-// markerOp reads the operation of a KV record from its headers, as
+// KVOp reads the operation of a KV record from its headers, as
 // nats.go does: a delete, a purge, or a server marker left by a per-key
 // TTL or a purge.
-func markerOp(h nats.Header) jetstream.KeyValueOp {
+func KVOp(h nats.Header) jetstream.KeyValueOp {
 	switch h.Get("KV-Operation") {
 	case "DEL":
 		return jetstream.KeyValueDelete
@@ -214,6 +214,6 @@ func directGetChunk(ctx context.Context, nc *nats.Conn, api string, subjects []s
 		if err != nil {
 			return fmt.Errorf("answer without a sequence: %w", err)
 		}
-		fn(m.Header.Get(jetstream.SubjectHeader), seq, markerOp(m.Header), m.Data)
+		fn(m.Header.Get(jetstream.SubjectHeader), seq, KVOp(m.Header), m.Data)
 	}
 }
