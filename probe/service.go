@@ -117,7 +117,7 @@ func (s *Service) Progress(ctx context.Context) (Progress, error) {
 // follower drops an answer whose revision is older than one it has seen.
 func (s *Service) LiveProgress(ctx context.Context) (Progress, uint64, error) {
 	var p Progress
-	rev, err := s.getLive(ctx, KeyProgress, &p)
+	rev, _, err := s.getLive(ctx, KeyProgress, &p)
 	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
 		return Progress{Status: StatusIdle, CurrentStep: "waiting for the first check"}, rev, nil
 	}
@@ -127,22 +127,24 @@ func (s *Service) LiveProgress(ctx context.Context) (Progress, uint64, error) {
 // LivePublished is Published read as LiveProgress reads.
 func (s *Service) LivePublished(ctx context.Context) (Published, bool, error) {
 	var p Published
-	_, err := s.getLive(ctx, KeyPublished, &p)
+	_, _, err := s.getLive(ctx, KeyPublished, &p)
 	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
 		return p, false, nil
 	}
 	return p, err == nil, err
 }
 
-func (s *Service) getLive(ctx context.Context, key string, v any) (uint64, error) {
-	rec, _, err := bus.GetLatest(ctx, s.js, s.kv, key)
+// getLive reads key into v as bus.GetLatest does; leader reports whether
+// the stream leader answered (not a replica that may lag).
+func (s *Service) getLive(ctx context.Context, key string, v any) (rev uint64, leader bool, err error) {
+	rec, leader, err := bus.GetLatest(ctx, s.js, s.kv, key)
 	if err != nil {
-		return rec.Revision, err
+		return rec.Revision, leader, err
 	}
 	if err := json.Unmarshal(rec.Value, v); err != nil {
-		return rec.Revision, fmt.Errorf("decode %s: %w", key, err)
+		return rec.Revision, leader, fmt.Errorf("decode %s: %w", key, err)
 	}
-	return rec.Revision, nil
+	return rec.Revision, leader, nil
 }
 
 // Published reads what the latest publish recorded; ok is false before the first.

@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/netintel/netintel/internal/bus"
 )
 
 // RunWorker pulls work items from the durable consumer and checks up to
@@ -210,7 +208,8 @@ func (s *Service) runIsRunning(ctx context.Context, id string) (bool, error) {
 		// and a replica catching up after a restart can hold an older run
 		// record. An item is dropped only on the stream leader's word;
 		// while there is no leader it is tried again later.
-		rec, leader, lerr := bus.GetLatest(ctx, s.js, s.kv, KeyRun)
+		run = Run{}
+		_, leader, lerr := s.getLive(ctx, KeyRun, &run)
 		switch {
 		case leader && (errors.Is(lerr, jetstream.ErrKeyNotFound) || errors.Is(lerr, jetstream.ErrKeyDeleted)):
 			return false, nil
@@ -218,10 +217,6 @@ func (s *Service) runIsRunning(ctx context.Context, id string) (bool, error) {
 			return false, lerr
 		case !leader:
 			return false, fmt.Errorf("run %s looks ended, and the stream leader did not answer to confirm it", id)
-		}
-		run = Run{}
-		if err := json.Unmarshal(rec.Value, &run); err != nil {
-			return false, fmt.Errorf("decode %s: %w", KeyRun, err)
 		}
 	}
 	ok := run.ID == id && run.State == StatusRunning
