@@ -59,15 +59,13 @@ func runLoad(tb testing.TB, conns int, d time.Duration, next func(rng *rand.Rand
 			for time.Now().Before(deadline) {
 				req := next(rng)
 				t0 := time.Now()
-				res, err := client.Do(req)
+				status, err := send(client, req)
 				if err != nil {
 					bad++
 					continue
 				}
-				_, _ = io.Copy(io.Discard, res.Body)
-				res.Body.Close()
 				mine = append(mine, time.Since(t0))
-				if res.StatusCode != 200 {
+				if status != 200 {
 					bad++
 				}
 			}
@@ -151,15 +149,13 @@ func runOpenLoop(tb testing.TB, conns int, rate float64, d time.Duration, next f
 				}
 				req := next(rng)
 				lags = append(lags, time.Since(due))
-				res, err := client.Do(req)
+				status, err := send(client, req)
 				if err != nil {
 					bad++
 					continue
 				}
-				_, _ = io.Copy(io.Discard, res.Body)
-				res.Body.Close()
 				done = time.Now()
-				if res.StatusCode != 200 {
+				if status != 200 {
 					bad++
 					continue
 				}
@@ -255,6 +251,17 @@ func runsMS(ds []time.Duration) string {
 		parts[i] = strconv.FormatFloat(ms(d), 'f', 2, 64)
 	}
 	return "[" + strings.Join(parts, " ") + "]"
+}
+
+// send makes one request, reads the whole answer and returns its status.
+func send(client *http.Client, req *http.Request) (int, error) {
+	res, err := client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	_, _ = io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	return res.StatusCode, nil
 }
 
 func serveLoopback(tb testing.TB, h http.Handler) string {
