@@ -183,7 +183,7 @@ func (w *Worker) SetCatalog(c *Catalog) { w.cat.Store(c) }
 // Run consumes until ctx is cancelled, with cfg.Workers loops, and reloads
 // the catalog when another process announces a refresh.
 func (w *Worker) Run(ctx context.Context) error {
-	cons, err := w.js.Consumer(ctx, Stream, ConsumerName)
+	cons, err := bus.OpenConsumer(ctx, w.js, w.log, Stream, ConsumerName)
 	if err != nil {
 		return fmt.Errorf("enrich consumer: %w", err)
 	}

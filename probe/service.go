@@ -53,15 +53,15 @@ type Service struct {
 // New returns a service on js and store (store may be nil for a process
 // that only requests runs or checks).
 func New(ctx context.Context, cfg config.Probe, js jetstream.JetStream, store objstore.Store, log *slog.Logger) (*Service, error) {
-	kv, err := js.KeyValue(ctx, ProgressKV)
+	log = log.With("stage", "probe")
+	kv, err := bus.OpenKV(ctx, js, log, ProgressKV)
 	if err != nil {
 		return nil, fmt.Errorf("kv %s: %w", ProgressKV, err)
 	}
-	locks, err := js.KeyValue(ctx, LocksKV)
+	locks, err := bus.OpenKV(ctx, js, log, LocksKV)
 	if err != nil {
 		return nil, fmt.Errorf("kv %s: %w", LocksKV, err)
 	}
-	log = log.With("stage", "probe")
 	ck := NewChecker(cfg, log)
 	var rb [4]byte
 	_, _ = rand.Read(rb[:])

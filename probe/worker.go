@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/netintel/netintel/internal/bus"
 )
 
 // RunWorker pulls work items from the durable consumer and checks up to
@@ -16,7 +18,7 @@ import (
 // Beside it, a supervisor loop starts a requested run and resumes a run
 // whose coordinator died. It returns when ctx is cancelled.
 func (s *Service) RunWorker(ctx context.Context) error {
-	cons, err := s.js.Consumer(ctx, Stream, Consumer)
+	cons, err := bus.OpenConsumer(ctx, s.js, s.log, Stream, Consumer)
 	if err != nil {
 		return fmt.Errorf("consumer %s/%s: %w", Stream, Consumer, err)
 	}

@@ -28,6 +28,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/netintel/netintel/internal/bus"
 	"github.com/netintel/netintel/internal/config"
 	"github.com/netintel/netintel/internal/objstore"
 )
@@ -132,10 +133,10 @@ func New(ctx context.Context, js jetstream.JetStream, blobs Blobs, opt Options, 
 	opt.fill()
 	s := &Service{js: js, blobs: blobs, opt: opt, log: log.With("stage", "secrets")}
 	var err error
-	if s.kv, err = openBucket(ctx, js, opt.Bucket); err != nil {
+	if s.kv, err = openBucket(ctx, js, s.log, opt.Bucket); err != nil {
 		return nil, err
 	}
-	if s.up, err = openBucket(ctx, js, opt.UploadsBucket); err != nil {
+	if s.up, err = openBucket(ctx, js, s.log, opt.UploadsBucket); err != nil {
 		return nil, err
 	}
 	s.inlineMax = opt.InlineMax
@@ -148,12 +149,16 @@ func New(ctx context.Context, js jetstream.JetStream, blobs Blobs, opt Options, 
 	return s, nil
 }
 
-func openBucket(ctx context.Context, js jetstream.JetStream, name string) (bucket, error) {
-	kv, err := js.KeyValue(ctx, name)
+func openBucket(ctx context.Context, js jetstream.JetStream, log *slog.Logger, name string) (bucket, error) {
+	kv, err := bus.OpenKV(ctx, js, log, name)
 	if err != nil {
 		return bucket{}, fmt.Errorf("open kv %s: %w", name, err)
 	}
-	st, err := js.Stream(ctx, "KV_"+name)
+	var st jetstream.Stream
+	err = bus.Retry(ctx, log, "kv stream "+name, func() (err error) {
+		st, err = js.Stream(ctx, "KV_"+name)
+		return err
+	})
 	if err != nil {
 		return bucket{}, fmt.Errorf("open kv stream %s: %w", name, err)
 	}

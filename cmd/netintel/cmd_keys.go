@@ -184,7 +184,7 @@ func openKeys(ctx context.Context, env *Env, cf *commonFlags) (*gw.Keys, func(),
 	if err != nil {
 		return nil, nil, err
 	}
-	kv, err := gatewayBucket(ctx, b.JS, cfg, gw.KeysBucket)
+	kv, err := gatewayBucket(ctx, b.JS, log, cfg, gw.KeysBucket)
 	if err != nil {
 		b.Close()
 		return nil, nil, err

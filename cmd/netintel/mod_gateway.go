@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -26,11 +27,11 @@ func init() { registerModule(Module{Name: "gateway", Setup: setupGateway}) }
 // served (`netintel run`, `netintel gateway`, `netintel api`).
 func setupGateway(ctx context.Context, s *System) error {
 	gc := s.Cfg.Gateway
-	keysKV, err := gatewayBucket(ctx, s.Bus.JS, s.Cfg, gw.KeysBucket)
+	keysKV, err := gatewayBucket(ctx, s.Bus.JS, s.Log, s.Cfg, gw.KeysBucket)
 	if err != nil {
 		return err
 	}
-	usageKV, err := gatewayBucket(ctx, s.Bus.JS, s.Cfg, gw.UsageBucket)
+	usageKV, err := gatewayBucket(ctx, s.Bus.JS, s.Log, s.Cfg, gw.UsageBucket)
 	if err != nil {
 		return err
 	}
@@ -99,8 +100,8 @@ func gatewayBackend(cfg *config.Config, mux *http.ServeMux) (*url.URL, http.Roun
 // gatewayBucket opens a bucket the gateway needs, creating it (as declared
 // in pipeline.yaml, else as the defaults declare it) when missing, so that a
 // config without it does not stop every role.
-func gatewayBucket(ctx context.Context, js jetstream.JetStream, cfg *config.Config, name string) (jetstream.KeyValue, error) {
-	kv, err := js.KeyValue(ctx, name)
+func gatewayBucket(ctx context.Context, js jetstream.JetStream, log *slog.Logger, cfg *config.Config, name string) (jetstream.KeyValue, error) {
+	kv, err := bus.OpenKV(ctx, js, log, name)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
 		decl, ok := cfg.KVByName(name)
 		if !ok {

@@ -273,7 +273,7 @@ func (s *System) serve(ctx context.Context, p parts) error {
 		}
 	}
 	if p.jobs && len(s.jobs) > 0 {
-		kv, err := s.Bus.JS.KeyValue(ctx, "schedule")
+		kv, err := bus.OpenKV(ctx, s.Bus.JS, s.Log, "schedule")
 		if err != nil {
 			return fmt.Errorf("scheduler: kv bucket schedule: %w", err)
 		}

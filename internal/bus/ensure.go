@@ -24,17 +24,17 @@ var EnsureWait = 2 * time.Minute
 // the object and the change, never ignored.
 func Ensure(ctx context.Context, js jetstream.JetStream, cfg *config.Config, log *slog.Logger) error {
 	for _, s := range cfg.Streams {
-		if err := retry(ctx, log, "stream "+s.Name, func() error { return ensureStream(ctx, js, s) }); err != nil {
+		if err := Retry(ctx, log, "stream "+s.Name, func() error { return ensureStream(ctx, js, s) }); err != nil {
 			return err
 		}
 	}
 	for _, c := range cfg.Consumers {
-		if err := retry(ctx, log, "consumer "+c.Stream+"/"+c.Name, func() error { return ensureConsumer(ctx, js, c) }); err != nil {
+		if err := Retry(ctx, log, "consumer "+c.Stream+"/"+c.Name, func() error { return ensureConsumer(ctx, js, c) }); err != nil {
 			return err
 		}
 	}
 	for _, k := range cfg.KV {
-		if err := retry(ctx, log, "kv "+k.Bucket, func() error { return ensureKV(ctx, js, k) }); err != nil {
+		if err := Retry(ctx, log, "kv "+k.Bucket, func() error { return ensureKV(ctx, js, k) }); err != nil {
 			return err
 		}
 	}
@@ -187,6 +187,30 @@ func wrap(verb, name string, err error) error {
 	return fmt.Errorf("%s %s: %w", verb, name, err)
 }
 
+// OpenKV returns the handle of an existing bucket, waiting as Ensure does
+// while the cluster is not ready: a role started beside a cluster that is
+// still electing leaders waits for it rather than exiting. A missing
+// bucket is an error at once (jetstream.ErrBucketNotFound).
+func OpenKV(ctx context.Context, js jetstream.JetStream, log *slog.Logger, bucket string) (jetstream.KeyValue, error) {
+	var kv jetstream.KeyValue
+	err := Retry(ctx, log, "kv "+bucket, func() (err error) {
+		kv, err = js.KeyValue(ctx, bucket)
+		return err
+	})
+	return kv, err
+}
+
+// OpenConsumer returns the handle of an existing durable consumer, waiting
+// as OpenKV does while the cluster is not ready.
+func OpenConsumer(ctx context.Context, js jetstream.JetStream, log *slog.Logger, stream, name string) (jetstream.Consumer, error) {
+	var c jetstream.Consumer
+	err := Retry(ctx, log, "consumer "+stream+"/"+name, func() (err error) {
+		c, err = js.Consumer(ctx, stream, name)
+		return err
+	})
+	return c, err
+}
+
 // RefusedError is a declared change that the server would not apply.
 type RefusedError struct {
 	Object string
@@ -200,9 +224,9 @@ func (e *RefusedError) Error() string {
 
 func (e *RefusedError) Unwrap() error { return e.Err }
 
-// retry repeats f while the cluster is not ready (no leader yet, no peers,
-// timeouts), for at most EnsureWait.
-func retry(ctx context.Context, log *slog.Logger, what string, f func() error) error {
+// Retry repeats f while the cluster is not ready (no leader yet, no peers,
+// timeouts), for at most EnsureWait, logging each wait on what.
+func Retry(ctx context.Context, log *slog.Logger, what string, f func() error) error {
 	deadline := time.Now().Add(EnsureWait)
 	wait := 200 * time.Millisecond
 	for {

@@ -1,6 +1,7 @@
 package bus_test
 
 import (
+	"context"
 	"errors"
 	"strconv"
 	"strings"
@@ -155,5 +156,40 @@ func TestDirectGetLast(t *testing.T) {
 	// A stream that does not exist is an error, not an empty answer.
 	if err := bus.DirectGetLast(ctx, n.JS, "KV_nope", []string{"$KV.nope.a"}, func(string, uint64, jetstream.KeyValueOp, []byte) {}); err == nil {
 		t.Fatal("no error for a missing stream")
+	}
+}
+
+// flakyJS times out the first fails KeyValue lookups, as a cluster still
+// electing leaders does.
+type flakyJS struct {
+	jetstream.JetStream
+	fails, calls int
+}
+
+func (f *flakyJS) KeyValue(ctx context.Context, bucket string) (jetstream.KeyValue, error) {
+	f.calls++
+	if f.fails > 0 {
+		f.fails--
+		return nil, context.DeadlineExceeded
+	}
+	return f.JetStream.KeyValue(ctx, bucket)
+}
+
+// OpenKV waits out lookups that time out, and reports a missing bucket at
+// once.
+func TestOpenKV(t *testing.T) {
+	n := testutil.StartNATS(t)
+	ctx := t.Context()
+	if _, err := n.JS.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "ok"}); err != nil {
+		t.Fatal(err)
+	}
+	js := &flakyJS{JetStream: n.JS, fails: 2}
+	kv, err := bus.OpenKV(ctx, js, testutil.Logger(t), "ok")
+	if err != nil || kv.Bucket() != "ok" || js.calls != 3 {
+		t.Fatalf("after two timeouts: %v, %d calls", err, js.calls)
+	}
+	js = &flakyJS{JetStream: n.JS}
+	if _, err := bus.OpenKV(ctx, js, testutil.Logger(t), "missing"); !errors.Is(err, jetstream.ErrBucketNotFound) || js.calls != 1 {
+		t.Fatalf("missing bucket: %v after %d calls", err, js.calls)
 	}
 }
