@@ -96,6 +96,13 @@ func TestCluster_SystemSurvivesNodeLoss(t *testing.T) {
 	firstManifest := waitSnapshot(t, store, 100, time.Time{}, 120*time.Second)
 	t.Logf("first snapshot %s with %d hosts", firstManifest.Key, firstManifest.Hosts)
 
+	// Both API processes in service (/ready 200, a load balancer's health
+	// check) before clients use them: an API role answers 503 until its
+	// products are set up, which waits out a cluster still electing.
+	for _, a := range apis {
+		waitReady(t, a.addr)
+	}
+
 	// Lookups through the whole failover, each retried once at the other
 	// API process as a client behind a load balancer would.
 	lk := startLookups(t, apis, "198.18.0.1")
@@ -431,6 +438,19 @@ func apiGet(addr, path string) (int, []byte, error) {
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	return resp.StatusCode, b, err
+}
+
+func waitReady(t *testing.T, addr string) {
+	t.Helper()
+	var body []byte
+	for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		code, b, err := apiGet(addr, "/ready")
+		if err == nil && code == 200 {
+			return
+		}
+		body = b
+	}
+	t.Fatalf("%s never ready: %s", addr, body)
 }
 
 func waitLookup(t *testing.T, addr, ip, wantLast string) {
