@@ -147,6 +147,7 @@ func (s *Store) each(ctx context.Context, filter string, fn func(key string, rev
 		return fmt.Errorf("walk state: %w", err)
 	}
 	empty := 0
+	var pending uint64 // records still to come, as the last one said
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -167,7 +168,8 @@ func (s *Store) each(ctx context.Context, filter string, fn func(key string, rev
 			if err != nil {
 				return fmt.Errorf("walk state: %w", err)
 			}
-			if meta.NumPending == 0 {
+			pending = meta.NumPending
+			if pending == 0 {
 				done = true
 			}
 			if bus.KVOp(m.Headers()) != jetstream.KeyValuePut {
@@ -189,6 +191,12 @@ func (s *Store) each(ctx context.Context, filter string, fn func(key string, rev
 		}
 		if n == 0 {
 			empty++
+			if empty > 1 && pending > 0 {
+				// The walk stalled part-way (its consumer's server is
+				// catching up after a restart, say): an error, not a
+				// short walk taken for the whole state.
+				return fmt.Errorf("walk state: no records for over a second with %d still pending", pending)
+			}
 			if empty > 1 {
 				return nil
 			}
