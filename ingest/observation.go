@@ -288,7 +288,10 @@ func (o *Observation) Encode() (data []byte, id string, err error) {
 	return data, hex.EncodeToString(sum[:16]), nil
 }
 
+// subjectToken makes a source name one subject token.
+var subjectToken = strings.NewReplacer(".", "_", ":", "_")
+
 // Subject is the stream subject of o: obs.<type>.<source>.
 func (o *Observation) Subject() string {
-	return "obs." + o.Type + "." + strings.NewReplacer(".", "_", ":", "_").Replace(o.Source)
+	return "obs." + o.Type + "." + subjectToken.Replace(o.Source)
 }

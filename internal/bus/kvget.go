@@ -179,7 +179,11 @@ func DirectGetLast(ctx context.Context, js jetstream.JetStream, stream string, s
 
 func directGetChunk(ctx context.Context, nc *nats.Conn, api string, subjects []string, fn func(string, uint64, jetstream.KeyValueOp, []byte)) error {
 	inbox := nc.NewInbox()
-	sub, err := nc.SubscribeSync(inbox)
+	// The answer is at most a message per subject and an end marker, so a
+	// channel of that size never drops one; SubscribeSync's channel would
+	// take 512 KiB for each request.
+	ch := make(chan *nats.Msg, len(subjects)+2)
+	sub, err := nc.ChanSubscribe(inbox, ch)
 	if err != nil {
 		return err
 	}
@@ -194,9 +198,11 @@ func directGetChunk(ctx context.Context, nc *nats.Conn, api string, subjects []s
 		return err
 	}
 	for {
-		m, err := sub.NextMsgWithContext(ctx)
-		if err != nil {
-			return err
+		var m *nats.Msg
+		select {
+		case m = <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
 		}
 		if status := m.Header.Get("Status"); status != "" {
 			desc := m.Header.Get("Description")
