@@ -54,8 +54,6 @@ type Catalog struct {
 	eol       map[string][]eolCycle
 	// EPSSModel is the #model_version line of the EPSS file.
 	EPSSModel string
-	// Gen identifies this load, so assets scored against it are not re-scored.
-	Gen string
 }
 
 type cveInfo struct {
@@ -79,13 +77,12 @@ type eolCycle struct {
 
 // NewCatalog returns an empty catalog (no findings, null EOL).
 func NewCatalog() *Catalog {
-	return &Catalog{Gen: "empty", cves: map[string]*cveInfo{}, byProduct: map[string][]cpeRange{}, kev: map[string]string{}, epss: map[string][2]float64{}, eol: map[string][]eolCycle{}}
+	return &Catalog{cves: map[string]*cveInfo{}, byProduct: map[string][]cpeRange{}, kev: map[string]string{}, epss: map[string][2]float64{}, eol: map[string][]eolCycle{}}
 }
 
 // LoadCatalog reads every catalog that cfg names (paths or http(s) URLs).
 func LoadCatalog(ctx context.Context, cfg config.Catalog) (*Catalog, error) {
 	c := NewCatalog()
-	c.Gen = strconv.FormatInt(time.Now().UnixNano(), 36)
 	client := &http.Client{Timeout: cfg.FetchTimeout}
 	var errs []error
 	for _, loc := range cfg.NVD {

@@ -27,7 +27,7 @@ import (
 // publishes.
 const (
 	binMark    = 'b'
-	binVersion = 2 // 1: counts as zig-zag varints, before bincodec
+	binVersion = 3 // 1: counts as zig-zag varints, before bincodec; 2: with CVE fields
 	s2Mark     = 's'
 )
 
@@ -56,7 +56,7 @@ func encodeDoc(d *doc) ([]byte, error) {
 
 func decodeDoc(b []byte, d *doc) error {
 	if len(b) > 1 && b[0] == binMark {
-		if b[1] != binVersion {
+		if b[1] != binVersion && b[1] != 2 {
 			return fmt.Errorf("%w: format version %d", errDocFormat, b[1])
 		}
 		bp := bodyPool.Get().(*[]byte)
@@ -77,7 +77,7 @@ func decodeDoc(b []byte, d *doc) error {
 		}
 		// One string holds every field: the decoded strings are slices of it.
 		r := bincodec.NewDecoder(string(body))
-		decodeBody(r, d)
+		decodeBody(r, d, b[1])
 		if err := r.End(); err != nil {
 			return fmt.Errorf("%w: %v", errDocFormat, err)
 		}
@@ -140,9 +140,6 @@ func encodeAsset(e *bincodec.Encoder, a *assetDoc) {
 		e.Str(s.Win)
 	}
 	encodeClaims(e, a.Claims)
-	e.CveFindings(a.Cves)
-	e.CveSummary(a.Summary)
-	e.Str(a.CveKey)
 }
 
 func encodeWinner(e *bincodec.Encoder, w *fpWinner) {
@@ -162,7 +159,8 @@ func encodeWinner(e *bincodec.Encoder, w *fpWinner) {
 	e.Str(fp.VersionPrecision)
 }
 
-func decodeBody(r *bincodec.Decoder, d *doc) {
+// decodeBody reads a body of format version v (2 or 3).
+func decodeBody(r *bincodec.Decoder, d *doc, v byte) {
 	d.V = r.Int()
 	d.IP, d.Network, d.FirstSeen, d.LastSeen = r.Str(), r.Str(), r.Str(), r.Str()
 	// Entries are allocated together, one slice per kind, not one by one.
@@ -182,7 +180,7 @@ func decodeBody(r *bincodec.Decoder, d *doc) {
 		assets := make([]assetDoc, n)
 		for i := range assets {
 			k := r.Str()
-			decodeAsset(r, &assets[i])
+			decodeAsset(r, &assets[i], v)
 			d.Assets[k] = &assets[i]
 		}
 	}
@@ -201,7 +199,7 @@ func decodeClaims(r *bincodec.Decoder) map[string]ipmodel.Attribution {
 	return m
 }
 
-func decodeAsset(r *bincodec.Decoder, a *assetDoc) {
+func decodeAsset(r *bincodec.Decoder, a *assetDoc, v byte) {
 	a.Port, a.Family, a.FirstSeen, a.LastSeen = r.Int(), r.Str(), r.Str(), r.Str()
 	a.Svc, a.Flow = decodeWinner(r), decodeWinner(r)
 	n := r.Count()
@@ -211,9 +209,11 @@ func decodeAsset(r *bincodec.Decoder, a *assetDoc) {
 		a.Sources[k] = srcEvidence{Vendor: r.Str(), Win: r.Str()}
 	}
 	a.Claims = decodeClaims(r)
-	a.Cves = r.CveFindings()
-	a.Summary = r.CveSummary()
-	a.CveKey = r.Str()
+	if v == 2 { // CVE fields, computed when read since version 3
+		r.CveFindings()
+		r.CveSummary()
+		r.Str()
+	}
 }
 
 func decodeWinner(r *bincodec.Decoder) *fpWinner {

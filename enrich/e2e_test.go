@@ -46,6 +46,7 @@ func TestPipeline_EndToEnd(t *testing.T) {
 	}
 	e.waitIdle(t)
 	st := NewState(e.nats.JS, "ipstate")
+	st.SetCatalog(sampleCatalog(t))
 	get := func(ip string) ipmodel.Record {
 		t.Helper()
 		r, ok, err := st.Get(ctx, ip)

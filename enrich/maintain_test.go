@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/netintel/netintel/ingest"
+	"github.com/netintel/netintel/internal/ipmodel"
 	"github.com/netintel/netintel/internal/testutil"
 )
 
@@ -61,10 +62,21 @@ func TestStore_Sweep(t *testing.T) {
 	}
 }
 
+// A catalog refresh re-scores every asset without writing the state: the
+// findings are computed when records are read, so the refreshing process
+// reads the new scores at once, and another process that follows refreshes
+// (FollowCatalog) reads them once it has reloaded.
 func TestWorker_RefreshCatalogRescores(t *testing.T) {
 	e := newEnv(t, 5*time.Second, 3)
-	w, err := NewWorker(e.nats.JS, e.cfg.Enrich, nil, NewCatalog(), testutil.Logger(t), nil)
-	if err != nil {
+	newWorker := func() *Worker {
+		w, err := NewWorker(e.nats.JS, e.cfg.Enrich, nil, NewCatalog(), testutil.Logger(t), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	w, other := newWorker(), newWorker()
+	if err := other.FollowCatalog(); err != nil {
 		t.Fatal(err)
 	}
 	ctx := t.Context()
@@ -74,20 +86,40 @@ func TestWorker_RefreshCatalogRescores(t *testing.T) {
 	t.Cleanup(func() { cancel(); <-done })
 	publishObs(t, e, `{"type":"service","ip":"192.0.2.20","source":"scan-a","observed_at":"2026-11-20T00:00:00Z","service":{"port":443,"transport":"tcp","http":{"bodies":{"/CSCOSSLC/config-auth":"<version who=\"sg\">9.8.4.10</version>"},"cookies":["webvpn"]}}}`)
 	e.waitIdle(t)
-	st := w.State()
-	r, _, err := st.Get(ctx, "192.0.2.20")
-	if err != nil || r.Assets[0].CveSummary == nil || r.Assets[0].CveSummary.TotalCount != 0 {
-		t.Fatalf("before refresh: %+v %v", r.Assets, err)
+	cves := func(st *Store) *ipmodel.Asset {
+		t.Helper()
+		r, ok, err := st.Get(ctx, "192.0.2.20")
+		if err != nil || !ok || len(r.Assets) != 1 || r.Assets[0].CveSummary == nil {
+			t.Fatalf("get: %+v %v %v", r, ok, err)
+		}
+		return &r.Assets[0]
 	}
+	if a := cves(w.State()); a.CveSummary.TotalCount != 0 {
+		t.Fatalf("before refresh: %+v", a.CveSummary)
+	}
+	lastSeq := func() uint64 {
+		info, err := e.nats.JS.Stream(ctx, "KV_ipstate")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.CachedInfo().State.LastSeq
+	}
+	before := lastSeq()
 	if err := w.RefreshCatalog(ctx); err != nil {
 		t.Fatal(err)
 	}
-	r, _, err = st.Get(ctx, "192.0.2.20")
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := r.Assets[0]
+	a := cves(w.State())
 	if a.CveSummary.TotalCount < 2 || a.CveSummary.KevCount != a.CveSummary.TotalCount || len(a.Cves) != a.CveSummary.TotalCount {
 		t.Errorf("after refresh: %+v cves %d", a.CveSummary, len(a.Cves))
+	}
+	if after := lastSeq(); after != before {
+		t.Errorf("the refresh wrote to the state: last sequence %d, was %d", after, before)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for cves(other.State()).CveSummary.TotalCount != a.CveSummary.TotalCount {
+		if time.Now().After(deadline) {
+			t.Fatalf("the other process still scores with the old catalog: %+v", cves(other.State()).CveSummary)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

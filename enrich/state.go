@@ -48,10 +48,8 @@ type assetDoc struct {
 	Flow      *fpWinner                      `json:"flow,omitempty"`
 	Sources   map[string]srcEvidence         `json:"sources"`
 	Claims    map[string]ipmodel.Attribution `json:"claims,omitempty"`
-	Cves      []ipmodel.CveFinding           `json:"cves,omitempty"`
-	Summary   *ipmodel.CveSummary            `json:"cve_summary,omitempty"`
-	// CveKey is the fingerprint and catalog the CVE fields were computed for.
-	CveKey string `json:"cve_key,omitempty"`
+	// CVE findings are not stored: they follow from the fingerprint and
+	// the catalog, and are computed when the record is read (scorer).
 }
 
 type fpWinner struct {
@@ -293,16 +291,35 @@ func (a *assetDoc) band() string {
 	return "low"
 }
 
-// score fills the asset's CVE fields unless they were computed for the
-// same fingerprint and catalog.
-func (a *assetDoc) score(cat *Catalog, now time.Time) {
-	fp := a.fingerprint()
-	key := strings.Join([]string{fp.RuleID, fp.ExactVersion, fp.VersionBand, cat.Gen}, "|")
-	if key == a.CveKey {
-		return
+// scorer computes the CVE fields of assets against one catalog at one
+// time, once per distinct fingerprint: a walk of millions of records meets
+// a few thousand fingerprints. The findings it returns are shared between
+// records and must not be modified.
+type scorer struct {
+	cat  *Catalog
+	now  time.Time
+	memo map[scoreKey]scored
+}
+
+type scoreKey struct{ rule, exact, band string }
+
+type scored struct {
+	cves []ipmodel.CveFinding
+	sum  *ipmodel.CveSummary
+}
+
+func newScorer(cat *Catalog, now time.Time) *scorer {
+	return &scorer{cat: cat, now: now, memo: map[scoreKey]scored{}}
+}
+
+func (s *scorer) score(fp Fingerprint) ([]ipmodel.CveFinding, *ipmodel.CveSummary) {
+	k := scoreKey{fp.RuleID, fp.ExactVersion, fp.VersionBand}
+	r, ok := s.memo[k]
+	if !ok {
+		r.cves, r.sum = s.cat.Match(fp, s.now)
+		s.memo[k] = r
 	}
-	a.Cves, a.Summary = cat.Match(fp, now)
-	a.CveKey = key
+	return r.cves, r.sum
 }
 
 // prune drops what was last seen before cutoff and reports whether
@@ -338,8 +355,8 @@ func (d *doc) prune(cutoff string) bool {
 
 var bandConf = map[string]float64{"high": 0.9, "medium": 0.75, "low": 0.5}
 
-// record builds the published view of d.
-func (d *doc) record() ipmodel.Record {
+// record builds the published view of d, with CVE fields from sc.
+func (d *doc) record(sc *scorer) ipmodel.Record {
 	r := ipmodel.Record{IP: d.IP, Network: d.Network, FirstSeen: d.FirstSeen, LastSeen: d.LastSeen,
 		Classifications: []string{}, Sources: []string{}, Assets: []ipmodel.Asset{}}
 	classes := map[string]bool{}
@@ -376,7 +393,8 @@ func (d *doc) record() ipmodel.Record {
 		as := ipmodel.Asset{Port: a.Port, ProtocolFamily: a.Family, ConfidenceBand: band, FirstSeen: a.FirstSeen, LastSeen: a.LastSeen,
 			Vendor: optStr(fp.Vendor), Product: optStr(fp.Product), VersionBand: optStr(fp.VersionBand),
 			VersionPrecision: optStr(fp.VersionPrecision), ExactVersion: optStr(fp.ExactVersion),
-			EvidenceSources: []string{}, Attributions: []ipmodel.Attribution{}, CveSummary: a.Summary, Cves: a.Cves}
+			EvidenceSources: []string{}, Attributions: []ipmodel.Attribution{}}
+		as.Cves, as.CveSummary = sc.score(fp)
 		for s := range a.Sources {
 			as.EvidenceSources = append(as.EvidenceSources, s)
 			if fp.Class != "" {

@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/netintel/netintel/internal/bus"
+	"github.com/netintel/netintel/internal/config"
 	"github.com/netintel/netintel/internal/ipmodel"
 )
 
@@ -35,6 +36,14 @@ type Store struct {
 	st jetstream.Stream // the bucket's stream, looked up once
 
 	batchGetFailed atomic.Bool // warned that batch reads fall back
+
+	// The CVE catalog records are scored against when read: the one set
+	// last, else loaded from catCfg on first use (an empty catalog when
+	// catCfg is nil).
+	cat    atomic.Pointer[Catalog]
+	catCfg *config.Catalog
+	catMu  sync.Mutex
+	now    func() time.Time
 
 	// Set by tests: afterRecord is called with the walk consumer's name
 	// after each record a state walk meets; stall replaces walkStall.
@@ -64,7 +73,37 @@ func NewState(js jetstream.JetStream, bucket string) *Store {
 	if bucket == "" {
 		bucket = "ipstate"
 	}
-	return &Store{js: js, bucket: bucket, stream: "KV_" + bucket, prefix: "$KV." + bucket + "."}
+	return &Store{js: js, bucket: bucket, stream: "KV_" + bucket, prefix: "$KV." + bucket + ".", now: time.Now}
+}
+
+// SetCatalog sets the CVE catalog records are scored against from now on.
+func (s *Store) SetCatalog(c *Catalog) { s.cat.Store(c) }
+
+// Catalog returns the catalog set or loaded last, nil if none yet.
+func (s *Store) Catalog() *Catalog { return s.cat.Load() }
+
+// scorer returns a scorer for the catalog in use at the current time,
+// loading the catalog first if none is set. A catalog that cannot be
+// loaded is an error: a snapshot is not published without CVE findings
+// that the previous one had.
+func (s *Store) scorer(ctx context.Context) (*scorer, error) {
+	if c := s.cat.Load(); c != nil {
+		return newScorer(c, s.now()), nil
+	}
+	s.catMu.Lock()
+	defer s.catMu.Unlock()
+	c := s.cat.Load()
+	if c == nil {
+		c = NewCatalog()
+		if s.catCfg != nil {
+			var err error
+			if c, err = LoadCatalog(ctx, *s.catCfg); err != nil {
+				return nil, fmt.Errorf("CVE catalog: %w", err)
+			}
+		}
+		s.cat.Store(c)
+	}
+	return newScorer(c, s.now()), nil
 }
 
 const kvOperation = "KV-Operation"
@@ -121,17 +160,29 @@ func (s *Store) Get(ctx context.Context, ipOrCIDR string) (ipmodel.Record, bool,
 	if err != nil || d == nil {
 		return ipmodel.Record{}, false, err
 	}
-	return d.record(), true, nil
+	sc, err := s.scorer(ctx)
+	if err != nil {
+		return ipmodel.Record{}, false, err
+	}
+	return d.record(sc), true, nil
 }
 
-// Hosts calls fn once per address record, in key order of last write.
+// Hosts calls fn once per address record, in stream order.
 func (s *Store) Hosts(ctx context.Context, fn func(ipmodel.Record) error) error {
-	return s.each(ctx, "h.>", func(_ string, _ uint64, d *doc) error { return fn(d.record()) })
+	return s.records(ctx, "h.>", fn)
 }
 
 // Ranges calls fn once per range record (Network set, IP its first address).
 func (s *Store) Ranges(ctx context.Context, fn func(ipmodel.Record) error) error {
-	return s.each(ctx, "r.>", func(_ string, _ uint64, d *doc) error { return fn(d.record()) })
+	return s.records(ctx, "r.>", fn)
+}
+
+func (s *Store) records(ctx context.Context, filter string, fn func(ipmodel.Record) error) error {
+	sc, err := s.scorer(ctx)
+	if err != nil {
+		return err
+	}
+	return s.each(ctx, filter, func(_ string, _ uint64, d *doc) error { return fn(d.record(sc)) })
 }
 
 // eachBatch is how many records a state walk asks for at a time.
@@ -307,29 +358,6 @@ func (s *Store) Sweep(ctx context.Context, now time.Time, retention time.Duratio
 		return nil
 	})
 	return updated, removed, err
-}
-
-// Rescore recomputes the CVE fields of every asset against cat (after a
-// catalog refresh) and returns how many records changed.
-func (s *Store) Rescore(ctx context.Context, cat *Catalog, now time.Time) (int, error) {
-	n := 0
-	err := s.each(ctx, "h.>", func(key string, rev uint64, d *doc) error {
-		changed := false
-		for _, a := range d.Assets {
-			old := a.CveKey
-			a.score(cat, now)
-			changed = changed || a.CveKey != old
-		}
-		if !changed {
-			return nil
-		}
-		if err := s.put(ctx, key, rev, d); err != nil && !isConflict(err) {
-			return fmt.Errorf("rescore %s: %w", key, err)
-		}
-		n++
-		return nil
-	})
-	return n, err
 }
 
 // WaitIdle returns once the enrich consumer has nothing pending and

@@ -16,7 +16,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -38,7 +37,7 @@ const (
 	// DeadLetterSubject receives observations that cannot be enriched,
 	// with the reason in the ErrorHeader header.
 	DeadLetterSubject = "dlq.enrich"
-	// CatalogSubject announces a catalog refresh to every worker process.
+	// CatalogSubject announces a catalog refresh to every process.
 	CatalogSubject = "netintel.enrich.catalog"
 )
 
@@ -56,13 +55,13 @@ type Worker struct {
 	cfg    config.Enrich
 	log    *slog.Logger
 	rules  *Rules
-	cat    atomic.Pointer[Catalog]
 	m      *metrics
 	store  *Store
 	cache  *stateCache
 	id     string
 	now    func() time.Time
 	loaded sync.Mutex
+	follow sync.Once
 }
 
 type metrics struct {
@@ -104,17 +103,15 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 }
 
 // NewWorker returns a worker storing into the KV bucket cfg.Bucket. rules
-// may be nil for the built-in rules, cat nil for an empty catalog; reg may
-// be nil.
+// may be nil for the built-in rules. cat, when not nil, is the CVE catalog
+// its State scores records against; when nil, the catalog cfg.Catalog
+// names is loaded when a record is first read. reg may be nil.
 func NewWorker(js jetstream.JetStream, cfg config.Enrich, rules *Rules, cat *Catalog, log *slog.Logger, reg prometheus.Registerer) (*Worker, error) {
 	if rules == nil {
 		var err error
 		if rules, err = DefaultRules(); err != nil {
 			return nil, err
 		}
-	}
-	if cat == nil {
-		cat = NewCatalog()
 	}
 	if cfg.BatchSize <= 0 {
 		cfg.BatchSize = 256
@@ -129,15 +126,20 @@ func NewWorker(js jetstream.JetStream, cfg config.Enrich, rules *Rules, cat *Cat
 	_, _ = rand.Read(b[:])
 	w := &Worker{js: js, cfg: cfg, log: log.With("stage", "enrich"), rules: rules, m: newMetrics(reg),
 		store: NewState(js, cfg.Bucket), cache: newStateCache(cfg.CacheMB << 20), id: hex.EncodeToString(b[:]), now: time.Now}
-	w.cat.Store(cat)
+	w.store.catCfg = &w.cfg.Catalog
+	if cat != nil {
+		w.store.SetCatalog(cat)
+	}
 	return w, nil
 }
 
 // State returns the store the worker writes.
 func (w *Worker) State() *Store { return w.store }
 
-// RefreshCatalog reloads the configured catalogs, tells every other worker
-// process to reload too, and re-scores every stored asset.
+// RefreshCatalog reloads the configured catalogs and tells every other
+// process to reload too. Nothing stored changes: CVE findings are computed
+// from the catalog when records are read, so the next snapshot or lookup
+// of the state is scored against the new catalog.
 func (w *Worker) RefreshCatalog(ctx context.Context) error {
 	cat, err := LoadCatalog(ctx, w.cfg.Catalog)
 	if err != nil {
@@ -149,12 +151,29 @@ func (w *Worker) RefreshCatalog(ctx context.Context) error {
 			w.log.Warn("announce catalog refresh", "err", err)
 		}
 	}
-	n, err := w.store.Rescore(ctx, cat, w.now())
-	if err != nil {
-		return fmt.Errorf("rescore: %w", err)
-	}
-	w.log.Info("catalog refreshed", "rescored", n)
+	w.log.Info("catalog refreshed", "cves", len(cat.cves), "kev", len(cat.kev), "epss", len(cat.epss))
 	return nil
+}
+
+// FollowCatalog reloads the catalog whenever another process announces a
+// refresh, in a process that has loaded one (one that reads the state);
+// it keeps doing so for as long as the connection lives. Calling it again
+// does nothing.
+func (w *Worker) FollowCatalog() error {
+	var err error
+	w.follow.Do(func() {
+		nc := w.js.Conn()
+		if nc == nil {
+			return
+		}
+		_, err = nc.Subscribe(CatalogSubject, func(m *nats.Msg) {
+			if string(m.Data) == w.id || w.store.Catalog() == nil {
+				return
+			}
+			go w.reloadCatalog(context.Background())
+		})
+	})
+	return err
 }
 
 // Age drops what was not seen for cfg.RetentionDays.
@@ -174,29 +193,18 @@ func (w *Worker) Age(ctx context.Context) error {
 // Rules returns the worker's fingerprint rules.
 func (w *Worker) Rules() *Rules { return w.rules }
 
-// Catalog returns the catalog in use.
-func (w *Worker) Catalog() *Catalog { return w.cat.Load() }
+// Catalog returns the catalog records are scored against, nil until one
+// is set or loaded.
+func (w *Worker) Catalog() *Catalog { return w.store.Catalog() }
 
-// SetCatalog replaces the catalog used for new writes.
-func (w *Worker) SetCatalog(c *Catalog) { w.cat.Store(c) }
+// SetCatalog replaces the catalog records are scored against.
+func (w *Worker) SetCatalog(c *Catalog) { w.store.SetCatalog(c) }
 
-// Run consumes until ctx is cancelled, with cfg.Workers loops, and reloads
-// the catalog when another process announces a refresh.
+// Run consumes until ctx is cancelled, with cfg.Workers loops.
 func (w *Worker) Run(ctx context.Context) error {
 	cons, err := bus.OpenConsumer(ctx, w.js, w.log, Stream, ConsumerName)
 	if err != nil {
 		return fmt.Errorf("enrich consumer: %w", err)
-	}
-	if nc := w.js.Conn(); nc != nil {
-		sub, err := nc.Subscribe(CatalogSubject, func(m *nats.Msg) {
-			if string(m.Data) == w.id {
-				return
-			}
-			go w.reloadCatalog(ctx)
-		})
-		if err == nil {
-			defer func() { _ = sub.Unsubscribe() }()
-		}
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	for i := 0; i < w.cfg.Workers; i++ {
@@ -397,14 +405,10 @@ func (w *Worker) deadLetter(ctx context.Context, m jetstream.Msg, cause error, r
 	_ = m.Term()
 }
 
-// applyAll merges the items into d and re-scores its assets.
+// applyAll merges the items into d.
 func (w *Worker) applyAll(d *doc, items []*item) {
 	for _, it := range items {
 		d.apply(&it.obs, it.id, w.rules)
-	}
-	cat, now := w.cat.Load(), w.now()
-	for _, a := range d.Assets {
-		a.score(cat, now)
 	}
 }
 

@@ -32,17 +32,15 @@ func setupPipeline(_ context.Context, s *System) error {
 	if err != nil {
 		return err
 	}
+	// The state scores records against the CVE catalog when they are
+	// read (a snapshot, a lookup of the state), loading it then: roles
+	// that never read the state, the enrich workers among them, never
+	// fetch it. Where it is loaded, it follows every refresh.
 	s.IPState = w.State()
-	s.Worker("enrich", func(ctx context.Context) error {
-		// The catalog is loaded when the worker starts, not in Setup, so
-		// roles without the worker never fetch it.
-		if cat, err := enrich.LoadCatalog(ctx, cfg.Catalog); err != nil {
-			s.Log.Error("CVE catalog not loaded; assets get no CVE findings until the next refresh", "err", err)
-		} else {
-			w.SetCatalog(cat)
-		}
-		return w.Run(ctx)
-	})
+	if err := w.FollowCatalog(); err != nil {
+		return fmt.Errorf("follow catalog refreshes: %w", err)
+	}
+	s.Worker("enrich", w.Run)
 	s.JobSpec("enrich-catalog", cfg.Catalog.Schedule, w.RefreshCatalog)
 	s.JobSpec("enrich-age", cfg.AgeSchedule, w.Age)
 	in := ingest.New(s.Bus.JS, s.Log, s.Reg, s.Cfg.Ingest.MaxInFlight, s.Cfg.Ingest.FetchTimeout)

@@ -368,6 +368,11 @@ func TestRun_BootstrapServesLookupThroughGateway(t *testing.T) {
 	if code != 200 || !strings.Contains(body, `"ip":"203.0.113.10"`) || !strings.Contains(body, `"vendor":"Fortinet"`) {
 		t.Fatalf("lookup after bootstrap = %d %s\n%s", code, body, p.logs())
 	}
+	// CVE findings, computed from the bundled catalog when the snapshot
+	// read the state.
+	if !strings.Contains(body, `"cve_id":"CVE-`) || !strings.Contains(body, `"kev_added_at":"`) {
+		t.Errorf("lookup after bootstrap has no CVE findings from the catalog: %s", body)
+	}
 	// The printed examples name the address the process listens on (it was
 	// started with port 0), and the public one answers.
 	var urls []string
