@@ -378,7 +378,7 @@ func (v *versionRule) extract(e evidence) (string, bool) {
 			m = append(m, m[0])
 		}
 		for i := len(m) - 1; i >= 1; i-- {
-			format = strings.ReplaceAll(format, fmt.Sprintf("{%d}", i), m[i])
+			format = strings.ReplaceAll(format, placeholder(i), m[i])
 		}
 		val = format
 	}
@@ -402,6 +402,16 @@ func (v *versionRule) extract(e evidence) (string, bool) {
 		return "", false
 	}
 	return val, val != ""
+}
+
+// placeholders are the {N} of a version format, for the common N.
+var placeholders = [...]string{"{0}", "{1}", "{2}", "{3}", "{4}", "{5}", "{6}", "{7}", "{8}", "{9}"}
+
+func placeholder(i int) string {
+	if i < len(placeholders) {
+		return placeholders[i]
+	}
+	return fmt.Sprintf("{%d}", i)
 }
 
 func parseLooseDate(s string) (time.Time, bool) {

@@ -412,10 +412,19 @@ func (w *Worker) applyAll(d *doc, items []*item) {
 	}
 }
 
-func (w *Worker) stored(items []*item) {
+// stored acknowledges the items, whose state is stored, and counts them
+// by type into n.
+func (w *Worker) stored(items []*item, n map[string]int) {
 	for _, it := range items {
-		w.m.processed.WithLabelValues(it.obs.Type).Inc()
+		n[it.obs.Type]++
 		_ = it.msg.Ack()
+	}
+}
+
+// count adds the stored observations counted by type to the metrics.
+func (w *Worker) count(n map[string]int) {
+	for typ, c := range n {
+		w.m.processed.WithLabelValues(typ).Add(float64(c))
 	}
 }
 
@@ -461,6 +470,8 @@ func (s *Store) writeGroups(ctx context.Context, c *stateCache, keys []string, g
 		guessed bool
 	}
 	pend := make([]pending, 0, len(keys))
+	done := map[string]int{} // stored observations by type
+	defer w.count(done)
 	for _, k := range keys {
 		if _, bad := failed[k]; bad {
 			continue
@@ -485,9 +496,10 @@ func (s *Store) writeGroups(ctx context.Context, c *stateCache, keys []string, g
 			c.drop(k)
 			continue
 		}
-		msg := nats.NewMsg(s.prefix + k)
-		msg.Data = data
-		msg.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(r.rev, 10))
+		// The header map is built directly: Header.Set would canonicalize
+		// the name on every write.
+		msg := &nats.Msg{Subject: s.prefix + k, Data: data,
+			Header: nats.Header{jetstream.ExpectedLastSubjSeqHeader: {strconv.FormatUint(r.rev, 10)}}}
 		fut, err := s.js.PublishMsgAsync(msg)
 		if err != nil {
 			failed[k] = fmt.Errorf("store state: %w", err)
@@ -503,7 +515,7 @@ func (s *Store) writeGroups(ctx context.Context, c *stateCache, keys []string, g
 			if p.guessed {
 				c.learned(false)
 			}
-			w.stored(groups[p.key])
+			w.stored(groups[p.key], done)
 		case err := <-p.fut.Err():
 			c.drop(p.key)
 			if isConflict(err) {
