@@ -282,7 +282,7 @@ func (s *Store) each(ctx context.Context, filter string, fn func(key string, rev
 // rewritten during the walk) would lose the later one from that walk.
 type walkSeen struct {
 	seed   maphash.Seed
-	before []uint64            // hashes of keys met at or before the start
+	before []uint64 // hashes of keys met at or before the start
 	sorted bool
 	after  map[uint64]struct{} // hashes of keys first met after the start
 }

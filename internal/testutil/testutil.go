@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -44,6 +45,7 @@ type NATS struct {
 	NC     *nats.Conn
 	JS     jetstream.JetStream
 	URL    string
+	stop   sync.Once
 }
 
 // StartNATS starts a JetStream server on a random loopback port with its
@@ -69,12 +71,21 @@ func StartNATS(t testing.TB) *NATS {
 	if err != nil {
 		t.Fatalf("jetstream: %v", err)
 	}
-	t.Cleanup(func() {
-		nc.Close()
-		s.Shutdown()
-		s.WaitForShutdown()
+	n := &NATS{Server: s, NC: nc, JS: js, URL: s.ClientURL()}
+	t.Cleanup(n.Stop)
+	return n
+}
+
+// Stop closes the connection and shuts the server down, before the test
+// ends where a test needs it gone (a benchmark measuring the next thing
+// without this server's memory in the process). It is called at cleanup
+// in any case; calls after the first do nothing.
+func (n *NATS) Stop() {
+	n.stop.Do(func() {
+		n.NC.Close()
+		n.Server.Shutdown()
+		n.Server.WaitForShutdown()
 	})
-	return &NATS{Server: s, NC: nc, JS: js, URL: s.ClientURL()}
 }
 
 // Ensure creates the default streams, consumers and buckets on n.
