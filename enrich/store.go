@@ -37,6 +37,10 @@ type Store struct {
 
 	batchGetFailed atomic.Bool // warned that batch reads fall back
 
+	acksOnce sync.Once // state writes' acknowledgements (workers)
+	ackInbox *bus.Acks
+	acksErr  error
+
 	// The CVE catalog records are scored against when read: the one set
 	// last, else loaded from catCfg on first use (an empty catalog when
 	// catCfg is nil).
@@ -74,6 +78,12 @@ func NewState(js jetstream.JetStream, bucket string) *Store {
 		bucket = "ipstate"
 	}
 	return &Store{js: js, bucket: bucket, stream: "KV_" + bucket, prefix: "$KV." + bucket + ".", now: time.Now}
+}
+
+// acks returns the acknowledgement inbox of state writes, opened on first use.
+func (s *Store) acks() (*bus.Acks, error) {
+	s.acksOnce.Do(func() { s.ackInbox, s.acksErr = bus.NewAcks(s.js.Conn()) })
+	return s.ackInbox, s.acksErr
 }
 
 // SetCatalog sets the CVE catalog records are scored against from now on.

@@ -321,6 +321,11 @@ func stateKey(o *ingest.Observation) string {
 // maxAttempts bounds the write retries of one key within a batch.
 const maxAttempts = 8
 
+// stateAckWait is how long a state write may go unacknowledged before its
+// observations are returned for redelivery (as the connection's async
+// publish timeout).
+const stateAckWait = 15 * time.Second
+
 // process enriches and stores a batch; a message is acknowledged only
 // after the state it changed is stored.
 func (w *Worker) process(ctx context.Context, msgs []jetstream.Msg) {
@@ -464,12 +469,22 @@ func (s *Store) writeGroups(ctx context.Context, c *stateCache, keys []string, g
 		c.learned(r.rev != 0)
 		recs[k] = r
 	}
+	acks, err := s.acks()
+	if err != nil {
+		for _, k := range keys {
+			failed[k] = err
+		}
+		return nil, failed
+	}
 	type pending struct {
-		key     string
-		fut     jetstream.PubAckFuture
-		guessed bool
+		key      string
+		data     []byte
+		guessed  bool
+		ticket   uint64
+		answered bool
 	}
 	pend := make([]pending, 0, len(keys))
+	answers := make(chan bus.Ack, len(keys))
 	done := map[string]int{} // stored observations by type
 	defer w.count(done)
 	for _, k := range keys {
@@ -500,35 +515,59 @@ func (s *Store) writeGroups(ctx context.Context, c *stateCache, keys []string, g
 		// the name on every write.
 		msg := &nats.Msg{Subject: s.prefix + k, Data: data,
 			Header: nats.Header{jetstream.ExpectedLastSubjSeqHeader: {strconv.FormatUint(r.rev, 10)}}}
-		fut, err := s.js.PublishMsgAsync(msg)
+		ticket, err := acks.Publish(msg, len(pend), answers)
 		if err != nil {
 			failed[k] = fmt.Errorf("store state: %w", err)
 			c.drop(k)
 			continue
 		}
-		pend = append(pend, pending{k, fut, r.guessed})
+		pend = append(pend, pending{key: k, data: data, guessed: r.guessed, ticket: ticket})
 	}
-	for _, p := range pend {
+	// giveUp abandons the writes still unanswered: their outcome is
+	// unknown, so their cached records are dropped.
+	giveUp := func(cause error) {
+		for i := range pend {
+			if p := &pend[i]; !p.answered {
+				acks.Cancel(p.ticket)
+				c.drop(p.key)
+				if cause != nil {
+					failed[p.key] = cause
+				}
+			}
+		}
+	}
+	timeout := time.NewTimer(stateAckWait)
+	defer timeout.Stop()
+	for range pend {
+		var a bus.Ack
 		select {
-		case ack := <-p.fut.Ok():
-			c.put(p.key, ack.Sequence, p.fut.Msg().Data)
+		case a = <-answers:
+		case <-timeout.C:
+			giveUp(fmt.Errorf("store state: no acknowledgement within %s", stateAckWait))
+			return conflicts, failed
+		case <-ctx.Done():
+			giveUp(nil)
+			return nil, nil
+		}
+		p := &pend[a.Index]
+		p.answered = true
+		switch {
+		case a.Err == nil:
+			c.put(p.key, a.Seq, p.data)
 			if p.guessed {
 				c.learned(false)
 			}
 			w.stored(groups[p.key], done)
-		case err := <-p.fut.Err():
+		case isConflict(a.Err):
 			c.drop(p.key)
-			if isConflict(err) {
-				if p.guessed {
-					c.learned(true)
-					w.m.lookups.WithLabelValues("assumed_new_existed").Inc()
-				}
-				conflicts = append(conflicts, p.key)
-			} else {
-				failed[p.key] = fmt.Errorf("store state: %w", err)
+			if p.guessed {
+				c.learned(true)
+				w.m.lookups.WithLabelValues("assumed_new_existed").Inc()
 			}
-		case <-ctx.Done():
-			return nil, nil
+			conflicts = append(conflicts, p.key)
+		default:
+			c.drop(p.key)
+			failed[p.key] = fmt.Errorf("store state: %w", a.Err)
 		}
 	}
 	return conflicts, failed
