@@ -173,3 +173,63 @@ func TestWorker_DeadLetter(t *testing.T) {
 		t.Errorf("registered dead-letter series = %d %v", n, err)
 	}
 }
+
+// While the state bucket takes writes without acknowledging them (as
+// during a leader election, when writes go unanswered), the workers keep
+// writing again, keep their observations from redelivery, and send none
+// to the dead-letter subject, though the outage outlasts every delivery
+// the consumer allows; once it answers again, the state is exactly an
+// undisturbed run's.
+func TestWorker_StateBucketUnavailable(t *testing.T) {
+	want, _ := runPipeline(t, false)
+	e := newEnv(t, time.Second, 5)
+	ctx := t.Context()
+	kvStream, err := e.nats.JS.Stream(ctx, "KV_ipstate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	setNoAck := func(on bool) {
+		t.Helper()
+		cfg := kvStream.CachedInfo().Config
+		cfg.NoAck = on
+		if _, err := e.nats.JS.UpdateStream(ctx, cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setNoAck(true)
+	reg := prometheus.NewRegistry()
+	cfg := e.cfg.Enrich
+	cfg.BatchSize, cfg.Workers = 64, 2
+	w, err := NewWorker(e.nats.JS, cfg, nil, sampleCatalog(t), tu.Logger(t), reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.ackWait = 200 * time.Millisecond
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(wctx) }()
+	defer func() { cancel(); <-done }()
+	g := newGenerator(t, 500, 40)
+	if n := g.publish(ctx, t, ingest.NewPublisher(e.nats.JS, 512), 0, killN); n != killN {
+		t.Fatalf("stored %d of %d", n, killN)
+	}
+	// Five deliveries with the ack wait of 1 s and the retry pauses would
+	// be over well within 4 s.
+	time.Sleep(4 * time.Second)
+	setNoAck(false)
+	e.waitIdle(t)
+	sameState(t, dump(t, NewState(e.nats.JS, "ipstate")), want)
+	if n := testutil.ToFloat64(w.m.retries.WithLabelValues("unavailable")); n == 0 {
+		t.Error("no write was retried as unavailable: the outage was not met")
+	}
+	if n := testutil.ToFloat64(w.m.dead.WithLabelValues("failed")); n != 0 {
+		t.Errorf("%v observations dead-lettered", n)
+	}
+	dl, err := e.nats.JS.Stream(ctx, "DEADLETTER")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msgs := dl.CachedInfo().State.Msgs; msgs != 0 {
+		t.Errorf("DEADLETTER holds %d messages", msgs)
+	}
+}

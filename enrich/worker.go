@@ -60,7 +60,10 @@ type Worker struct {
 	cache  *stateCache
 	id     string
 	now    func() time.Time
-	loaded sync.Mutex
+	// ackWait bounds the wait for a state write's acknowledgement
+	// (stateAckWait; tests shorten it).
+	ackWait time.Duration
+	loaded  sync.Mutex
 	follow sync.Once
 }
 
@@ -91,7 +94,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
 		processed: registerCollector(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_enrich_observations_total", Help: "Observations enriched and stored, by type."}, []string{"type"})),
 		dead:      registerCollector(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_enrich_deadletter_total", Help: "Observations sent to dlq.enrich, by reason (malformed, failed)."}, []string{"reason"})),
-		retries:   registerCollector(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_enrich_retries_total", Help: "State writes retried, by reason (conflict: another worker wrote first; error)."}, []string{"reason"})),
+		retries:   registerCollector(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_enrich_retries_total", Help: "State writes retried, by reason (conflict: another worker wrote first; unavailable: the state bucket did not take the write for a moment, as in a leader election; error: the observations were returned for redelivery)."}, []string{"reason"})),
 		lookups: registerCollector(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_enrich_state_lookups_total",
 			Help: "Where a state write started from: cached (the record in the process's cache), read (from NATS), assumed_new (written as new unread), assumed_new_existed (that write found the key taken and was retried)."}, []string{"outcome"})),
 		batch: registerCollector(reg, prometheus.NewHistogram(prometheus.HistogramOpts{Name: "netintel_enrich_batch_seconds", Help: "Time to enrich and store one batch.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 8)})),
@@ -125,7 +128,7 @@ func NewWorker(js jetstream.JetStream, cfg config.Enrich, rules *Rules, cat *Cat
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	w := &Worker{js: js, cfg: cfg, log: log.With("stage", "enrich"), rules: rules, m: newMetrics(reg),
-		store: NewState(js, cfg.Bucket), cache: newStateCache(cfg.CacheMB << 20), id: hex.EncodeToString(b[:]), now: time.Now}
+		store: NewState(js, cfg.Bucket), cache: newStateCache(cfg.CacheMB << 20), id: hex.EncodeToString(b[:]), now: time.Now, ackWait: stateAckWait}
 	w.store.catCfg = &w.cfg.Catalog
 	if cat != nil {
 		w.store.SetCatalog(cat)
@@ -328,6 +331,15 @@ const stateAckWait = 15 * time.Second
 
 // process enriches and stores a batch; a message is acknowledged only
 // after the state it changed is stored.
+//
+// A key whose write lost a race to another writer is re-read and written
+// again, up to maxAttempts times. A key whose write failed because the
+// state bucket is unavailable for a moment (no stream leader during an
+// election, no acknowledgement in time) is written again after a pause
+// growing to unavailableMaxWait, for as long as that lasts, its messages
+// kept from redelivery meanwhile (InProgress): an outage delays
+// observations, it never sends them to the dead-letter subject. Other
+// failures return the messages for redelivery (fail).
 func (w *Worker) process(ctx context.Context, msgs []jetstream.Msg) {
 	groups := map[string][]*item{}
 	var keys []string
@@ -343,26 +355,57 @@ func (w *Worker) process(ctx context.Context, msgs []jetstream.Msg) {
 		}
 		groups[k] = append(groups[k], &item{msg: m, obs: o, id: id})
 	}
-	for attempt := 1; len(keys) > 0; attempt++ {
+	first, races, pauses := true, 0, 0
+	for len(keys) > 0 {
 		if ctx.Err() != nil {
 			return // left unacknowledged: redelivered to another worker
 		}
-		conflicts, failed := w.store.writeGroups(ctx, w.cache, keys, groups, attempt == 1, w)
-		if len(conflicts) > 0 {
-			w.m.retries.WithLabelValues("conflict").Add(float64(len(conflicts)))
-		}
+		conflicts, failed := w.store.writeGroups(ctx, w.cache, keys, groups, first, w)
+		first = false
+		var unavailable []string
+		var cause error
 		for k, err := range failed {
+			if bus.Transient(err) {
+				unavailable, cause = append(unavailable, k), err
+				continue
+			}
 			w.fail(ctx, groups[k], err)
 		}
-		if attempt >= maxAttempts {
-			for _, k := range conflicts {
-				w.fail(ctx, groups[k], errors.New("state write kept conflicting"))
+		if len(conflicts) > 0 {
+			w.m.retries.WithLabelValues("conflict").Add(float64(len(conflicts)))
+			if races++; races >= maxAttempts {
+				for _, k := range conflicts {
+					w.fail(ctx, groups[k], errors.New("state write kept conflicting"))
+				}
+				conflicts = nil
 			}
-			return
 		}
-		keys = conflicts
+		if len(unavailable) > 0 {
+			w.m.retries.WithLabelValues("unavailable").Add(float64(len(unavailable)))
+			wait := min(unavailableFirstWait<<min(pauses, 10), unavailableMaxWait)
+			pauses++
+			w.log.Warn("state bucket unavailable, writing again", "keys", len(unavailable), "in", wait, "err", cause)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(wait):
+			}
+			for _, k := range unavailable {
+				for _, it := range groups[k] {
+					_ = it.msg.InProgress()
+				}
+			}
+		}
+		keys = append(conflicts, unavailable...)
 	}
 }
+
+// The pause before writing again to an unavailable state bucket: the
+// first, doubled each time up to the most.
+const (
+	unavailableFirstWait = 100 * time.Millisecond
+	unavailableMaxWait   = 5 * time.Second
+)
 
 // fail returns the messages for redelivery, or dead-letters those that
 // have failed MaxFailures times.
@@ -536,14 +579,14 @@ func (s *Store) writeGroups(ctx context.Context, c *stateCache, keys []string, g
 			}
 		}
 	}
-	timeout := time.NewTimer(stateAckWait)
+	timeout := time.NewTimer(w.ackWait)
 	defer timeout.Stop()
 	for range pend {
 		var a bus.Ack
 		select {
 		case a = <-answers:
 		case <-timeout.C:
-			giveUp(fmt.Errorf("store state: no acknowledgement within %s", stateAckWait))
+			giveUp(fmt.Errorf("store state: %w within %s", bus.ErrNoAck, w.ackWait))
 			return conflicts, failed
 		case <-ctx.Done():
 			giveUp(nil)

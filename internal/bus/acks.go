@@ -47,6 +47,10 @@ type Ack struct {
 	Err   error
 }
 
+// ErrNoAck is what a caller of Acks reports for a publish whose
+// acknowledgement did not come in the time it waited (Transient).
+var ErrNoAck = errors.New("no acknowledgement")
+
 // NewAcks subscribes to a fresh inbox of nc for acknowledgements.
 func NewAcks(nc *nats.Conn) (*Acks, error) {
 	a := &Acks{nc: nc, prefix: nc.NewInbox() + ".", wait: map[uint64]ackTo{}}

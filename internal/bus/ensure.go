@@ -244,10 +244,17 @@ func Retry(ctx context.Context, log *slog.Logger, what string, f func() error) e
 	}
 }
 
-func transient(err error) bool {
+func transient(err error) bool { return Transient(err) }
+
+// Transient reports whether err says JetStream is not there yet or for a
+// moment (no stream leader during an election, a reconnect, an answer
+// that did not come in time), so that the same request may succeed if
+// sent again, rather than that the request itself is wrong.
+func Transient(err error) bool {
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
 		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) ||
-		errors.Is(err, jetstream.ErrJetStreamNotEnabled) {
+		errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, ErrNoAck) ||
+		errors.Is(err, nats.ErrReconnectBufExceeded) {
 		return true
 	}
 	var apiErr *jetstream.APIError
