@@ -51,20 +51,20 @@ const (
 
 // Worker consumes observations and stores enriched state.
 type Worker struct {
-	js     jetstream.JetStream
-	cfg    config.Enrich
-	log    *slog.Logger
-	rules  *Rules
-	m      *metrics
-	store  *Store
-	cache  *stateCache
-	id     string
-	now    func() time.Time
+	js    jetstream.JetStream
+	cfg   config.Enrich
+	log   *slog.Logger
+	rules *Rules
+	m     *metrics
+	store *Store
+	cache *stateCache
+	id    string
+	now   func() time.Time
 	// ackWait bounds the wait for a state write's acknowledgement
 	// (stateAckWait; tests shorten it).
 	ackWait time.Duration
 	loaded  sync.Mutex
-	follow sync.Once
+	follow  sync.Once
 }
 
 type metrics struct {
