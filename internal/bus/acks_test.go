@@ -73,8 +73,13 @@ func TestAcks(t *testing.T) {
 	}
 
 	ch := make(chan bus.Ack, 4)
+	last, err := st.GetLastMsgForSubject(ctx, "a.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
 	// A wrong expected last sequence: the server's error, with its code.
-	m := &nats.Msg{Subject: "a.0.0", Data: []byte("y"), Header: nats.Header{jetstream.ExpectedLastSubjSeqHeader: {"1"}}}
+	m := &nats.Msg{Subject: "a.0.0", Data: []byte("y"),
+		Header: nats.Header{jetstream.ExpectedLastSubjSeqHeader: {strconv.FormatUint(last.Sequence+1, 10)}}}
 	if _, err := acks.Publish(m, 7, ch); err != nil {
 		t.Fatal(err)
 	}
@@ -84,10 +89,8 @@ func TestAcks(t *testing.T) {
 		t.Errorf("conflicting write: %+v", a)
 	}
 	// The expected sequence right: stored, after everything before.
-	m = &nats.Msg{Subject: "a.0.0", Data: []byte("z"), Header: nats.Header{jetstream.ExpectedLastSubjSeqHeader: {"0"}}}
-	if last, err := st.GetLastMsgForSubject(ctx, "a.0.0"); err == nil {
-		m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(last.Sequence, 10))
-	}
+	m = &nats.Msg{Subject: "a.0.0", Data: []byte("z"),
+		Header: nats.Header{jetstream.ExpectedLastSubjSeqHeader: {strconv.FormatUint(last.Sequence, 10)}}}
 	if _, err := acks.Publish(m, 8, ch); err != nil {
 		t.Fatal(err)
 	}
@@ -101,12 +104,24 @@ func TestAcks(t *testing.T) {
 	if a := <-ch; !errors.Is(a.Err, nats.ErrNoResponders) {
 		t.Errorf("publish to no stream: %+v", a)
 	}
-	// A cancelled publish: stored, but its acknowledgement is not passed on.
-	ticket, err := acks.Publish(&nats.Msg{Subject: "a.x", Data: []byte("x")}, 10, ch)
+	// A cancelled publish's acknowledgement is not passed on. The stream
+	// answers nothing (NoAck), so the acknowledgement is sent by hand, to
+	// the reply subject Publish set, after the Cancel.
+	if _, err := n.JS.CreateStream(ctx, jetstream.StreamConfig{Name: "N", Subjects: []string{"n.>"}, NoAck: true}); err != nil {
+		t.Fatal(err)
+	}
+	m = &nats.Msg{Subject: "n.x", Data: []byte("x")}
+	ticket, err := acks.Publish(m, 10, ch)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if p := acks.Pending(); p != 1 {
+		t.Errorf("%d acknowledgements awaited, want 1", p)
+	}
 	acks.Cancel(ticket)
+	if err := n.NC.Publish(m.Reply, []byte(`{"stream":"N","seq":1}`)); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := acks.Publish(&nats.Msg{Subject: "a.y", Data: []byte("x")}, 11, ch); err != nil {
 		t.Fatal(err)
 	}
