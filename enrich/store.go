@@ -246,7 +246,7 @@ func (s *Store) each(ctx context.Context, filter string, fn func(key string, rev
 	if stall == 0 {
 		stall = walkStall
 	}
-	var seen walkSeen
+	seen := walkSeen{seed: maphash.MakeSeed()}
 	var at uint64 // stream sequence of the last record met
 	for {
 		m, err := it.Next(jetstream.NextMaxWait(stall))
@@ -298,9 +298,6 @@ type walkSeen struct {
 }
 
 func (w *walkSeen) first(key string, seq, start uint64) bool {
-	if w.before == nil && w.after == nil {
-		w.seed = maphash.MakeSeed()
-	}
 	h := maphash.String(w.seed, key)
 	if seq <= start {
 		w.before = append(w.before, h)

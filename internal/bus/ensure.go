@@ -231,7 +231,7 @@ func Retry(ctx context.Context, log *slog.Logger, what string, f func() error) e
 	wait := 200 * time.Millisecond
 	for {
 		err := f()
-		if err == nil || !transient(err) || time.Now().After(deadline) {
+		if err == nil || !Transient(err) || time.Now().After(deadline) {
 			return err
 		}
 		log.Warn("jetstream not ready, retrying", "object", what, "err", err)
@@ -243,8 +243,6 @@ func Retry(ctx context.Context, log *slog.Logger, what string, f func() error) e
 		wait = min(wait*2, 3*time.Second)
 	}
 }
-
-func transient(err error) bool { return Transient(err) }
 
 // Transient reports whether err says JetStream is not there yet or for a
 // moment (no stream leader during an election, a reconnect, an answer
