@@ -53,10 +53,7 @@ func (f *Folder) Put(ctx context.Context, key string, r io.Reader, size int64, c
 	if err != nil {
 		return Info{}, err
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o750); err != nil {
-		return Info{}, fmt.Errorf("put %s: %w", key, err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
+	tmp, err := createTemp(filepath.Dir(p))
 	if err != nil {
 		return Info{}, fmt.Errorf("put %s: %w", key, err)
 	}
@@ -68,6 +65,13 @@ func (f *Folder) Put(ctx context.Context, key string, r io.Reader, size int64, c
 	if err == nil {
 		err = tmp.Sync()
 	}
+	// The object is described from the file written, before it takes the
+	// key (a rename keeps size and time): a Delete of the key right after
+	// the rename must not turn a Put that succeeded into an error.
+	var st fs.FileInfo
+	if err == nil {
+		st, err = tmp.Stat()
+	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
@@ -77,7 +81,22 @@ func (f *Folder) Put(ctx context.Context, key string, r io.Reader, size int64, c
 	if err != nil {
 		return Info{}, fmt.Errorf("put %s: %w", key, err)
 	}
-	return f.Stat(ctx, key)
+	return f.info(key, st), nil
+}
+
+// createTemp creates a temporary file in dir, creating dir first. A
+// Delete prunes folders it leaves empty, so dir can vanish between the
+// two; it is then created again.
+func createTemp(dir string) (*os.File, error) {
+	for attempt := 0; ; attempt++ {
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return nil, err
+		}
+		tmp, err := os.CreateTemp(dir, ".tmp-*")
+		if err == nil || !errors.Is(err, fs.ErrNotExist) || attempt == 10 {
+			return tmp, err
+		}
+	}
 }
 
 // Get opens the file, seeking to the range start.

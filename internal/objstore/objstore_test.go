@@ -1,6 +1,7 @@
 package objstore_test
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -93,6 +94,37 @@ func TestFolder_RejectsEscapingKeys(t *testing.T) {
 	for _, k := range []string{"../x", "/abs", "a//b", "a/../../b", ""} {
 		if _, err := s.Put(context.Background(), k, strings.NewReader("x"), 1, ""); err == nil {
 			t.Errorf("Put(%q) accepted", k)
+		}
+	}
+}
+
+// A Put whose object another caller deletes right after it lands still
+// succeeds and describes what it wrote: the upload of a secret's slices
+// sends the same slice twice at once, and the request that finishes the
+// upload deletes the slices while the other is still in Put (a clean-clone
+// CI run answered that request 500 "object not found").
+func TestFolder_PutRacingDelete(t *testing.T) {
+	f, err := objstore.NewFolder(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	body := []byte("slice bytes")
+	for i := range 500 {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for range 20 {
+				_ = f.Delete(ctx, "u/slice")
+			}
+		}()
+		info, err := f.Put(ctx, "u/slice", bytes.NewReader(body), int64(len(body)), "")
+		<-done
+		if err != nil {
+			t.Fatalf("put %d: %v", i, err)
+		}
+		if info.Key != "u/slice" || info.Size != int64(len(body)) || info.ETag == "" || info.ModTime.IsZero() {
+			t.Fatalf("put %d: info %+v", i, info)
 		}
 	}
 }
