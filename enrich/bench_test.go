@@ -57,9 +57,10 @@ func BenchmarkPipeline(b *testing.B) {
 		b.ReportMetric(rate/raw, "ratio_to_raw")
 	}
 	// The floor of any design that stores state per observation: consume
-	// each observation, write one 64-byte record to the state bucket (over
-	// 200,000 keys, as many as the addresses) and ack after the write is
-	// stored, with no decoding, enrichment or read-back. Its ratio to raw
+	// each observation (from the same consumers as a worker), write one
+	// 64-byte record to the state bucket (over 200,000 keys, as many as
+	// the addresses) and ack after the write is stored, with no decoding,
+	// enrichment or read-back. Its ratio to raw
 	// is the most the pipeline could reach on this machine.
 	b.Run("floor", func(b *testing.B) {
 		bracketed(b, func(b *testing.B) float64 { return benchFloor(b, g, n) })
@@ -190,17 +191,26 @@ func benchFloor(b *testing.B, g *generator, n int) float64 {
 	cfg := nt.Ensure(b)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cons, err := nt.JS.Consumer(ctx, Stream, ConsumerName)
-	if err != nil {
-		b.Fatal(err)
-	}
 	prefix := "$KV." + cfg.Enrich.Bucket + "."
 	value := make([]byte, 64)
 	benchOverrides(&cfg.Enrich)
-	batchSize, loops := cfg.Enrich.BatchSize, cfg.Enrich.Workers
-	done := make(chan error, loops)
-	for range loops {
-		go floorLoop(ctx, nt.JS, cons, prefix, value, batchSize, done)
+	// As a worker holding every partition: a loop per partition consumer,
+	// and cfg.Workers loops on the enrich consumer itself.
+	batchSize, loops := cfg.Enrich.BatchSize, 0
+	done := make(chan error, len(ConsumerNames())+cfg.Enrich.Workers)
+	for i, name := range ConsumerNames() {
+		cons, err := nt.JS.Consumer(ctx, Stream, name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		k := 1
+		if i == 0 {
+			k = cfg.Enrich.Workers
+		}
+		for range k {
+			go floorLoop(ctx, nt.JS, cons, prefix, value, batchSize, done)
+			loops++
+		}
 	}
 	stored, elapsed := publishAndWait(ctx, b, nt.JS, g, n)
 	cancel()

@@ -3,6 +3,7 @@ package enrich
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -35,28 +36,45 @@ func runPipeline(t *testing.T, kill bool) (map[string]string, *testEnv) {
 		e.waitIdle(t)
 		return dump(t, NewState(e.nats.JS, "ipstate")), e
 	}
-	stop := e.startWorker(t, cfg)
+	// The worker is killed in the middle of the run, with batches in
+	// hand: after it has stored a few, every loop stops before writing
+	// its next batch, and the worker is stopped there. What it fetched
+	// and did not ack comes back after the ack wait.
 	stored := g.publish(ctx, t, pub, 0, killN/2)
-	// Kill the worker while it is busy: what it fetched and did not ack
-	// comes back after the ack wait.
-	cons, err := e.nats.JS.Consumer(ctx, Stream, ConsumerName)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		info, err := cons.Info(ctx)
-		if err != nil {
-			t.Fatal(err)
+	var batches atomic.Int64
+	held := make(chan struct{}, 1)
+	stop := e.startWorkerWith(t, cfg, func(w *Worker) {
+		w.beforeStore = func(ctx context.Context) {
+			if batches.Add(1) > 8 {
+				select {
+				case held <- struct{}{}:
+				default:
+				}
+				<-ctx.Done()
+			}
 		}
-		if info.AckFloor.Consumer > killN/8 {
+	})
+	select {
+	case <-held:
+	case <-time.After(30 * time.Second):
+		t.Fatal("worker made no progress")
+	}
+	// The batches let through are stored meanwhile.
+	cons := enrichConsumers(t, e.nats.JS)
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		_, delivered, pending := consumerTotals(t, cons)
+		if delivered > uint64(pending) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("worker made no progress: %+v", info)
+			t.Fatalf("nothing acknowledged: %d delivered, %d pending", delivered, pending)
 		}
-		time.Sleep(2 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond)
 	}
 	stop()
+	if _, delivered, pending := consumerTotals(t, cons); pending == 0 {
+		t.Fatalf("killed with %d delivered and none pending: not in the middle of the run", delivered)
+	}
 	stored += g.publish(ctx, t, pub, killN/2, killN)
 	if stored != killN {
 		t.Fatalf("stored %d of %d", stored, killN)
@@ -64,16 +82,13 @@ func runPipeline(t *testing.T, kill bool) (map[string]string, *testEnv) {
 	e.startWorker(t, cfg)
 	e.startWorker(t, cfg)
 	e.waitIdle(t)
-	info, err := cons.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The killed worker left fetched, unacknowledged messages behind: they
 	// were delivered again, and the final state must not show it.
-	if info.Delivered.Consumer <= uint64(killN) {
-		t.Errorf("delivered %d for %d observations: the kill interrupted nothing", info.Delivered.Consumer, killN)
+	_, delivered, _ := consumerTotals(t, cons)
+	if delivered <= uint64(killN) {
+		t.Errorf("delivered %d for %d observations: the kill interrupted nothing", delivered, killN)
 	}
-	t.Logf("delivered %d for %d observations", info.Delivered.Consumer, killN)
+	t.Logf("delivered %d for %d observations", delivered, killN)
 	return dump(t, NewState(e.nats.JS, "ipstate")), e
 }
 
@@ -232,4 +247,34 @@ func TestWorker_StateBucketUnavailable(t *testing.T) {
 	if msgs := dl.CachedInfo().State.Msgs; msgs != 0 {
 		t.Errorf("DEADLETTER holds %d messages", msgs)
 	}
+}
+
+// enrichConsumers returns the enrich consumer and its partitions.
+func enrichConsumers(t testing.TB, js jetstream.JetStream) []jetstream.Consumer {
+	t.Helper()
+	var out []jetstream.Consumer
+	for _, name := range ConsumerNames() {
+		c, err := js.Consumer(t.Context(), Stream, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// consumerTotals adds up, over cons, the messages acknowledged (the ack
+// floors), delivered, and delivered awaiting acknowledgement.
+func consumerTotals(t testing.TB, cons []jetstream.Consumer) (acked, delivered uint64, pending int) {
+	t.Helper()
+	for _, c := range cons {
+		info, err := c.Info(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		acked += info.AckFloor.Consumer
+		delivered += info.Delivered.Consumer
+		pending += info.NumAckPending
+	}
+	return acked, delivered, pending
 }

@@ -78,9 +78,18 @@ func newEnv(t testing.TB, ackWait time.Duration, maxDeliver int) *testEnv {
 // startWorker runs a worker until the returned stop is called.
 func (e *testEnv) startWorker(t testing.TB, cfg config.Enrich) (stop func()) {
 	t.Helper()
+	return e.startWorkerWith(t, cfg, nil)
+}
+
+// startWorkerWith starts a worker after calling set, when not nil, on it.
+func (e *testEnv) startWorkerWith(t testing.TB, cfg config.Enrich, set func(*Worker)) (stop func()) {
+	t.Helper()
 	w, err := NewWorker(e.nats.JS, cfg, nil, sampleCatalog(t), testutil.Logger(t), nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if set != nil {
+		set(w)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -367,18 +367,31 @@ func (s *Store) Sweep(ctx context.Context, now time.Time, retention time.Duratio
 	return updated, removed, err
 }
 
-// WaitIdle returns once the enrich consumer has nothing pending and
-// nothing awaiting acknowledgement, polling every 50 ms, or when ctx ends.
+// WaitIdle returns once the enrich consumer and its partitions have
+// nothing pending and nothing awaiting acknowledgement, polling every
+// 50 ms, or when ctx ends.
 func WaitIdle(ctx context.Context, js jetstream.JetStream) error {
 	t := time.NewTicker(50 * time.Millisecond)
 	defer t.Stop()
 	for {
-		c, err := js.Consumer(ctx, Stream, ConsumerName)
-		if err == nil {
-			info, err := c.Info(ctx)
-			if err == nil && info.NumPending == 0 && info.NumAckPending == 0 {
-				return nil
+		idle := true
+		for _, name := range ConsumerNames() {
+			c, err := js.Consumer(ctx, Stream, name)
+			if errors.Is(err, jetstream.ErrConsumerNotFound) && name != ConsumerName {
+				continue // an enrich consumer without partitions
 			}
+			if err != nil {
+				idle = false
+				break
+			}
+			info, err := c.Info(ctx)
+			if err != nil || info.NumPending != 0 || info.NumAckPending != 0 {
+				idle = false
+				break
+			}
+		}
+		if idle {
+			return nil
 		}
 		select {
 		case <-ctx.Done():
@@ -386,4 +399,13 @@ func WaitIdle(ctx context.Context, js jetstream.JetStream) error {
 		case <-t.C:
 		}
 	}
+}
+
+// ConsumerNames are the enrich consumer and its partitions.
+func ConsumerNames() []string {
+	names := []string{ConsumerName}
+	for p := range config.ObservationPartitions {
+		names = append(names, config.PartitionConsumer(ConsumerName, p))
+	}
+	return names
 }

@@ -65,14 +65,20 @@ type Worker struct {
 	ackWait time.Duration
 	loaded  sync.Mutex
 	follow  sync.Once
+	// lastMembers is the number of enrich processes last seen (logged).
+	lastMembers int
+	// beforeStore, when set, is called with each batch's context before
+	// its state is written (tests stop a worker there).
+	beforeStore func(context.Context)
 }
 
 type metrics struct {
-	processed *prometheus.CounterVec
-	dead      *prometheus.CounterVec
-	retries   *prometheus.CounterVec
-	lookups   *prometheus.CounterVec
-	batch     prometheus.Histogram
+	processed  *prometheus.CounterVec
+	dead       *prometheus.CounterVec
+	retries    *prometheus.CounterVec
+	lookups    *prometheus.CounterVec
+	batch      prometheus.Histogram
+	partitions prometheus.Gauge
 }
 
 func registerCollector[C prometheus.Collector](reg prometheus.Registerer, c C) C {
@@ -97,7 +103,8 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		retries:   registerCollector(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_enrich_retries_total", Help: "State writes retried, by reason (conflict: another worker wrote first; unavailable: the state bucket did not take the write for a moment, as in a leader election; error: the observations were returned for redelivery)."}, []string{"reason"})),
 		lookups: registerCollector(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_enrich_state_lookups_total",
 			Help: "Where a state write started from: cached (the record in the process's cache), read (from NATS), assumed_new (written as new unread), assumed_new_existed (that write found the key taken and was retried)."}, []string{"outcome"})),
-		batch: registerCollector(reg, prometheus.NewHistogram(prometheus.HistogramOpts{Name: "netintel_enrich_batch_seconds", Help: "Time to enrich and store one batch.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 8)})),
+		partitions: registerCollector(reg, prometheus.NewGauge(prometheus.GaugeOpts{Name: "netintel_enrich_partitions_held", Help: "Observation partitions this process holds (of 16; the enrich processes share them)."})),
+		batch:      registerCollector(reg, prometheus.NewHistogram(prometheus.HistogramOpts{Name: "netintel_enrich_batch_seconds", Help: "Time to enrich and store one batch.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 8)})),
 	}
 	// Show the dead-letter counters at 0 before the first failure.
 	m.dead.WithLabelValues("malformed")
@@ -203,15 +210,24 @@ func (w *Worker) Catalog() *Catalog { return w.store.Catalog() }
 // SetCatalog replaces the catalog records are scored against.
 func (w *Worker) SetCatalog(c *Catalog) { w.store.SetCatalog(c) }
 
-// Run consumes until ctx is cancelled, with cfg.Workers loops.
+// Run consumes until ctx is cancelled: one loop for each partition this
+// process holds (runPartitions) and cfg.Workers loops on the enrich
+// consumer itself, which takes observations published without a
+// partition token.
 func (w *Worker) Run(ctx context.Context) error {
 	cons, err := bus.OpenConsumer(ctx, w.js, w.log, Stream, ConsumerName)
 	if err != nil {
 		return fmt.Errorf("enrich consumer: %w", err)
 	}
+	partitions := cons.CachedInfo().Config.FilterSubject == "obs.*.*"
 	g, gctx := errgroup.WithContext(ctx)
 	for i := 0; i < w.cfg.Workers; i++ {
-		g.Go(func() error { return w.loop(gctx, cons) })
+		g.Go(func() error { return w.loop(gctx, cons, nil) })
+	}
+	if partitions {
+		g.Go(func() error { return w.runPartitions(gctx, ConsumerName, config.ObservationPartitions) })
+	} else {
+		w.log.Warn("the enrich consumer takes every observation (no filter_subject obs.*.*): partitions not used")
 	}
 	return g.Wait()
 }
@@ -236,7 +252,10 @@ type item struct {
 	id  string
 }
 
-func (w *Worker) loop(ctx context.Context, cons jetstream.Consumer) error {
+// loop enriches what cons delivers until ctx ends, or until release is
+// closed: then it stops pulling and enriches what it has fetched before
+// it returns, so that nothing waits for the ack wait to pass.
+func (w *Worker) loop(ctx context.Context, cons jetstream.Consumer, release <-chan struct{}) error {
 	it, err := cons.Messages(jetstream.PullMaxMessages(2 * w.cfg.BatchSize))
 	if err != nil {
 		return fmt.Errorf("enrich consume: %w", err)
@@ -244,6 +263,17 @@ func (w *Worker) loop(ctx context.Context, cons jetstream.Consumer) error {
 	stop := context.AfterFunc(ctx, it.Stop)
 	defer stop()
 	defer it.Stop()
+	if release != nil {
+		ended := make(chan struct{})
+		defer close(ended)
+		go func() {
+			select {
+			case <-release:
+				it.Drain()
+			case <-ended:
+			}
+		}()
+	}
 	batch := make([]jetstream.Msg, 0, w.cfg.BatchSize)
 	for {
 		var err error
@@ -354,6 +384,9 @@ func (w *Worker) process(ctx context.Context, msgs []jetstream.Msg) {
 			keys = append(keys, k)
 		}
 		groups[k] = append(groups[k], &item{msg: m, obs: o, id: id})
+	}
+	if w.beforeStore != nil {
+		w.beforeStore(ctx)
 	}
 	first, races, pauses := true, 0, 0
 	for len(keys) > 0 {

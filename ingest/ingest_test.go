@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"os"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/netintel/netintel/internal/config"
 	"github.com/netintel/netintel/internal/testutil"
 )
 
@@ -413,5 +415,38 @@ func TestLineAdapters_OverlongLineSkipped(t *testing.T) {
 	r := runAdapter(t, CIDRList, exact+"\r\n", Options{Kind: "vpn", MaxLineBytes: 1024})
 	if len(r.obs) != 1 || len(r.bad) != 0 {
 		t.Errorf("line of exactly the limit: obs %d bad %v", len(r.obs), r.bad)
+	}
+}
+
+// Every observation of one address or range goes to one partition, and
+// addresses spread evenly over the partitions.
+func TestObservation_Partition(t *testing.T) {
+	svc := Observation{Type: TypeService, Source: "scan.a:1", IP: "198.51.100.7", Service: &Service{Port: 443}}
+	sig := Observation{Type: TypeSignal, Source: "tor-exits", IP: "198.51.100.7"}
+	if svc.Partition() != sig.Partition() {
+		t.Errorf("one address, two partitions: %d and %d", svc.Partition(), sig.Partition())
+	}
+	want := fmt.Sprintf("obs.service.scan_a_1.%02d", svc.Partition())
+	if got := svc.Subject(); got != want {
+		t.Errorf("Subject() = %q, want %q", got, want)
+	}
+	rng := Observation{Type: TypeRange, Network: "203.0.113.0/24", IP: ""}
+	rng2 := Observation{Type: TypeRange, Network: "203.0.114.0/24"}
+	counts := make([]int, config.ObservationPartitions)
+	const n = 64000
+	for i := range n {
+		o := Observation{Type: TypeService, IP: netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}).String()}
+		if i%2 == 1 {
+			o.IP = netip.AddrFrom16([16]byte{0x20, 0x01, 0x0d, 0xb8, 14: byte(i >> 8), 15: byte(i)}).String()
+		}
+		counts[o.Partition()]++
+	}
+	for p, c := range counts {
+		if share := float64(c) / n; share < 0.05 || share > 0.075 {
+			t.Errorf("partition %d has %.1f%% of the addresses, want near %.1f%%", p, 100*share, 100.0/config.ObservationPartitions)
+		}
+	}
+	if rng.Partition() == rng2.Partition() && rng.Partition() == (&Observation{Type: TypeRange, Network: "203.0.115.0/24"}).Partition() {
+		t.Errorf("three ranges all in partition %d: the range's network is not what is hashed", rng.Partition())
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/netintel/netintel/internal/config"
 	"github.com/netintel/netintel/internal/ipmodel"
 )
 
@@ -291,7 +292,23 @@ func (o *Observation) Encode() (data []byte, id string, err error) {
 // subjectToken makes a source name one subject token.
 var subjectToken = strings.NewReplacer(".", "_", ":", "_")
 
-// Subject is the stream subject of o: obs.<type>.<source>.
+// Subject is the stream subject of o: obs.<type>.<source>.<partition>.
 func (o *Observation) Subject() string {
-	return "obs." + o.Type + "." + subjectToken.Replace(o.Source)
+	return "obs." + o.Type + "." + subjectToken.Replace(o.Source) + "." + config.PartitionToken(o.Partition())
+}
+
+// Partition is the partition of o's address or range, 0 to
+// config.ObservationPartitions-1: FNV-1a of the normalized address or
+// CIDR, so every observation of one address (or range) has the same one.
+func (o *Observation) Partition() int {
+	key := o.IP
+	if o.Type == TypeRange {
+		key = o.Network
+	}
+	h := uint32(2166136261)
+	for i := 0; i < len(key); i++ {
+		h ^= uint32(key[i])
+		h *= 16777619
+	}
+	return int(h % config.ObservationPartitions)
 }

@@ -116,7 +116,23 @@ func streamDiff(a, b jetstream.StreamConfig) string {
 	return "settings"
 }
 
+// ensureConsumer creates or updates c and, when c has partitions, each
+// of them (config.PartitionConsumer) with the same settings.
 func ensureConsumer(ctx context.Context, js jetstream.JetStream, c config.Consumer) error {
+	if err := ensureOneConsumer(ctx, js, c); err != nil {
+		return err
+	}
+	for p := range c.Partitions {
+		pc := c
+		pc.Name, pc.FilterSubject, pc.Partitions = config.PartitionConsumer(c.Name, p), config.PartitionSubject(c.FilterSubject, p), 0
+		if err := ensureOneConsumer(ctx, js, pc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func ensureOneConsumer(ctx context.Context, js jetstream.JetStream, c config.Consumer) error {
 	cc := jetstream.ConsumerConfig{
 		Durable:       c.Name,
 		FilterSubject: c.FilterSubject,

@@ -182,7 +182,15 @@ func directGetChunk(ctx context.Context, nc *nats.Conn, api string, subjects []s
 	// The answer is at most a message per subject and an end marker, so a
 	// channel of that size never drops one; SubscribeSync's channel would
 	// take 512 KiB for each request.
-	ch := make(chan *nats.Msg, len(subjects)+2)
+	// A wildcard subject may match up to the server's limit of 1,024.
+	size := len(subjects) + 2
+	for _, s := range subjects {
+		if strings.ContainsAny(s, "*>") {
+			size = 1024 + 2
+			break
+		}
+	}
+	ch := make(chan *nats.Msg, size)
 	sub, err := nc.ChanSubscribe(inbox, ch)
 	if err != nil {
 		return err

@@ -103,7 +103,31 @@ type Consumer struct {
 	MaxDeliver    int           `yaml:"max_deliver"`
 	MaxAckPending int           `yaml:"max_ack_pending"`
 	Replicas      int           `yaml:"replicas"`
+	// Partitions, when above 0, adds that many consumers NAME-00,
+	// NAME-01, ... beside NAME, with the same settings, the i-th taking
+	// the messages of FilterSubject with one more token, the partition
+	// (PartitionSubject); NAME keeps the messages without one.
+	Partitions int `yaml:"partitions"`
 }
+
+// ObservationPartitions is the number of partitions ingest spreads
+// observations over by their address (obs.<type>.<source>.<00-15>), so
+// that every observation of one address goes to the one enrich worker
+// that holds the partition. It is part of the subject scheme, fixed.
+const ObservationPartitions = 16
+
+// PartitionToken is the subject token of partition p.
+func PartitionToken(p int) string {
+	const digits = "0123456789"
+	return string([]byte{digits[p/10%10], digits[p%10]})
+}
+
+// PartitionConsumer is the name of partition p of consumer name.
+func PartitionConsumer(name string, p int) string { return name + "-" + PartitionToken(p) }
+
+// PartitionSubject is the filter subject of partition p of a consumer
+// filtering filter.
+func PartitionSubject(filter string, p int) string { return filter + "." + PartitionToken(p) }
 
 // KVBucket declares a JetStream key-value bucket.
 type KVBucket struct {

@@ -65,6 +65,18 @@ func (c *Config) Validate() error {
 		if k.MaxDeliver < 0 {
 			add(p+".max_deliver", "must be >= 0")
 		}
+		if k.Partitions < 0 || k.Partitions > 100 {
+			add(p+".partitions", "must be 0..100, got %d", k.Partitions)
+		}
+		if k.Partitions > 0 && k.FilterSubject == "" {
+			add(p+".filter_subject", "is required with partitions (the partitions filter it with one more token)")
+		}
+		// Ingest publishes each observation to the partition of its
+		// address; a different layout would leave some unconsumed.
+		if k.Stream == "OBSERVATIONS" && k.Name == "enrich" && (k.Partitions != ObservationPartitions || k.FilterSubject != "obs.*.*") {
+			add(p, "the enrich consumer must have filter_subject \"obs.*.*\" and partitions %d (ingest publishes to obs.<type>.<source>.<00-%02d>), got %q and %d",
+				ObservationPartitions, ObservationPartitions-1, k.FilterSubject, k.Partitions)
+		}
 	}
 	buckets := map[string]bool{}
 	for i, k := range c.KV {
