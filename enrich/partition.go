@@ -166,11 +166,22 @@ func (w *Worker) runPartitions(ctx context.Context, name string, partitions int)
 	for p := range all {
 		all[p] = p
 	}
+	// A member that joins or leaves is seen at once through a watch of
+	// the member keys; the tick renews this process's key and catches
+	// members that expired (and everything, when the watch fails).
+	var updates <-chan jetstream.KeyValueEntry
+	if watch, err := kv.Watch(ctx, memberPrefix+">", jetstream.UpdatesOnly()); err != nil {
+		w.log.Warn("watch enrich members", "err", err)
+	} else {
+		defer func() { _ = watch.Stop() }()
+		updates = watch.Updates()
+	}
 	var mine []int
 	tick := time.NewTicker(m.ttl / 3)
 	defer tick.Stop()
+	announce := true
 	for {
-		want, err := w.ownPartitions(ctx, m, partitions)
+		want, err := w.ownPartitions(ctx, m, partitions, announce)
 		switch {
 		case err == nil:
 		case mine == nil:
@@ -210,23 +221,46 @@ func (w *Worker) runPartitions(ctx context.Context, name string, partitions int)
 				}
 			}()
 		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case err := <-errs:
+		var done bool
+		if announce, done, err = waitMembers(ctx, tick.C, &updates, m.id, errs); done {
 			return err
-		case <-tick.C:
 		}
 	}
 }
 
-// ownPartitions announces this process and returns the partitions it
-// holds among the live members.
-func (w *Worker) ownPartitions(ctx context.Context, m *members, partitions int) ([]int, error) {
+// waitMembers waits for the next tick (announce: renew the member key),
+// for a change to another member's key (announce false), or for the end:
+// ctx done or a partition loop's error.
+func waitMembers(ctx context.Context, tick <-chan time.Time, updates *<-chan jetstream.KeyValueEntry, self string, errs <-chan error) (announce, done bool, err error) {
+	for {
+		select {
+		case <-ctx.Done():
+			return false, true, nil
+		case err := <-errs:
+			return false, true, err
+		case <-tick:
+			return true, false, nil
+		case e, ok := <-*updates:
+			if !ok {
+				*updates = nil // the watch ended: the tick carries on alone
+				continue
+			}
+			if e != nil && e.Key() != memberPrefix+self {
+				return false, false, nil
+			}
+		}
+	}
+}
+
+// ownPartitions announces this process (when announce is set) and
+// returns the partitions it holds among the live members.
+func (w *Worker) ownPartitions(ctx context.Context, m *members, partitions int, announce bool) ([]int, error) {
 	actx, cancel := context.WithTimeout(ctx, m.ttl/3)
 	defer cancel()
-	if err := m.announce(actx); err != nil {
-		return nil, fmt.Errorf("announce enrich member: %w", err)
+	if announce {
+		if err := m.announce(actx); err != nil {
+			return nil, fmt.Errorf("announce enrich member: %w", err)
+		}
 	}
 	ids, err := m.list(actx)
 	if err != nil {
