@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -136,12 +137,6 @@ func assigned(ids []string, self string, n int) []int {
 	return out
 }
 
-// held is a partition loop this process runs.
-type held struct {
-	release chan struct{} // closed to hand the partition back
-	done    chan struct{} // closed when the loop has ended
-}
-
 // runPartitions runs one consumer loop per partition this process holds
 // and changes them as members come and go, until ctx ends. A loop whose
 // partition passes to another process drains: it enriches what it has
@@ -152,15 +147,18 @@ func (w *Worker) runPartitions(ctx context.Context, name string, partitions int)
 		return fmt.Errorf("enrich members: %w", err)
 	}
 	m := &members{js: w.js, kv: kv, id: w.id, ttl: memberTTL, now: time.Now}
-	loops := map[int]*held{}
+	loops := map[int]chan struct{}{} // a held partition's release: closed to hand it back
 	errs := make(chan error, partitions)
+	// A partition loop's error ends every loop (they run under lctx), so
+	// the wait below cannot hang on loops nothing stops.
+	lctx, stopLoops := context.WithCancel(ctx)
+	var running sync.WaitGroup
 	defer func() {
-		for _, h := range loops {
-			<-h.done
-		}
-		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		stopLoops()
+		running.Wait() // held and draining loops alike
+		leaveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 		defer cancel()
-		m.leave(lctx)
+		m.leave(leaveCtx)
 	}()
 	all := make([]int, partitions)
 	for p := range all {
@@ -197,27 +195,30 @@ func (w *Worker) runPartitions(ctx context.Context, name string, partitions int)
 			w.m.partitions.Set(float64(len(want)))
 		}
 		mine = want
-		for p, h := range loops {
+		for p, release := range loops {
 			if !slices.Contains(mine, p) {
-				close(h.release)
+				close(release) // it drains; the deferred wait covers it
 				delete(loops, p)
-				go func() { <-h.done }()
 			}
 		}
 		for _, p := range mine {
 			if loops[p] != nil {
 				continue
 			}
-			h := &held{release: make(chan struct{}), done: make(chan struct{})}
-			loops[p] = h
+			release := make(chan struct{})
+			loops[p] = release
+			running.Add(1)
 			go func() {
-				defer close(h.done)
-				cons, err := bus.OpenConsumer(ctx, w.js, w.log, Stream, config.PartitionConsumer(name, p))
+				defer running.Done()
+				cons, err := bus.OpenConsumer(lctx, w.js, w.log, Stream, config.PartitionConsumer(name, p))
 				if err == nil {
-					err = w.loop(ctx, cons, h.release)
+					err = w.loop(lctx, cons, release)
 				}
-				if err != nil && ctx.Err() == nil {
-					errs <- fmt.Errorf("partition %d: %w", p, err)
+				if err != nil && lctx.Err() == nil {
+					select {
+					case errs <- fmt.Errorf("partition %d: %w", p, err):
+					case <-lctx.Done():
+					}
 				}
 			}()
 		}
