@@ -10,6 +10,7 @@ import (
 	promtest "github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/netintel/netintel/ingest"
+	"github.com/netintel/netintel/internal/config"
 )
 
 func TestAssigned(t *testing.T) {
@@ -93,7 +94,7 @@ func TestWorker_PartitionsShared(t *testing.T) {
 			ws = append(ws, w)
 		}))
 	}
-	heldBy(t, ws, 8, 8)
+	heldBy(t, ws, config.ObservationPartitions/2, config.ObservationPartitions/2)
 	g.publish(t.Context(), t, ingest.NewPublisher(e.nats.JS, 512), 0, n)
 	e.waitIdle(t)
 	sameState(t, dump(t, NewState(e.nats.JS, "ipstate")), want)
@@ -109,7 +110,7 @@ func TestWorker_PartitionsShared(t *testing.T) {
 	// A stopped worker leaves: the other holds everything at once.
 	stops[1]()
 	start := time.Now()
-	heldBy(t, ws[:1], 16)
+	heldBy(t, ws[:1], config.ObservationPartitions)
 	if d := time.Since(start); d > memberTTL/2 {
 		t.Errorf("took %s to take over a worker that left", d)
 	}
@@ -121,8 +122,8 @@ func TestWorker_PartitionsShared(t *testing.T) {
 	if _, err := e.nats.JS.Publish(t.Context(), "$KV."+MembersKV+"."+memberPrefix+"0000ghost", v); err != nil {
 		t.Fatal(err)
 	}
-	heldBy(t, ws[:1], 8)
+	heldBy(t, ws[:1], config.ObservationPartitions/2)
 	start = time.Now()
-	heldBy(t, ws[:1], 16)
+	heldBy(t, ws[:1], config.ObservationPartitions)
 	t.Logf("a dead member's partitions taken back after %s", time.Since(start))
 }

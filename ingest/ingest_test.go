@@ -442,7 +442,7 @@ func TestObservation_Partition(t *testing.T) {
 		counts[o.Partition()]++
 	}
 	for p, c := range counts {
-		if share := float64(c) / n; share < 0.05 || share > 0.075 {
+		if share, even := float64(c)/n, 1.0/config.ObservationPartitions; share < even*0.9 || share > even*1.1 {
 			t.Errorf("partition %d has %.1f%% of the addresses, want near %.1f%%", p, 100*share, 100.0/config.ObservationPartitions)
 		}
 	}

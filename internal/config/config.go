@@ -111,10 +111,15 @@ type Consumer struct {
 }
 
 // ObservationPartitions is the number of partitions ingest spreads
-// observations over by their address (obs.<type>.<source>.<00-15>), so
+// observations over by their address (obs.<type>.<source>.<00-03>), so
 // that every observation of one address goes to the one enrich worker
 // that holds the partition. It is part of the subject scheme, fixed.
-const ObservationPartitions = 16
+// Each partition is a consumer, and the server writes every busy
+// consumer's state file ten times a second: with 16 partitions those
+// writes cost a sixth of the pipeline's rate in BenchmarkPipeline
+// (docs/BENCHMARKS.md), so four, which also bounds the enrich processes
+// that share the work at four.
+const ObservationPartitions = 4
 
 // PartitionToken is the subject token of partition p.
 func PartitionToken(p int) string {
