@@ -122,6 +122,9 @@ gateway:
 	common := []string{"--config", cfg, "--nats", n.URL}
 	a := startProc(t, append([]string{"gateway", "--listen", "127.0.0.1:0", "--log-level", "debug"}, common...)...)
 	b := startProc(t, append([]string{"gateway", "--listen", "127.0.0.1:0", "--log-level", "debug"}, common...)...)
+	// A gateway listens at once and answers 503 until it has connected to
+	// NATS; wait as a load balancer would.
+	waitReady(t, a, b)
 
 	key1, errOut := cli(t, append([]string{"keys", "create", "--user", "quota-user", "--tier", "starter", "--tag", "it"}, common...)...)
 	id1, secret1, err := gw.ParseKey(key1)

@@ -121,6 +121,24 @@ func startProc(t *testing.T, args ...string) *proc {
 	return p
 }
 
+// waitReady waits until each process's /ready answers 200.
+func waitReady(t *testing.T, procs ...*proc) {
+	t.Helper()
+	for _, p := range procs {
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			code, body := get(t, "http://"+p.addr+"/ready")
+			if code == 200 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s /ready = %d %s after 60s\n%s", p.addr, code, body, p.logs())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+}
+
 func (p *proc) logs() string { p.mu.Lock(); defer p.mu.Unlock(); return p.stderr.String() }
 
 func (p *proc) out() string { p.mu.Lock(); defer p.mu.Unlock(); return p.stdout.String() }
