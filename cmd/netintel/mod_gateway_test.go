@@ -124,7 +124,7 @@ gateway:
 	b := startProc(t, append([]string{"gateway", "--listen", "127.0.0.1:0", "--log-level", "debug"}, common...)...)
 	// A gateway listens at once and answers 503 until it has connected to
 	// NATS; wait as a load balancer would.
-	waitReady(t, a, b)
+	waitReady(t, 60*time.Second, a, b)
 
 	key1, errOut := cli(t, append([]string{"keys", "create", "--user", "quota-user", "--tier", "starter", "--tag", "it"}, common...)...)
 	id1, secret1, err := gw.ParseKey(key1)

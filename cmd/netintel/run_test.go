@@ -121,18 +121,19 @@ func startProc(t *testing.T, args ...string) *proc {
 	return p
 }
 
-// waitReady waits until each process's /ready answers 200.
-func waitReady(t *testing.T, procs ...*proc) {
+// waitReady waits until each process's /ready answers 200, failing the
+// test if one does not within the given time.
+func waitReady(t *testing.T, within time.Duration, procs ...*proc) {
 	t.Helper()
 	for _, p := range procs {
-		deadline := time.Now().Add(60 * time.Second)
+		deadline := time.Now().Add(within)
 		for {
 			code, body := get(t, "http://"+p.addr+"/ready")
 			if code == 200 {
 				break
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("%s /ready = %d %s after 60s\n%s", p.addr, code, body, p.logs())
+				t.Fatalf("%s /ready = %d %s after %s\n%s", p.addr, code, body, within, p.logs())
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
@@ -333,17 +334,7 @@ func TestAPI_WaitsForNATSWithReady503(t *testing.T) {
 	}
 	go srv.Start()
 	t.Cleanup(srv.Shutdown)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		code, body = get(t, "http://"+p.addr+"/ready")
-		if code == 200 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("/ready after NATS came up = %d %s\n%s", code, body, p.logs())
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	waitReady(t, 30*time.Second, p)
 	if !strings.Contains(p.logs(), "nats unreachable, retrying") {
 		t.Errorf("no log line about the wait:\n%s", p.logs())
 	}
