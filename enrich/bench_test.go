@@ -3,8 +3,11 @@ package enrich
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -194,20 +197,16 @@ func benchFloor(b *testing.B, g *generator, n int) float64 {
 	prefix := "$KV." + cfg.Enrich.Bucket + "."
 	value := make([]byte, 64)
 	benchOverrides(&cfg.Enrich)
-	// As a worker holding every partition: a loop per partition consumer,
-	// and cfg.Workers loops on the enrich consumer itself.
+	// As a worker holding every partition: cfg.Workers loops on each
+	// consumer, the partitions' and the enrich consumer's.
 	batchSize, loops := cfg.Enrich.BatchSize, 0
-	done := make(chan error, len(ConsumerNames())+cfg.Enrich.Workers)
-	for i, name := range ConsumerNames() {
+	done := make(chan error, len(ConsumerNames())*cfg.Enrich.Workers)
+	for _, name := range ConsumerNames() {
 		cons, err := nt.JS.Consumer(ctx, Stream, name)
 		if err != nil {
 			b.Fatal(err)
 		}
-		k := 1
-		if i == 0 {
-			k = cfg.Enrich.Workers
-		}
-		for range k {
+		for range cfg.Enrich.Workers {
 			go floorLoop(ctx, nt.JS, cons, prefix, value, batchSize, done)
 			loops++
 		}
@@ -266,6 +265,18 @@ func floorLoop(ctx context.Context, js jetstream.JetStream, cons jetstream.Consu
 // publishAndWait times publishing n observations until the enrich consumer
 // has nothing pending or unacknowledged; it returns how many were stored.
 func publishAndWait(ctx context.Context, b *testing.B, js jetstream.JetStream, g *generator, n int) (int, time.Duration) {
+	if dir := os.Getenv("NETINTEL_BENCH_CPUPROFILE"); dir != "" {
+		// The case alone, without the raw runs around it.
+		f, err := os.Create(filepath.Join(dir, strings.NewReplacer("/", "_", "=", "").Replace(b.Name())+".prof"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			b.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	b.StartTimer()
 	start := time.Now()
 	stored := g.publish(ctx, b, ingest.NewPublisher(js, 4096), 0, n)

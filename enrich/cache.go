@@ -22,6 +22,10 @@ type stateCache struct {
 	bytes  int
 	budget int
 
+	// writing holds the keys a loop of this process is writing, each with
+	// a channel closed when that write is answered (claim, release).
+	writing map[string]chan struct{}
+
 	// found and absent count what reads (and blind writes) of unknown keys
 	// met, halved every decayEvery so that they follow the recent mix.
 	found, absent atomic.Int64
@@ -41,7 +45,7 @@ const entryOverhead = 64
 const decayEvery = 4096
 
 func newStateCache(budget int) *stateCache {
-	return &stateCache{m: map[string]cached{}, budget: budget}
+	return &stateCache{m: map[string]cached{}, budget: budget, writing: map[string]chan struct{}{}}
 }
 
 func (c *stateCache) get(key string) (cached, bool) {
@@ -104,4 +108,36 @@ func (c *stateCache) learned(existed bool) {
 func (c *stateCache) guessAbsent() bool {
 	a, f := c.absent.Load(), c.found.Load()
 	return a >= 64 && a > 2*f
+}
+
+// claim takes the keys no other loop of this process is writing (mine)
+// and returns, for the others, the keys and channels that close when their
+// writes are answered. Two loops holding the same partition thus write a
+// key one after the other, the second from the first's cached result,
+// instead of racing to a conflict. A claim is an optimization only: every
+// write still checks the record's revision.
+func (c *stateCache) claim(keys []string) (mine, busy []string, wait []chan struct{}) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, k := range keys {
+		if ch, ok := c.writing[k]; ok {
+			busy, wait = append(busy, k), append(wait, ch)
+			continue
+		}
+		c.writing[k] = make(chan struct{})
+		mine = append(mine, k)
+	}
+	return mine, busy, wait
+}
+
+// release ends the claims of keys, waking the loops waiting for them.
+func (c *stateCache) release(keys []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, k := range keys {
+		if ch, ok := c.writing[k]; ok {
+			close(ch)
+			delete(c.writing, k)
+		}
+	}
 }

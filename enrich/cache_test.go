@@ -184,3 +184,62 @@ func TestStore_ReadManyFallsBack(t *testing.T) {
 	}
 	check(false)
 }
+
+func TestStateCache_Claims(t *testing.T) {
+	c := newStateCache(1 << 20)
+	mine, busy, wait := c.claim([]string{"a", "b"})
+	if len(mine) != 2 || len(busy) != 0 || len(wait) != 0 {
+		t.Fatalf("first claim: mine %v busy %v", mine, busy)
+	}
+	mine, busy, wait = c.claim([]string{"b", "c"})
+	if len(mine) != 1 || mine[0] != "c" || len(busy) != 1 || busy[0] != "b" || len(wait) != 1 {
+		t.Fatalf("second claim: mine %v busy %v", mine, busy)
+	}
+	select {
+	case <-wait[0]:
+		t.Fatal("the wait for b ended before b was released")
+	default:
+	}
+	c.release([]string{"a", "b"})
+	select {
+	case <-wait[0]:
+	case <-time.After(time.Second):
+		t.Fatal("releasing b did not end the wait for it")
+	}
+	if mine, busy, _ = c.claim([]string{"a", "b", "c"}); len(mine) != 2 || len(busy) != 1 || busy[0] != "c" {
+		t.Fatalf("after release: mine %v busy %v", mine, busy)
+	}
+	c.release([]string{"a", "b", "c"})
+	if len(c.writing) != 0 {
+		t.Fatalf("claims left after every release: %v", c.writing)
+	}
+}
+
+// Many loops of one process on observations of a few addresses write each
+// key one after the other: no conflict, and the state of a single loop.
+func TestWorker_LoopsShareKeysWithoutConflict(t *testing.T) {
+	const n = 3000
+	g := newGenerator(t, 20, 4)
+	run := func(loops int) (map[string]string, float64) {
+		e := newEnv(t, time.Second, 5)
+		cfg := e.cfg.Enrich
+		cfg.Workers, cfg.BatchSize = loops, 16
+		var w *Worker
+		stop := e.startWorkerWith(t, cfg, func(x *Worker) {
+			x.m = newMetrics(prometheus.NewRegistry())
+			w = x
+		})
+		if got := g.publish(t.Context(), t, ingest.NewPublisher(e.nats.JS, 512), 0, n); got != n {
+			t.Fatalf("stored %d of %d", got, n)
+		}
+		e.waitIdle(t)
+		stop()
+		return dump(t, NewState(e.nats.JS, "ipstate")), promtest.ToFloat64(w.m.retries.WithLabelValues("conflict"))
+	}
+	want, _ := run(1)
+	got, conflicts := run(8)
+	if conflicts != 0 {
+		t.Errorf("8 loops on 24 keys: %v conflicting writes; loops of one process must not race each other", conflicts)
+	}
+	sameState(t, got, want)
+}

@@ -207,20 +207,22 @@ func (w *Worker) runPartitions(ctx context.Context, name string, partitions int)
 			}
 			release := make(chan struct{})
 			loops[p] = release
-			running.Add(1)
-			go func() {
-				defer running.Done()
-				cons, err := bus.OpenConsumer(lctx, w.js, w.log, Stream, config.PartitionConsumer(name, p))
-				if err == nil {
-					err = w.loop(lctx, cons, release)
-				}
-				if err != nil && lctx.Err() == nil {
-					select {
-					case errs <- fmt.Errorf("partition %d: %w", p, err):
-					case <-lctx.Done():
+			for range w.cfg.Workers {
+				running.Add(1)
+				go func() {
+					defer running.Done()
+					cons, err := bus.OpenConsumer(lctx, w.js, w.log, Stream, config.PartitionConsumer(name, p))
+					if err == nil {
+						err = w.loop(lctx, cons, release)
 					}
-				}
-			}()
+					if err != nil && lctx.Err() == nil {
+						select {
+						case errs <- fmt.Errorf("partition %d: %w", p, err):
+						case <-lctx.Done():
+						}
+					}
+				}()
+			}
 		}
 		var done bool
 		if announce, done, err = waitMembers(ctx, tick.C, &updates, m.id, errs); done {

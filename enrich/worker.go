@@ -127,7 +127,7 @@ func NewWorker(js jetstream.JetStream, cfg config.Enrich, rules *Rules, cat *Cat
 		cfg.BatchSize = 256
 	}
 	if cfg.Workers <= 0 {
-		cfg.Workers = 1
+		cfg.Workers = 2
 	}
 	if cfg.MaxFailures <= 0 {
 		cfg.MaxFailures = 5
@@ -393,8 +393,22 @@ func (w *Worker) process(ctx context.Context, msgs []jetstream.Msg) {
 		if ctx.Err() != nil {
 			return // left unacknowledged: redelivered to another worker
 		}
-		conflicts, failed := w.store.writeGroups(ctx, w.cache, keys, groups, first, w)
-		first = false
+		mine, busy, wait := w.cache.claim(keys)
+		var conflicts []string
+		var failed map[string]error
+		if len(mine) > 0 {
+			conflicts, failed = w.store.writeGroups(ctx, w.cache, mine, groups, first, w)
+			first = false
+		}
+		w.cache.release(mine)
+		// Keys another loop was writing go after its writes are answered.
+		for _, ch := range wait {
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				return
+			}
+		}
 		var unavailable []string
 		var cause error
 		for k, err := range failed {
@@ -429,7 +443,7 @@ func (w *Worker) process(ctx context.Context, msgs []jetstream.Msg) {
 				}
 			}
 		}
-		keys = append(conflicts, unavailable...)
+		keys = append(append(conflicts, unavailable...), busy...)
 	}
 }
 

@@ -11,7 +11,9 @@ import (
 // CVE catalogs. Its keys are described in pipeline.yaml and
 // docs/config-ingest.md.
 type Enrich struct {
-	// Workers is the number of consumer loops per `enrich` worker process.
+	// Workers is the number of loops an `enrich` worker process runs on
+	// each consumer it reads: the enrich consumer and each partition it
+	// holds.
 	Workers int `yaml:"workers"`
 	// BatchSize is how many observations one loop fetches and stores at once.
 	BatchSize int `yaml:"batch_size"`
@@ -52,7 +54,7 @@ type Catalog struct {
 
 func defaultEnrich() Enrich {
 	return Enrich{
-		Workers: 1, BatchSize: 256, MaxFailures: 5, Bucket: "ipstate", CacheMB: 256,
+		Workers: 2, BatchSize: 256, MaxFailures: 5, Bucket: "ipstate", CacheMB: 256,
 		RetentionDays: 30, AgeSchedule: "@every 1h",
 		Catalog: Catalog{Schedule: "@every 24h", FetchTimeout: 2 * time.Minute},
 	}
