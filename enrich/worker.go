@@ -103,7 +103,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		retries:   registerCollector(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_enrich_retries_total", Help: "State writes retried, by reason (conflict: another worker wrote first; unavailable: the state bucket did not take the write for a moment, as in a leader election; error: the observations were returned for redelivery)."}, []string{"reason"})),
 		lookups: registerCollector(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_enrich_state_lookups_total",
 			Help: "Where a state write started from: cached (the record in the process's cache), read (from NATS), assumed_new (written as new unread), assumed_new_existed (that write found the key taken and was retried)."}, []string{"outcome"})),
-		partitions: registerCollector(reg, prometheus.NewGauge(prometheus.GaugeOpts{Name: "netintel_enrich_partitions_held", Help: "Observation partitions this process holds (of 16; the enrich processes share them)."})),
+		partitions: registerCollector(reg, prometheus.NewGauge(prometheus.GaugeOpts{Name: "netintel_enrich_partitions_held", Help: fmt.Sprintf("Observation partitions this process holds (of %d; the enrich processes share them).", config.ObservationPartitions)})),
 		batch:      registerCollector(reg, prometheus.NewHistogram(prometheus.HistogramOpts{Name: "netintel_enrich_batch_seconds", Help: "Time to enrich and store one batch.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 8)})),
 	}
 	// Show the dead-letter counters at 0 before the first failure.
