@@ -137,10 +137,10 @@ func assigned(ids []string, self string, n int) []int {
 	return out
 }
 
-// runPartitions runs one consumer loop per partition this process holds
-// and changes them as members come and go, until ctx ends. A loop whose
-// partition passes to another process drains: it enriches what it has
-// already fetched, then stops pulling.
+// runPartitions runs cfg.Workers consumer loops on each partition this
+// process holds and changes them as members come and go, until ctx ends.
+// A loop whose partition passes to another process drains: it enriches
+// what it has already fetched, then stops pulling.
 func (w *Worker) runPartitions(ctx context.Context, name string, partitions int) error {
 	kv, err := bus.OpenKV(ctx, w.js, w.log, MembersKV)
 	if err != nil {
@@ -207,22 +207,20 @@ func (w *Worker) runPartitions(ctx context.Context, name string, partitions int)
 			}
 			release := make(chan struct{})
 			loops[p] = release
-			for range w.cfg.Workers {
-				running.Add(1)
-				go func() {
-					defer running.Done()
-					cons, err := bus.OpenConsumer(lctx, w.js, w.log, Stream, config.PartitionConsumer(name, p))
-					if err == nil {
-						err = w.loop(lctx, cons, release)
+			running.Add(1)
+			go func() {
+				defer running.Done()
+				cons, err := bus.OpenConsumer(lctx, w.js, w.log, Stream, config.PartitionConsumer(name, p))
+				if err == nil {
+					err = w.loops(lctx, cons, release)
+				}
+				if err != nil && lctx.Err() == nil {
+					select {
+					case errs <- fmt.Errorf("partition %d: %w", p, err):
+					case <-lctx.Done():
 					}
-					if err != nil && lctx.Err() == nil {
-						select {
-						case errs <- fmt.Errorf("partition %d: %w", p, err):
-						case <-lctx.Done():
-						}
-					}
-				}()
-			}
+				}
+			}()
 		}
 		var done bool
 		if announce, done, err = waitMembers(ctx, tick.C, &updates, m.id, errs); done {

@@ -210,10 +210,9 @@ func (w *Worker) Catalog() *Catalog { return w.store.Catalog() }
 // SetCatalog replaces the catalog records are scored against.
 func (w *Worker) SetCatalog(c *Catalog) { w.store.SetCatalog(c) }
 
-// Run consumes until ctx is cancelled: one loop for each partition this
-// process holds (runPartitions) and cfg.Workers loops on the enrich
-// consumer itself, which takes observations published without a
-// partition token.
+// Run consumes until ctx is cancelled: cfg.Workers loops on each
+// partition this process holds (runPartitions) and on the enrich consumer
+// itself, which takes observations published without a partition token.
 func (w *Worker) Run(ctx context.Context) error {
 	cons, err := bus.OpenConsumer(ctx, w.js, w.log, Stream, ConsumerName)
 	if err != nil {
@@ -221,13 +220,21 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	partitions := cons.CachedInfo().Config.FilterSubject == "obs.*.*"
 	g, gctx := errgroup.WithContext(ctx)
-	for i := 0; i < w.cfg.Workers; i++ {
-		g.Go(func() error { return w.loop(gctx, cons, nil) })
-	}
+	g.Go(func() error { return w.loops(gctx, cons, nil) })
 	if partitions {
 		g.Go(func() error { return w.runPartitions(gctx, ConsumerName, config.ObservationPartitions) })
 	} else {
 		w.log.Warn("the enrich consumer takes every observation (no filter_subject obs.*.*): partitions not used")
+	}
+	return g.Wait()
+}
+
+// loops runs cfg.Workers loops on cons until ctx ends or release is
+// closed; the first loop's error ends the others and is returned.
+func (w *Worker) loops(ctx context.Context, cons jetstream.Consumer, release <-chan struct{}) error {
+	g, gctx := errgroup.WithContext(ctx)
+	for range w.cfg.Workers {
+		g.Go(func() error { return w.loop(gctx, cons, release) })
 	}
 	return g.Wait()
 }
