@@ -217,20 +217,27 @@ type Fingerprint struct {
 	VersionPrecision string   `json:"version_precision,omitempty"`
 }
 
-// evidence is the view of an observation the conditions read.
+// evidence is the view of an observation the conditions read, for one
+// Match: the joined body snippets, which several rules read, are built
+// once.
 type evidence struct {
-	svc  *ingest.Service
-	flow *ingest.Flow
+	svc    *ingest.Service
+	flow   *ingest.Flow
+	bodies *string // every snippet joined, once built
 }
 
-func (e evidence) http() *ingest.HTTPEvidence {
+// noHTTP stands for the HTTP evidence of a service that has none; it is
+// only read.
+var noHTTP ingest.HTTPEvidence
+
+func (e *evidence) http() *ingest.HTTPEvidence {
 	if e.svc != nil && e.svc.HTTP != nil {
 		return e.svc.HTTP
 	}
-	return &ingest.HTTPEvidence{}
+	return &noHTTP
 }
 
-func (e evidence) header(name string) (string, bool) {
+func (e *evidence) header(name string) (string, bool) {
 	for k, v := range e.http().Headers {
 		if strings.EqualFold(k, name) {
 			return v, true
@@ -240,10 +247,13 @@ func (e evidence) header(name string) (string, bool) {
 }
 
 // body returns the snippet of path, or every snippet joined when path is "".
-func (e evidence) body(path string) string {
+func (e *evidence) body(path string) string {
 	h := e.http()
 	if path != "" {
 		return h.Bodies[path]
+	}
+	if e.bodies != nil {
+		return *e.bodies
 	}
 	keys := make([]string, 0, len(h.Bodies))
 	for k := range h.Bodies {
@@ -255,11 +265,13 @@ func (e evidence) body(path string) string {
 		b.WriteString(h.Bodies[k])
 		b.WriteByte('\n')
 	}
-	return b.String()
+	joined := b.String()
+	e.bodies = &joined
+	return joined
 }
 
-func (c *cond) matches(e evidence) bool {
-	s := c.spec
+func (c *cond) matches(e *evidence) bool {
+	s := &c.spec
 	if s.Flow != "" && (e.flow == nil || !strings.EqualFold(e.flow.Protocol, s.Flow)) {
 		return false
 	}
@@ -320,12 +332,22 @@ func (c *cond) matches(e evidence) bool {
 	return true
 }
 
+// matches reports whether any of r's conditions holds.
+func (r *rule) matches(e *evidence) bool {
+	for i := range r.conds {
+		if r.conds[i].matches(e) {
+			return true
+		}
+	}
+	return false
+}
+
 // Match returns the fingerprint of the first rule matching a service or
 // flow observation, and false when none does.
 func (rs *Rules) Match(svc *ingest.Service, flow *ingest.Flow) (Fingerprint, bool) {
-	e := evidence{svc: svc, flow: flow}
+	e := &evidence{svc: svc, flow: flow}
 	for _, r := range rs.rules {
-		if !slices.ContainsFunc(r.conds, func(c cond) bool { return c.matches(e) }) {
+		if !r.matches(e) {
 			continue
 		}
 		fp := Fingerprint{RuleID: r.ID, Vendor: r.Vendor, Product: r.Product, CPE: r.CPE, ProtocolFamily: r.ProtocolFamily, Class: r.Class}
@@ -345,7 +367,7 @@ func (rs *Rules) Match(svc *ingest.Service, flow *ingest.Flow) (Fingerprint, boo
 	return Fingerprint{}, false
 }
 
-func (v *versionRule) extract(e evidence) (string, bool) {
+func (v *versionRule) extract(e *evidence) (string, bool) {
 	var src string
 	switch f := v.spec.From; {
 	case strings.HasPrefix(f, "header:"):

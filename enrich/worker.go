@@ -337,11 +337,16 @@ func decode(m jetstream.Msg) (ingest.Observation, string, error) {
 	return o, id, nil
 }
 
-// decodeObs reads and normalizes one observation.
+// decodeObs reads and normalizes one observation: in the plain form the
+// ingest publisher writes with ingest.DecodeCanonical, in any other with
+// json/v2 (and obsOptions), whose result is the same where both read it.
 func decodeObs(data []byte) (ingest.Observation, error) {
 	var o ingest.Observation
-	if err := jsonv2.Unmarshal(data, &o, obsOptions); err != nil {
-		return o, fmt.Errorf("decode observation: %w", err)
+	if !ingest.DecodeCanonical(data, &o) {
+		o = ingest.Observation{}
+		if err := jsonv2.Unmarshal(data, &o, obsOptions); err != nil {
+			return o, fmt.Errorf("decode observation: %w", err)
+		}
 	}
 	if err := o.Normalize(); err != nil {
 		return o, fmt.Errorf("invalid observation: %w", err)

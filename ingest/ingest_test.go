@@ -450,3 +450,31 @@ func TestObservation_Partition(t *testing.T) {
 		t.Errorf("three ranges all in partition %d: the range's network is not what is hashed", rng.Partition())
 	}
 }
+
+// Normalize keeps observed_at as written when it is already canonical and
+// rewrites every other RFC 3339 form, so both give ipmodel.TimeFormat.
+func TestNormalize_ObservedAtCanonical(t *testing.T) {
+	for in, want := range map[string]string{
+		"2026-11-20T10:00:00Z":           "2026-11-20T10:00:00Z",
+		"2026-11-20T10:00:00.5Z":         "2026-11-20T10:00:00Z",
+		"2026-11-20T12:00:00+02:00":      "2026-11-20T10:00:00Z",
+		"2026-11-20T10:00:00.999999999Z": "2026-11-20T10:00:00Z",
+	} {
+		o := Observation{Type: TypeFlow, IP: "192.0.2.1", Source: "s", ObservedAt: in,
+			Flow: &Flow{Port: 1, Transport: "udp", Protocol: "tor"}}
+		if err := o.Normalize(); err != nil {
+			t.Errorf("%s: %v", in, err)
+			continue
+		}
+		if o.ObservedAt != want {
+			t.Errorf("%s: observed_at %s, want %s", in, o.ObservedAt, want)
+		}
+	}
+	for _, bad := range []string{"2026-11-20t10:00:00Z", "2026-11-20T10:00:00z", "2026-11-20 10:00:00Z", "2026-11-20T24:00:00Z", "2026-11-20T10:00:60Z", "2026-13-20T10:00:00Z"} {
+		o := Observation{Type: TypeFlow, IP: "192.0.2.1", Source: "s", ObservedAt: bad,
+			Flow: &Flow{Port: 1, Transport: "udp", Protocol: "tor"}}
+		if err := o.Normalize(); err == nil {
+			t.Errorf("%s: accepted as %s", bad, o.ObservedAt)
+		}
+	}
+}

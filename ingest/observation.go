@@ -150,7 +150,9 @@ func (o *Observation) Normalize() error {
 	if err != nil {
 		return fmt.Errorf("observed_at: not RFC 3339: %q", o.ObservedAt)
 	}
-	o.ObservedAt = ipmodel.FormatTime(t)
+	if !canonicalTime(o.ObservedAt) {
+		o.ObservedAt = ipmodel.FormatTime(t)
+	}
 	for i := range o.Claims {
 		c := &o.Claims[i]
 		if strings.TrimSpace(c.OrgName) == "" {
@@ -233,6 +235,13 @@ func (o *Observation) Normalize() error {
 		return fmt.Errorf("type: must be service, signal, range or flow, got %q", o.Type)
 	}
 	return nil
+}
+
+// canonicalTime reports whether s, which parses as RFC 3339, is already
+// in ipmodel.TimeFormat (UTC, whole seconds), as the publisher writes it,
+// so that formatting it again would give s.
+func canonicalTime(s string) bool {
+	return len(s) == len(ipmodel.TimeFormat) && s[10] == 'T' && s[len(s)-1] == 'Z'
 }
 
 func checkPort(field string, p int, required bool) error {

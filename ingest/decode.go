@@ -1,0 +1,490 @@
+package ingest
+
+import (
+	"math"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// DecodeCanonical decodes data into o, which must be zero, if data is an
+// observation in the plain form Encode writes: one JSON object, names
+// spelled exactly as the format's, each at most once, no nulls, integers
+// without fraction or exponent, strings of valid UTF-8 with at most the
+// usual escapes. It reports whether it did; on false o is left in an
+// unspecified state and the caller decodes data with a general JSON
+// decoder, which also gives the error for data that is not valid.
+//
+// It exists for the enrich worker, which decodes every observation it
+// enriches: a general decoder spends most of its time on reflection and
+// on allocating each string, where this one makes one string of data and
+// slices every unescaped value from it. Where it says true, the result is
+// the one the worker's general decoder gives (FuzzDecodeCanonical in
+// package enrich checks this); anything unusual it leaves to that
+// decoder rather than risk a different reading.
+func DecodeCanonical(data []byte, o *Observation) bool {
+	d := canonDecoder{src: string(data)}
+	d.skipSpace()
+	if !object(&d, readObservation, o) {
+		return false
+	}
+	d.skipSpace()
+	return d.pos == len(d.src)
+}
+
+// canonDecoder reads one observation from src; every method returns false
+// as soon as the input is anything it does not handle.
+type canonDecoder struct {
+	src string
+	pos int
+	buf []byte // where escaped strings are unescaped
+}
+
+// member reads the value of the member named name into v; false means the
+// name is unknown or the value is not one it takes.
+type member[T any] func(d *canonDecoder, name string, v *T) bool
+
+func (d *canonDecoder) skipSpace() {
+	for d.pos < len(d.src) {
+		switch d.src[d.pos] {
+		case ' ', '\t', '\n', '\r':
+			d.pos++
+		default:
+			return
+		}
+	}
+}
+
+// next skips white space and reports whether the next byte is c,
+// consuming it if so.
+func (d *canonDecoder) next(c byte) bool {
+	d.skipSpace()
+	if d.pos < len(d.src) && d.src[d.pos] == c {
+		d.pos++
+		return true
+	}
+	return false
+}
+
+// object reads a JSON object whose members read hands each name to; a
+// name seen twice in one object is refused (the general decoder keeps the
+// last, and merges objects, which is not worth copying here).
+func object[T any](d *canonDecoder, read member[T], v *T) bool {
+	if !d.next('{') {
+		return false
+	}
+	if d.next('}') {
+		return true
+	}
+	var seenArr [12]string
+	seen := seenArr[:0]
+	for {
+		d.skipSpace()
+		name, ok := d.string()
+		if !ok || !d.next(':') {
+			return false
+		}
+		for _, s := range seen {
+			if s == name {
+				return false
+			}
+		}
+		seen = append(seen, name)
+		d.skipSpace()
+		if !read(d, name, v) {
+			return false
+		}
+		if d.next('}') {
+			return true
+		}
+		if !d.next(',') {
+			return false
+		}
+	}
+}
+
+// array reads a JSON array, calling elem for each element.
+func (d *canonDecoder) array(elem func() bool) bool {
+	if !d.next('[') {
+		return false
+	}
+	if d.next(']') {
+		return true
+	}
+	for {
+		d.skipSpace()
+		if !elem() {
+			return false
+		}
+		if d.next(']') {
+			return true
+		}
+		if !d.next(',') {
+			return false
+		}
+	}
+}
+
+// string reads a JSON string at pos. Without escapes the result is a slice
+// of src; control characters, invalid UTF-8 and escaped surrogates are
+// refused.
+func (d *canonDecoder) string() (string, bool) {
+	if d.pos >= len(d.src) || d.src[d.pos] != '"' {
+		return "", false
+	}
+	start := d.pos + 1
+	ascii := true
+	i := start
+	for ; i < len(d.src); i++ {
+		c := d.src[i]
+		if c == '"' {
+			break
+		}
+		if c == '\\' {
+			return d.escaped(start)
+		}
+		if c < 0x20 {
+			return "", false
+		}
+		if c >= utf8.RuneSelf {
+			ascii = false
+		}
+	}
+	if i == len(d.src) {
+		return "", false
+	}
+	s := d.src[start:i]
+	if !ascii && !utf8.ValidString(s) {
+		return "", false
+	}
+	d.pos = i + 1
+	return s, true
+}
+
+// escaped reads the string starting at start that has an escape.
+func (d *canonDecoder) escaped(start int) (string, bool) {
+	b := d.buf[:0]
+	defer func() { d.buf = b }()
+	for i := start; i < len(d.src); {
+		c := d.src[i]
+		switch {
+		case c == '"':
+			if !utf8.Valid(b) {
+				return "", false
+			}
+			d.pos = i + 1
+			return string(b), true
+		case c < 0x20:
+			return "", false
+		case c != '\\':
+			b = append(b, c)
+			i++
+			continue
+		}
+		if i+1 >= len(d.src) {
+			return "", false
+		}
+		switch e := d.src[i+1]; e {
+		case '"', '\\', '/':
+			b = append(b, e)
+		case 'b':
+			b = append(b, '\b')
+		case 'f':
+			b = append(b, '\f')
+		case 'n':
+			b = append(b, '\n')
+		case 'r':
+			b = append(b, '\r')
+		case 't':
+			b = append(b, '\t')
+		case 'u':
+			if i+6 > len(d.src) {
+				return "", false
+			}
+			r, err := strconv.ParseUint(d.src[i+2:i+6], 16, 16)
+			if err != nil || utf16.IsSurrogate(rune(r)) {
+				return "", false
+			}
+			b = utf8.AppendRune(b, rune(r))
+			i += 6
+			continue
+		default:
+			return "", false
+		}
+		i += 2
+	}
+	return "", false
+}
+
+// number returns the JSON number at pos, checked against JSON's grammar.
+func (d *canonDecoder) number() (s string, integer, ok bool) {
+	start, i := d.pos, d.pos
+	digits := func() int {
+		n := 0
+		for i < len(d.src) && d.src[i] >= '0' && d.src[i] <= '9' {
+			i++
+			n++
+		}
+		return n
+	}
+	if i < len(d.src) && d.src[i] == '-' {
+		i++
+	}
+	lead := i
+	n := digits()
+	if n == 0 || (n > 1 && d.src[lead] == '0') {
+		return "", false, false
+	}
+	integer = true
+	if i < len(d.src) && d.src[i] == '.' {
+		i++
+		if digits() == 0 {
+			return "", false, false
+		}
+		integer = false
+	}
+	if i < len(d.src) && (d.src[i] == 'e' || d.src[i] == 'E') {
+		i++
+		if i < len(d.src) && (d.src[i] == '+' || d.src[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return "", false, false
+		}
+		integer = false
+	}
+	d.pos = i
+	return d.src[start:i], integer, true
+}
+
+// int64 reads an integer without fraction or exponent that fits in bits.
+func (d *canonDecoder) int64(v *int64, bits int) bool {
+	s, integer, ok := d.number()
+	if !ok || !integer {
+		return false
+	}
+	n, err := strconv.ParseInt(s, 10, bits)
+	*v = n
+	return err == nil
+}
+
+func (d *canonDecoder) int(v *int) bool {
+	var n int64
+	ok := d.int64(&n, strconv.IntSize)
+	*v = int(n)
+	return ok
+}
+
+func (d *canonDecoder) float(v *float64) bool {
+	s, _, ok := d.number()
+	if !ok {
+		return false
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsInf(f, 0) {
+		return false
+	}
+	*v = f
+	return true
+}
+
+func (d *canonDecoder) str(v *string) bool {
+	s, ok := d.string()
+	*v = s
+	return ok
+}
+
+// strings reads an array of strings into a new slice (empty, not nil, for []).
+func (d *canonDecoder) strings(v *[]string) bool {
+	out := []string{}
+	ok := d.array(func() bool {
+		s, ok := d.string()
+		out = append(out, s)
+		return ok
+	})
+	*v = out
+	return ok
+}
+
+// stringMap reads an object of strings into a new map; a key seen twice is
+// refused.
+func (d *canonDecoder) stringMap(v *map[string]string) bool {
+	if !d.next('{') {
+		return false
+	}
+	m := map[string]string{}
+	*v = m
+	if d.next('}') {
+		return true
+	}
+	for {
+		d.skipSpace()
+		k, ok := d.string()
+		if !ok || !d.next(':') {
+			return false
+		}
+		if _, dup := m[k]; dup {
+			return false
+		}
+		d.skipSpace()
+		s, ok := d.string()
+		if !ok {
+			return false
+		}
+		m[k] = s
+		if d.next('}') {
+			return true
+		}
+		if !d.next(',') {
+			return false
+		}
+	}
+}
+
+func readObservation(d *canonDecoder, name string, o *Observation) bool {
+	switch name {
+	case "v":
+		return d.int(&o.V)
+	case "type":
+		return d.str(&o.Type)
+	case "ip":
+		return d.str(&o.IP)
+	case "network":
+		return d.str(&o.Network)
+	case "source":
+		return d.str(&o.Source)
+	case "observed_at":
+		return d.str(&o.ObservedAt)
+	case "claims":
+		o.Claims = []Claim{}
+		return d.array(func() bool {
+			o.Claims = append(o.Claims, Claim{})
+			return object(d, readClaim, &o.Claims[len(o.Claims)-1])
+		})
+	case "service":
+		o.Service = &Service{}
+		return object(d, readService, o.Service)
+	case "signal":
+		o.Signal = &Signal{}
+		return object(d, readSignal, o.Signal)
+	case "range":
+		o.Range = &Range{}
+		return object(d, readRange, o.Range)
+	case "flow":
+		o.Flow = &Flow{}
+		return object(d, readFlow, o.Flow)
+	}
+	return false
+}
+
+func readClaim(d *canonDecoder, name string, c *Claim) bool {
+	switch name {
+	case "org_name":
+		return d.str(&c.OrgName)
+	case "signal_source":
+		return d.str(&c.SignalSource)
+	case "signal_confidence":
+		return d.float(&c.SignalConfidence)
+	}
+	return false
+}
+
+func readService(d *canonDecoder, name string, s *Service) bool {
+	switch name {
+	case "port":
+		return d.int(&s.Port)
+	case "transport":
+		return d.str(&s.Transport)
+	case "protocol_family":
+		return d.str(&s.ProtocolFamily)
+	case "http":
+		s.HTTP = &HTTPEvidence{}
+		return object(d, readHTTP, s.HTTP)
+	case "tls":
+		s.TLS = &TLSEvidence{}
+		return object(d, readTLS, s.TLS)
+	case "banner":
+		return d.str(&s.Banner)
+	}
+	return false
+}
+
+func readHTTP(d *canonDecoder, name string, h *HTTPEvidence) bool {
+	switch name {
+	case "status":
+		return d.int(&h.Status)
+	case "headers":
+		return d.stringMap(&h.Headers)
+	case "cookies":
+		return d.strings(&h.Cookies)
+	case "title":
+		return d.str(&h.Title)
+	case "bodies":
+		return d.stringMap(&h.Bodies)
+	case "favicon_hash":
+		return d.str(&h.FaviconHash)
+	}
+	return false
+}
+
+func readTLS(d *canonDecoder, name string, t *TLSEvidence) bool {
+	switch name {
+	case "subject":
+		return d.str(&t.Subject)
+	case "issuer":
+		return d.str(&t.Issuer)
+	case "serial":
+		return d.str(&t.Serial)
+	}
+	return false
+}
+
+func readSignal(d *canonDecoder, name string, s *Signal) bool {
+	switch name {
+	case "kind":
+		return d.str(&s.Kind)
+	case "provider":
+		return d.str(&s.Provider)
+	case "confidence":
+		return d.float(&s.Confidence)
+	case "ref":
+		return d.str(&s.Ref)
+	case "port":
+		return d.int(&s.Port)
+	case "protocol_family":
+		return d.str(&s.ProtocolFamily)
+	}
+	return false
+}
+
+func readRange(d *canonDecoder, name string, r *Range) bool {
+	switch name {
+	case "kind":
+		return d.str(&r.Kind)
+	case "provider":
+		return d.str(&r.Provider)
+	case "region":
+		return d.str(&r.Region)
+	case "service":
+		return d.str(&r.Service)
+	case "confidence":
+		return d.float(&r.Confidence)
+	}
+	return false
+}
+
+func readFlow(d *canonDecoder, name string, f *Flow) bool {
+	switch name {
+	case "port":
+		return d.int(&f.Port)
+	case "transport":
+		return d.str(&f.Transport)
+	case "protocol":
+		return d.str(&f.Protocol)
+	case "packets":
+		return d.int64(&f.Packets, 64)
+	case "bytes":
+		return d.int64(&f.Bytes, 64)
+	}
+	return false
+}
