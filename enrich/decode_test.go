@@ -199,4 +199,3 @@ func BenchmarkDecodeObs(b *testing.B) {
 		})
 	}
 }
-
