@@ -177,7 +177,18 @@ func (w *Worker) runPartitions(ctx context.Context, name string, partitions int)
 	var mine []int
 	tick := time.NewTicker(m.ttl / 3)
 	defer tick.Stop()
-	announce := true
+	// Announced, this process waits memberSettle before it reads the
+	// members and takes partitions: processes started together then see
+	// each other before either pulls, and a process joining running ones
+	// starts after they have let its partitions go. Without it, two
+	// workers started at once both held every partition for a moment:
+	// conflicting writes, and messages delivered to a loop after it let
+	// its partition go, which wait out the consumer's ack wait.
+	announce := false
+	if err := w.announceAndSettle(ctx, m); err != nil {
+		w.log.Warn("announce enrich member", "err", err)
+		announce = true // again, with the members' first reading
+	}
 	for {
 		want, err := w.ownPartitions(ctx, m, partitions, announce)
 		switch {
@@ -251,6 +262,22 @@ func waitMembers(ctx context.Context, tick <-chan time.Time, updates *<-chan jet
 			}
 		}
 	}
+}
+
+// memberSettle is how long a process waits after its first announcement
+// before it takes partitions.
+var memberSettle = 300 * time.Millisecond
+
+// announceAndSettle announces this process, then waits memberSettle.
+func (w *Worker) announceAndSettle(ctx context.Context, m *members) error {
+	actx, cancel := context.WithTimeout(ctx, m.ttl/3)
+	err := m.announce(actx)
+	cancel()
+	select {
+	case <-ctx.Done():
+	case <-time.After(memberSettle):
+	}
+	return err
 }
 
 // ownPartitions announces this process (when announce is set) and

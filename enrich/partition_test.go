@@ -1,8 +1,14 @@
 package enrich
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
+	"log/slog"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -126,4 +132,92 @@ func TestWorker_PartitionsShared(t *testing.T) {
 	start = time.Now()
 	heldBy(t, ws[:1], config.ObservationPartitions)
 	t.Logf("a dead member's partitions taken back after %s", time.Since(start))
+}
+
+// Two workers started together, with observations already waiting, hold
+// no partition at the same time: no conflicting write, and no message
+// delivered to a loop that had let its partition go (which would wait out
+// the consumer's ack wait and count as redelivered).
+func TestWorker_StartedTogether(t *testing.T) {
+	const n = 4000
+	g := newGenerator(t, 400, 30)
+	e := newEnv(t, time.Second, 5)
+	g.publish(t.Context(), t, ingest.NewPublisher(e.nats.JS, 512), 0, n)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// One right after the other, as a service manager starts them; each
+	// one's log says which partitions it took.
+	cat := sampleCatalog(t)
+	var ws []*Worker
+	var logs [2]lockedBuffer
+	errs := make(chan error, 2)
+	for i := range 2 {
+		log := slog.New(slog.NewTextHandler(&logs[i], nil))
+		w, err := NewWorker(e.nats.JS, e.cfg.Enrich, nil, cat, log, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.m = newMetrics(prometheus.NewRegistry())
+		ws = append(ws, w)
+		go func() { errs <- w.Run(ctx) }()
+	}
+	e.waitIdle(t)
+	cancel()
+	for range ws {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	every := make([]int, config.ObservationPartitions)
+	for p := range every {
+		every[p] = p
+	}
+	for i := range logs {
+		if held := logs[i].String(); strings.Contains(held, fmt.Sprintf("held=%q", fmt.Sprint(every))) {
+			t.Errorf("worker %d held every partition at some point:\n%s", i, held)
+		}
+	}
+	stored := 0.0
+	for i, w := range ws {
+		if c := promtest.ToFloat64(w.m.retries.WithLabelValues("conflict")); c != 0 {
+			t.Errorf("worker %d: %v conflicting state writes: both held a partition", i, c)
+		}
+		for _, typ := range []string{ingest.TypeService, ingest.TypeSignal, ingest.TypeRange, ingest.TypeFlow} {
+			stored += promtest.ToFloat64(w.m.processed.WithLabelValues(typ))
+		}
+	}
+	if stored != n {
+		t.Errorf("%v observations stored, want %d", stored, n)
+	}
+	for _, name := range ConsumerNames() {
+		cons, err := e.nats.JS.Consumer(t.Context(), Stream, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := cons.Info(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.NumRedelivered != 0 {
+			t.Errorf("consumer %s: %d messages redelivered", name, info.NumRedelivered)
+		}
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for concurrent writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
