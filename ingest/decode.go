@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -66,32 +67,23 @@ func (d *canonDecoder) next(c byte) bool {
 	return false
 }
 
-// object reads a JSON object whose members read hands each name to; a
-// name seen twice in one object is refused (the general decoder keeps the
-// last, and merges objects, which is not worth copying here).
-func object[T any](d *canonDecoder, read member[T], v *T) bool {
+// members reads a JSON object, handing each member's name to value, which
+// reads the value that follows.
+func (d *canonDecoder) members(value func(name string) bool) bool {
 	if !d.next('{') {
 		return false
 	}
 	if d.next('}') {
 		return true
 	}
-	var seenArr [12]string
-	seen := seenArr[:0]
 	for {
 		d.skipSpace()
 		name, ok := d.string()
 		if !ok || !d.next(':') {
 			return false
 		}
-		for _, s := range seen {
-			if s == name {
-				return false
-			}
-		}
-		seen = append(seen, name)
 		d.skipSpace()
-		if !read(d, name, v) {
+		if !value(name) {
 			return false
 		}
 		if d.next('}') {
@@ -101,6 +93,21 @@ func object[T any](d *canonDecoder, read member[T], v *T) bool {
 			return false
 		}
 	}
+}
+
+// object reads a JSON object whose members read hands each name to; a
+// name seen twice in one object is refused (the general decoder keeps the
+// last, and merges objects, which is not worth copying here).
+func object[T any](d *canonDecoder, read member[T], v *T) bool {
+	var seenArr [12]string
+	seen := seenArr[:0]
+	return d.members(func(name string) bool {
+		if slices.Contains(seen, name) {
+			return false
+		}
+		seen = append(seen, name)
+		return read(d, name, v)
+	})
 }
 
 // array reads a JSON array, calling elem for each element.
@@ -309,36 +316,16 @@ func (d *canonDecoder) strings(v *[]string) bool {
 // stringMap reads an object of strings into a new map; a key seen twice is
 // refused.
 func (d *canonDecoder) stringMap(v *map[string]string) bool {
-	if !d.next('{') {
-		return false
-	}
 	m := map[string]string{}
 	*v = m
-	if d.next('}') {
-		return true
-	}
-	for {
-		d.skipSpace()
-		k, ok := d.string()
-		if !ok || !d.next(':') {
-			return false
-		}
+	return d.members(func(k string) bool {
 		if _, dup := m[k]; dup {
 			return false
 		}
-		d.skipSpace()
 		s, ok := d.string()
-		if !ok {
-			return false
-		}
 		m[k] = s
-		if d.next('}') {
-			return true
-		}
-		if !d.next(',') {
-			return false
-		}
-	}
+		return ok
+	})
 }
 
 func readObservation(d *canonDecoder, name string, o *Observation) bool {
