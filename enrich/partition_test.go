@@ -1,14 +1,12 @@
 package enrich
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +15,7 @@ import (
 
 	"github.com/netintel/netintel/ingest"
 	"github.com/netintel/netintel/internal/config"
+	"github.com/netintel/netintel/internal/testutil"
 )
 
 func TestAssigned(t *testing.T) {
@@ -149,7 +148,7 @@ func TestWorker_StartedTogether(t *testing.T) {
 	// one's log says which partitions it took.
 	cat := sampleCatalog(t)
 	var ws []*Worker
-	var logs [2]lockedBuffer
+	var logs [2]testutil.LockedBuffer
 	errs := make(chan error, 2)
 	for i := range 2 {
 		log := slog.New(slog.NewTextHandler(&logs[i], nil))
@@ -202,22 +201,4 @@ func TestWorker_StartedTogether(t *testing.T) {
 			t.Errorf("consumer %s: %d messages redelivered", name, info.NumRedelivered)
 		}
 	}
-}
-
-// lockedBuffer is a bytes.Buffer safe for concurrent writes.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

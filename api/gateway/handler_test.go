@@ -100,26 +100,13 @@ func (b *backend) last(t *testing.T) received {
 	return r[len(r)-1]
 }
 
-// lockedBuf collects logs from concurrent handlers.
-type lockedBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-func (l *lockedBuf) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
-
 type harness struct {
 	nats    *testutil.NATS
 	keys    *gw.Keys
 	usage   *gw.Usage
 	backend *backend
 	url     string
-	logs    *lockedBuf
+	logs    *testutil.LockedBuffer
 	reg     *prometheus.Registry
 	limits  map[string]gw.Limits
 }
@@ -138,7 +125,7 @@ func newHarness(t *testing.T, opts ...option) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{nats: n, logs: &lockedBuf{}, reg: prometheus.NewRegistry(), backend: newBackend(t), limits: map[string]gw.Limits{}}
+	h := &harness{nats: n, logs: &testutil.LockedBuffer{}, reg: prometheus.NewRegistry(), backend: newBackend(t), limits: map[string]gw.Limits{}}
 	log := slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	h.keys = gw.NewKeys(keysKV, gw.NewHasher("hash-key-for-tests"), log)
 	h.usage = gw.NewUsage(usageKV)

@@ -8,35 +8,18 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/netintel/netintel/internal/testutil"
 )
-
-// syncBuf is a concurrency-safe buffer for the process's stdout.
-type syncBuf struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestModSecrets_Run: `netintel run` mounts the secret API on the
 // listener and registers the sweeper worker, on the embedded NATS.
 func TestModSecrets_Run(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(t.Context())
-	out := &syncBuf{}
+	out := &testutil.LockedBuffer{}
 	done := make(chan error, 1)
 	env := &Env{Stdin: strings.NewReader(""), Stdout: out, Stderr: io.Discard, Getenv: os.Getenv}
 	cfg := filepath.Join(dir, "none.yaml")

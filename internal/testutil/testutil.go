@@ -4,6 +4,7 @@
 package testutil
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -217,4 +218,24 @@ func Micro(b *testing.B) {
 	if os.Getenv(BenchPassEnv) == "system" {
 		b.Skip("micro benchmark: make bench runs it in its micro pass (MICRO_BENCH)")
 	}
+}
+
+// LockedBuffer is a buffer safe for concurrent writes, for what a server,
+// a logger or a child process writes while a test reads it.
+type LockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *LockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// String returns what has been written so far.
+func (l *LockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
