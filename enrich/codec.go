@@ -40,18 +40,32 @@ const maxDocBody = 64 << 20
 var errDocFormat = errors.New("malformed state document")
 
 // bodyPool holds the buffers a document body is built in before
-// compression, and decompressed into before decoding.
-var bodyPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+// compression, and decompressed into before decoding; compPool the
+// buffers it is compressed into.
+var (
+	bodyPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+	compPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+)
 
+// encodeDoc returns d's stored form, in a slice of exactly its length:
+// the state cache keeps it, and S2's worst-case output size is about
+// twice what a document compresses to.
 func encodeDoc(d *doc) ([]byte, error) {
 	bp := bodyPool.Get().(*[]byte)
 	defer bodyPool.Put(bp)
 	e := bincodec.Encoder{B: (*bp)[:0]}
 	encodeBody(&e, d)
 	*bp = e.B
-	out := make([]byte, 2+s2.MaxEncodedLen(len(e.B)))
+	cp := compPool.Get().(*[]byte)
+	defer compPool.Put(cp)
+	if n := s2.MaxEncodedLen(len(e.B)); cap(*cp) < n {
+		*cp = make([]byte, n)
+	}
+	comp := s2.Encode((*cp)[:cap(*cp)], e.B)
+	out := make([]byte, 2+len(comp))
 	out[0], out[1] = binMark, binVersion
-	return out[:2+len(s2.Encode(out[2:], e.B))], nil
+	copy(out[2:], comp)
+	return out, nil
 }
 
 func decodeDoc(b []byte, d *doc) error {

@@ -101,6 +101,10 @@ func TestDocCodec_RoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The state cache counts a record at its capacity.
+		if cap(enc) != len(enc) {
+			t.Fatalf("%s: encoded record of %d bytes has capacity %d", d.IP, len(enc), cap(enc))
+		}
 		want, err := json.Marshal(d)
 		if err != nil {
 			t.Fatal(err)
