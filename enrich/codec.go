@@ -39,13 +39,9 @@ const maxDocBody = 64 << 20
 // errDocFormat reports a stored document that is not one this code wrote.
 var errDocFormat = errors.New("malformed state document")
 
-// bodyPool holds the buffers a document body is built in before
-// compression, and decompressed into before decoding; compPool the
-// buffers it is compressed into.
-var (
-	bodyPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
-	compPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
-)
+// bodyPool holds the buffers a document body is built and compressed in
+// before it is stored, and decompressed into before decoding.
+var bodyPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
 // encodeDoc returns d's stored form, in a slice of exactly its length:
 // the state cache keeps it, and S2's worst-case output size is about
@@ -56,8 +52,8 @@ func encodeDoc(d *doc) ([]byte, error) {
 	e := bincodec.Encoder{B: (*bp)[:0]}
 	encodeBody(&e, d)
 	*bp = e.B
-	cp := compPool.Get().(*[]byte)
-	defer compPool.Put(cp)
+	cp := bodyPool.Get().(*[]byte)
+	defer bodyPool.Put(cp)
 	if n := s2.MaxEncodedLen(len(e.B)); cap(*cp) < n {
 		*cp = make([]byte, n)
 	}
