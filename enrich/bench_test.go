@@ -296,6 +296,19 @@ func publishAndWait(ctx context.Context, b *testing.B, js jetstream.JetStream, g
 			b.Fatal(err)
 		}
 		defer pprof.StopCPUProfile()
+		// Beside it, what the heap holds at the end of the case, with
+		// the server still up.
+		defer func() {
+			h, err := os.Create(strings.TrimSuffix(f.Name(), ".prof") + ".heap")
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer h.Close()
+			runtime.GC()
+			if err := pprof.Lookup("heap").WriteTo(h, 0); err != nil {
+				b.Fatal(err)
+			}
+		}()
 	}
 	b.StartTimer()
 	start := time.Now()

@@ -1,8 +1,12 @@
 package enrich
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strconv"
 	"sync"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -100,8 +104,19 @@ func decodeDoc(b []byte, d *doc) error {
 		}
 		b = js
 	}
-	return jsonv2.Unmarshal(b, d, jsontext.AllowInvalidUTF8(true))
+	var j jsonDoc
+	if err := jsonv2.Unmarshal(b, &j, jsontext.AllowInvalidUTF8(true)); err != nil {
+		return err
+	}
+	d.fromJSON(&j)
+	return nil
 }
+
+// The body keeps the layout of the map-based documents of format version
+// 3: each entry follows the key it had in the map (source|class for a
+// signal, port/family for an asset, the signal source for a claim, the
+// source for an asset's evidence). A decoder takes an evidence source's
+// name from its key and every other entry's from the entry itself.
 
 func encodeBody(e *bincodec.Encoder, d *doc) {
 	e.Int(d.V)
@@ -110,8 +125,9 @@ func encodeBody(e *bincodec.Encoder, d *doc) {
 	e.Str(d.FirstSeen)
 	e.Str(d.LastSeen)
 	e.Count(len(d.Signals))
-	for k, s := range d.Signals {
-		e.Str(k)
+	for i := range d.Signals {
+		s := &d.Signals[i]
+		joinedKey(e, s.Source, '|', s.Class)
 		e.Str(s.Class)
 		e.Str(s.Source)
 		e.Str(s.Provider)
@@ -122,16 +138,24 @@ func encodeBody(e *bincodec.Encoder, d *doc) {
 	}
 	encodeClaims(e, d.Claims)
 	e.Count(len(d.Assets))
-	for k, a := range d.Assets {
-		e.Str(k)
+	for i := range d.Assets {
+		a := &d.Assets[i]
+		var digits [20]byte
+		joinedKey(e, string(strconv.AppendInt(digits[:0], int64(a.Port), 10)), '/', a.Family)
 		encodeAsset(e, a)
 	}
 }
 
-func encodeClaims(e *bincodec.Encoder, m map[string]ipmodel.Attribution) {
-	e.Count(len(m))
-	for k, c := range m {
-		e.Str(k)
+// joinedKey writes a+sep+b as one string without building it.
+func joinedKey(e *bincodec.Encoder, a string, sep byte, b string) {
+	e.Count(len(a) + 1 + len(b))
+	e.B = append(append(append(e.B, a...), sep), b...)
+}
+
+func encodeClaims(e *bincodec.Encoder, cs []ipmodel.Attribution) {
+	e.Count(len(cs))
+	for _, c := range cs {
+		e.Str(c.SignalSource)
 		e.Attribution(c)
 	}
 }
@@ -144,8 +168,8 @@ func encodeAsset(e *bincodec.Encoder, a *assetDoc) {
 	encodeWinner(e, a.Svc)
 	encodeWinner(e, a.Flow)
 	e.Count(len(a.Sources))
-	for k, s := range a.Sources {
-		e.Str(k)
+	for _, s := range a.Sources {
+		e.Str(s.Source)
 		e.Str(s.Vendor)
 		e.Str(s.Win)
 	}
@@ -173,50 +197,45 @@ func encodeWinner(e *bincodec.Encoder, w *fpWinner) {
 func decodeBody(r *bincodec.Decoder, d *doc, v byte) {
 	d.V = r.Int()
 	d.IP, d.Network, d.FirstSeen, d.LastSeen = r.Str(), r.Str(), r.Str(), r.Str()
-	// Entries are allocated together, one slice per kind, not one by one.
 	if n := r.Count(); n > 0 {
-		d.Signals = make(map[string]*sigEntry, n)
-		ents := make([]sigEntry, n)
-		for i := range ents {
-			k := r.Str()
-			ents[i] = sigEntry{Class: r.Str(), Source: r.Str(), Provider: r.Str(), Conf: r.F64(),
+		d.Signals = make([]sigEntry, n)
+		for i := range d.Signals {
+			r.Str() // source|class
+			d.Signals[i] = sigEntry{Class: r.Str(), Source: r.Str(), Provider: r.Str(), Conf: r.F64(),
 				FirstSeen: r.Str(), LastSeen: r.Str(), Win: r.Str()}
-			d.Signals[k] = &ents[i]
 		}
 	}
 	d.Claims = decodeClaims(r)
 	if n := r.Count(); n > 0 {
-		d.Assets = make(map[string]*assetDoc, n)
-		assets := make([]assetDoc, n)
-		for i := range assets {
-			k := r.Str()
-			decodeAsset(r, &assets[i], v)
-			d.Assets[k] = &assets[i]
+		d.Assets = make([]assetDoc, n)
+		for i := range d.Assets {
+			r.Str() // port/family
+			decodeAsset(r, &d.Assets[i], v)
 		}
 	}
 }
 
-func decodeClaims(r *bincodec.Decoder) map[string]ipmodel.Attribution {
+func decodeClaims(r *bincodec.Decoder) []ipmodel.Attribution {
 	n := r.Count()
 	if n == 0 {
 		return nil
 	}
-	m := make(map[string]ipmodel.Attribution, n)
-	for range n {
-		k := r.Str()
-		m[k] = r.Attribution()
+	cs := make([]ipmodel.Attribution, n)
+	for i := range cs {
+		r.Str() // the signal source
+		cs[i] = r.Attribution()
 	}
-	return m
+	return cs
 }
 
 func decodeAsset(r *bincodec.Decoder, a *assetDoc, v byte) {
 	a.Port, a.Family, a.FirstSeen, a.LastSeen = r.Int(), r.Str(), r.Str(), r.Str()
 	a.Svc, a.Flow = decodeWinner(r), decodeWinner(r)
-	n := r.Count()
-	a.Sources = make(map[string]srcEvidence, n) // written to without a nil check
-	for range n {
-		k := r.Str()
-		a.Sources[k] = srcEvidence{Vendor: r.Str(), Win: r.Str()}
+	if n := r.Count(); n > 0 {
+		a.Sources = make([]srcEvidence, n)
+		for i := range a.Sources {
+			a.Sources[i] = srcEvidence{Source: r.Str(), Vendor: r.Str(), Win: r.Str()}
+		}
 	}
 	a.Claims = decodeClaims(r)
 	if v == 2 { // CVE fields, computed when read since version 3
@@ -236,4 +255,91 @@ func decodeWinner(r *bincodec.Decoder) *fpWinner {
 	fp.CPE = r.Strs()
 	fp.ProtocolFamily, fp.Class, fp.ExactVersion, fp.VersionBand, fp.VersionPrecision = r.Str(), r.Str(), r.Str(), r.Str(), r.Str()
 	return w
+}
+
+// jsonDoc is the JSON form of a document, as records were stored before
+// the binary form (and still read): its collections are objects keyed as
+// the binary body's (see encodeBody). Documents also marshal to it, for
+// tests and for Sweep's comparison, which JSON's sorted keys make exact.
+type jsonDoc struct {
+	V         int                            `json:"v"`
+	IP        string                         `json:"ip"`
+	Network   string                         `json:"network,omitempty"`
+	FirstSeen string                         `json:"first_seen"`
+	LastSeen  string                         `json:"last_seen"`
+	Signals   map[string]sigEntry            `json:"signals,omitempty"`
+	Claims    map[string]ipmodel.Attribution `json:"claims,omitempty"`
+	Assets    map[string]jsonAsset           `json:"assets,omitempty"`
+}
+
+type jsonAsset struct {
+	Port      int                            `json:"port"`
+	Family    string                         `json:"family"`
+	FirstSeen string                         `json:"first_seen"`
+	LastSeen  string                         `json:"last_seen"`
+	Svc       *fpWinner                      `json:"svc,omitempty"`
+	Flow      *fpWinner                      `json:"flow,omitempty"`
+	Sources   map[string]srcEvidence         `json:"sources"`
+	Claims    map[string]ipmodel.Attribution `json:"claims,omitempty"`
+}
+
+func jsonClaims(cs []ipmodel.Attribution) map[string]ipmodel.Attribution {
+	if len(cs) == 0 {
+		return nil
+	}
+	m := make(map[string]ipmodel.Attribution, len(cs))
+	for _, c := range cs {
+		m[c.SignalSource] = c
+	}
+	return m
+}
+
+// MarshalJSON writes d in its JSON form (jsonDoc).
+func (d *doc) MarshalJSON() ([]byte, error) {
+	j := jsonDoc{V: d.V, IP: d.IP, Network: d.Network, FirstSeen: d.FirstSeen, LastSeen: d.LastSeen, Claims: jsonClaims(d.Claims)}
+	if len(d.Signals) > 0 {
+		j.Signals = make(map[string]sigEntry, len(d.Signals))
+		for _, s := range d.Signals {
+			j.Signals[s.Source+"|"+s.Class] = s
+		}
+	}
+	if len(d.Assets) > 0 {
+		j.Assets = make(map[string]jsonAsset, len(d.Assets))
+		for _, a := range d.Assets {
+			ja := jsonAsset{Port: a.Port, Family: a.Family, FirstSeen: a.FirstSeen, LastSeen: a.LastSeen, Svc: a.Svc, Flow: a.Flow,
+				Sources: make(map[string]srcEvidence, len(a.Sources)), Claims: jsonClaims(a.Claims)}
+			for _, s := range a.Sources {
+				ja.Sources[s.Source] = s
+			}
+			j.Assets[strconv.Itoa(a.Port)+"/"+a.Family] = ja
+		}
+	}
+	return json.Marshal(j)
+}
+
+// fromJSON fills d from its JSON form, each collection in key order.
+func (d *doc) fromJSON(j *jsonDoc) {
+	*d = doc{V: j.V, IP: j.IP, Network: j.Network, FirstSeen: j.FirstSeen, LastSeen: j.LastSeen, Claims: claimsFromJSON(j.Claims)}
+	for _, k := range slices.Sorted(maps.Keys(j.Signals)) {
+		d.Signals = append(d.Signals, j.Signals[k])
+	}
+	for _, k := range slices.Sorted(maps.Keys(j.Assets)) {
+		ja := j.Assets[k]
+		a := assetDoc{Port: ja.Port, Family: ja.Family, FirstSeen: ja.FirstSeen, LastSeen: ja.LastSeen, Svc: ja.Svc, Flow: ja.Flow,
+			Claims: claimsFromJSON(ja.Claims)}
+		for _, src := range slices.Sorted(maps.Keys(ja.Sources)) {
+			e := ja.Sources[src]
+			e.Source = src
+			a.Sources = append(a.Sources, e)
+		}
+		d.Assets = append(d.Assets, a)
+	}
+}
+
+func claimsFromJSON(m map[string]ipmodel.Attribution) []ipmodel.Attribution {
+	var cs []ipmodel.Attribution
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		cs = append(cs, m[k])
+	}
+	return cs
 }

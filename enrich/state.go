@@ -17,15 +17,20 @@ import (
 // deterministic tie-break). A redelivered observation therefore changes
 // nothing, and two workers applying observations in different orders
 // reach the same state.
+//
+// Its collections are small (a handful of entries) and each entry is
+// found by a linear search: slices, where maps cost a worker more to
+// build on every decode than everything it then does with them. Their
+// order carries no meaning.
 type doc struct {
-	V         int                            `json:"v"`
-	IP        string                         `json:"ip"`
-	Network   string                         `json:"network,omitempty"`
-	FirstSeen string                         `json:"first_seen"`
-	LastSeen  string                         `json:"last_seen"`
-	Signals   map[string]*sigEntry           `json:"signals,omitempty"` // source|class
-	Claims    map[string]ipmodel.Attribution `json:"claims,omitempty"`  // per signal_source
-	Assets    map[string]*assetDoc           `json:"assets,omitempty"`  // port/family
+	V         int
+	IP        string
+	Network   string
+	FirstSeen string
+	LastSeen  string
+	Signals   []sigEntry            // one per (Source, Class)
+	Claims    []ipmodel.Attribution // one per SignalSource
+	Assets    []assetDoc            // one per (Port, Family)
 }
 
 type sigEntry struct {
@@ -40,14 +45,14 @@ type sigEntry struct {
 }
 
 type assetDoc struct {
-	Port      int                            `json:"port"`
-	Family    string                         `json:"family"`
-	FirstSeen string                         `json:"first_seen"`
-	LastSeen  string                         `json:"last_seen"`
-	Svc       *fpWinner                      `json:"svc,omitempty"`
-	Flow      *fpWinner                      `json:"flow,omitempty"`
-	Sources   map[string]srcEvidence         `json:"sources"`
-	Claims    map[string]ipmodel.Attribution `json:"claims,omitempty"`
+	Port      int
+	Family    string
+	FirstSeen string
+	LastSeen  string
+	Svc       *fpWinner
+	Flow      *fpWinner
+	Sources   []srcEvidence         // one per Source
+	Claims    []ipmodel.Attribution // one per SignalSource
 	// CVE findings are not stored: they follow from the fingerprint and
 	// the catalog, and are computed when the record is read (scorer).
 }
@@ -58,6 +63,7 @@ type fpWinner struct {
 }
 
 type srcEvidence struct {
+	Source string `json:"-"`
 	Vendor string `json:"vendor,omitempty"`
 	Win    string `json:"win"`
 }
@@ -106,16 +112,17 @@ func maxStr(a, b string) string {
 
 // mergeClaim keeps the newest claim per signal source; equal times keep
 // the larger (org, confidence) so the result does not depend on order.
-func mergeClaim(m map[string]ipmodel.Attribution, c ingest.Claim, at string) map[string]ipmodel.Attribution {
-	if m == nil {
-		m = map[string]ipmodel.Attribution{}
-	}
+func mergeClaim(cs []ipmodel.Attribution, c ingest.Claim, at string) []ipmodel.Attribution {
 	n := ipmodel.Attribution{OrgName: c.OrgName, SignalSource: c.SignalSource, SignalConfidence: c.SignalConfidence, ObservedAt: at}
-	old, ok := m[c.SignalSource]
-	if !ok || newerClaim(n, old) {
-		m[c.SignalSource] = n
+	for i := range cs {
+		if cs[i].SignalSource == c.SignalSource {
+			if newerClaim(n, cs[i]) {
+				cs[i] = n
+			}
+			return cs
+		}
 	}
-	return m
+	return append(cs, n)
 }
 
 func newerClaim(a, b ipmodel.Attribution) bool {
@@ -153,15 +160,7 @@ func (d *doc) apply(o *ingest.Observation, id string, rules *Rules) {
 		for _, c := range o.Claims {
 			d.Claims = mergeClaim(d.Claims, c, at)
 		}
-		if d.Signals == nil {
-			d.Signals = map[string]*sigEntry{}
-		}
-		k := o.Source + "|" + class
-		s, ok := d.Signals[k]
-		if !ok {
-			s = &sigEntry{Class: class, Source: o.Source, FirstSeen: at}
-			d.Signals[k] = s
-		}
+		s := d.signal(o.Source, class, at)
 		s.FirstSeen, s.LastSeen = minStr(s.FirstSeen, at), maxStr(s.LastSeen, at)
 		if win > s.Win {
 			s.Win, s.Provider, s.Conf = win, provider, conf
@@ -211,22 +210,35 @@ func (d *doc) apply(o *ingest.Observation, id string, rules *Rules) {
 	}
 }
 
-func (d *doc) asset(port int, family, at string) *assetDoc {
-	if d.Assets == nil {
-		d.Assets = map[string]*assetDoc{}
+// signal returns the entry of source and class, added (first seen at)
+// if there is none; the pointer holds until d.Signals grows.
+func (d *doc) signal(source, class, at string) *sigEntry {
+	for i := range d.Signals {
+		if s := &d.Signals[i]; s.Source == source && s.Class == class {
+			return s
+		}
 	}
-	k := assetKey(port, family)
-	a, ok := d.Assets[k]
-	if !ok {
-		a = &assetDoc{Port: port, Family: family, FirstSeen: at, Sources: map[string]srcEvidence{}}
-		d.Assets[k] = a
+	d.Signals = append(d.Signals, sigEntry{Class: class, Source: source, FirstSeen: at})
+	return &d.Signals[len(d.Signals)-1]
+}
+
+// asset returns the asset of port and family, added if there is none,
+// with at folded into its first and last seen; the pointer holds until
+// d.Assets grows.
+func (d *doc) asset(port int, family, at string) *assetDoc {
+	var a *assetDoc
+	for i := range d.Assets {
+		if d.Assets[i].Port == port && d.Assets[i].Family == family {
+			a = &d.Assets[i]
+			break
+		}
+	}
+	if a == nil {
+		d.Assets = append(d.Assets, assetDoc{Port: port, Family: family, FirstSeen: at})
+		a = &d.Assets[len(d.Assets)-1]
 	}
 	a.FirstSeen, a.LastSeen = minStr(a.FirstSeen, at), maxStr(a.LastSeen, at)
 	return a
-}
-
-func assetKey(port int, family string) string {
-	return strings.Join([]string{itoa(port), family}, "/")
 }
 
 func itoa(n int) string {
@@ -244,10 +256,15 @@ func itoa(n int) string {
 }
 
 func (a *assetDoc) addSource(src, vendor, win string) {
-	old, ok := a.Sources[src]
-	if !ok || win > old.Win {
-		a.Sources[src] = srcEvidence{Vendor: vendor, Win: win}
+	for i := range a.Sources {
+		if s := &a.Sources[i]; s.Source == src {
+			if win > s.Win {
+				s.Vendor, s.Win = vendor, win
+			}
+			return
+		}
 	}
+	a.Sources = append(a.Sources, srcEvidence{Source: src, Vendor: vendor, Win: win})
 }
 
 // fingerprint is the asset's effective fingerprint: the newest service
@@ -326,28 +343,16 @@ func (s *scorer) score(fp Fingerprint) ([]ipmodel.CveFinding, *ipmodel.CveSummar
 // anything is left.
 func (d *doc) prune(cutoff string) bool {
 	d.LastSeen = ""
-	for k, s := range d.Signals {
-		if s.LastSeen < cutoff {
-			delete(d.Signals, k)
-			continue
-		}
+	d.Signals = slices.DeleteFunc(d.Signals, func(s sigEntry) bool { return s.LastSeen < cutoff })
+	for _, s := range d.Signals {
 		d.LastSeen = maxStr(d.LastSeen, s.LastSeen)
 	}
-	for k, c := range d.Claims {
-		if c.ObservedAt < cutoff {
-			delete(d.Claims, k)
-		}
-	}
-	for k, a := range d.Assets {
-		if a.LastSeen < cutoff {
-			delete(d.Assets, k)
-			continue
-		}
-		for c, cl := range a.Claims {
-			if cl.ObservedAt < cutoff {
-				delete(a.Claims, c)
-			}
-		}
+	old := func(c ipmodel.Attribution) bool { return c.ObservedAt < cutoff }
+	d.Claims = slices.DeleteFunc(d.Claims, old)
+	d.Assets = slices.DeleteFunc(d.Assets, func(a assetDoc) bool { return a.LastSeen < cutoff })
+	for i := range d.Assets {
+		a := &d.Assets[i]
+		a.Claims = slices.DeleteFunc(a.Claims, old)
 		d.LastSeen = maxStr(d.LastSeen, a.LastSeen)
 	}
 	return len(d.Signals) > 0 || len(d.Assets) > 0
@@ -362,7 +367,8 @@ func (d *doc) record(sc *scorer) ipmodel.Record {
 	classes := map[string]bool{}
 	sources := map[string]float64{} // source -> best confidence
 	var prov *sigEntry
-	for _, s := range d.Signals {
+	for i := range d.Signals {
+		s := &d.Signals[i]
 		classes[s.Class] = true
 		sources[s.Source] = math.Max(sources[s.Source], s.Conf)
 		if s.Provider != "" && (prov == nil || s.Conf > prov.Conf || (s.Conf == prov.Conf && s.Win > prov.Win)) {
@@ -372,19 +378,17 @@ func (d *doc) record(sc *scorer) ipmodel.Record {
 	if prov != nil {
 		r.Provider = strPtr(prov.Provider)
 	}
-	keys := make([]string, 0, len(d.Assets))
-	for k := range d.Assets {
-		keys = append(keys, k)
+	assets := make([]*assetDoc, len(d.Assets))
+	for i := range d.Assets {
+		assets[i] = &d.Assets[i]
 	}
-	slices.SortFunc(keys, func(x, y string) int {
-		a, b := d.Assets[x], d.Assets[y]
+	slices.SortFunc(assets, func(a, b *assetDoc) int {
 		if a.Port != b.Port {
 			return a.Port - b.Port
 		}
 		return strings.Compare(a.Family, b.Family)
 	})
-	for _, k := range keys {
-		a := d.Assets[k]
+	for _, a := range assets {
 		fp := a.fingerprint()
 		band := a.band()
 		if fp.Class != "" {
@@ -395,7 +399,8 @@ func (d *doc) record(sc *scorer) ipmodel.Record {
 			VersionPrecision: optStr(fp.VersionPrecision), ExactVersion: optStr(fp.ExactVersion),
 			EvidenceSources: []string{}, Attributions: []ipmodel.Attribution{}}
 		as.Cves, as.CveSummary = sc.score(fp)
-		for s := range a.Sources {
+		for _, e := range a.Sources {
+			s := e.Source
 			as.EvidenceSources = append(as.EvidenceSources, s)
 			if fp.Class != "" {
 				sources[s] = math.Max(sources[s], bandConf[band])
@@ -404,16 +409,15 @@ func (d *doc) record(sc *scorer) ipmodel.Record {
 			}
 		}
 		slices.Sort(as.EvidenceSources)
-		claims := map[string]ipmodel.Attribution{}
-		for _, m := range []map[string]ipmodel.Attribution{d.Claims, a.Claims} {
-			for k, c := range m {
-				if old, ok := claims[k]; !ok || newerClaim(c, old) {
-					claims[k] = c
-				}
+		// The newest claim per signal source, of the address's and the asset's.
+		for _, c := range slices.Concat(d.Claims, a.Claims) {
+			i := slices.IndexFunc(as.Attributions, func(x ipmodel.Attribution) bool { return x.SignalSource == c.SignalSource })
+			switch {
+			case i < 0:
+				as.Attributions = append(as.Attributions, c)
+			case newerClaim(c, as.Attributions[i]):
+				as.Attributions[i] = c
 			}
-		}
-		for _, c := range claims {
-			as.Attributions = append(as.Attributions, c)
 		}
 		slices.SortFunc(as.Attributions, func(x, y ipmodel.Attribution) int { return strings.Compare(x.SignalSource, y.SignalSource) })
 		r.Assets = append(r.Assets, as)

@@ -383,9 +383,10 @@ const stateAckWait = 15 * time.Second
 // observations, it never sends them to the dead-letter subject. Other
 // failures return the messages for redelivery (fail).
 func (w *Worker) process(ctx context.Context, msgs []jetstream.Msg) {
-	groups := map[string][]*item{}
-	var keys []string
-	for _, m := range msgs {
+	groups := make(map[string][]*item, len(msgs))
+	keys := make([]string, 0, len(msgs))
+	all := make([]item, len(msgs)) // one allocation for the batch's items
+	for i, m := range msgs {
 		o, id, err := decode(m)
 		if err != nil {
 			w.deadLetter(ctx, m, err, "malformed")
@@ -395,7 +396,8 @@ func (w *Worker) process(ctx context.Context, msgs []jetstream.Msg) {
 		if _, ok := groups[k]; !ok {
 			keys = append(keys, k)
 		}
-		groups[k] = append(groups[k], &item{msg: m, obs: o, id: id})
+		all[i] = item{msg: m, obs: o, id: id}
+		groups[k] = append(groups[k], &all[i])
 	}
 	if w.beforeStore != nil {
 		w.beforeStore(ctx)
