@@ -86,12 +86,12 @@ type rule struct {
 
 type cond struct {
 	spec                                               condSpec
-	value, cookie, title, body, tlsSub, tlsIss, banner *regexp.Regexp
+	value, cookie, title, body, tlsSub, tlsIss, banner *pattern
 }
 
 type versionRule struct {
 	spec  versionSpec
-	re    *regexp.Regexp
+	re    *pattern
 	dates []compiledDate
 }
 
@@ -160,10 +160,10 @@ func ParseRules(b []byte, name string) (*Rules, error) {
 		for j, c := range spec.Match {
 			cp := fmt.Sprintf("%s.match[%d]", p, j)
 			cc := cond{spec: c,
-				value: compileRe(cp+".value", c.Value, &errs), cookie: compileRe(cp+".cookie", c.Cookie, &errs),
-				title: compileRe(cp+".title", c.Title, &errs), body: compileRe(cp+".body", c.Body, &errs),
-				tlsSub: compileRe(cp+".tls_subject", c.TLSSubject, &errs), tlsIss: compileRe(cp+".tls_issuer", c.TLSIssuer, &errs),
-				banner: compileRe(cp+".banner", c.Banner, &errs)}
+				value: compilePattern(cp+".value", c.Value, &errs), cookie: compilePattern(cp+".cookie", c.Cookie, &errs),
+				title: compilePattern(cp+".title", c.Title, &errs), body: compilePattern(cp+".body", c.Body, &errs),
+				tlsSub: compilePattern(cp+".tls_subject", c.TLSSubject, &errs), tlsIss: compilePattern(cp+".tls_issuer", c.TLSIssuer, &errs),
+				banner: compilePattern(cp+".banner", c.Banner, &errs)}
 			if c.Value != "" && c.Header == "" {
 				errs = append(errs, fmt.Errorf("%s.value: needs header", cp))
 			}
@@ -175,7 +175,7 @@ func ParseRules(b []byte, name string) (*Rules, error) {
 		}
 		for j, v := range spec.Versions {
 			vp := fmt.Sprintf("%s.versions[%d]", p, j)
-			vr := versionRule{spec: v, re: compileRe(vp+".regex", v.Regex, &errs)}
+			vr := versionRule{spec: v, re: compilePattern(vp+".regex", v.Regex, &errs)}
 			if v.Precision != PrecisionExact && v.Precision != PrecisionBand {
 				errs = append(errs, fmt.Errorf("%s.precision: must be exact or band, got %q", vp, v.Precision))
 			}
@@ -388,7 +388,10 @@ func (v *versionRule) extract(e *evidence) (string, bool) {
 	}
 	val := src
 	if v.re != nil {
-		m := v.re.FindStringSubmatch(src)
+		if !v.re.possible(src) {
+			return "", false
+		}
+		m := v.re.re.FindStringSubmatch(src)
 		if m == nil {
 			return "", false
 		}

@@ -1,0 +1,138 @@
+package enrich
+
+import (
+	"maps"
+	"slices"
+	"testing"
+
+	"github.com/netintel/netintel/internal/testutil"
+)
+
+// patternInputs are the evidence strings of the sample observations, each
+// also in upper case, with a Kelvin sign for every k and a long s for
+// every s (which (?i) expressions match as k and s), and a few of our
+// own.
+func patternInputs(t testing.TB) []string {
+	in := []string{"", "a", "K", "\u212a", "\u017f", "FortiGate", "fortigate", "FORTIGATE", "xfortix", "Cisco ASA \u212aey",
+		"Pul\u017fe Secure", "GlobalProtect Portal", "ÄÖÜ GlobalProtect", "sslvpn", "SSLVPN\x00", "\xff\xfe"}
+	for _, list := range sampleObs(t) {
+		for _, o := range list {
+			if s := o.Service; s != nil {
+				in = append(in, s.Banner)
+				if s.TLS != nil {
+					in = append(in, s.TLS.Subject, s.TLS.Issuer)
+				}
+				if h := s.HTTP; h != nil {
+					in = append(in, h.Title)
+					in = append(in, h.Cookies...)
+					in = slices.AppendSeq(in, maps.Values(h.Headers))
+					in = slices.AppendSeq(in, maps.Values(h.Bodies))
+				}
+			}
+		}
+	}
+	n := len(in)
+	for _, s := range in[:n] {
+		up := []rune{}
+		kelvin := []rune{}
+		for _, r := range s {
+			switch r {
+			case 'k', 'K':
+				kelvin = append(kelvin, '\u212a')
+			case 's', 'S':
+				kelvin = append(kelvin, '\u017f')
+			default:
+				kelvin = append(kelvin, r)
+			}
+			if 'a' <= r && r <= 'z' {
+				r -= 'a' - 'A'
+			}
+			up = append(up, r)
+		}
+		in = append(in, string(up), string(kelvin))
+	}
+	return in
+}
+
+// patternSources are the expressions of the built-in rules and a few that
+// exercise the literal's extraction.
+func patternSources(t testing.TB) []string {
+	rules, err := DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := []string{"fortigate", "forti(gate|net)", "^sslvpn$", "a+b", "(?:ab){2,}c", "x{0,3}pulse", "(?-i:Case)", "k8s",
+		"secure|portal", "\u212aey", "ÄÖÜ", "[a-z]+vpn", "cisco (asa|ftd)", "\\bfortigate\\b", ".*"}
+	for _, r := range rules.rules {
+		for _, c := range r.Match {
+			src = append(src, c.Value, c.Cookie, c.Title, c.Body, c.TLSSubject, c.TLSIssuer, c.Banner)
+		}
+		for _, v := range r.Versions {
+			src = append(src, v.Regex)
+		}
+	}
+	return slices.DeleteFunc(src, func(s string) bool { return s == "" })
+}
+
+// A pattern matches exactly what its expression matches, and its literal
+// rules out most of the inputs a rule meets.
+func TestPattern_AgreesWithRegexp(t *testing.T) {
+	inputs := patternInputs(t)
+	withLiteral, ruledOut := 0, 0
+	for _, src := range patternSources(t) {
+		var errs []error
+		p := compilePattern("test", src, &errs)
+		if len(errs) > 0 {
+			t.Fatal(errs)
+		}
+		if p.lit != "" {
+			withLiteral++
+		}
+		for _, s := range inputs {
+			if got, want := p.MatchString(s), p.re.MatchString(s); got != want {
+				t.Fatalf("pattern %q (literal %q) on %q: %v, the expression says %v", src, p.lit, s, got, want)
+			}
+			if !p.possible(s) {
+				ruledOut++
+			}
+		}
+	}
+	for src, lit := range map[string]string{"FortiGate": "fortigate", "forti(gate|net)": "forti", "cisco (asa|ftd)": "cisco ",
+		"secure|portal": "", "x{0,3}pulse": "pulse", "(?:ab){2,}c": "ab", ".*": "", "ÄÖÜ": ""} {
+		var errs []error
+		if p := compilePattern("test", src, &errs); p.lit != lit {
+			t.Errorf("literal of %q = %q, want %q", src, p.lit, lit)
+		}
+	}
+	if withLiteral == 0 || ruledOut == 0 {
+		t.Fatalf("%d patterns with a literal ruled out %d inputs", withLiteral, ruledOut)
+	}
+	t.Logf("%d inputs; %d patterns with a literal ruled out %d (pattern, input) pairs", len(inputs), withLiteral, ruledOut)
+}
+
+// BenchmarkPattern runs every expression of the built-in rules over the
+// sample observations' evidence, with the literal first (pattern) and
+// the expression alone (regexp).
+func BenchmarkPattern(b *testing.B) {
+	testutil.Micro(b)
+	inputs := patternInputs(b)
+	var pats []*pattern
+	for _, src := range patternSources(b) {
+		var errs []error
+		pats = append(pats, compilePattern("bench", src, &errs))
+	}
+	for _, c := range []struct {
+		name  string
+		match func(p *pattern, s string) bool
+	}{{"pattern", (*pattern).MatchString}, {"regexp", func(p *pattern, s string) bool { return p.re.MatchString(s) }}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				for _, p := range pats {
+					for _, s := range inputs {
+						c.match(p, s)
+					}
+				}
+			}
+		})
+	}
+}
