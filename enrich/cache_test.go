@@ -2,6 +2,7 @@ package enrich
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -17,7 +18,7 @@ func TestStateCache_Budget(t *testing.T) {
 	c := newStateCache(100 * (entryOverhead + 10 + 100))
 	data := make([]byte, 100)
 	for i := range 1000 {
-		c.put("k"+itoa(1000000 + i)[1:], uint64(i+1), data[:100:100])
+		c.put("k"+strconv.Itoa(1000000 + i)[1:], uint64(i+1), data[:100:100])
 		if c.bytes > c.budget {
 			t.Fatalf("after %d puts the cache holds %d bytes over its %d budget", i+1, c.bytes, c.budget)
 		}

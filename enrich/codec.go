@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"sync"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -125,9 +124,10 @@ func encodeBody(e *bincodec.Encoder, d *doc) {
 	e.Str(d.FirstSeen)
 	e.Str(d.LastSeen)
 	e.Count(len(d.Signals))
+	var key [64]byte
 	for i := range d.Signals {
 		s := &d.Signals[i]
-		joinedKey(e, s.Source, '|', s.Class)
+		encodeKey(e, s.appendKey(key[:0]))
 		e.Str(s.Class)
 		e.Str(s.Source)
 		e.Str(s.Provider)
@@ -140,16 +140,15 @@ func encodeBody(e *bincodec.Encoder, d *doc) {
 	e.Count(len(d.Assets))
 	for i := range d.Assets {
 		a := &d.Assets[i]
-		var digits [20]byte
-		joinedKey(e, string(strconv.AppendInt(digits[:0], int64(a.Port), 10)), '/', a.Family)
+		encodeKey(e, a.appendKey(key[:0]))
 		encodeAsset(e, a)
 	}
 }
 
-// joinedKey writes a+sep+b as one string without building it.
-func joinedKey(e *bincodec.Encoder, a string, sep byte, b string) {
-	e.Count(len(a) + 1 + len(b))
-	e.B = append(append(append(e.B, a...), sep), b...)
+// encodeKey writes k as a string (its length, then its bytes).
+func encodeKey(e *bincodec.Encoder, k []byte) {
+	e.Count(len(k))
+	e.B = append(e.B, k...)
 }
 
 func encodeClaims(e *bincodec.Encoder, cs []ipmodel.Attribution) {
@@ -300,7 +299,7 @@ func (d *doc) MarshalJSON() ([]byte, error) {
 	if len(d.Signals) > 0 {
 		j.Signals = make(map[string]sigEntry, len(d.Signals))
 		for _, s := range d.Signals {
-			j.Signals[s.Source+"|"+s.Class] = s
+			j.Signals[string(s.appendKey(nil))] = s
 		}
 	}
 	if len(d.Assets) > 0 {
@@ -311,7 +310,7 @@ func (d *doc) MarshalJSON() ([]byte, error) {
 			for _, s := range a.Sources {
 				ja.Sources[s.Source] = s
 			}
-			j.Assets[strconv.Itoa(a.Port)+"/"+a.Family] = ja
+			j.Assets[string(a.appendKey(nil))] = ja
 		}
 	}
 	return json.Marshal(j)

@@ -89,6 +89,14 @@ func (p *pattern) possible(s string) bool {
 	return containsFoldASCII(s, p.lit)
 }
 
+// FindStringSubmatch is the expression's FindStringSubmatch.
+func (p *pattern) FindStringSubmatch(s string) []string {
+	if !p.possible(s) {
+		return nil
+	}
+	return p.re.FindStringSubmatch(s)
+}
+
 // MatchString reports whether s matches.
 func (p *pattern) MatchString(s string) bool {
 	return p.possible(s) && p.re.MatchString(s)

@@ -388,10 +388,7 @@ func (v *versionRule) extract(e *evidence) (string, bool) {
 	}
 	val := src
 	if v.re != nil {
-		if !v.re.possible(src) {
-			return "", false
-		}
-		m := v.re.re.FindStringSubmatch(src)
+		m := v.re.FindStringSubmatch(src)
 		if m == nil {
 			return "", false
 		}

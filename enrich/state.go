@@ -4,6 +4,7 @@ import (
 	"math"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -113,9 +114,14 @@ func maxStr(a, b string) string {
 // mergeClaim keeps the newest claim per signal source; equal times keep
 // the larger (org, confidence) so the result does not depend on order.
 func mergeClaim(cs []ipmodel.Attribution, c ingest.Claim, at string) []ipmodel.Attribution {
-	n := ipmodel.Attribution{OrgName: c.OrgName, SignalSource: c.SignalSource, SignalConfidence: c.SignalConfidence, ObservedAt: at}
+	return mergeAttribution(cs, ipmodel.Attribution{OrgName: c.OrgName, SignalSource: c.SignalSource, SignalConfidence: c.SignalConfidence, ObservedAt: at})
+}
+
+// mergeAttribution adds n to cs, or puts it in place of the claim of the
+// same signal source if it is newer (newerClaim).
+func mergeAttribution(cs []ipmodel.Attribution, n ipmodel.Attribution) []ipmodel.Attribution {
 	for i := range cs {
-		if cs[i].SignalSource == c.SignalSource {
+		if cs[i].SignalSource == n.SignalSource {
 			if newerClaim(n, cs[i]) {
 				cs[i] = n
 			}
@@ -222,6 +228,18 @@ func (d *doc) signal(source, class, at string) *sigEntry {
 	return &d.Signals[len(d.Signals)-1]
 }
 
+// appendKey appends the entry's key in the stored body and the JSON
+// form: source|class.
+func (s *sigEntry) appendKey(b []byte) []byte {
+	return append(append(append(b, s.Source...), '|'), s.Class...)
+}
+
+// appendKey appends the asset's key in the stored body and the JSON
+// form: port/family.
+func (a *assetDoc) appendKey(b []byte) []byte {
+	return append(append(strconv.AppendInt(b, int64(a.Port), 10), '/'), a.Family...)
+}
+
 // asset returns the asset of port and family, added if there is none,
 // with at folded into its first and last seen; the pointer holds until
 // d.Assets grows.
@@ -239,20 +257,6 @@ func (d *doc) asset(port int, family, at string) *assetDoc {
 	}
 	a.FirstSeen, a.LastSeen = minStr(a.FirstSeen, at), maxStr(a.LastSeen, at)
 	return a
-}
-
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	var b [20]byte
-	i := len(b)
-	for n > 0 {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-	}
-	return string(b[i:])
 }
 
 func (a *assetDoc) addSource(src, vendor, win string) {
@@ -411,13 +415,7 @@ func (d *doc) record(sc *scorer) ipmodel.Record {
 		slices.Sort(as.EvidenceSources)
 		// The newest claim per signal source, of the address's and the asset's.
 		for _, c := range slices.Concat(d.Claims, a.Claims) {
-			i := slices.IndexFunc(as.Attributions, func(x ipmodel.Attribution) bool { return x.SignalSource == c.SignalSource })
-			switch {
-			case i < 0:
-				as.Attributions = append(as.Attributions, c)
-			case newerClaim(c, as.Attributions[i]):
-				as.Attributions[i] = c
-			}
+			as.Attributions = mergeAttribution(as.Attributions, c)
 		}
 		slices.SortFunc(as.Attributions, func(x, y ipmodel.Attribution) int { return strings.Compare(x.SignalSource, y.SignalSource) })
 		r.Assets = append(r.Assets, as)
