@@ -2,6 +2,7 @@ package enrich
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -227,7 +228,7 @@ func benchFloor(b *testing.B, g *generator, n int) float64 {
 			b.Fatal(err)
 		}
 		for range cfg.Enrich.Workers {
-			go floorLoop(ctx, nt.JS, cons, prefix, value, batchSize, done)
+			go floorLoop(ctx, nt.JS, cons, prefix, value, batchSize, testutil.Logger(b), done)
 			loops++
 		}
 	}
@@ -243,20 +244,20 @@ func benchFloor(b *testing.B, g *generator, n int) float64 {
 
 // floorLoop is one consumer loop of the floor case, batched like a worker
 // loop: fetch, write one record per message, ack after the write.
-func floorLoop(ctx context.Context, js jetstream.JetStream, cons jetstream.Consumer, prefix string, value []byte, batchSize int, done chan<- error) {
-	it, err := cons.Messages(jetstream.PullMaxMessages(2 * batchSize))
+func floorLoop(ctx context.Context, js jetstream.JetStream, cons jetstream.Consumer, prefix string, value []byte, batchSize int, log *slog.Logger, done chan<- error) {
+	bs, err := consumeBatches(cons, batchSize, log)
 	if err != nil {
 		done <- err
 		return
 	}
-	defer it.Stop()
-	stop := context.AfterFunc(ctx, it.Stop)
+	defer bs.stop()
+	stop := context.AfterFunc(ctx, bs.stop)
 	defer stop()
 	batch := make([]jetstream.Msg, 0, batchSize)
 	futs := make([]jetstream.PubAckFuture, 0, batchSize)
 	for {
 		var err error
-		if batch, err = nextBatch(it, batch, batchSize); err != nil {
+		if batch, err = bs.next(batch, batchSize); err != nil || ctx.Err() != nil {
 			done <- nil
 			return
 		}

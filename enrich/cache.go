@@ -22,8 +22,9 @@ type stateCache struct {
 	bytes  int
 	budget int
 
-	// writing holds the keys a loop of this process is writing, each with
-	// a channel closed when that write is answered (claim, release).
+	// writing holds the keys a loop of this process is writing (claim,
+	// release), each with nil or, once another loop waits for it, a
+	// channel that release closes.
 	writing map[string]chan struct{}
 
 	// found and absent count what reads (and blind writes) of unknown keys
@@ -121,10 +122,14 @@ func (c *stateCache) claim(keys []string) (mine, busy []string, wait []chan stru
 	defer c.mu.Unlock()
 	for _, k := range keys {
 		if ch, ok := c.writing[k]; ok {
+			if ch == nil {
+				ch = make(chan struct{})
+				c.writing[k] = ch
+			}
 			busy, wait = append(busy, k), append(wait, ch)
 			continue
 		}
-		c.writing[k] = make(chan struct{})
+		c.writing[k] = nil
 		mine = append(mine, k)
 	}
 	return mine, busy, wait
@@ -136,7 +141,9 @@ func (c *stateCache) release(keys []string) {
 	defer c.mu.Unlock()
 	for _, k := range keys {
 		if ch, ok := c.writing[k]; ok {
-			close(ch)
+			if ch != nil {
+				close(ch)
+			}
 			delete(c.writing, k)
 		}
 	}

@@ -196,16 +196,23 @@ func TestStateCache_Claims(t *testing.T) {
 	if len(mine) != 1 || mine[0] != "c" || len(busy) != 1 || busy[0] != "b" || len(wait) != 1 {
 		t.Fatalf("second claim: mine %v busy %v", mine, busy)
 	}
+	// A third loop waiting for b waits on the same answer.
+	_, busy3, wait3 := c.claim([]string{"b"})
+	if len(busy3) != 1 || len(wait3) != 1 || wait3[0] != wait[0] {
+		t.Fatalf("third claim of b: busy %v, its wait the second's: %v", busy3, len(wait3) == 1 && wait3[0] == wait[0])
+	}
 	select {
 	case <-wait[0]:
 		t.Fatal("the wait for b ended before b was released")
 	default:
 	}
 	c.release([]string{"a", "b"})
-	select {
-	case <-wait[0]:
-	case <-time.After(time.Second):
-		t.Fatal("releasing b did not end the wait for it")
+	for _, ch := range []chan struct{}{wait[0], wait3[0]} {
+		select {
+		case <-ch:
+		case <-time.After(time.Second):
+			t.Fatal("releasing b did not end a wait for it")
+		}
 	}
 	if mine, busy, _ = c.claim([]string{"a", "b", "c"}); len(mine) != 2 || len(busy) != 1 || busy[0] != "c" {
 		t.Fatalf("after release: mine %v busy %v", mine, busy)

@@ -32,6 +32,40 @@ func TestVersion_Compare(t *testing.T) {
 	}
 }
 
+// An exact version's band, read in place for ASCII, is what the parsed
+// version gives, for every string of a version-like alphabet up to four
+// long and for a table of real ones.
+func TestMinorBand(t *testing.T) {
+	for v, want := range map[string]string{
+		"7.2.5": "7.2.x", "7.0.12": "7.0.x", "9.1R11.4": "9.1.x", "10": "10.x", "v10.2.1": "",
+		"10.2.0-h3": "10.2.x", "07.04.1": "7.4.x", "99999999999999999999.1": "4611686018427387903.1.x",
+		"": "", "r11": "", "1 2 3": "1.2.x", "1k2": "1.x", "1\u212a2": "1.x", "\u0130.2": "",
+	} {
+		if got := minorBand(v); got != want {
+			t.Errorf("minorBand(%q) = %q, want %q", v, got, want)
+		}
+	}
+	alphabet := []string{"0", "1", "7", "10", ".", "-", " ", "r", "R", "x", "k", "\u212a", "\u00e9"}
+	var each func(prefix string, n int)
+	checked := 0
+	each = func(prefix string, n int) {
+		if got, want := minorBand(prefix), minorBandOf(parseVersion(prefix)); got != want {
+			t.Errorf("minorBand(%q) = %q, parsed version gives %q", prefix, got, want)
+		}
+		checked++
+		if n == 0 {
+			return
+		}
+		for _, a := range alphabet {
+			each(prefix+a, n-1)
+		}
+	}
+	each("", 4)
+	if checked < 30000 {
+		t.Fatalf("checked %d strings", checked)
+	}
+}
+
 func TestInterval_Band(t *testing.T) {
 	tests := []struct {
 		band string

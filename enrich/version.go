@@ -3,6 +3,7 @@ package enrich
 import (
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // vtok is one token of a version: a number, a word, or +infinity (the open
@@ -30,11 +31,7 @@ func parseVersion(s string) version {
 			for j < len(s) && s[j] >= '0' && s[j] <= '9' {
 				j++
 			}
-			n, err := strconv.ParseInt(s[i:j], 10, 64)
-			if err != nil {
-				n = 1<<62 - 1
-			}
-			v = append(v, vtok{num: n})
+			v = append(v, vtok{num: versionNumber(s[i:j])})
 			i = j
 		case c >= 'a' && c <= 'z':
 			j := i
@@ -48,6 +45,16 @@ func parseVersion(s string) version {
 		}
 	}
 	return v
+}
+
+// versionNumber is the value of a run of digits; one too large for
+// int64 counts as larger than any other.
+func versionNumber(digits string) int64 {
+	n, err := strconv.ParseInt(digits, 10, 64)
+	if err != nil {
+		return 1<<62 - 1
+	}
+	return n
 }
 
 func cmpTok(a, b vtok) int {
@@ -122,9 +129,42 @@ func (a interval) overlaps(b interval) bool {
 // contains reports whether v lies in a.
 func (a interval) contains(v version) bool { return a.overlaps(point(v)) }
 
-// minorBand returns the "major.minor.x" band of an exact version.
+// minorBand returns the "major.minor.x" band of an exact version: its
+// first two numbers, before any word ("7.2.x" of "7.2.5", "10.x" of "10"),
+// or "" when it has none. An ASCII version is read in place; any other
+// through parseVersion, whose lower-casing maps some non-ASCII letters to
+// ASCII ones (the Kelvin sign to k).
 func minorBand(exact string) string {
-	v := parseVersion(exact)
+	var buf [48]byte
+	b, n := buf[:0], 0
+	for i := 0; i < len(exact) && n < 2; {
+		switch c := exact[i]; {
+		case c >= utf8.RuneSelf:
+			return minorBandOf(parseVersion(exact))
+		case c >= '0' && c <= '9':
+			j := i
+			for j < len(exact) && exact[j] >= '0' && exact[j] <= '9' {
+				j++
+			}
+			if n > 0 {
+				b = append(b, '.')
+			}
+			b = strconv.AppendInt(b, versionNumber(exact[i:j]), 10)
+			n, i = n+1, j
+		case c|0x20 >= 'a' && c|0x20 <= 'z':
+			i = len(exact) // a word ends the band
+		default:
+			i++
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return string(append(b, ".x"...))
+}
+
+// minorBandOf is minorBand of a parsed version.
+func minorBandOf(v version) string {
 	var parts []string
 	for _, t := range v {
 		if t.kind != 0 || len(parts) == 2 {

@@ -263,57 +263,33 @@ type item struct {
 // closed: then it stops pulling and enriches what it has fetched before
 // it returns, so that nothing waits for the ack wait to pass.
 func (w *Worker) loop(ctx context.Context, cons jetstream.Consumer, release <-chan struct{}) error {
-	it, err := cons.Messages(jetstream.PullMaxMessages(2 * w.cfg.BatchSize))
+	b, err := consumeBatches(cons, w.cfg.BatchSize, w.log)
 	if err != nil {
 		return fmt.Errorf("enrich consume: %w", err)
 	}
-	stop := context.AfterFunc(ctx, it.Stop)
+	stop := context.AfterFunc(ctx, b.stop)
 	defer stop()
-	defer it.Stop()
+	defer b.stop()
 	if release != nil {
 		ended := make(chan struct{})
 		defer close(ended)
 		go func() {
 			select {
 			case <-release:
-				it.Drain()
+				b.drain()
 			case <-ended:
 			}
 		}()
 	}
 	batch := make([]jetstream.Msg, 0, w.cfg.BatchSize)
 	for {
-		var err error
-		if batch, err = nextBatch(it, batch, w.cfg.BatchSize); err != nil {
-			if errors.Is(err, jetstream.ErrMsgIteratorClosed) || ctx.Err() != nil {
-				return nil
-			}
-			w.log.Warn("next observation", "err", err)
-			continue
+		if batch, err = b.next(batch, w.cfg.BatchSize); err != nil || ctx.Err() != nil {
+			return nil
 		}
 		start := time.Now()
 		w.process(ctx, batch)
 		w.m.batch.Observe(time.Since(start).Seconds())
 	}
-}
-
-// nextBatch waits for the next message, then takes up to size in all into
-// batch (reusing its array) without waiting more than 2 ms for each. The
-// error is the first wait's.
-func nextBatch(it jetstream.MessagesContext, batch []jetstream.Msg, size int) ([]jetstream.Msg, error) {
-	m, err := it.Next()
-	if err != nil {
-		return batch[:0], err
-	}
-	batch = append(batch[:0], m)
-	for len(batch) < size {
-		m, err := it.Next(jetstream.NextMaxWait(2 * time.Millisecond))
-		if err != nil {
-			break
-		}
-		batch = append(batch, m)
-	}
-	return batch, nil
 }
 
 // obsOptions decode an observation as strictly as `netintel ingest` reads
@@ -587,6 +563,11 @@ func (s *Store) writeGroups(ctx context.Context, c *stateCache, keys []string, g
 		ticket   uint64
 		answered bool
 	}
+	// One message and header serve every write (Publish keeps neither).
+	// The header map is built directly: Header.Set would canonicalize the
+	// name on every write.
+	revs := []string{""}
+	msg := nats.Msg{Header: nats.Header{jetstream.ExpectedLastSubjSeqHeader: revs}}
 	pend := make([]pending, 0, len(keys))
 	answers := make(chan bus.Ack, len(keys))
 	done := map[string]int{} // stored observations by type
@@ -615,11 +596,9 @@ func (s *Store) writeGroups(ctx context.Context, c *stateCache, keys []string, g
 			c.drop(k)
 			continue
 		}
-		// The header map is built directly: Header.Set would canonicalize
-		// the name on every write.
-		msg := &nats.Msg{Subject: s.prefix + k, Data: data,
-			Header: nats.Header{jetstream.ExpectedLastSubjSeqHeader: {strconv.FormatUint(r.rev, 10)}}}
-		ticket, err := acks.Publish(msg, len(pend), answers)
+		revs[0] = strconv.FormatUint(r.rev, 10)
+		msg.Subject, msg.Data = s.prefix+k, data
+		ticket, err := acks.Publish(&msg, len(pend), answers)
 		if err != nil {
 			failed[k] = fmt.Errorf("store state: %w", err)
 			c.drop(k)

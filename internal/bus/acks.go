@@ -71,7 +71,8 @@ func (a *Acks) Close() error { return a.sub.Unsubscribe() }
 // Publish sends m and returns a ticket for Cancel. Its acknowledgement
 // arrives on ch as Ack{Index: idx}; ch must have room for every publish
 // the caller awaits, since acknowledgements are never waited on to be
-// received.
+// received. m is sent before Publish returns and not kept: the caller may
+// reuse it.
 func (a *Acks) Publish(m *nats.Msg, idx int, ch chan<- Ack) (uint64, error) {
 	a.mu.Lock()
 	a.next++
