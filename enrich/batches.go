@@ -26,10 +26,12 @@ type batches struct {
 	once   sync.Once
 }
 
-// consumeBatches starts consuming cons for batches of up to size, with
-// up to twice as many messages fetched ahead.
+// consumeBatches starts consuming cons for batches of up to size: one
+// batch waits in msgs, and up to twice as many messages more are fetched
+// ahead (the consumer counts a message fetched until the callback has
+// passed it on).
 func consumeBatches(cons jetstream.Consumer, size int, log *slog.Logger) (*batches, error) {
-	b := &batches{msgs: make(chan jetstream.Msg, 2*size), done: make(chan struct{})}
+	b := &batches{msgs: make(chan jetstream.Msg, size), done: make(chan struct{})}
 	cc, err := cons.Consume(func(m jetstream.Msg) {
 		select {
 		case b.msgs <- m:

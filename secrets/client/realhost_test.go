@@ -95,7 +95,10 @@ func TestRealHost_FileChunked(t *testing.T) {
 // The real rate limiter's 429 reaches the caller of a read as ErrRateLimited
 // and a save backs off and gets through.
 func TestRealHost_RateLimits(t *testing.T) {
-	url := startReal(t, secretapi.Options{ReadRate: config.Rate{PerMinute: 6000, Burst: 1}, TextRate: config.Rate{PerMinute: 1200, Burst: 1}})
+	// Reads get one token a second: the second read, sent right after the
+	// first, finds none even on a loaded machine (at 100 a second it
+	// sometimes came 10 ms later and found one).
+	url := startReal(t, secretapi.Options{ReadRate: config.Rate{PerMinute: 60, Burst: 1}, TextRate: config.Rate{PerMinute: 1200, Burst: 1}})
 	c := realClient()
 	ctx := t.Context()
 	a, err := c.CreateText(ctx, url, "a", client.SaveOptions{})
