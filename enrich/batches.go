@@ -1,6 +1,7 @@
 package enrich
 
 import (
+	"context"
 	"log/slog"
 	"sync"
 	"time"
@@ -23,15 +24,18 @@ type batches struct {
 	closed <-chan struct{} // consuming has ended: msgs gets nothing more
 	done   chan struct{}   // the loop has returned: msgs is read no more
 	wait   *time.Timer
-	once   sync.Once
+	ctx    context.Context
+	// unwatch cancels the stop registered for the end of ctx.
+	unwatch func() bool
+	once    sync.Once
 }
 
 // consumeBatches starts consuming cons for batches of up to size: one
 // batch waits in msgs, and up to twice as many messages more are fetched
 // ahead (the consumer counts a message fetched until the callback has
-// passed it on).
-func consumeBatches(cons jetstream.Consumer, size int, log *slog.Logger) (*batches, error) {
-	b := &batches{msgs: make(chan jetstream.Msg, size), done: make(chan struct{})}
+// passed it on). Consuming stops when ctx ends, or at stop.
+func consumeBatches(ctx context.Context, cons jetstream.Consumer, size int, log *slog.Logger) (*batches, error) {
+	b := &batches{msgs: make(chan jetstream.Msg, size), done: make(chan struct{}), ctx: ctx}
 	cc, err := cons.Consume(func(m jetstream.Msg) {
 		select {
 		case b.msgs <- m:
@@ -46,15 +50,25 @@ func consumeBatches(cons jetstream.Consumer, size int, log *slog.Logger) (*batch
 	b.cc, b.closed = cc, cc.Closed()
 	b.wait = time.NewTimer(time.Hour)
 	b.wait.Stop()
+	b.unwatch = context.AfterFunc(ctx, b.stop)
 	return b, nil
 }
 
 // next waits for the next message, then takes up to size in all into
 // batch (reusing its array), waiting at most batchWait for each after the
 // first. Once consuming has ended (stop, drain) it returns what was
-// delivered before, then jetstream.ErrMsgIteratorClosed.
+// delivered before, then jetstream.ErrMsgIteratorClosed; once ctx has
+// ended, jetstream.ErrMsgIteratorClosed instead of a batch (what it
+// held is left unacknowledged, to be redelivered).
 func (b *batches) next(batch []jetstream.Msg, size int) ([]jetstream.Msg, error) {
-	batch = batch[:0]
+	batch, err := b.fill(batch[:0], size)
+	if err == nil && b.ctx.Err() != nil {
+		return batch[:0], jetstream.ErrMsgIteratorClosed
+	}
+	return batch, err
+}
+
+func (b *batches) fill(batch []jetstream.Msg, size int) ([]jetstream.Msg, error) {
 	select {
 	case m := <-b.msgs:
 		batch = append(batch, m)
@@ -96,6 +110,7 @@ func (b *batches) drain() { b.cc.Drain() }
 // stop stops consuming; what was fetched and not taken is left
 // unacknowledged, to be redelivered.
 func (b *batches) stop() {
+	b.unwatch()
 	b.cc.Stop()
 	b.once.Do(func() { close(b.done) })
 }

@@ -1,6 +1,7 @@
 package enrich
 
 import (
+	"context"
 	"errors"
 	"strconv"
 	"testing"
@@ -29,7 +30,7 @@ func TestBatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := consumeBatches(cons, 4, testutil.Logger(t))
+	b, err := consumeBatches(ctx, cons, 4, testutil.Logger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,5 +88,22 @@ func TestBatches(t *testing.T) {
 	}
 	if len(got) != 14 {
 		t.Fatalf("got %d messages: %v", len(got), got)
+	}
+	// Once its context ends, a loop gets no batch, though one waits.
+	cctx, cancel := context.WithCancel(ctx)
+	b2, err := consumeBatches(cctx, cons, 4, testutil.Logger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b2.stop()
+	if _, err := nt.JS.Publish(ctx, "b.x", []byte("14")); err != nil {
+		t.Fatal(err)
+	}
+	for len(b2.msgs) < 1 && time.Now().Before(deadline.Add(5*time.Second)) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	if batch, err := b2.next(nil, 4); !errors.Is(err, jetstream.ErrMsgIteratorClosed) || len(batch) != 0 {
+		t.Fatalf("after the context ended: %d messages, %v; want none and ErrMsgIteratorClosed", len(batch), err)
 	}
 }

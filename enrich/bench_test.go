@@ -245,19 +245,17 @@ func benchFloor(b *testing.B, g *generator, n int) float64 {
 // floorLoop is one consumer loop of the floor case, batched like a worker
 // loop: fetch, write one record per message, ack after the write.
 func floorLoop(ctx context.Context, js jetstream.JetStream, cons jetstream.Consumer, prefix string, value []byte, batchSize int, log *slog.Logger, done chan<- error) {
-	bs, err := consumeBatches(cons, batchSize, log)
+	bs, err := consumeBatches(ctx, cons, batchSize, log)
 	if err != nil {
 		done <- err
 		return
 	}
 	defer bs.stop()
-	stop := context.AfterFunc(ctx, bs.stop)
-	defer stop()
 	batch := make([]jetstream.Msg, 0, batchSize)
 	futs := make([]jetstream.PubAckFuture, 0, batchSize)
 	for {
 		var err error
-		if batch, err = bs.next(batch, batchSize); err != nil || ctx.Err() != nil {
+		if batch, err = bs.next(batch, batchSize); err != nil {
 			done <- nil
 			return
 		}

@@ -1,6 +1,7 @@
 package enrich
 
 import (
+	"iter"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -22,29 +23,41 @@ type version []vtok
 
 func parseVersion(s string) version {
 	var v version
-	s = strings.ToLower(s)
-	for i := 0; i < len(s); {
-		c := s[i]
-		switch {
-		case c >= '0' && c <= '9':
-			j := i
-			for j < len(s) && s[j] >= '0' && s[j] <= '9' {
-				j++
-			}
-			v = append(v, vtok{num: versionNumber(s[i:j])})
-			i = j
-		case c >= 'a' && c <= 'z':
-			j := i
-			for j < len(s) && s[j] >= 'a' && s[j] <= 'z' {
-				j++
-			}
-			v = append(v, vtok{str: s[i:j], kind: 1})
-			i = j
-		default:
-			i++
-		}
+	for t := range versionTokens(strings.ToLower(s)) {
+		v = append(v, t)
 	}
 	return v
+}
+
+// versionTokens yields the tokens of s: runs of digits and runs of ASCII
+// letters (in the case s has them), skipping everything else.
+func versionTokens(s string) iter.Seq[vtok] {
+	letter := func(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
+	return func(yield func(vtok) bool) {
+		for i := 0; i < len(s); {
+			c, j := s[i], i
+			var t vtok
+			switch {
+			case c >= '0' && c <= '9':
+				for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+					j++
+				}
+				t = vtok{num: versionNumber(s[i:j])}
+			case letter(c):
+				for j < len(s) && letter(s[j]) {
+					j++
+				}
+				t = vtok{str: s[i:j], kind: 1}
+			default:
+				i++
+				continue
+			}
+			if !yield(t) {
+				return
+			}
+			i = j
+		}
+	}
 }
 
 // versionNumber is the value of a run of digits; one too large for
@@ -131,49 +144,33 @@ func (a interval) contains(v version) bool { return a.overlaps(point(v)) }
 
 // minorBand returns the "major.minor.x" band of an exact version: its
 // first two numbers, before any word ("7.2.x" of "7.2.5", "10.x" of "10"),
-// or "" when it has none. An ASCII version is read in place; any other
-// through parseVersion, whose lower-casing maps some non-ASCII letters to
-// ASCII ones (the Kelvin sign to k).
+// or "" when it has none. Only a version with non-ASCII bytes is lower-cased
+// first, as parseVersion does, since that maps some non-ASCII letters to
+// ASCII ones (the Kelvin sign to k); the tokens of an ASCII one do not
+// depend on its case.
 func minorBand(exact string) string {
+	for i := 0; i < len(exact); i++ {
+		if exact[i] >= utf8.RuneSelf {
+			exact = strings.ToLower(exact)
+			break
+		}
+	}
 	var buf [48]byte
 	b, n := buf[:0], 0
-	for i := 0; i < len(exact) && n < 2; {
-		switch c := exact[i]; {
-		case c >= utf8.RuneSelf:
-			return minorBandOf(parseVersion(exact))
-		case c >= '0' && c <= '9':
-			j := i
-			for j < len(exact) && exact[j] >= '0' && exact[j] <= '9' {
-				j++
-			}
-			if n > 0 {
-				b = append(b, '.')
-			}
-			b = strconv.AppendInt(b, versionNumber(exact[i:j]), 10)
-			n, i = n+1, j
-		case c|0x20 >= 'a' && c|0x20 <= 'z':
-			i = len(exact) // a word ends the band
-		default:
-			i++
+	for t := range versionTokens(exact) {
+		if t.kind != 0 {
+			break
+		}
+		if n > 0 {
+			b = append(b, '.')
+		}
+		b = strconv.AppendInt(b, t.num, 10)
+		if n++; n == 2 {
+			break
 		}
 	}
 	if n == 0 {
 		return ""
 	}
 	return string(append(b, ".x"...))
-}
-
-// minorBandOf is minorBand of a parsed version.
-func minorBandOf(v version) string {
-	var parts []string
-	for _, t := range v {
-		if t.kind != 0 || len(parts) == 2 {
-			break
-		}
-		parts = append(parts, strconv.FormatInt(t.num, 10))
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return strings.Join(parts, ".") + ".x"
 }

@@ -263,12 +263,10 @@ type item struct {
 // closed: then it stops pulling and enriches what it has fetched before
 // it returns, so that nothing waits for the ack wait to pass.
 func (w *Worker) loop(ctx context.Context, cons jetstream.Consumer, release <-chan struct{}) error {
-	b, err := consumeBatches(cons, w.cfg.BatchSize, w.log)
+	b, err := consumeBatches(ctx, cons, w.cfg.BatchSize, w.log)
 	if err != nil {
 		return fmt.Errorf("enrich consume: %w", err)
 	}
-	stop := context.AfterFunc(ctx, b.stop)
-	defer stop()
 	defer b.stop()
 	if release != nil {
 		ended := make(chan struct{})
@@ -283,7 +281,7 @@ func (w *Worker) loop(ctx context.Context, cons jetstream.Consumer, release <-ch
 	}
 	batch := make([]jetstream.Msg, 0, w.cfg.BatchSize)
 	for {
-		if batch, err = b.next(batch, w.cfg.BatchSize); err != nil || ctx.Err() != nil {
+		if batch, err = b.next(batch, w.cfg.BatchSize); err != nil {
 			return nil
 		}
 		start := time.Now()
