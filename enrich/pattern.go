@@ -57,10 +57,8 @@ func requiredLiteral(re *syntax.Regexp) string {
 	switch re.Op {
 	case syntax.OpLiteral:
 		s := string(re.Rune)
-		for i := 0; i < len(s); i++ {
-			if s[i] >= utf8.RuneSelf {
-				return ""
-			}
+		if !isASCII(s) {
+			return ""
 		}
 		return strings.ToLower(s)
 	case syntax.OpCapture, syntax.OpPlus:

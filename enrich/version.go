@@ -4,7 +4,6 @@ import (
 	"iter"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 )
 
 // vtok is one token of a version: a number, a word, or +infinity (the open
@@ -149,11 +148,8 @@ func (a interval) contains(v version) bool { return a.overlaps(point(v)) }
 // ASCII ones (the Kelvin sign to k); the tokens of an ASCII one do not
 // depend on its case.
 func minorBand(exact string) string {
-	for i := 0; i < len(exact); i++ {
-		if exact[i] >= utf8.RuneSelf {
-			exact = strings.ToLower(exact)
-			break
-		}
+	if !isASCII(exact) {
+		exact = strings.ToLower(exact)
 	}
 	var buf [48]byte
 	b, n := buf[:0], 0
