@@ -1,15 +1,30 @@
 package enrich
 
 import (
+	"encoding/binary"
+	"hash/maphash"
 	"sync"
 	"sync/atomic"
 )
 
-// stateCache keeps the state records a worker process wrote or read last,
-// as stored (encoded) with their revision, within a byte budget shared by
-// the process's consumer loops. A record found here is not read back from
+// stateCache keeps the state records a worker process wrote last, as
+// stored (encoded) with their revision, within a byte budget shared by the
+// process's consumer loops. A record found here is not read back from
 // NATS before it is updated; if another worker changed it meanwhile, the
 // write's expected-revision check fails and the record is read afresh.
+//
+// The records live in a log of large byte slabs, indexed by a map from
+// the hash of a key to where its newest record starts. Neither holds a
+// pointer, so the garbage collector marks a few dozen objects for the
+// whole cache where a map of strings to byte slices gives it two per
+// record (hundreds of thousands in a large cache, marked at every cycle).
+// A record is written again at the end of the log each time its key is
+// stored, and the older one is left dead. When the log is full its oldest
+// slab is reused: the records there that are still their keys' newest
+// move to the end of the log while the newest records fit the budget less
+// two slabs, and otherwise leave the cache (the keys written least
+// recently leave first). A record copied out by get is the caller's: the
+// cache keeps no reference to it and vice versa.
 //
 // It also learns whether the keys it does not hold tend to exist: while
 // most reads of such keys find nothing (a first load, new addresses), an
@@ -17,10 +32,21 @@ import (
 // finds the key taken is a conflict like any other and is retried after a
 // read.
 type stateCache struct {
-	mu     sync.Mutex
-	m      map[string]cached
-	bytes  int
-	budget int
+	mu sync.Mutex
+	// index maps a key's hash to its newest record: the record's slab
+	// number (counted from the first slab ever started) in the high 32
+	// bits, its offset in the slab in the low 32.
+	index map[uint64]uint64
+	// slabs is a ring: slab number n is slabs[n % len(slabs)]; the slabs
+	// first to next (exclusive) hold records, next-1 is written to.
+	slabs       [][]byte
+	first, next uint64
+	slabSize    int
+	seed        maphash.Seed
+	// live is the size of the records the index points to; spare is
+	// where a reused slab's live records wait while it is emptied.
+	live  int
+	spare []byte
 
 	// writing holds the keys a loop of this process is writing (claim,
 	// release), each with nil or, once another loop waits for it, a
@@ -32,64 +58,158 @@ type stateCache struct {
 	found, absent atomic.Int64
 }
 
-// cached is a stored record: data nil means the key has no value at rev
-// (never written, or deleted).
-type cached struct {
-	rev  uint64
-	data []byte
-}
-
-// entryOverhead approximates the memory of a cache entry beyond its data
-// (key, map slot, slice header).
-const entryOverhead = 64
-
 const decayEvery = 4096
 
+// Slab sizes: a budget is split into at least minSlabs slabs of at most
+// maxSlabSize bytes each.
+const (
+	minSlabs    = 8
+	maxSlabSize = 4 << 20
+)
+
+// newStateCache returns a cache of budget bytes of records (0: none; the
+// index adds about 40 bytes per key, and a slab is set aside for moving
+// records).
 func newStateCache(budget int) *stateCache {
-	return &stateCache{m: map[string]cached{}, budget: budget, writing: map[string]chan struct{}{}}
+	c := &stateCache{index: map[uint64]uint64{}, seed: maphash.MakeSeed(), writing: map[string]chan struct{}{}}
+	if budget >= minSlabs*64 {
+		c.slabSize = min(budget/minSlabs, maxSlabSize)
+		c.slabs = make([][]byte, budget/c.slabSize)
+	}
+	return c
 }
 
-func (c *stateCache) get(key string) (cached, bool) {
+// A record in a slab: the key's length (uvarint) and bytes, the revision
+// (8 bytes, little-endian), the data's length (uvarint) and bytes.
+
+// get appends key's cached record to dst and returns it with the record's
+// revision, or dst unchanged and false when the key is not cached.
+func (c *stateCache) get(dst []byte, key string) ([]byte, uint64, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.m[key]
-	return e, ok
+	at, ok := c.index[maphash.String(c.seed, key)]
+	if !ok {
+		return dst, 0, false
+	}
+	k, rev, data, _ := c.record(at)
+	if string(k) != key {
+		return dst, 0, false // another key with the same hash
+	}
+	return append(dst, data...), rev, true
 }
 
-// put remembers key at rev with data, evicting about a quarter of the
-// budget (in map order, which is as good as random here) when it is full.
+// record decodes the record at a (slab number, offset) location; next is
+// the offset that follows it.
+func (c *stateCache) record(at uint64) (key []byte, rev uint64, data []byte, next int) {
+	slab := c.slabs[(at>>32)%uint64(len(c.slabs))]
+	off := int(uint32(at))
+	n, w := binary.Uvarint(slab[off:])
+	off += w
+	key = slab[off : off+int(n)]
+	off += int(n)
+	rev = binary.LittleEndian.Uint64(slab[off:])
+	off += 8
+	n, w = binary.Uvarint(slab[off:])
+	off += w
+	return key, rev, slab[off : off+int(n) : off+int(n)], off + int(n)
+}
+
+// put remembers key at rev with data (copied). A record larger than a
+// slab is not kept, nor one without data.
 func (c *stateCache) put(key string, rev uint64, data []byte) {
-	size := len(key) + cap(data) + entryOverhead
-	if size > c.budget/4 {
+	size := 2*binary.MaxVarintLen32 + len(key) + 8 + len(data)
+	if size > c.slabSize || data == nil {
 		c.drop(key)
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if old, ok := c.m[key]; ok {
-		c.bytes -= len(key) + cap(old.data) + entryOverhead
+	// A full round of slabs without room for the record empties the next
+	// one outright (only a slab's live records moving ahead, in a cache
+	// at its budget, could take that long).
+	for round := 0; c.next == c.first || len(c.slabs[(c.next-1)%uint64(len(c.slabs))])+size > c.slabSize; round++ {
+		c.startSlab(round < len(c.slabs))
 	}
-	c.m[key] = cached{rev: rev, data: data}
-	c.bytes += size
-	if c.bytes <= c.budget {
-		return
-	}
-	for k, e := range c.m {
-		if c.bytes <= c.budget*3/4 {
-			break
-		}
-		delete(c.m, k)
-		c.bytes -= len(k) + cap(e.data) + entryOverhead
+	n := c.next - 1
+	i := n % uint64(len(c.slabs))
+	slab := c.slabs[i]
+	at := n<<32 | uint64(len(slab))
+	slab = binary.AppendUvarint(slab, uint64(len(key)))
+	slab = append(slab, key...)
+	slab = binary.LittleEndian.AppendUint64(slab, rev)
+	slab = binary.AppendUvarint(slab, uint64(len(data)))
+	c.slabs[i] = append(slab, data...)
+	h := maphash.String(c.seed, key)
+	c.unindex(h)
+	c.index[h] = at
+	c.live += len(c.slabs[i]) - int(uint32(at))
+}
+
+// unindex removes the record h points to (if any) from the index.
+func (c *stateCache) unindex(h uint64) {
+	if at, ok := c.index[h]; ok {
+		_, _, _, end := c.record(at)
+		c.live -= end - int(uint32(at))
+		delete(c.index, h)
 	}
 }
 
+// startSlab begins a new slab. When every slab is in use it reuses the
+// oldest: the records there that are still their keys' newest move to the
+// new slab while the newest records of all keys take at most the budget
+// less two slabs (and keep is true), and leave the cache otherwise.
+func (c *stateCache) startSlab(keep bool) {
+	i := c.next % uint64(len(c.slabs))
+	kept := c.spare[:0]
+	if c.next-c.first == uint64(len(c.slabs)) {
+		keep = keep && c.live+2*c.slabSize <= len(c.slabs)*c.slabSize
+		old := c.slabs[i]
+		for off := 0; off < len(old); {
+			at := c.first<<32 | uint64(off)
+			key, _, _, end := c.record(at)
+			if h := maphash.Bytes(c.seed, key); c.index[h] == at {
+				if keep {
+					kept = append(kept, old[off:end]...)
+				} else {
+					c.unindex(h)
+				}
+			}
+			off = end
+		}
+		c.first++
+	}
+	if c.slabs[i] == nil {
+		c.slabs[i] = make([]byte, 0, c.slabSize)
+	}
+	c.slabs[i] = append(c.slabs[i][:0], kept...)
+	c.spare = kept[:0]
+	c.next++
+	// The moved records' new places.
+	for off := 0; off < len(kept); {
+		at := (c.next-1)<<32 | uint64(off)
+		key, _, _, end := c.record(at)
+		c.index[maphash.Bytes(c.seed, key)] = at
+		off = end
+	}
+}
+
+// drop forgets key.
 func (c *stateCache) drop(key string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if old, ok := c.m[key]; ok {
-		delete(c.m, key)
-		c.bytes -= len(key) + cap(old.data) + entryOverhead
+	h := maphash.String(c.seed, key)
+	if at, ok := c.index[h]; ok {
+		if k, _, _, _ := c.record(at); string(k) == key {
+			c.unindex(h)
+		}
 	}
+}
+
+// len returns how many keys the cache holds.
+func (c *stateCache) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.index)
 }
 
 // learned records whether a key the cache did not hold existed.

@@ -2,6 +2,7 @@ package enrich
 
 import (
 	"context"
+	"hash/maphash"
 	"strconv"
 	"testing"
 	"time"
@@ -15,35 +16,129 @@ import (
 )
 
 func TestStateCache_Budget(t *testing.T) {
-	c := newStateCache(100 * (entryOverhead + 10 + 100))
+	const recSize = 1 + 7 + 8 + 1 + 100 // key length, key, revision, data length, data
+	c := newStateCache(100 * recSize)
+	if len(c.slabs) != minSlabs || c.slabSize != 100*recSize/minSlabs {
+		t.Fatalf("%d slabs of %d bytes for a budget of %d", len(c.slabs), c.slabSize, 100*recSize)
+	}
 	data := make([]byte, 100)
+	key := func(i int) string { return "k" + strconv.Itoa(1000000 + i)[1:] }
+	c.put("early", 7, data)
 	for i := range 1000 {
-		c.put("k"+strconv.Itoa(1000000 + i)[1:], uint64(i+1), data[:100:100])
-		if c.bytes > c.budget {
-			t.Fatalf("after %d puts the cache holds %d bytes over its %d budget", i+1, c.bytes, c.budget)
+		data[0] = byte(i)
+		c.put(key(i), uint64(i+1), data)
+		if i == 500 {
+			c.put("early", 8, data) // written again: its first record is dead
+		}
+		held := 0
+		for _, s := range c.slabs {
+			held += len(s)
+		}
+		if held > 100*recSize {
+			t.Fatalf("after %d puts the cache holds %d bytes over its %d budget", i+1, held, 100*recSize)
 		}
 	}
-	if len(c.m) < 50 || len(c.m) > 100 {
-		t.Fatalf("cache holds %d entries of 100 that fit", len(c.m))
+	// The newest keys are held, the oldest are not, and each key's newest
+	// record is the one read.
+	perSlab := c.slabSize / recSize
+	if n := c.len(); n < 100-perSlab-1 || n > 100 {
+		t.Fatalf("cache holds %d entries of 100 that fit", n)
 	}
-	// The newest entry survives its own eviction round.
-	if e, ok := c.get("k000999"); !ok || e.rev != 1000 {
-		t.Fatalf("newest entry: %+v %v", e, ok)
+	for i := 1000 - (100 - perSlab - 1); i < 1000; i++ {
+		got, rev, ok := c.get([]byte("before"), key(i))
+		if !ok || rev != uint64(i+1) || string(got[:6]) != "before" || len(got) != 106 || got[6] != byte(i) {
+			t.Fatalf("%s: rev %d ok %v, %d bytes", key(i), rev, ok, len(got))
+		}
 	}
-	c.drop("k000999")
-	if _, ok := c.get("k000999"); ok {
+	for _, k := range []string{key(0), key(850), "early"} {
+		if _, _, ok := c.get(nil, k); ok {
+			t.Fatalf("%s: still cached after 1,000 later records", k)
+		}
+	}
+	// A key whose old record leaves with its slab keeps its newer one.
+	c.put("twice", 1, data)
+	oldSlab := c.index[maphash.String(c.seed, "twice")] >> 32
+	for i := range perSlab {
+		c.put(key(2000+i), 1, data)
+	}
+	c.put("twice", 2, data)
+	for i := 0; c.first <= oldSlab; i++ {
+		c.put(key(3000+i), 1, data)
+	}
+	if _, rev, ok := c.get(nil, "twice"); !ok || rev != 2 {
+		t.Fatalf("rewritten key: rev %d ok %v", rev, ok)
+	}
+	// Records are copies: changing what was put or got changes nothing.
+	data[5] = 42
+	c.put("copy", 3, data)
+	data[5] = 0
+	got, _, _ := c.get(nil, "copy")
+	got[6] = 1
+	if again, _, _ := c.get(nil, "copy"); again[5] != 42 || again[6] != 0 {
+		t.Fatal("cached record shares memory with its caller")
+	}
+	c.drop("copy")
+	if _, _, ok := c.get(nil, "copy"); ok {
 		t.Fatal("dropped entry still cached")
 	}
-	// A record larger than a quarter of the budget is not kept.
-	c.put("big", 1, make([]byte, c.budget/2))
-	if _, ok := c.get("big"); ok {
+	// Another key with the same hash is not taken for the key.
+	c.put("this", 4, data)
+	c.index[maphash.String(c.seed, "that")] = c.index[maphash.String(c.seed, "this")]
+	if _, _, ok := c.get(nil, "that"); ok {
+		t.Fatal("a colliding key read another key's record")
+	}
+	c.drop("that")
+	if _, _, ok := c.get(nil, "this"); !ok {
+		t.Fatal("dropping a colliding key dropped another key's record")
+	}
+	// A record larger than a slab is not kept; putting one drops the key.
+	c.put("big", 1, make([]byte, c.slabSize))
+	if _, _, ok := c.get(nil, "big"); ok {
 		t.Fatal("oversized record cached")
 	}
 	// No budget, no cache.
 	off := newStateCache(0)
 	off.put("k", 1, data)
-	if _, ok := off.get("k"); ok {
+	if _, _, ok := off.get(nil, "k"); ok {
 		t.Fatal("cache of budget 0 kept a record")
+	}
+}
+
+// Keys written once stay cached while others are rewritten many times,
+// as long as the newest records fit: dead records make the room.
+func TestStateCache_KeepsLiveRecords(t *testing.T) {
+	const recSize = 1 + 4 + 8 + 1 + 100
+	c := newStateCache(100 * recSize)
+	data := make([]byte, 100)
+	for i := range 30 {
+		c.put("cold"+strconv.Itoa(i), uint64(i+1), data)
+	}
+	for r := range 200 {
+		for i := range 20 {
+			c.put("hot"+strconv.Itoa(i), uint64(r+1), data)
+		}
+		if held := c.live; held > 100*recSize {
+			t.Fatalf("round %d: %d bytes of records over the %d budget", r, held, 100*recSize)
+		}
+	}
+	for i := range 30 {
+		if _, rev, ok := c.get(nil, "cold"+strconv.Itoa(i)); !ok || rev != uint64(i+1) {
+			t.Fatalf("cold%d: rev %d ok %v after 4,000 writes of other keys", i, rev, ok)
+		}
+	}
+	for i := range 20 {
+		if _, rev, ok := c.get(nil, "hot"+strconv.Itoa(i)); !ok || rev != 200 {
+			t.Fatalf("hot%d: rev %d ok %v", i, rev, ok)
+		}
+	}
+	// live counts exactly the records the index points to.
+	sum := 0
+	for _, at := range c.index {
+		_, _, _, end := c.record(at)
+		sum += end - int(uint32(at))
+	}
+	if sum != c.live || c.len() != 50 {
+		t.Fatalf("%d keys, records of %d bytes counted as %d", c.len(), sum, c.live)
 	}
 }
 

@@ -46,25 +46,22 @@ var errDocFormat = errors.New("malformed state document")
 // before it is stored, and decompressed into before decoding.
 var bodyPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
-// encodeDoc returns d's stored form, in a slice of exactly its length:
-// the state cache keeps it, and S2's worst-case output size is about
-// twice what a document compresses to.
-func encodeDoc(d *doc) ([]byte, error) {
+// encodeDoc returns d's stored form.
+func encodeDoc(d *doc) ([]byte, error) { return appendDoc(nil, d) }
+
+// appendDoc appends d's stored form to dst.
+func appendDoc(dst []byte, d *doc) ([]byte, error) {
 	bp := bodyPool.Get().(*[]byte)
 	defer bodyPool.Put(bp)
 	e := bincodec.Encoder{B: (*bp)[:0]}
 	encodeBody(&e, d)
 	*bp = e.B
-	cp := bodyPool.Get().(*[]byte)
-	defer bodyPool.Put(cp)
-	if n := s2.MaxEncodedLen(len(e.B)); cap(*cp) < n {
-		*cp = make([]byte, n)
-	}
-	comp := s2.Encode((*cp)[:cap(*cp)], e.B)
-	out := make([]byte, 2+len(comp))
-	out[0], out[1] = binMark, binVersion
-	copy(out[2:], comp)
-	return out, nil
+	dst = append(dst, binMark, binVersion)
+	// S2 compresses straight into dst, grown to the worst case.
+	n := s2.MaxEncodedLen(len(e.B))
+	dst = slices.Grow(dst, n)
+	comp := s2.Encode(dst[len(dst):len(dst)+n], e.B)
+	return dst[:len(dst)+len(comp)], nil
 }
 
 func decodeDoc(b []byte, d *doc) error {

@@ -518,6 +518,12 @@ type record struct {
 	guessed bool   // not read: assumed new (see stateCache)
 }
 
+// writeBuffers hold the records a writeGroups call copies out of the cache
+// and the records it encodes, so that a batch allocates neither.
+type writeBuffers struct{ cached, encoded []byte }
+
+var writeBufferPool = sync.Pool{New: func() any { return new(writeBuffers) }}
+
 // writeGroups loads, merges and writes each key's document with an
 // expected-revision check. It returns the keys that lost a race to
 // another writer (to retry) and the keys that failed. On a retry (first
@@ -526,17 +532,34 @@ func (s *Store) writeGroups(ctx context.Context, c *stateCache, keys []string, g
 	failed = map[string]error{}
 	recs := make(map[string]record, len(keys))
 	guess := first && c.guessAbsent()
+	bufs := writeBufferPool.Get().(*writeBuffers)
+	defer writeBufferPool.Put(bufs)
+	// Cached records are copied one after the other into bufs.cached, each
+	// noted by where it ends; the slices are taken once it stops growing.
+	cached, ends := bufs.cached[:0], make([]int, 0, len(keys))
 	var unknown []string
-	hits, guessed := 0, 0
+	guessed := 0
 	for _, k := range keys {
-		if e, ok := c.get(k); ok {
-			recs[k] = record{rev: e.rev, data: e.data}
-			hits++
+		var rev uint64
+		var ok bool
+		if cached, rev, ok = c.get(cached, k); ok {
+			recs[k] = record{rev: rev}
+			ends = append(ends, len(cached))
 		} else if guess {
 			recs[k] = record{guessed: true}
 			guessed++
 		} else {
 			unknown = append(unknown, k)
+		}
+	}
+	bufs.cached = cached
+	hits, start := 0, 0
+	for _, k := range keys {
+		if r, ok := recs[k]; ok && !r.guessed {
+			r.data = cached[start:ends[hits]:ends[hits]]
+			recs[k] = r
+			start = ends[hits]
+			hits++
 		}
 	}
 	w.m.lookups.WithLabelValues("cached").Add(float64(hits))
@@ -556,7 +579,7 @@ func (s *Store) writeGroups(ctx context.Context, c *stateCache, keys []string, g
 	}
 	type pending struct {
 		key      string
-		data     []byte
+		from, to int // the record, in bufs.encoded
 		guessed  bool
 		ticket   uint64
 		answered bool
@@ -570,6 +593,8 @@ func (s *Store) writeGroups(ctx context.Context, c *stateCache, keys []string, g
 	answers := make(chan bus.Ack, len(keys))
 	done := map[string]int{} // stored observations by type
 	defer w.count(done)
+	enc := bufs.encoded[:0]
+	defer func() { bufs.encoded = enc }()
 	for _, k := range keys {
 		if _, bad := failed[k]; bad {
 			continue
@@ -588,21 +613,22 @@ func (s *Store) writeGroups(ctx context.Context, c *stateCache, keys []string, g
 			}
 		}
 		w.applyAll(d, items)
-		data, err := encodeDoc(d)
-		if err != nil {
+		from := len(enc)
+		if enc, err = appendDoc(enc, d); err != nil {
+			enc = enc[:from]
 			failed[k] = err
 			c.drop(k)
 			continue
 		}
 		revs[0] = strconv.FormatUint(r.rev, 10)
-		msg.Subject, msg.Data = s.prefix+k, data
+		msg.Subject, msg.Data = s.prefix+k, enc[from:]
 		ticket, err := acks.Publish(&msg, len(pend), answers)
 		if err != nil {
 			failed[k] = fmt.Errorf("store state: %w", err)
 			c.drop(k)
 			continue
 		}
-		pend = append(pend, pending{key: k, data: data, guessed: r.guessed, ticket: ticket})
+		pend = append(pend, pending{key: k, from: from, to: len(enc), guessed: r.guessed, ticket: ticket})
 	}
 	// giveUp abandons the writes still unanswered: their outcome is
 	// unknown, so their cached records are dropped.
@@ -634,7 +660,7 @@ func (s *Store) writeGroups(ctx context.Context, c *stateCache, keys []string, g
 		p.answered = true
 		switch {
 		case a.Err == nil:
-			c.put(p.key, a.Seq, p.data)
+			c.put(p.key, a.Seq, enc[p.from:p.to])
 			if p.guessed {
 				c.learned(false)
 			}
