@@ -1,8 +1,11 @@
 package enrich
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"hash/maphash"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -345,4 +348,64 @@ func TestWorker_LoopsShareKeysWithoutConflict(t *testing.T) {
 		t.Errorf("8 loops on 24 keys: %v conflicting writes; loops of one process must not race each other", conflicts)
 	}
 	sameState(t, got, want)
+}
+
+// BenchmarkStateCache measures what a cache of 200,000 records costs the
+// garbage collector (one forced collection, the cache alive) and what a
+// record costs to store and read back, against the map of key strings to
+// byte slices the cache replaced, in the same run.
+func BenchmarkStateCache(b *testing.B) {
+	tu.Micro(b)
+	const n = 200_000
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("h.10.%d.%d.%d", i>>16&255, i>>8&255, i&255)
+	}
+	data := make([]byte, 450)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	type store struct {
+		put func(k string, rev uint64, v []byte)
+		get func(dst []byte, k string) []byte
+	}
+	stores := []struct {
+		name string
+		make func() store
+	}{
+		{"slab log", func() store {
+			c := newStateCache(256 << 20)
+			return store{c.put, func(dst []byte, k string) []byte { dst, _, _ = c.get(dst, k); return dst }}
+		}},
+		{"map baseline", func() store {
+			m := map[string][]byte{}
+			return store{
+				func(k string, _ uint64, v []byte) { m[k] = bytes.Clone(v) },
+				func(dst []byte, k string) []byte { return append(dst, m[k]...) },
+			}
+		}},
+	}
+	for _, s := range stores {
+		b.Run("gc/"+s.name, func(b *testing.B) {
+			st := s.make()
+			for i, k := range keys {
+				st.put(k, uint64(i+1), data)
+			}
+			runtime.GC()
+			for b.Loop() {
+				runtime.GC()
+			}
+			runtime.KeepAlive(st)
+		})
+		b.Run("put+get/"+s.name, func(b *testing.B) {
+			st := s.make()
+			b.ReportAllocs()
+			var buf []byte
+			for i := 0; b.Loop(); i++ {
+				k := keys[i%n]
+				st.put(k, uint64(i+1), data)
+				buf = st.get(buf[:0], k)
+			}
+		})
+	}
 }
