@@ -34,8 +34,8 @@ import (
 type stateCache struct {
 	mu sync.Mutex
 	// index maps a key's hash to its newest record: the record's slab
-	// number (counted from the first slab ever started) in the high 32
-	// bits, its offset in the slab in the low 32.
+	// (its place in slabs) in the high 32 bits, its offset in the slab in
+	// the low 32.
 	index map[uint64]uint64
 	// slabs is a ring: slab number n is slabs[n % len(slabs)]; the slabs
 	// first to next (exclusive) hold records, next-1 is written to.
@@ -98,10 +98,10 @@ func (c *stateCache) get(dst []byte, key string) ([]byte, uint64, bool) {
 	return append(dst, data...), rev, true
 }
 
-// record decodes the record at a (slab number, offset) location; next is
-// the offset that follows it.
+// record decodes the record at a (slab, offset) location; next is the
+// offset that follows it.
 func (c *stateCache) record(at uint64) (key []byte, rev uint64, data []byte, next int) {
-	slab := c.slabs[(at>>32)%uint64(len(c.slabs))]
+	slab := c.slabs[at>>32]
 	off := int(uint32(at))
 	n, w := binary.Uvarint(slab[off:])
 	off += w
@@ -130,10 +130,9 @@ func (c *stateCache) put(key string, rev uint64, data []byte) {
 	for round := 0; c.next == c.first || len(c.slabs[(c.next-1)%uint64(len(c.slabs))])+size > c.slabSize; round++ {
 		c.startSlab(round < len(c.slabs))
 	}
-	n := c.next - 1
-	i := n % uint64(len(c.slabs))
+	i := (c.next - 1) % uint64(len(c.slabs))
 	slab := c.slabs[i]
-	at := n<<32 | uint64(len(slab))
+	at := i<<32 | uint64(len(slab))
 	slab = binary.AppendUvarint(slab, uint64(len(key)))
 	slab = append(slab, key...)
 	slab = binary.LittleEndian.AppendUint64(slab, rev)
@@ -165,7 +164,7 @@ func (c *stateCache) startSlab(keep bool) {
 		keep = keep && c.live+2*c.slabSize <= len(c.slabs)*c.slabSize
 		old := c.slabs[i]
 		for off := 0; off < len(old); {
-			at := c.first<<32 | uint64(off)
+			at := i<<32 | uint64(off)
 			key, _, _, end := c.record(at)
 			if h := maphash.Bytes(c.seed, key); c.index[h] == at {
 				if keep {
@@ -186,7 +185,7 @@ func (c *stateCache) startSlab(keep bool) {
 	c.next++
 	// The moved records' new places.
 	for off := 0; off < len(kept); {
-		at := (c.next-1)<<32 | uint64(off)
+		at := i<<32 | uint64(off)
 		key, _, _, end := c.record(at)
 		c.index[maphash.Bytes(c.seed, key)] = at
 		off = end
