@@ -37,12 +37,13 @@ type stateCache struct {
 	// (its place in slabs) in the high 32 bits, its offset in the slab in
 	// the low 32.
 	index map[uint64]uint64
-	// slabs is a ring: slab number n is slabs[n % len(slabs)]; the slabs
-	// first to next (exclusive) hold records, next-1 is written to.
-	slabs       [][]byte
-	first, next uint64
-	slabSize    int
-	seed        maphash.Seed
+	// slabs is a ring: slab number n (counted from the first one started)
+	// is slabs[n % len(slabs)]; next-1 is written to, and the slabs before
+	// it, back to oldest(), hold records.
+	slabs    [][]byte
+	next     uint64
+	slabSize int
+	seed     maphash.Seed
 	// live is the size of the records the index points to; spare is
 	// where a reused slab's live records wait while it is emptied.
 	live  int
@@ -127,7 +128,7 @@ func (c *stateCache) put(key string, rev uint64, data []byte) {
 	// A full round of slabs without room for the record empties the next
 	// one outright (only a slab's live records moving ahead, in a cache
 	// at its budget, could take that long).
-	for round := 0; c.next == c.first || len(c.slabs[(c.next-1)%uint64(len(c.slabs))])+size > c.slabSize; round++ {
+	for round := 0; c.next == 0 || len(c.slabs[(c.next-1)%uint64(len(c.slabs))])+size > c.slabSize; round++ {
 		c.startSlab(round < len(c.slabs))
 	}
 	i := (c.next - 1) % uint64(len(c.slabs))
@@ -139,28 +140,36 @@ func (c *stateCache) put(key string, rev uint64, data []byte) {
 	slab = binary.AppendUvarint(slab, uint64(len(data)))
 	c.slabs[i] = append(slab, data...)
 	h := maphash.String(c.seed, key)
-	c.unindex(h)
+	if old, ok := c.index[h]; ok {
+		c.live -= c.size(old)
+	}
 	c.index[h] = at
-	c.live += len(c.slabs[i]) - int(uint32(at))
+	c.live += c.size(at)
 }
 
-// unindex removes the record h points to (if any) from the index.
-func (c *stateCache) unindex(h uint64) {
-	if at, ok := c.index[h]; ok {
-		_, _, _, end := c.record(at)
-		c.live -= end - int(uint32(at))
-		delete(c.index, h)
-	}
+// size returns the length of the record at a location.
+func (c *stateCache) size(at uint64) int {
+	_, _, _, end := c.record(at)
+	return end - int(uint32(at))
+}
+
+// oldest returns the number of the oldest slab holding records.
+func (c *stateCache) oldest() uint64 {
+	return c.next - min(c.next, uint64(len(c.slabs)))
 }
 
 // startSlab begins a new slab. When every slab is in use it reuses the
 // oldest: the records there that are still their keys' newest move to the
 // new slab while the newest records of all keys take at most the budget
 // less two slabs (and keep is true), and leave the cache otherwise.
+//
+// A moved record keeps its slab and goes to the offset it has in the
+// records kept so far, never past the one it leaves: no record still to
+// be read can already sit at its new place.
 func (c *stateCache) startSlab(keep bool) {
 	i := c.next % uint64(len(c.slabs))
 	kept := c.spare[:0]
-	if c.next-c.first == uint64(len(c.slabs)) {
+	if c.next >= uint64(len(c.slabs)) {
 		keep = keep && c.live+2*c.slabSize <= len(c.slabs)*c.slabSize
 		old := c.slabs[i]
 		for off := 0; off < len(old); {
@@ -168,14 +177,15 @@ func (c *stateCache) startSlab(keep bool) {
 			key, _, _, end := c.record(at)
 			if h := maphash.Bytes(c.seed, key); c.index[h] == at {
 				if keep {
+					c.index[h] = i<<32 | uint64(len(kept))
 					kept = append(kept, old[off:end]...)
 				} else {
-					c.unindex(h)
+					c.live -= end - off
+					delete(c.index, h)
 				}
 			}
 			off = end
 		}
-		c.first++
 	}
 	if c.slabs[i] == nil {
 		c.slabs[i] = make([]byte, 0, c.slabSize)
@@ -183,13 +193,6 @@ func (c *stateCache) startSlab(keep bool) {
 	c.slabs[i] = append(c.slabs[i][:0], kept...)
 	c.spare = kept[:0]
 	c.next++
-	// The moved records' new places.
-	for off := 0; off < len(kept); {
-		at := i<<32 | uint64(off)
-		key, _, _, end := c.record(at)
-		c.index[maphash.Bytes(c.seed, key)] = at
-		off = end
-	}
 }
 
 // drop forgets key.
@@ -199,7 +202,8 @@ func (c *stateCache) drop(key string) {
 	h := maphash.String(c.seed, key)
 	if at, ok := c.index[h]; ok {
 		if k, _, _, _ := c.record(at); string(k) == key {
-			c.unindex(h)
+			c.live -= c.size(at)
+			delete(c.index, h)
 		}
 	}
 }

@@ -65,7 +65,7 @@ func TestStateCache_Budget(t *testing.T) {
 		c.put(key(2000+i), 1, data)
 	}
 	c.put("twice", 2, data)
-	for i := 0; c.first <= oldSlab; i++ {
+	for i := 0; c.oldest() <= oldSlab; i++ {
 		c.put(key(3000+i), 1, data)
 	}
 	if _, rev, ok := c.get(nil, "twice"); !ok || rev != 2 {
@@ -113,7 +113,10 @@ func TestStateCache_KeepsLiveRecords(t *testing.T) {
 	const recSize = 1 + 4 + 8 + 1 + 100
 	c := newStateCache(100 * recSize)
 	data := make([]byte, 100)
+	// Each cold record follows a hot one that is soon dead, so a cold
+	// record moves to a lower offset when its slab is reused.
 	for i := range 30 {
+		c.put("hot"+strconv.Itoa(i%20), 0, data)
 		c.put("cold"+strconv.Itoa(i), uint64(i+1), data)
 	}
 	for r := range 200 {
