@@ -54,7 +54,7 @@ type Catalog struct {
 
 func defaultEnrich() Enrich {
 	return Enrich{
-		Workers: 2, BatchSize: 256, MaxFailures: 5, Bucket: "ipstate", CacheMB: 256,
+		Workers: 4, BatchSize: 256, MaxFailures: 5, Bucket: "ipstate", CacheMB: 256,
 		RetentionDays: 30, AgeSchedule: "@every 1h",
 		Catalog: Catalog{Schedule: "@every 24h", FetchTimeout: 2 * time.Minute},
 	}
