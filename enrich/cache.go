@@ -201,18 +201,11 @@ func (c *stateCache) drop(key string) {
 	defer c.mu.Unlock()
 	h := maphash.String(c.seed, key)
 	if at, ok := c.index[h]; ok {
-		if k, _, _, _ := c.record(at); string(k) == key {
-			c.live -= c.size(at)
+		if k, _, _, end := c.record(at); string(k) == key {
+			c.live -= end - int(uint32(at))
 			delete(c.index, h)
 		}
 	}
-}
-
-// len returns how many keys the cache holds.
-func (c *stateCache) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.index)
 }
 
 // learned records whether a key the cache did not hold existed.

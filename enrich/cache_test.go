@@ -44,7 +44,7 @@ func TestStateCache_Budget(t *testing.T) {
 	// The newest keys are held, the oldest are not, and each key's newest
 	// record is the one read.
 	perSlab := c.slabSize / recSize
-	if n := c.len(); n < 100-perSlab-1 || n > 100 {
+	if n := len(c.index); n < 100-perSlab-1 || n > 100 {
 		t.Fatalf("cache holds %d entries of 100 that fit", n)
 	}
 	for i := 1000 - (100 - perSlab - 1); i < 1000; i++ {
@@ -143,8 +143,8 @@ func TestStateCache_KeepsLiveRecords(t *testing.T) {
 		_, _, _, end := c.record(at)
 		sum += end - int(uint32(at))
 	}
-	if sum != c.live || c.len() != 50 {
-		t.Fatalf("%d keys, records of %d bytes counted as %d", c.len(), sum, c.live)
+	if sum != c.live || len(c.index) != 50 {
+		t.Fatalf("%d keys, records of %d bytes counted as %d", len(c.index), sum, c.live)
 	}
 }
 

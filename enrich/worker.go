@@ -536,15 +536,19 @@ func (s *Store) writeGroups(ctx context.Context, c *stateCache, keys []string, g
 	defer writeBufferPool.Put(bufs)
 	// Cached records are copied one after the other into bufs.cached, each
 	// noted by where it ends; the slices are taken once it stops growing.
-	cached, ends := bufs.cached[:0], make([]int, 0, len(keys))
+	type hit struct {
+		key string
+		rev uint64
+		end int
+	}
+	cached, hits := bufs.cached[:0], make([]hit, 0, len(keys))
 	var unknown []string
 	guessed := 0
 	for _, k := range keys {
 		var rev uint64
 		var ok bool
 		if cached, rev, ok = c.get(cached, k); ok {
-			recs[k] = record{rev: rev}
-			ends = append(ends, len(cached))
+			hits = append(hits, hit{k, rev, len(cached)})
 		} else if guess {
 			recs[k] = record{guessed: true}
 			guessed++
@@ -553,16 +557,12 @@ func (s *Store) writeGroups(ctx context.Context, c *stateCache, keys []string, g
 		}
 	}
 	bufs.cached = cached
-	hits, start := 0, 0
-	for _, k := range keys {
-		if r, ok := recs[k]; ok && !r.guessed {
-			r.data = cached[start:ends[hits]:ends[hits]]
-			recs[k] = r
-			start = ends[hits]
-			hits++
-		}
+	start := 0
+	for _, h := range hits {
+		recs[h.key] = record{rev: h.rev, data: cached[start:h.end:h.end]}
+		start = h.end
 	}
-	w.m.lookups.WithLabelValues("cached").Add(float64(hits))
+	w.m.lookups.WithLabelValues("cached").Add(float64(len(hits)))
 	w.m.lookups.WithLabelValues("assumed_new").Add(float64(guessed))
 	w.m.lookups.WithLabelValues("read").Add(float64(len(unknown)))
 	// Read what the cache does not hold.
