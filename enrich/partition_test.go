@@ -202,3 +202,18 @@ func TestWorker_StartedTogether(t *testing.T) {
 		}
 	}
 }
+
+// A worker given an enrich configuration with its loop count, batch size
+// and failure limit left at zero runs with the configuration's defaults,
+// not with values of its own.
+func TestNewWorker_ZeroSettingsTakeTheDefaults(t *testing.T) {
+	w, err := NewWorker(nil, config.Enrich{Bucket: "ipstate"}, nil, nil, testutil.Logger(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := config.Default().Enrich
+	if w.cfg.Workers != def.Workers || w.cfg.BatchSize != def.BatchSize || w.cfg.MaxFailures != def.MaxFailures {
+		t.Fatalf("loops %d, batch %d, failures %d; want the defaults %d, %d, %d",
+			w.cfg.Workers, w.cfg.BatchSize, w.cfg.MaxFailures, def.Workers, def.BatchSize, def.MaxFailures)
+	}
+}

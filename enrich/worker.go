@@ -123,14 +123,16 @@ func NewWorker(js jetstream.JetStream, cfg config.Enrich, rules *Rules, cat *Cat
 			return nil, err
 		}
 	}
+	// Settings left at zero take the configuration's defaults.
+	def := config.Default().Enrich
 	if cfg.BatchSize <= 0 {
-		cfg.BatchSize = 256
+		cfg.BatchSize = def.BatchSize
 	}
 	if cfg.Workers <= 0 {
-		cfg.Workers = 2
+		cfg.Workers = def.Workers
 	}
 	if cfg.MaxFailures <= 0 {
-		cfg.MaxFailures = 5
+		cfg.MaxFailures = def.MaxFailures
 	}
 	var b [8]byte
 	_, _ = rand.Read(b[:])
