@@ -371,6 +371,10 @@ func TestService_ResumesInterruptedRun(t *testing.T) {
 	startWorker(t, b)
 	waitFor(t, 30*time.Second, "the resumed run to complete", func() bool {
 		p, _ := b.Progress(t.Context())
+		if p.Status == StatusFailed {
+			// Said at once, with the step, rather than as a timeout.
+			t.Fatalf("the resumed run failed: %s", p.CurrentStep)
+		}
 		return p.Status == StatusCompleted
 	})
 	var res Results
