@@ -246,15 +246,26 @@ func (s *Store) each(ctx context.Context, filter string, fn func(key string, rev
 	if stall == 0 {
 		stall = walkStall
 	}
+	// Next's own wait does not cover a consumer that nats.go recreates
+	// inside Next (after a reconnect, say), which it retries without end:
+	// the watchdog stops the walk when a Next outlasts the stall time.
+	var stalled atomic.Bool
+	dog := time.AfterFunc(time.Hour, func() {
+		stalled.Store(true)
+		it.Stop()
+	})
+	defer dog.Stop()
 	seen := walkSeen{seed: maphash.MakeSeed()}
 	var at uint64 // stream sequence of the last record met
 	for {
+		dog.Reset(stall + time.Second)
 		m, err := it.Next(jetstream.NextMaxWait(stall))
+		dog.Stop()
 		if err != nil {
 			if cerr := ctx.Err(); cerr != nil {
 				return cerr
 			}
-			if errors.Is(err, nats.ErrTimeout) {
+			if errors.Is(err, nats.ErrTimeout) || stalled.Load() {
 				return fmt.Errorf("walk state: no record for %s at stream sequence %d, before the leader's last %d", stall, at, last.Revision)
 			}
 			return fmt.Errorf("walk state: %w", err)
@@ -374,9 +385,12 @@ func WaitIdle(ctx context.Context, js jetstream.JetStream) error {
 	t := time.NewTicker(50 * time.Millisecond)
 	defer t.Stop()
 	for {
+		// Each round's requests have a timeout of their own: a reply lost
+		// in an election costs a round, not the caller's whole wait.
+		rctx, cancel := bus.RequestContext(ctx, js)
 		idle := true
 		for _, name := range ConsumerNames() {
-			c, err := js.Consumer(ctx, Stream, name)
+			c, err := js.Consumer(rctx, Stream, name)
 			if errors.Is(err, jetstream.ErrConsumerNotFound) && name != ConsumerName {
 				continue // an enrich consumer without partitions
 			}
@@ -384,12 +398,13 @@ func WaitIdle(ctx context.Context, js jetstream.JetStream) error {
 				idle = false
 				break
 			}
-			info, err := c.Info(ctx)
+			info, err := c.Info(rctx)
 			if err != nil || info.NumPending != 0 || info.NumAckPending != 0 {
 				idle = false
 				break
 			}
 		}
+		cancel()
 		if idle {
 			return nil
 		}

@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/netintel/netintel/ingest"
 )
 
@@ -122,4 +125,65 @@ func TestStore_WalkStallIsAnError(t *testing.T) {
 		t.Errorf("stalled walk passed all %d keys", n)
 	}
 	t.Logf("stalled walk: %d of %d keys, then %v", len(times), n, err)
+}
+
+// A state walk whose consumer cannot be made again after its connection
+// drops fails after the stall time too. On a reconnect nats.go recreates
+// an ordered consumer inside Next, retrying without end, where Next's own
+// wait does not reach. Here the walk's connection is cut after a third of
+// the records, and the name the replacement consumer will take is already
+// held by a consumer of another kind, so every attempt is refused.
+func TestStore_WalkFailsWhenItsConsumerCannotBeRecreated(t *testing.T) {
+	e := newEnv(t, 5*time.Second, 3)
+	nc, err := nats.Connect(e.nats.URL, nats.ReconnectWait(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := NewState(js, "ipstate")
+	const n = 3 * eachBatch
+	putHosts(t, st, n, "before")
+	st.stall = 2 * time.Second
+	met := 0
+	st.afterRecord = func(consumer string) {
+		met++
+		if met != n/3 {
+			return
+		}
+		// An ordered consumer is named PREFIX_SERIAL, its replacement
+		// PREFIX_SERIAL+1.
+		i := strings.LastIndexByte(consumer, '_')
+		serial, err := strconv.Atoi(consumer[i+1:])
+		if err != nil {
+			t.Errorf("walk consumer %q: not PREFIX_SERIAL", consumer)
+			return
+		}
+		next := consumer[:i+1] + strconv.Itoa(serial+1)
+		if _, err := e.nats.JS.CreateConsumer(t.Context(), st.stream, jetstream.ConsumerConfig{Durable: next, AckPolicy: jetstream.AckExplicitPolicy}); err != nil {
+			t.Errorf("hold the name %s: %v", next, err)
+		}
+		id, err := nc.GetClientID()
+		if err != nil {
+			t.Errorf("walk connection's id: %v", err)
+			return
+		}
+		if err := e.nats.Server.DisconnectClientByID(id); err != nil {
+			t.Errorf("cut the walk's connection: %v", err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	start := time.Now()
+	times, _, err := walk(ctx, st)
+	if err == nil || !strings.Contains(err.Error(), "no record for 2s") {
+		t.Fatalf("walk after %d of %d keys, its connection cut: err %v after %s, want a stall error", len(times), n, err, time.Since(start).Round(time.Millisecond))
+	}
+	if len(times) >= n {
+		t.Errorf("walk passed all %d keys", n)
+	}
+	t.Logf("walk with its connection cut: %d of %d keys, then %v after %s", len(times), n, err, time.Since(start).Round(time.Millisecond))
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/netintel/netintel/internal/bus"
 	"github.com/netintel/netintel/internal/config"
 	"github.com/netintel/netintel/internal/ipmodel"
 	"github.com/netintel/netintel/internal/objstore"
@@ -65,7 +66,7 @@ type Result struct {
 // event; then it deletes snapshots beyond cfg.Keep. Running a date again
 // replaces that date's snapshot (idempotent); a failed run leaves the
 // previous latest in place.
-func (p *Publisher) Run(ctx context.Context, state ipmodel.State, date string) (*Result, error) {
+func (p *Publisher) Run(ctx context.Context, state ipmodel.State, date string) (res *Result, err error) {
 	if state == nil {
 		return nil, ErrNoState
 	}
@@ -76,11 +77,11 @@ func (p *Publisher) Run(ctx context.Context, state ipmodel.State, date string) (
 	if _, err := ParseDate(date); err != nil {
 		return nil, err
 	}
-	if p.cfg.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, p.cfg.Timeout)
-		defer cancel()
-	}
+	// The run's time limit is a cancellation, not a deadline, so that each
+	// NATS request in it keeps its own timeout (see bus.RunContext).
+	ctx, cancel := bus.RunContext(ctx, p.cfg.Timeout)
+	defer cancel()
+	defer func() { err = bus.RunErr(ctx, err) }()
 	log := p.log.With("date", date)
 	dir, err := os.MkdirTemp(p.cfg.WorkDir, "snapshot-"+date+"-")
 	if err != nil {
@@ -113,7 +114,7 @@ func (p *Publisher) Run(ctx context.Context, state ipmodel.State, date string) (
 		return nil, err
 	}
 
-	res := &Result{Manifest: m}
+	res = &Result{Manifest: m}
 	cur, err := ReadPointer(ctx, p.store)
 	switch {
 	case errors.Is(err, ErrNoSnapshot):

@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/oschwald/maxminddb-golang"
 
 	"github.com/netintel/netintel/internal/config"
@@ -725,6 +727,64 @@ func TestPublisher_Run_Event(t *testing.T) {
 	}
 	if ev.SnapshotDate != "2026-11-23" || ev.Manifest != ManifestKey("2026-11-23") || ev.Rows != int64(g.NHosts+g.NRanges) || !ev.Latest || ev.Files[FormatMMDB] != Key("2026-11-23", FileMMDB) {
 		t.Fatalf("event = %+v", ev)
+	}
+}
+
+// A snapshot event whose acknowledgement never comes (the stream's leader
+// died after taking the publish) costs the run one request timeout, not
+// the run's whole time limit: the run finishes, published, with the limit
+// at its default of an hour. A plain subscriber on the event subject takes
+// the publish and never answers, as such a leader does.
+func TestPublisher_Run_LostEventAckDoesNotHoldTheRun(t *testing.T) {
+	n := testutil.StartNATS(t)
+	taken := make(chan struct{}, 1)
+	sub, err := n.NC.Subscribe(EventSubject, func(*nats.Msg) {
+		select {
+		case taken <- struct{}{}:
+		default:
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	js, err := jetstream.New(n.NC, jetstream.WithDefaultTimeout(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := objstore.NewFolder(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(t)
+	if cfg.Timeout != time.Hour {
+		t.Fatalf("default publish timeout %s; this test is written for one far longer than a request's", cfg.Timeout)
+	}
+	p := New(cfg, st, js, testutil.Logger(t))
+	type result struct {
+		res *Result
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		res, err := p.Run(t.Context(), gen.New(50, 1), "2026-11-23")
+		done <- result{res, err}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil || !r.res.Latest {
+			t.Fatalf("run = %+v, %v; want published as latest", r.res, r.err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("run still waiting 30 s for the event's acknowledgement")
+	}
+	select {
+	case <-taken:
+	default:
+		t.Fatal("the event was never sent, so its lost acknowledgement was not tested")
+	}
+	if _, err := ReadPointer(t.Context(), st); err != nil {
+		t.Fatalf("latest pointer after the run: %v", err)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/netintel/netintel/internal/bus"
 	"github.com/netintel/netintel/probe"
 )
 
@@ -53,11 +54,10 @@ func cmdProbe(ctx context.Context, env *Env, args []string) error {
 	if !*wait {
 		return nil
 	}
-	if *timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, *timeout)
-		defer cancel()
-	}
+	// A cancellation, not a deadline: each NATS read keeps its own timeout
+	// (see bus.RunContext).
+	ctx, cancel := bus.RunContext(ctx, *timeout)
+	defer cancel()
 	return followRun(ctx, env, src, prevRun, seen, *pickup)
 }
 
@@ -100,7 +100,7 @@ func followRun(ctx context.Context, env *Env, svc runSource, prevRun string, see
 	for {
 		select {
 		case <-ctx.Done():
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
 				return errors.New("gave up waiting (--timeout); the run goes on, see /api/status")
 			}
 			return ctx.Err()

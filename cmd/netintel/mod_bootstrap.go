@@ -11,6 +11,7 @@ import (
 
 	"github.com/netintel/netintel/enrich"
 	"github.com/netintel/netintel/ingest"
+	"github.com/netintel/netintel/internal/bus"
 	"github.com/netintel/netintel/publish"
 )
 
@@ -59,10 +60,10 @@ func bootstrap(ctx context.Context, s *System) error {
 	if n == 0 {
 		return errors.New("no bundled sample feed found (run from the repository root)")
 	}
-	wctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	wctx, cancel := bus.RunContext(ctx, 5*time.Minute)
 	defer cancel()
 	if err := enrich.WaitIdle(wctx, s.Bus.JS); err != nil {
-		return fmt.Errorf("wait for enrich: %w", err)
+		return fmt.Errorf("wait for enrich: %w", bus.RunErr(wctx, err))
 	}
 	res, err := publishSnapshot(ctx, s, "")
 	if err != nil {

@@ -83,11 +83,7 @@ func withDefaultTimeout(ctx context.Context, js jetstream.JetStream) (context.Co
 	if _, ok := ctx.Deadline(); ok {
 		return ctx, func() {}
 	}
-	wait := js.Options().DefaultTimeout
-	if wait <= 0 {
-		wait = 5 * time.Second
-	}
-	return context.WithTimeout(ctx, wait)
+	return RequestContext(ctx, js)
 }
 
 // KVOp reads the operation of a KV record from its headers, as
