@@ -13,6 +13,7 @@ import (
 	"github.com/netintel/netintel/enrich"
 	"github.com/netintel/netintel/internal/config"
 	"github.com/netintel/netintel/internal/objstore"
+	"github.com/netintel/netintel/internal/schedule"
 	"github.com/netintel/netintel/internal/testutil"
 	"github.com/netintel/netintel/publish"
 	"github.com/netintel/netintel/publish/gen"
@@ -58,7 +59,7 @@ func TestPublishSnapshot_System(t *testing.T) {
 	dir := t.TempDir()
 	objDir := filepath.Join(dir, "objects")
 	cfgPath := filepath.Join(dir, "pipeline.yaml")
-	if err := os.WriteFile(cfgPath, []byte("object_store:\n  type: file\n  file:\n    dir: "+objDir+"\npublish:\n  keep: 3\n  work_dir: "+filepath.Join(dir, "work")+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(cfgPath, []byte("object_store:\n  type: file\n  file:\n    dir: "+objDir+"\npublish:\n  keep: 3\n  run_retries: 2\n  work_dir: "+filepath.Join(dir, "work")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
@@ -69,8 +70,12 @@ func TestPublishSnapshot_System(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.close()
-	if !hasJob(s, "snapshot") {
+	j, ok := job(s, "snapshot")
+	if !ok {
 		t.Fatal("snapshot job not registered")
+	}
+	if j.Retries != 2 || j.RetryWait != time.Minute {
+		t.Fatalf("snapshot job retries %d after %s, want publish.run_retries 2 after the default 1m", j.Retries, j.RetryWait)
 	}
 	s.IPState = gen.New(300, 9)
 	res, err := publishSnapshot(t.Context(), s, "2026-11-23")
@@ -91,13 +96,13 @@ func TestPublishSnapshot_System(t *testing.T) {
 	}
 }
 
-func hasJob(s *System, name string) bool {
+func job(s *System, name string) (schedule.Job, bool) {
 	for _, j := range s.jobs {
 		if j.Name == name {
-			return true
+			return j, true
 		}
 	}
-	return false
+	return schedule.Job{}, false
 }
 
 // TestPublishCommand_EndToEnd runs `netintel publish` as an operator

@@ -25,7 +25,7 @@ func setupPublish(_ context.Context, s *System) error {
 	if s.Store == nil {
 		return nil // a role without the object store (gateway) never publishes
 	}
-	s.Job("snapshot", func(ctx context.Context) error {
+	s.JobRetry("snapshot", s.Cfg.Publish.RunRetries, s.Cfg.Publish.RunRetryWait, func(ctx context.Context) error {
 		_, err := publishSnapshot(ctx, s, "")
 		return err
 	})

@@ -87,8 +87,14 @@ func (s *System) Worker(name string, run func(ctx context.Context) error) {
 // Job registers a scheduled job under its name in pipeline.yaml's schedules;
 // a job without a schedule entry is not scheduled.
 func (s *System) Job(name string, run func(ctx context.Context) error) {
+	s.JobRetry(name, 0, 0, run)
+}
+
+// JobRetry is Job for a job whose failed run is run again within its tick
+// (schedule.Job's Retries and RetryWait).
+func (s *System) JobRetry(name string, retries int, wait time.Duration, run func(ctx context.Context) error) {
 	if spec, ok := s.Cfg.Schedules[name]; ok && strings.TrimSpace(spec) != "" && spec != "off" {
-		s.jobs = append(s.jobs, schedule.Job{Name: name, Spec: spec, Run: run})
+		s.jobs = append(s.jobs, schedule.Job{Name: name, Spec: spec, Run: run, Retries: retries, RetryWait: wait})
 	}
 }
 

@@ -31,6 +31,11 @@ type Publish struct {
 	RetryBackoff time.Duration `yaml:"retry_backoff"`
 	// Timeout bounds one whole run (build, upload, prune).
 	Timeout time.Duration `yaml:"timeout"`
+	// RunRetries is how many times a failed scheduled run is run again
+	// before the next tick, after RunRetryWait, then twice that, ...
+	RunRetries int `yaml:"run_retries"`
+	// RunRetryWait is the wait before the first retry of a failed run.
+	RunRetryWait time.Duration `yaml:"run_retry_wait"`
 }
 
 func defaultPublish() Publish {
@@ -42,6 +47,8 @@ func defaultPublish() Publish {
 		UploadAttempts:      3,
 		RetryBackoff:        time.Second,
 		Timeout:             time.Hour,
+		RunRetries:          3,
+		RunRetryWait:        time.Minute,
 	}
 }
 
@@ -80,6 +87,12 @@ func (c *Publish) validate(path string) []error {
 	}
 	if c.Timeout <= 0 {
 		add("timeout", "must be > 0, got %s", c.Timeout)
+	}
+	if c.RunRetries < 0 || c.RunRetries > 10 {
+		add("run_retries", "must be 0..10, got %d", c.RunRetries)
+	}
+	if c.RunRetries > 0 && c.RunRetryWait < time.Second {
+		add("run_retry_wait", "must be >= 1s when run_retries > 0, got %s", c.RunRetryWait)
 	}
 	return errs
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestPublish_Validate(t *testing.T) {
@@ -24,6 +25,10 @@ func TestPublish_Validate(t *testing.T) {
 			p.RetryBackoff = -1
 			p.Timeout = 0
 		}, []string{"publish.parquet_row_group_rows", "publish.parquet_compression", "publish.upload_attempts", "publish.retry_backoff", "publish.timeout"}},
+		{"retries negative", func(p *Publish) { p.RunRetries = -1 }, []string{"publish.run_retries: must be 0..10, got -1"}},
+		{"retries too many", func(p *Publish) { p.RunRetries = 11 }, []string{"publish.run_retries: must be 0..10, got 11"}},
+		{"retry wait too short", func(p *Publish) { p.RunRetryWait = 0 }, []string{"publish.run_retry_wait: must be >= 1s when run_retries > 0, got 0s"}},
+		{"no retries, no wait", func(p *Publish) { p.RunRetries, p.RunRetryWait = 0, 0 }, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -51,7 +56,7 @@ func TestPublish_Load(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Publish.Keep != 7 || len(c.Publish.Formats) != 4 || c.Publish.ParquetCompression != "zstd" {
+	if c.Publish.Keep != 7 || len(c.Publish.Formats) != 4 || c.Publish.ParquetCompression != "zstd" || c.Publish.RunRetries != 3 || c.Publish.RunRetryWait != time.Minute {
 		t.Fatalf("publish = %+v", c.Publish)
 	}
 }

@@ -21,6 +21,13 @@ type Job struct {
 	Spec string
 	// Run does the work; it should return when ctx is cancelled.
 	Run func(ctx context.Context) error
+	// Retries is how many times a failed run is run again within its
+	// tick, by the copy that claimed it: after RetryWait, then twice that,
+	// and so on. A retry that would start after the job's next tick is
+	// not made; that tick runs the job instead. 0 = a failed run waits
+	// for the next tick.
+	Retries   int
+	RetryWait time.Duration
 }
 
 // Scheduler fires jobs on their schedules. With a KV bucket, each tick of a
@@ -91,13 +98,35 @@ func (s *Scheduler) Fire(ctx context.Context, j Job, tick time.Time) {
 	if s.OnFire != nil {
 		s.OnFire(j.Name, tick)
 	}
-	start := time.Now()
 	s.log.Info("job started", "job", j.Name, "tick", tick)
-	if err := j.Run(ctx); err != nil {
+	err = s.run(ctx, j, tick)
+	wait := j.RetryWait
+	for attempt := 1; err != nil && attempt <= j.Retries && wait > 0; attempt++ {
+		sched, _ := Parse(j.Spec) // validated by New
+		if next := sched.Next(tick); !s.now().Add(wait).Before(next) {
+			return // the next tick comes first
+		}
+		s.log.Warn("job failed, retrying", "job", j.Name, "tick", tick, "retry", attempt, "of", j.Retries, "in", wait)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		err = s.run(ctx, j, tick)
+		wait *= 2
+	}
+}
+
+// run runs j once and logs how it ended.
+func (s *Scheduler) run(ctx context.Context, j Job, tick time.Time) error {
+	start := time.Now()
+	err := j.Run(ctx)
+	if err != nil {
 		s.log.Error("job failed", "job", j.Name, "tick", tick, "err", err, "took", time.Since(start))
-		return
+		return err
 	}
 	s.log.Info("job finished", "job", j.Name, "tick", tick, "took", time.Since(start))
+	return nil
 }
 
 // Claim records that this copy runs job at tick. It returns false when

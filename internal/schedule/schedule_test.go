@@ -2,6 +2,7 @@ package schedule_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -111,5 +112,70 @@ func TestScheduler_RunFiresOnSchedule(t *testing.T) {
 func TestNew_RejectsBadSpec(t *testing.T) {
 	if _, err := schedule.New(nil, testutil.Logger(t), []schedule.Job{{Name: "x", Spec: "nope"}}); err == nil {
 		t.Fatal("accepted a bad spec")
+	}
+}
+
+// A failed run is run again within its tick, after a doubling wait, as
+// many times as the job allows, and no more once it succeeds; a retry
+// that would start after the next tick is left to that tick.
+func TestScheduler_RetriesAFailedRunWithinItsTick(t *testing.T) {
+	tests := []struct {
+		name      string
+		spec      string
+		retries   int
+		wait      time.Duration
+		failFirst int
+		wantRuns  int32
+	}{
+		{"succeeds on the third run", "@every 1h", 3, 20 * time.Millisecond, 2, 3},
+		{"fails every run", "@every 1h", 2, 20 * time.Millisecond, 100, 3},
+		{"succeeds at once", "@every 1h", 3, 20 * time.Millisecond, 0, 1},
+		{"no retries", "@every 1h", 0, 20 * time.Millisecond, 100, 1},
+		{"next tick comes first", "@every 1s", 3, 2 * time.Second, 100, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var runs atomic.Int32
+			job := schedule.Job{Name: "snapshot", Spec: tt.spec, Retries: tt.retries, RetryWait: tt.wait,
+				Run: func(context.Context) error {
+					if runs.Add(1) <= int32(tt.failFirst) {
+						return errors.New("store unavailable")
+					}
+					return nil
+				}}
+			s, err := schedule.New(nil, testutil.Logger(t), []schedule.Job{job})
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, _ := schedule.Parse(tt.spec)
+			tick := time.Now().Truncate(d.(schedule.Every).D)
+			s.Fire(t.Context(), job, tick)
+			if got := runs.Load(); got != tt.wantRuns {
+				t.Fatalf("runs = %d, want %d", got, tt.wantRuns)
+			}
+		})
+	}
+}
+
+// A retry's wait ends with the scheduler's context.
+func TestScheduler_RetryWaitEndsWithTheContext(t *testing.T) {
+	var runs atomic.Int32
+	job := schedule.Job{Name: "snapshot", Spec: "@every 24h", Retries: 3, RetryWait: time.Hour,
+		Run: func(context.Context) error { runs.Add(1); return errors.New("store unavailable") }}
+	s, err := schedule.New(nil, testutil.Logger(t), []schedule.Job{job})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	done := make(chan struct{})
+	go func() { s.Fire(ctx, job, time.Now().Truncate(24*time.Hour)); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Fire still waiting to retry 10 s after its context ended")
+	}
+	if got := runs.Load(); got != 1 {
+		t.Fatalf("runs = %d, want 1", got)
 	}
 }
