@@ -184,7 +184,7 @@ func TestWorker_DeadLetter(t *testing.T) {
 	if v := testutil.ToFloat64(w.m.dead.WithLabelValues("failed")); v != 1 {
 		t.Errorf("failed counter = %v", v)
 	}
-	if n, err := testutil.GatherAndCount(reg, "netintel_enrich_deadletter_total"); err != nil || n != 2 {
+	if n, err := testutil.GatherAndCount(reg, "netintel_enrich_deadletter_total"); err != nil || n != 3 {
 		t.Errorf("registered dead-letter series = %d %v", n, err)
 	}
 }
@@ -192,8 +192,8 @@ func TestWorker_DeadLetter(t *testing.T) {
 // While the state bucket takes writes without acknowledging them (as
 // during a leader election, when writes go unanswered), the workers keep
 // writing again, keep their observations from redelivery, and send none
-// to the dead-letter subject, though the outage outlasts every delivery
-// the consumer allows; once it answers again, the state is exactly an
+// to the dead-letter subject, though the outage outlasts enrich.max_failures
+// deliveries; once it answers again, the state is exactly an
 // undisturbed run's.
 func TestWorker_StateBucketUnavailable(t *testing.T) {
 	want, _ := runPipeline(t, false)
@@ -246,6 +246,114 @@ func TestWorker_StateBucketUnavailable(t *testing.T) {
 	}
 	if msgs := dl.CachedInfo().State.Msgs; msgs != 0 {
 		t.Errorf("DEADLETTER holds %d messages", msgs)
+	}
+}
+
+// A worker slower than the ack wait gets every observation delivered again
+// and again while it still holds the first copy. The consumers put no
+// limit on deliveries (the server drops a message without a trace once
+// max_deliver is reached, and the copy held is then lost if the worker
+// stops), so nothing is lost: once the consumers are idle the state is an
+// undisturbed run's. With max_deliver 5 here, 48 and 65 of 540 records
+// differed in two runs.
+func TestWorker_SlowerThanAckWaitLosesNothing(t *testing.T) {
+	want, _ := runPipeline(t, false)
+	// 50 ms ack wait, 200 ms per batch; max_failures high enough that no
+	// copy is dead-lettered as unsettled (4 x 50 deliveries).
+	e := newEnv(t, 50*time.Millisecond, 50)
+	ctx := t.Context()
+	cfg := e.cfg.Enrich
+	cfg.BatchSize, cfg.Workers = 64, 2
+	reg := prometheus.NewRegistry()
+	w, err := NewWorker(e.nats.JS, cfg, nil, sampleCatalog(t), tu.Logger(t), reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.beforeStore = func(context.Context) { time.Sleep(200 * time.Millisecond) }
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(wctx) }()
+	g := newGenerator(t, 500, 40)
+	if n := g.publish(ctx, t, ingest.NewPublisher(e.nats.JS, 512), 0, killN); n != killN {
+		t.Fatalf("stored %d of %d", n, killN)
+	}
+	e.waitIdle(t)
+	// Stopped as soon as the consumers are idle: what it still held and
+	// had not stored would be lost here.
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	_, delivered, _ := consumerTotals(t, enrichConsumers(t, e.nats.JS))
+	if delivered < 2*killN {
+		t.Errorf("delivered %d for %d observations: the worker was not slower than the ack wait", delivered, killN)
+	}
+	t.Logf("delivered %d for %d observations", delivered, killN)
+	sameState(t, dump(t, NewState(e.nats.JS, "ipstate")), want)
+	for _, reason := range []string{"malformed", "failed", "unsettled"} {
+		if n := testutil.ToFloat64(w.m.dead.WithLabelValues(reason)); n != 0 {
+			t.Errorf("%v observations dead-lettered as %s", n, reason)
+		}
+	}
+}
+
+// A message delivered more than 4 x max_failures times without reaching
+// an outcome (as one that kills every worker it reaches would) is
+// dead-lettered on arrival as unsettled, with its deliveries, and not
+// applied. Here a reader that never acknowledges takes it four times.
+func TestWorker_DeadLettersUnsettled(t *testing.T) {
+	e := newEnv(t, 100*time.Millisecond, 1)
+	ctx := t.Context()
+	const ip = "192.0.2.77"
+	o := ingest.Observation{Type: ingest.TypeSignal, IP: ip, Source: "t", ObservedAt: "2026-11-20T10:00:00Z", Signal: &ingest.Signal{Kind: "vpn_exit"}}
+	pub := ingest.NewPublisher(e.nats.JS, 1)
+	if err := pub.Publish(ctx, &o); err != nil {
+		t.Fatal(err)
+	}
+	if err := pub.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	taken := 0
+	for deadline := time.Now().Add(30 * time.Second); taken < 4; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the observation was delivered %d times in 30 s, want 4", taken)
+		}
+		for _, c := range enrichConsumers(t, e.nats.JS) {
+			b, err := c.Fetch(1, jetstream.FetchMaxWait(150*time.Millisecond))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range b.Messages() {
+				taken++
+			}
+		}
+	}
+	reg := prometheus.NewRegistry()
+	w, err := NewWorker(e.nats.JS, e.cfg.Enrich, nil, sampleCatalog(t), tu.Logger(t), reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(wctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	dlq, err := e.nats.JS.CreateOrUpdateConsumer(ctx, "DEADLETTER", jetstream.ConsumerConfig{Durable: "test", AckPolicy: jetstream.AckNonePolicy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := dlq.Next(jetstream.FetchMaxWait(30 * time.Second))
+	if err != nil {
+		t.Fatalf("no dead letter: %v", err)
+	}
+	if h := m.Headers(); h.Get(DeliveriesHeader) != "5" || !strings.Contains(h.Get(ErrorHeader), "delivered 5 times without being stored or failing") {
+		t.Errorf("dead letter headers = %v", h)
+	}
+	e.waitIdle(t)
+	if v := testutil.ToFloat64(w.m.dead.WithLabelValues("unsettled")); v != 1 {
+		t.Errorf("unsettled counter = %v", v)
+	}
+	if _, ok, err := NewState(e.nats.JS, "ipstate").Get(ctx, ip); err != nil || ok {
+		t.Errorf("%s stored (%v, %v): a dead-lettered observation was applied", ip, ok, err)
 	}
 }
 

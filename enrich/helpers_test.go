@@ -56,14 +56,13 @@ type testEnv struct {
 	cfg  *config.Config
 }
 
-func newEnv(t testing.TB, ackWait time.Duration, maxDeliver int) *testEnv {
+func newEnv(t testing.TB, ackWait time.Duration, maxFailures int) *testEnv {
 	t.Helper()
 	n := testutil.StartNATS(t)
 	cfg := n.Ensure(t)
 	for i := range cfg.Consumers {
 		if cfg.Consumers[i].Name == ConsumerName {
 			cfg.Consumers[i].AckWait = ackWait
-			cfg.Consumers[i].MaxDeliver = maxDeliver
 		}
 	}
 	ctx := context.Background()
@@ -71,7 +70,7 @@ func newEnv(t testing.TB, ackWait time.Duration, maxDeliver int) *testEnv {
 		t.Fatal(err)
 	}
 	cfg.Enrich.Catalog = sampleCatalogConfig()
-	cfg.Enrich.MaxFailures = maxDeliver
+	cfg.Enrich.MaxFailures = maxFailures
 	return &testEnv{nats: n, cfg: cfg}
 }
 

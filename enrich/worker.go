@@ -99,7 +99,7 @@ func registerCollector[C prometheus.Collector](reg prometheus.Registerer, c C) C
 func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
 		processed: registerCollector(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_enrich_observations_total", Help: "Observations enriched and stored, by type."}, []string{"type"})),
-		dead:      registerCollector(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_enrich_deadletter_total", Help: "Observations sent to dlq.enrich, by reason (malformed, failed)."}, []string{"reason"})),
+		dead:      registerCollector(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_enrich_deadletter_total", Help: "Observations sent to dlq.enrich, by reason (malformed; failed: failed enrich.max_failures deliveries; unsettled: delivered 4 x enrich.max_failures times without an outcome)."}, []string{"reason"})),
 		retries:   registerCollector(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_enrich_retries_total", Help: "State writes retried, by reason (conflict: another worker wrote first; unavailable: the state bucket did not take the write for a moment, as in a leader election; error: the observations were returned for redelivery)."}, []string{"reason"})),
 		lookups: registerCollector(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_enrich_state_lookups_total",
 			Help: "Where a state write started from: cached (the record in the process's cache), read (from NATS), assumed_new (written as new unread), assumed_new_existed (that write found the key taken and was retried)."}, []string{"outcome"})),
@@ -109,6 +109,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	// Show the dead-letter counters at 0 before the first failure.
 	m.dead.WithLabelValues("malformed")
 	m.dead.WithLabelValues("failed")
+	m.dead.WithLabelValues("unsettled")
 	return m
 }
 
@@ -363,6 +364,10 @@ func (w *Worker) process(ctx context.Context, msgs []jetstream.Msg) {
 	keys := make([]string, 0, len(msgs))
 	all := make([]item, len(msgs)) // one allocation for the batch's items
 	for i, m := range msgs {
+		if n := deliveries(m); n > w.cfg.MaxFailures*unsettledFactor {
+			w.deadLetter(ctx, m, fmt.Errorf("delivered %d times without being stored or failing (more than %d x enrich.max_failures)", n, unsettledFactor), "unsettled")
+			continue
+		}
 		o, id, err := decode(m)
 		if err != nil {
 			w.deadLetter(ctx, m, err, "malformed")
@@ -444,15 +449,31 @@ const (
 	unavailableMaxWait   = 5 * time.Second
 )
 
+// unsettledFactor bounds the deliveries of a message that never reaches
+// an outcome (stored, failed, malformed), as one that kills or stalls
+// every process it reaches would: past enrich.max_failures times this, it
+// is dead-lettered on arrival. The enrich consumers deliver without a
+// limit of their own (max_deliver 0): the server drops a message after
+// max_deliver ack waits without telling anyone, so a merely slow one (a
+// backlog, a short ack_wait) could be lost with no trace. At the defaults
+// (5 failures, 30 s ack wait) a message is held for at least 10 minutes of
+// ack waits before this.
+const unsettledFactor = 4
+
+// deliveries is how many times m has been delivered (0 if unknown).
+func deliveries(m jetstream.Msg) int {
+	if meta, err := m.Metadata(); err == nil {
+		return int(meta.NumDelivered)
+	}
+	return 0
+}
+
 // fail returns the messages for redelivery, or dead-letters those that
 // have failed MaxFailures times.
 func (w *Worker) fail(ctx context.Context, items []*item, err error) {
 	w.m.retries.WithLabelValues("error").Inc()
 	for _, it := range items {
-		delivered := 0
-		if meta, merr := it.msg.Metadata(); merr == nil {
-			delivered = int(meta.NumDelivered)
-		}
+		delivered := deliveries(it.msg)
 		if delivered >= w.cfg.MaxFailures {
 			w.deadLetter(ctx, it.msg, err, "failed")
 			continue

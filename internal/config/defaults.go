@@ -18,7 +18,7 @@ func Default() *Config {
 			{Name: "TLDWORK", Subjects: []string{"tld.work.>"}, Replicas: 1, Storage: "file", MaxAge: 72 * time.Hour, Retention: "workqueue", Duplicates: time.Hour},
 		},
 		Consumers: []Consumer{
-			{Stream: "OBSERVATIONS", Name: "enrich", FilterSubject: "obs.*.*", Partitions: ObservationPartitions, AckWait: 30 * time.Second, MaxDeliver: 5, MaxAckPending: 10000},
+			{Stream: "OBSERVATIONS", Name: "enrich", FilterSubject: "obs.*.*", Partitions: ObservationPartitions, AckWait: 30 * time.Second, MaxAckPending: 10000}, // no max_deliver: the worker dead-letters (enrich.max_failures)
 			{Stream: "TLDWORK", Name: "probe", AckWait: 2 * time.Minute, MaxDeliver: 5, MaxAckPending: 1000},
 		},
 		KV: []KVBucket{

@@ -27,18 +27,62 @@ import (
 	"github.com/netintel/netintel/internal/config"
 )
 
-// Logger returns a logger that writes to the test log (or discards when -v is off).
+// Logger returns a logger that writes to the test log with -v; without
+// it, the last logLimit bytes of what was logged (at Info and above) are
+// kept and written to the test log only if the test fails, so that a
+// failure in CI comes with the logs that explain it.
 func Logger(t testing.TB) *slog.Logger {
 	t.Helper()
 	if testing.Verbose() {
 		return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	return slog.New(slog.NewTextHandler(io.Discard, nil))
+	b := &tailBuffer{}
+	t.Cleanup(func() {
+		if t.Failed() {
+			if out := b.String(); out != "" {
+				t.Logf("the last of what was logged:\n%s", out)
+			}
+		}
+	})
+	return slog.New(slog.NewTextHandler(b, nil))
 }
 
 type tWriter struct{ t testing.TB }
 
 func (w tWriter) Write(p []byte) (int, error) { w.t.Log(string(p)); return len(p), nil }
+
+// logLimit is how much of a passing test's log a failing one shows.
+const logLimit = 32 << 10
+
+// tailBuffer keeps about the last logLimit bytes written to it; it is safe
+// for use by the goroutines of a test and after the test has ended.
+type tailBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (b *tailBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf = append(b.buf, p...)
+	if len(b.buf) > 2*logLimit {
+		b.buf = append(b.buf[:0], b.buf[len(b.buf)-logLimit:]...)
+	}
+	return len(p), nil
+}
+
+func (b *tailBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := b.buf
+	if len(out) > logLimit {
+		out = out[len(out)-logLimit:]
+		if i := bytes.IndexByte(out, '\n'); i >= 0 {
+			out = out[i+1:]
+		}
+	}
+	return string(out)
+}
 
 // NATS is an in-process nats-server with JetStream and a client connected to it.
 type NATS struct {
