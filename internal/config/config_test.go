@@ -39,6 +39,7 @@ func TestLoad_BadFiles(t *testing.T) {
 		{"missing-required.bad.yml", []string{"object_store.s3.bucket: required value missing", "object_store.s3.access_key: required", "object_store.s3.secret_key: required"}},
 		{"unset-env.bad.yml", []string{"api.internal_key (line 2): environment variable NETINTEL_TEST_SURELY_UNSET is not set"}},
 		{"broken-yaml.bad.yml", []string{"parse yaml: yaml: line"}},
+		{"state-history.bad.yml", []string{`kv[0].history: the enrich state bucket "ipstate" keeps one record per key: must be 1, got 3`}},
 		{"unpartitioned-enrich.bad.yml", []string{`consumers[0]: the enrich consumer must have filter_subject "obs.*.*" and partitions 4`, "consumers[1].filter_subject: is required with partitions"}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {

@@ -94,6 +94,12 @@ func (c *Config) Validate() error {
 		if k.History < 0 || k.History > 64 {
 			add(p+".history", "must be 1..64, got %d", k.History)
 		}
+		// The enrich state is one record per key, read by walks that take
+		// each key's last record; a walk whose consumer nats.go re-creates
+		// resumes by sequence and would meet older records too.
+		if k.Bucket == c.Enrich.Bucket && k.History > 1 {
+			add(p+".history", "the enrich state bucket %q keeps one record per key: must be 1, got %d", k.Bucket, k.History)
+		}
 	}
 	switch c.ObjectStore.Type {
 	case "file":
