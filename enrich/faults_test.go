@@ -264,15 +264,11 @@ func TestWorker_SlowerThanAckWaitLosesNothing(t *testing.T) {
 	ctx := t.Context()
 	cfg := e.cfg.Enrich
 	cfg.BatchSize, cfg.Workers = 64, 2
-	reg := prometheus.NewRegistry()
-	w, err := NewWorker(e.nats.JS, cfg, nil, sampleCatalog(t), tu.Logger(t), reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.beforeStore = func(context.Context) { time.Sleep(200 * time.Millisecond) }
-	wctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- w.Run(wctx) }()
+	var w *Worker
+	stop := e.startWorkerWith(t, cfg, func(x *Worker) {
+		w = x
+		w.beforeStore = func(context.Context) { time.Sleep(200 * time.Millisecond) }
+	})
 	g := newGenerator(t, 500, 40)
 	if n := g.publish(ctx, t, ingest.NewPublisher(e.nats.JS, 512), 0, killN); n != killN {
 		t.Fatalf("stored %d of %d", n, killN)
@@ -280,10 +276,7 @@ func TestWorker_SlowerThanAckWaitLosesNothing(t *testing.T) {
 	e.waitIdle(t)
 	// Stopped as soon as the consumers are idle: what it still held and
 	// had not stored would be lost here.
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	stop()
 	_, delivered, _ := consumerTotals(t, enrichConsumers(t, e.nats.JS))
 	if delivered < 2*killN {
 		t.Errorf("delivered %d for %d observations: the worker was not slower than the ack wait", delivered, killN)
@@ -328,15 +321,8 @@ func TestWorker_DeadLettersUnsettled(t *testing.T) {
 			}
 		}
 	}
-	reg := prometheus.NewRegistry()
-	w, err := NewWorker(e.nats.JS, e.cfg.Enrich, nil, sampleCatalog(t), tu.Logger(t), reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- w.Run(wctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	var w *Worker
+	e.startWorkerWith(t, e.cfg.Enrich, func(x *Worker) { w = x })
 	dlq, err := e.nats.JS.CreateOrUpdateConsumer(ctx, "DEADLETTER", jetstream.ConsumerConfig{Durable: "test", AckPolicy: jetstream.AckNonePolicy})
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/netintel/netintel/ingest"
+	tu "github.com/netintel/netintel/internal/testutil"
 )
 
 // putHosts stores a record for each of n addresses 10.1.x.y with source
@@ -135,15 +136,7 @@ func TestStore_WalkStallIsAnError(t *testing.T) {
 // held by a consumer of another kind, so every attempt is refused.
 func TestStore_WalkFailsWhenItsConsumerCannotBeRecreated(t *testing.T) {
 	e := newEnv(t, 5*time.Second, 3)
-	nc, err := nats.Connect(e.nats.URL, nats.ReconnectWait(100*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	nc, js := tu.Connect(t, e.nats.URL, nats.ReconnectWait(100*time.Millisecond))
 	st := NewState(js, "ipstate")
 	const n = 3 * eachBatch
 	putHosts(t, st, n, "before")

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/netintel/netintel/internal/testutil"
@@ -21,15 +20,7 @@ import (
 // separate gateway instance would.
 func kvPair(t *testing.T, n *testutil.NATS) (jetstream.KeyValue, jetstream.KeyValue) {
 	t.Helper()
-	nc, err := nats.Connect(n.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, js := testutil.Connect(t, n.URL)
 	keys, err := js.KeyValue(t.Context(), KeysBucket)
 	if err != nil {
 		t.Fatal(err)

@@ -100,10 +100,14 @@ func (s *Scheduler) Fire(ctx context.Context, j Job, tick time.Time) {
 	}
 	s.log.Info("job started", "job", j.Name, "tick", tick)
 	err = s.run(ctx, j, tick)
+	if err == nil || j.Retries <= 0 || j.RetryWait <= 0 {
+		return
+	}
+	sched, _ := Parse(j.Spec) // validated by New
+	next := sched.Next(tick)
 	wait := j.RetryWait
-	for attempt := 1; err != nil && attempt <= j.Retries && wait > 0; attempt++ {
-		sched, _ := Parse(j.Spec) // validated by New
-		if next := sched.Next(tick); !s.now().Add(wait).Before(next) {
+	for attempt := 1; err != nil && attempt <= j.Retries; attempt++ {
+		if !s.now().Add(wait).Before(next) {
 			return // the next tick comes first
 		}
 		s.log.Warn("job failed, retrying", "job", j.Name, "tick", tick, "retry", attempt, "of", j.Retries, "in", wait)

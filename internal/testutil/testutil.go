@@ -36,7 +36,7 @@ func Logger(t testing.TB) *slog.Logger {
 	if testing.Verbose() {
 		return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	b := &tailBuffer{}
+	b := &LockedBuffer{Limit: logLimit}
 	t.Cleanup(func() {
 		if t.Failed() {
 			if out := b.String(); out != "" {
@@ -51,38 +51,8 @@ type tWriter struct{ t testing.TB }
 
 func (w tWriter) Write(p []byte) (int, error) { w.t.Log(string(p)); return len(p), nil }
 
-// logLimit is how much of a passing test's log a failing one shows.
+// logLimit is how much of its log a failing test shows.
 const logLimit = 32 << 10
-
-// tailBuffer keeps about the last logLimit bytes written to it; it is safe
-// for use by the goroutines of a test and after the test has ended.
-type tailBuffer struct {
-	mu  sync.Mutex
-	buf []byte
-}
-
-func (b *tailBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf = append(b.buf, p...)
-	if len(b.buf) > 2*logLimit {
-		b.buf = append(b.buf[:0], b.buf[len(b.buf)-logLimit:]...)
-	}
-	return len(p), nil
-}
-
-func (b *tailBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	out := b.buf
-	if len(out) > logLimit {
-		out = out[len(out)-logLimit:]
-		if i := bytes.IndexByte(out, '\n'); i >= 0 {
-			out = out[i+1:]
-		}
-	}
-	return string(out)
-}
 
 // NATS is an in-process nats-server with JetStream and a client connected to it.
 type NATS struct {
@@ -108,17 +78,26 @@ func StartNATS(t testing.TB) *NATS {
 	if !s.ReadyForConnections(10 * time.Second) {
 		t.Fatal("nats server not ready")
 	}
-	nc, err := nats.Connect(s.ClientURL())
+	nc, js := Connect(t, s.ClientURL())
+	n := &NATS{Server: s, NC: nc, JS: js, URL: s.ClientURL()}
+	t.Cleanup(n.Stop)
+	return n
+}
+
+// Connect connects to the NATS server at url and opens JetStream on the
+// connection, which closes at test cleanup if not before.
+func Connect(t testing.TB, url string, opts ...nats.Option) (*nats.Conn, jetstream.JetStream) {
+	t.Helper()
+	nc, err := nats.Connect(url, opts...)
 	if err != nil {
 		t.Fatalf("nats connect: %v", err)
 	}
+	t.Cleanup(nc.Close)
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatalf("jetstream: %v", err)
 	}
-	n := &NATS{Server: s, NC: nc, JS: js, URL: s.ClientURL()}
-	t.Cleanup(n.Stop)
-	return n
+	return nc, js
 }
 
 // Stop closes the connection and shuts the server down, before the test
@@ -265,21 +244,40 @@ func Micro(b *testing.B) {
 }
 
 // LockedBuffer is a buffer safe for concurrent writes, for what a server,
-// a logger or a child process writes while a test reads it.
+// a logger or a child process writes while a test reads it. With a Limit
+// above 0 it keeps only about the last Limit bytes: String then gives at
+// most Limit bytes, from the start of a line.
 type LockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	Limit int
+	mu    sync.Mutex
+	b     bytes.Buffer
+	cut   bool // bytes before the buffer's start were dropped
 }
 
 func (l *LockedBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.b.Write(p)
+	n, err := l.b.Write(p)
+	if l.Limit > 0 && l.b.Len() > 2*l.Limit {
+		l.b.Next(l.b.Len() - l.Limit)
+		l.cut = true
+	}
+	return n, err
 }
 
-// String returns what has been written so far.
+// String returns what has been written so far (its end, with a Limit).
 func (l *LockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.b.String()
+	out := l.b.Bytes()
+	cut := l.cut
+	if l.Limit > 0 && len(out) > l.Limit {
+		out, cut = out[len(out)-l.Limit:], true
+	}
+	if cut {
+		if i := bytes.IndexByte(out, '\n'); i >= 0 {
+			out = out[i+1:]
+		}
+	}
+	return string(out)
 }

@@ -8,8 +8,8 @@ import (
 
 // A failing test shows the end of its log: the newest lines, whole, and no
 // more than logLimit bytes of them.
-func TestTailBuffer_KeepsTheLastWholeLines(t *testing.T) {
-	var b tailBuffer
+func TestLockedBuffer_LimitKeepsTheLastWholeLines(t *testing.T) {
+	b := LockedBuffer{Limit: logLimit}
 	const lines = 5000 // about 100 KiB
 	for i := range lines {
 		fmt.Fprintf(&b, "level=INFO msg=\"line %05d of the log\"\n", i)
@@ -29,5 +29,27 @@ func TestTailBuffer_KeepsTheLastWholeLines(t *testing.T) {
 	}
 	if strings.Contains(out, "line 00000 ") {
 		t.Error("kept the oldest line")
+	}
+}
+
+// Right after the write that drops the oldest bytes, the buffer holds
+// exactly Limit bytes, starting inside a line: String still starts at a
+// line's beginning.
+func TestLockedBuffer_LimitRightAfterADrop(t *testing.T) {
+	b := LockedBuffer{Limit: 100}
+	for i := range 7 { // 7 x 32 bytes: the seventh passes 2 x Limit
+		fmt.Fprintf(&b, "line %02d .......................\n", i)
+	}
+	out := b.String()
+	if !strings.HasPrefix(out, "line ") || !strings.HasSuffix(out, "line 06 .......................\n") || len(out) > 100 {
+		t.Errorf("after the drop: %q", out)
+	}
+	// Without a limit, everything is kept.
+	var all LockedBuffer
+	for i := range 7 {
+		fmt.Fprintf(&all, "line %02d .......................\n", i)
+	}
+	if got := all.String(); len(got) != 7*32 {
+		t.Errorf("unlimited buffer kept %d bytes, want %d", len(got), 7*32)
 	}
 }
