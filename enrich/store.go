@@ -1,6 +1,7 @@
 package enrich
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -381,6 +382,12 @@ func (s *Store) Sweep(ctx context.Context, now time.Time, retention time.Duratio
 // WaitIdle returns once the enrich consumer and its partitions have
 // nothing pending and nothing awaiting acknowledgement, polling every
 // 50 ms, or when ctx ends.
+//
+// A consumer counts a stored message as pending only once the stream has
+// signalled it, which the server does after it has acknowledged the
+// publish: for a moment after a publish a consumer reports nothing
+// pending. So each consumer must also have delivered the last message its
+// filter matches.
 func WaitIdle(ctx context.Context, js jetstream.JetStream) error {
 	t := time.NewTicker(50 * time.Millisecond)
 	defer t.Stop()
@@ -388,22 +395,7 @@ func WaitIdle(ctx context.Context, js jetstream.JetStream) error {
 		// Each round's requests have a timeout of their own: a reply lost
 		// in an election costs a round, not the caller's whole wait.
 		rctx, cancel := bus.RequestContext(ctx, js)
-		idle := true
-		for _, name := range ConsumerNames() {
-			c, err := js.Consumer(rctx, Stream, name)
-			if errors.Is(err, jetstream.ErrConsumerNotFound) && name != ConsumerName {
-				continue // an enrich consumer without partitions
-			}
-			if err != nil {
-				idle = false
-				break
-			}
-			info, err := c.Info(rctx)
-			if err != nil || info.NumPending != 0 || info.NumAckPending != 0 {
-				idle = false
-				break
-			}
-		}
+		idle := consumersIdle(rctx, js)
 		cancel()
 		if idle {
 			return nil
@@ -414,6 +406,35 @@ func WaitIdle(ctx context.Context, js jetstream.JetStream) error {
 		case <-t.C:
 		}
 	}
+}
+
+// consumersIdle is one round of WaitIdle.
+func consumersIdle(ctx context.Context, js jetstream.JetStream) bool {
+	st, err := js.Stream(ctx, Stream)
+	if err != nil {
+		return false
+	}
+	for _, name := range ConsumerNames() {
+		c, err := st.Consumer(ctx, name)
+		if errors.Is(err, jetstream.ErrConsumerNotFound) && name != ConsumerName {
+			continue // an enrich consumer without partitions
+		}
+		if err != nil {
+			return false
+		}
+		info, err := c.Info(ctx)
+		if err != nil || info.NumPending != 0 || info.NumAckPending != 0 {
+			return false
+		}
+		last, err := st.GetLastMsgForSubject(ctx, cmp.Or(info.Config.FilterSubject, ">"))
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			continue
+		}
+		if err != nil || info.Delivered.Stream < last.Sequence {
+			return false
+		}
+	}
+	return true
 }
 
 // ConsumerNames are the enrich consumer and its partitions.
