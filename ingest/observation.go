@@ -18,9 +18,10 @@ import (
 	"github.com/netintel/netintel/internal/ipmodel"
 )
 
-// Version is the observation format version this code writes and reads
-// (docs/observation.schema.json).
-const Version = 1
+// Version is the observation format version this code writes
+// (docs/observation.schema.json, docs/observation.md). Version 1 is still
+// read: Normalize turns its http, tls and banner members into probes.
+const Version = 2
 
 // Observation types.
 const (
@@ -38,7 +39,7 @@ var RangeKinds = []string{"vpn", "proxy", "tor", "relay", "hosting", "cdn", "res
 
 // Observation is one thing the pipeline learned about an address or range.
 type Observation struct {
-	// V is the format version (1).
+	// V is the format version (2; 1 is read and upgraded).
 	V    int    `json:"v"`
 	Type string `json:"type"`
 	// IP is the address (service, signal, flow).
@@ -70,13 +71,20 @@ type Service struct {
 	// Transport is tcp or udp.
 	Transport string `json:"transport"`
 	// ProtocolFamily is the scanner's own guess; a matching rule overrides it.
-	ProtocolFamily string        `json:"protocol_family,omitempty"`
-	HTTP           *HTTPEvidence `json:"http,omitempty"`
-	TLS            *TLSEvidence  `json:"tls,omitempty"`
-	Banner         string        `json:"banner,omitempty"`
+	ProtocolFamily string `json:"protocol_family,omitempty"`
+	// Probes are what each request or packet to the service showed (v2).
+	Probes []Probe `json:"probes,omitempty"`
+	// Detected is the scanner's own identification, if it made one.
+	Detected *Detected `json:"detected,omitempty"`
+
+	// HTTP, TLS and Banner are version 1's evidence; Normalize turns them
+	// into Probes and clears them.
+	HTTP   *HTTPEvidence `json:"http,omitempty"`
+	TLS    *TLSEvidence  `json:"tls,omitempty"`
+	Banner string        `json:"banner,omitempty"`
 }
 
-// HTTPEvidence is what an HTTP(S) request to the service showed.
+// HTTPEvidence is what an HTTP(S) request to the service showed (version 1).
 type HTTPEvidence struct {
 	Status  int               `json:"status,omitempty"`
 	Headers map[string]string `json:"headers,omitempty"`
@@ -89,7 +97,7 @@ type HTTPEvidence struct {
 	FaviconHash string `json:"favicon_hash,omitempty"`
 }
 
-// TLSEvidence is the service's certificate.
+// TLSEvidence is the service's certificate (version 1).
 type TLSEvidence struct {
 	Subject string `json:"subject,omitempty"`
 	Issuer  string `json:"issuer,omitempty"`
@@ -128,7 +136,20 @@ type Flow struct {
 	Protocol string `json:"protocol"`
 	Packets  int64  `json:"packets,omitempty"`
 	Bytes    int64  `json:"bytes,omitempty"`
+	// IPProtocol is the IP protocol number when it is not TCP or UDP
+	// (50 for ESP, 47 for GRE); Transport is then the one the port is
+	// filed under.
+	IPProtocol int `json:"ip_protocol,omitempty"`
+	// Basis says how Protocol was known: "label" (the source named it),
+	// or what it was inferred from: "ip_protocol", "port", "size" (packet
+	// sizes of the protocol's handshake), "port+size". Empty means label.
+	Basis string `json:"basis,omitempty"`
+	// Confidence (0..1) of the protocol; 0 = the basis's default.
+	Confidence float64 `json:"confidence,omitempty"`
 }
+
+// FlowBases are the values Flow.Basis may take.
+var FlowBases = []string{"label", "ip_protocol", "port", "size", "port+size"}
 
 // FlowProtocols are the protocols a flow may name.
 var FlowProtocols = []string{"wireguard", "openvpn", "ipsec", "ikev2", "l2tp", "pptp", "sstp", "ssh", "tor"}
@@ -140,9 +161,10 @@ func (o *Observation) Normalize() error {
 	if o.V == 0 {
 		o.V = Version
 	}
-	if o.V != Version {
-		return fmt.Errorf("v: unsupported version %d (want %d)", o.V, Version)
+	if o.V != 1 && o.V != Version {
+		return fmt.Errorf("v: unsupported version %d (want 1 or %d)", o.V, Version)
 	}
+	o.V = Version
 	if o.Source == "" || !validSource(o.Source) {
 		return fmt.Errorf("source: must be 1..64 of a-z 0-9 - _ . :, got %q", o.Source)
 	}
@@ -206,6 +228,10 @@ func (o *Observation) Normalize() error {
 		if err := checkTransport("service.transport", &o.Service.Transport); err != nil {
 			return err
 		}
+		o.Service.upgradeV1()
+		if err := o.Service.normalizeProbes(); err != nil {
+			return err
+		}
 	case TypeSignal:
 		if o.Signal == nil {
 			return fmt.Errorf("signal: required for type signal")
@@ -231,6 +257,16 @@ func (o *Observation) Normalize() error {
 		if !slices.Contains(FlowProtocols, o.Flow.Protocol) {
 			return fmt.Errorf("flow.protocol: must be one of %s, got %q", strings.Join(FlowProtocols, ", "), o.Flow.Protocol)
 		}
+		if o.Flow.Basis == "label" {
+			o.Flow.Basis = ""
+		}
+		if o.Flow.Basis != "" && !slices.Contains(FlowBases, o.Flow.Basis) {
+			return fmt.Errorf("flow.basis: must be one of %s, got %q", strings.Join(FlowBases, ", "), o.Flow.Basis)
+		}
+		if o.Flow.IPProtocol < 0 || o.Flow.IPProtocol > 255 {
+			return fmt.Errorf("flow.ip_protocol: must be 0..255, got %d", o.Flow.IPProtocol)
+		}
+		return checkConf("flow.confidence", o.Flow.Confidence)
 	default:
 		return fmt.Errorf("type: must be service, signal, range or flow, got %q", o.Type)
 	}

@@ -1,0 +1,524 @@
+package ingest
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Evidence of a service in format version 2 (docs/observation.md): a list
+// of probes, each what one request or packet to the service showed, kept
+// as the scanner recorded it. Version 1's http/tls/banner members are
+// still read and turned into probes by Normalize.
+
+// Limits of the evidence an observation keeps. A longer body, header or
+// banner is cut at the limit and flagged as truncated, never refused: a
+// scanner that recorded a 50 MB page still gets its observation stored.
+const (
+	// MaxBodyBytes is the most of a body (or banner) kept, in decoded bytes.
+	MaxBodyBytes = 64 << 10
+	// MaxHeaderBytes is the most of one header value kept.
+	MaxHeaderBytes = 8 << 10
+	// MaxHeaders is the most headers of one request or response kept.
+	MaxHeaders = 256
+	// MaxProbes is the most probes of one service kept.
+	MaxProbes = 64
+	// MaxFieldBytes is the most of any other text field kept (a path, a
+	// certificate field, a title).
+	MaxFieldBytes = 4 << 10
+)
+
+// Body encodings.
+const (
+	EncodingText   = ""       // Data is the text itself (valid UTF-8)
+	EncodingBase64 = "base64" // Data is the bytes in standard base64
+)
+
+// Probe is what one request or packet to a service showed: an HTTP
+// exchange, a TLS handshake, a raw banner, or several of these (an HTTPS
+// request carries its handshake). Several probes of one port keep their
+// own method, path, status and headers.
+type Probe struct {
+	// Name is the scanner's name for the probe (a zgrab2 module, an nmap
+	// script, "favicon"); optional.
+	Name     string    `json:"name,omitempty"`
+	Request  *Request  `json:"request,omitempty"`
+	Response *Response `json:"response,omitempty"`
+	TLS      *TLS      `json:"tls,omitempty"`
+	Banner   *Banner   `json:"banner,omitempty"`
+}
+
+// Header is one header line; a list of them keeps order and repeats.
+type Header struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+	// Truncated says Value was cut at MaxHeaderBytes.
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// Request is the HTTP request a probe sent.
+type Request struct {
+	// Method is the HTTP method, upper case (GET when empty).
+	Method string `json:"method,omitempty"`
+	// Path is the request target: path and query ("/remote/login?lang=en").
+	Path string `json:"path,omitempty"`
+	// Host is the Host header or SNI name used, if any.
+	Host    string   `json:"host,omitempty"`
+	Headers []Header `json:"headers,omitempty"`
+	Body    *Body    `json:"body,omitempty"`
+}
+
+// Response is the HTTP response a probe got.
+type Response struct {
+	Status int    `json:"status,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// Protocol is the response's protocol version ("HTTP/1.1").
+	Protocol string   `json:"protocol,omitempty"`
+	Headers  []Header `json:"headers,omitempty"`
+	// Title is the page title as the scanner extracted it; when empty,
+	// rules read it from the body's <title>.
+	Title string `json:"title,omitempty"`
+	Body  *Body  `json:"body,omitempty"`
+}
+
+// Body is a request or response body, or the bytes of a banner.
+type Body struct {
+	// Encoding is "" (Data is text) or "base64" (Data is the bytes in
+	// standard base64, for bytes that are not UTF-8 text).
+	Encoding string `json:"encoding,omitempty"`
+	Data     string `json:"data,omitempty"`
+	// Truncated says Data holds only the first part of the body: the
+	// scanner cut it, or it was longer than MaxBodyBytes.
+	Truncated bool `json:"truncated,omitempty"`
+	// Length is the body's full length in bytes, where known.
+	Length int64 `json:"length,omitempty"`
+	// SHA256 is the hex SHA-256 of the full body, as the scanner gave it or
+	// computed from Data when Data is the whole body.
+	SHA256 string `json:"sha256,omitempty"`
+	// MMH3 is the favicon-style hash (MurmurHash3 x86 32-bit, signed, of
+	// the body's base64 with line breaks every 76 characters), as Shodan
+	// and others publish it for favicons.
+	MMH3 *int32 `json:"mmh3,omitempty"`
+}
+
+// TLS is the handshake a probe saw: the server's leaf certificate and
+// the fingerprints scanners compute of the handshake.
+type TLS struct {
+	// Version and Cipher as negotiated ("TLSv1.2", "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256").
+	Version string `json:"version,omitempty"`
+	Cipher  string `json:"cipher,omitempty"`
+	Subject *DN    `json:"subject,omitempty"`
+	Issuer  *DN    `json:"issuer,omitempty"`
+	// SANs are the certificate's subject alternative names (DNS names and addresses).
+	SANs   []string `json:"sans,omitempty"`
+	Serial string   `json:"serial,omitempty"`
+	// SHA256 is the hex SHA-256 fingerprint of the certificate (DER).
+	SHA256 string `json:"sha256,omitempty"`
+	// NotBefore and NotAfter are the validity dates, RFC 3339.
+	NotBefore string `json:"not_before,omitempty"`
+	NotAfter  string `json:"not_after,omitempty"`
+	// SelfSigned says issuer and subject are the same certificate, where known.
+	SelfSigned bool   `json:"self_signed,omitempty"`
+	JARM       string `json:"jarm,omitempty"`
+	JA3S       string `json:"ja3s,omitempty"`
+	JA4S       string `json:"ja4s,omitempty"`
+}
+
+// DN is a distinguished name by its common attributes; DN keeps the whole
+// name as the scanner wrote it.
+type DN struct {
+	CN string   `json:"cn,omitempty"`
+	O  []string `json:"o,omitempty"`
+	OU []string `json:"ou,omitempty"`
+	C  string   `json:"c,omitempty"`
+	ST string   `json:"st,omitempty"`
+	L  string   `json:"l,omitempty"`
+	// Email is the emailAddress attribute.
+	Email string `json:"email,omitempty"`
+	// DN is the whole name ("CN=FGT60F,O=Fortinet,C=US").
+	DN string `json:"dn,omitempty"`
+}
+
+// Banner is a raw TCP or UDP exchange: the bytes sent (none for a service
+// that speaks first) and the bytes that came back.
+type Banner struct {
+	Sent     *Body `json:"sent,omitempty"`
+	Received *Body `json:"received,omitempty"`
+}
+
+// Detected is a scanner's own identification of the service (nmap -sV,
+// Shodan's product and version); rules may read it, and it never
+// overrides what a rule concludes.
+type Detected struct {
+	// By names the scanner ("nmap", "shodan", "masscan").
+	By      string   `json:"by,omitempty"`
+	Service string   `json:"service,omitempty"`
+	Product string   `json:"product,omitempty"`
+	Version string   `json:"version,omitempty"`
+	Info    string   `json:"info,omitempty"`
+	CPE     []string `json:"cpe,omitempty"`
+}
+
+// TextBody returns a text body of s.
+func TextBody(s string) *Body { return &Body{Data: s} }
+
+// BytesBody returns a body of b: text when b is valid UTF-8, base64
+// otherwise, with its length and SHA-256 (b is taken as the whole body).
+func BytesBody(b []byte) *Body {
+	sum := sha256.Sum256(b)
+	body := &Body{Length: int64(len(b)), SHA256: hex.EncodeToString(sum[:])}
+	if utf8.Valid(b) {
+		body.Data = string(b)
+	} else {
+		body.Encoding, body.Data = EncodingBase64, base64.StdEncoding.EncodeToString(b)
+	}
+	return body
+}
+
+// Bytes returns the body's bytes, decoding base64; a body whose base64
+// does not decode gives its data as it is.
+func (b *Body) Bytes() []byte {
+	if b == nil {
+		return nil
+	}
+	if b.Encoding == EncodingBase64 {
+		if d, err := base64.StdEncoding.DecodeString(b.Data); err == nil {
+			return d
+		}
+	}
+	return []byte(b.Data)
+}
+
+// Text returns the body as a string of its bytes (not necessarily UTF-8).
+func (b *Body) Text() string {
+	if b == nil {
+		return ""
+	}
+	if b.Encoding == EncodingBase64 {
+		return string(b.Bytes())
+	}
+	return b.Data
+}
+
+// normalize checks the body's encoding and cuts it at MaxBodyBytes.
+func (b *Body) normalize(field string) error {
+	b.Encoding = strings.ToLower(b.Encoding)
+	switch b.Encoding {
+	case EncodingText:
+		if len(b.Data) > MaxBodyBytes {
+			b.fillLength(len(b.Data))
+			b.Data, b.Truncated = cutUTF8(b.Data, MaxBodyBytes), true
+		}
+	case EncodingBase64:
+		raw, err := base64.StdEncoding.DecodeString(b.Data)
+		if err != nil {
+			raw, err = base64.RawStdEncoding.DecodeString(strings.TrimRight(b.Data, "="))
+		}
+		if err != nil {
+			return fmt.Errorf("%s.data: not base64", field)
+		}
+		if len(raw) > MaxBodyBytes {
+			b.fillLength(len(raw))
+			raw, b.Truncated = raw[:MaxBodyBytes], true
+		}
+		b.Data = base64.StdEncoding.EncodeToString(raw)
+	default:
+		return fmt.Errorf("%s.encoding: must be absent or base64, got %q", field, b.Encoding)
+	}
+	if b.Length < 0 {
+		return fmt.Errorf("%s.length: must be 0 or more, got %d", field, b.Length)
+	}
+	if b.SHA256 != "" {
+		b.SHA256 = strings.ToLower(b.SHA256)
+		if !isHex(b.SHA256, 64) {
+			return fmt.Errorf("%s.sha256: want 64 hex digits", field)
+		}
+	}
+	return nil
+}
+
+// fillLength records the full length of a body about to be cut, unless
+// the scanner gave a larger one.
+func (b *Body) fillLength(n int) {
+	if b.Length < int64(n) {
+		b.Length = int64(n)
+	}
+}
+
+// cutUTF8 cuts s to at most n bytes without splitting a character.
+func cutUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+func isHex(s string, n int) bool {
+	if n > 0 && len(s) != n {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func normalizeHeaders(field string, hs []Header) []Header {
+	if len(hs) > MaxHeaders {
+		hs = hs[:MaxHeaders]
+	}
+	for i := range hs {
+		h := &hs[i]
+		h.Name = cutUTF8(strings.TrimSpace(h.Name), MaxFieldBytes)
+		if len(h.Value) > MaxHeaderBytes {
+			h.Value, h.Truncated = cutUTF8(h.Value, MaxHeaderBytes), true
+		}
+	}
+	return hs
+}
+
+func cutField(s *string) {
+	*s = cutUTF8(*s, MaxFieldBytes)
+}
+
+func (d *DN) normalize() {
+	for _, s := range []*string{&d.CN, &d.C, &d.ST, &d.L, &d.Email, &d.DN} {
+		cutField(s)
+	}
+	for i := range d.O {
+		cutField(&d.O[i])
+	}
+	for i := range d.OU {
+		cutField(&d.OU[i])
+	}
+}
+
+// normalizeProbes checks and cuts the probes of a service.
+func (s *Service) normalizeProbes() error {
+	if len(s.Probes) > MaxProbes {
+		s.Probes = s.Probes[:MaxProbes]
+	}
+	for i := range s.Probes {
+		p := &s.Probes[i]
+		f := "service.probes[" + strconv.Itoa(i) + "]"
+		cutField(&p.Name)
+		if p.Request == nil && p.Response == nil && p.TLS == nil && p.Banner == nil {
+			return fmt.Errorf("%s: needs a request, response, tls or banner", f)
+		}
+		if q := p.Request; q != nil {
+			q.Method = strings.ToUpper(strings.TrimSpace(q.Method))
+			if q.Method == "" {
+				q.Method = "GET"
+			}
+			if len(q.Method) > 32 || strings.ContainsAny(q.Method, " \t\r\n") {
+				return fmt.Errorf("%s.request.method: not an HTTP method: %q", f, cutUTF8(q.Method, 40))
+			}
+			if q.Path == "" {
+				q.Path = "/"
+			}
+			cutField(&q.Path)
+			cutField(&q.Host)
+			q.Headers = normalizeHeaders(f+".request.headers", q.Headers)
+			if q.Body != nil {
+				if err := q.Body.normalize(f + ".request.body"); err != nil {
+					return err
+				}
+			}
+		}
+		if r := p.Response; r != nil {
+			if r.Status < 0 || r.Status > 999 {
+				return fmt.Errorf("%s.response.status: must be 0..999, got %d", f, r.Status)
+			}
+			cutField(&r.Reason)
+			cutField(&r.Protocol)
+			cutField(&r.Title)
+			r.Headers = normalizeHeaders(f+".response.headers", r.Headers)
+			if r.Body != nil {
+				if err := r.Body.normalize(f + ".response.body"); err != nil {
+					return err
+				}
+			}
+		}
+		if t := p.TLS; t != nil {
+			for _, s := range []*string{&t.Version, &t.Cipher, &t.Serial, &t.NotBefore, &t.NotAfter, &t.JARM, &t.JA3S, &t.JA4S} {
+				cutField(s)
+			}
+			t.SHA256 = strings.ToLower(strings.ReplaceAll(t.SHA256, ":", ""))
+			if t.SHA256 != "" && !isHex(t.SHA256, 64) {
+				return fmt.Errorf("%s.tls.sha256: want 64 hex digits", f)
+			}
+			if t.Subject != nil {
+				t.Subject.normalize()
+			}
+			if t.Issuer != nil {
+				t.Issuer.normalize()
+			}
+			if len(t.SANs) > MaxHeaders {
+				t.SANs = t.SANs[:MaxHeaders]
+			}
+			for j := range t.SANs {
+				cutField(&t.SANs[j])
+			}
+		}
+		if b := p.Banner; b != nil {
+			for _, part := range []struct {
+				name string
+				b    *Body
+			}{{"sent", b.Sent}, {"received", b.Received}} {
+				if part.b != nil {
+					if err := part.b.normalize(f + ".banner." + part.name); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+	if d := s.Detected; d != nil {
+		for _, f := range []*string{&d.By, &d.Service, &d.Product, &d.Version, &d.Info} {
+			cutField(f)
+		}
+	}
+	return nil
+}
+
+// upgradeV1 turns version 1's http, tls and banner members into probes:
+// the page of http (status, headers, cookies, title) as a GET of "/",
+// each body snippet as a GET of its path, the favicon hash as a GET of
+// /favicon.ico, the certificate as a TLS probe and the banner as a banner
+// probe.
+func (s *Service) upgradeV1() {
+	if s.HTTP == nil && s.TLS == nil && s.Banner == "" {
+		return
+	}
+	var probes []Probe
+	var tls *TLS
+	if t := s.TLS; t != nil {
+		tls = &TLS{Serial: t.Serial}
+		if t.Subject != "" {
+			tls.Subject = ParseDN(t.Subject)
+		}
+		if t.Issuer != "" {
+			tls.Issuer = ParseDN(t.Issuer)
+		}
+	}
+	if h := s.HTTP; h != nil {
+		root := Probe{Request: &Request{Method: "GET", Path: "/"}, Response: &Response{Status: h.Status, Title: h.Title}, TLS: tls}
+		names := make([]string, 0, len(h.Headers))
+		for k := range h.Headers {
+			names = append(names, k)
+		}
+		slices.Sort(names)
+		for _, k := range names {
+			root.Response.Headers = append(root.Response.Headers, Header{Name: k, Value: h.Headers[k]})
+		}
+		for _, c := range h.Cookies {
+			root.Response.Headers = append(root.Response.Headers, Header{Name: "Set-Cookie", Value: c + "="})
+		}
+		if b, ok := h.Bodies["/"]; ok {
+			root.Response.Body = TextBody(b)
+			root.Response.Body.Truncated = true
+		}
+		probes = append(probes, root)
+		paths := make([]string, 0, len(h.Bodies))
+		for p := range h.Bodies {
+			if p != "/" {
+				paths = append(paths, p)
+			}
+		}
+		slices.Sort(paths)
+		for _, p := range paths {
+			body := TextBody(h.Bodies[p])
+			body.Truncated = true
+			probes = append(probes, Probe{Request: &Request{Method: "GET", Path: p}, Response: &Response{Body: body}})
+		}
+		if h.FaviconHash != "" {
+			if v, err := strconv.ParseInt(strings.TrimSpace(h.FaviconHash), 10, 64); err == nil && v >= -1<<31 && v < 1<<32 {
+				m := int32(v)
+				probes = append(probes, Probe{Name: "favicon", Request: &Request{Method: "GET", Path: "/favicon.ico"}, Response: &Response{Body: &Body{MMH3: &m}}})
+			}
+		}
+	} else if tls != nil {
+		probes = append(probes, Probe{TLS: tls})
+	}
+	if s.Banner != "" {
+		probes = append(probes, Probe{Banner: &Banner{Received: TextBody(s.Banner)}})
+	}
+	s.Probes = append(probes, s.Probes...)
+	s.HTTP, s.TLS, s.Banner = nil, nil, ""
+}
+
+// ParseDN reads a distinguished name as scanners print it, in RFC 4514
+// order ("CN=x,O=y") or OpenSSL's ("/C=US/O=y/CN=x"), into its
+// attributes; the whole string is kept in DN.
+func ParseDN(s string) *DN {
+	d := &DN{DN: s}
+	var parts []string
+	if strings.HasPrefix(s, "/") {
+		parts = strings.Split(s[1:], "/")
+	} else {
+		parts = splitDN(s)
+	}
+	for _, p := range parts {
+		k, v, ok := strings.Cut(p, "=")
+		if !ok {
+			continue
+		}
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		switch strings.ToUpper(k) {
+		case "CN", "COMMONNAME":
+			if d.CN == "" {
+				d.CN = v
+			}
+		case "O", "ORGANIZATIONNAME":
+			d.O = append(d.O, v)
+		case "OU", "ORGANIZATIONALUNITNAME":
+			d.OU = append(d.OU, v)
+		case "C", "COUNTRYNAME":
+			d.C = v
+		case "ST", "S", "STATEORPROVINCENAME":
+			d.ST = v
+		case "L", "LOCALITYNAME":
+			d.L = v
+		case "EMAILADDRESS", "E", "EMAIL":
+			d.Email = v
+		}
+	}
+	return d
+}
+
+// splitDN splits an RFC 4514 name at its unescaped commas (and plus
+// signs of multi-valued names).
+func splitDN(s string) []string {
+	var parts []string
+	var cur strings.Builder
+	esc, quoted := false, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case esc:
+			cur.WriteByte(c)
+			esc = false
+		case c == '\\':
+			esc = true
+		case c == '"':
+			quoted = !quoted
+		case (c == ',' || c == '+' || c == ';') && !quoted:
+			parts = append(parts, cur.String())
+			cur.Reset()
+		default:
+			cur.WriteByte(c)
+		}
+	}
+	return append(parts, cur.String())
+}
