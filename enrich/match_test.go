@@ -1,6 +1,8 @@
 package enrich
 
 import (
+	"bytes"
+	"compress/gzip"
 	"strconv"
 	"strings"
 	"testing"
@@ -111,11 +113,19 @@ func TestInterval_Band(t *testing.T) {
 	}
 }
 
-func TestRules_Fingerprint(t *testing.T) {
-	rules, err := DefaultRules()
+// legacyRules are the version 1 rules converted to version 2, whose
+// tables the sample observations were written against.
+func legacyRules(t testing.TB) *Rules {
+	t.Helper()
+	rules, err := LoadRules("testdata/rules-legacy.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
+	return rules
+}
+
+func TestRules_Fingerprint(t *testing.T) {
+	rules := legacyRules(t)
 	obs := sampleObs(t)
 	first := func(key string) (*ingest.Service, *ingest.Flow) {
 		o := obs[key][0]
@@ -160,33 +170,162 @@ func TestRules_Fingerprint(t *testing.T) {
 			}
 		}
 	})
-	t.Run("cookie alone", func(t *testing.T) {
-		fp, ok := rules.Match(&ingest.Service{Port: 10443, Transport: "tcp", HTTP: &ingest.HTTPEvidence{Cookies: []string{"SVPNCOOKIE"}}}, nil)
+	page := func(path string, status int, headers ...string) ingest.Probe {
+		p := ingest.Probe{Request: &ingest.Request{Method: "GET", Path: path}, Response: &ingest.Response{Status: status}}
+		for i := 0; i+1 < len(headers); i += 2 {
+			p.Response.Headers = append(p.Response.Headers, ingest.Header{Name: headers[i], Value: headers[i+1]})
+		}
+		return p
+	}
+	svc := func(probes ...ingest.Probe) *ingest.Service {
+		return &ingest.Service{Port: 443, Transport: "tcp", Probes: probes}
+	}
+	t.Run("cookie alone, among several set", func(t *testing.T) {
+		fp, ok := rules.Match(svc(page("/", 200, "Set-Cookie", "a=1; path=/", "Set-Cookie", "SVPNCOOKIE=; path=/; secure")), nil)
 		if !ok || fp.Vendor != "Fortinet" || fp.VersionPrecision != "" {
 			t.Errorf("got %+v %v", fp, ok)
 		}
 	})
 	t.Run("date outside every row", func(t *testing.T) {
-		fp, _ := rules.Match(&ingest.Service{Port: 443, Transport: "tcp", HTTP: &ingest.HTTPEvidence{Cookies: []string{"SVPNCOOKIE"},
-			Headers: map[string]string{"last-modified": "Mon, 01 Jan 2001 00:00:00 GMT"}}}, nil)
-		if fp.VersionBand != "" {
-			t.Errorf("band %q from a date before the table", fp.VersionBand)
+		fp, _ := rules.Match(svc(page("/", 200, "Set-Cookie", "SVPNCOOKIE=", "last-modified", "Mon, 01 Jan 2001 00:00:00 GMT")), nil)
+		if fp.Vendor != "Fortinet" || fp.VersionBand != "" {
+			t.Errorf("got %+v from a date before the table", fp)
+		}
+	})
+	t.Run("a body tell on another path does not count", func(t *testing.T) {
+		p := page("/other", 200)
+		p.Response.Body = ingest.TextBody(`<link href="/css/ftnt-fortinet-grid.css">`)
+		if fp, ok := rules.Match(svc(p), nil); ok {
+			t.Errorf("matched %+v", fp)
+		}
+		p.Request.Path = "/remote/login?lang=en"
+		if fp, ok := rules.Match(svc(p), nil); !ok || fp.Vendor != "Fortinet" {
+			t.Errorf("path with query: got %+v %v", fp, ok)
+		}
+	})
+	t.Run("guard: a look-alike does not get the vendor", func(t *testing.T) {
+		p := page("/", 200, "X-Transcend-Version", "1")
+		if fp, ok := rules.Match(svc(p), nil); !ok || fp.Vendor != "Cisco" {
+			t.Fatalf("got %+v %v", fp, ok)
+		}
+		p.Response.Headers = append(p.Response.Headers, ingest.Header{Name: "Server", Value: "ocserv/1.2.4"})
+		if fp, ok := rules.Match(svc(p), nil); ok {
+			t.Errorf("guarded look-alike matched %+v", fp)
+		}
+	})
+	t.Run("version from a probe of one path", func(t *testing.T) {
+		css := page("/global-protect/portal/css/login.css", 200)
+		css.Response.Body = ingest.TextBody("/* PAN-OS 10.2.4-h3 */")
+		fp, ok := rules.Match(svc(page("/", 200, "X-Private-Pan-Sslvpn", "auth-failed"), css), nil)
+		if !ok || fp.ExactVersion != "10.2.4-h3" || fp.VersionBand != "10.2.x" {
+			t.Errorf("got %+v %v", fp, ok)
 		}
 	})
 }
 
-func TestParseRules_Errors(t *testing.T) {
-	tests := []struct{ name, doc, want string }{
-		{"unknown key", "version: 1\nrules:\n  - id: a\n    vendr: x\n", "vendr"},
-		{"bad version", "version: 2\nrules: []\n", "version"},
-		{"bad regex", "version: 1\nrules:\n  - {id: a, vendor: v, product: p, protocol_family: f, match: [{title: '('}]}\n", "match[0].title"},
-		{"empty condition", "version: 1\nrules:\n  - {id: a, vendor: v, product: p, protocol_family: f, match: [{port: [1]}]}\n", "empty condition"},
-		{"bad precision", "version: 1\nrules:\n  - {id: a, vendor: v, product: p, protocol_family: f, match: [{title: x}], versions: [{from: body, regex: x, precision: vague}]}\n", "precision"},
-		{"bad date row", "version: 1\nrules:\n  - {id: a, vendor: v, product: p, protocol_family: f, match: [{title: x}], versions: [{from: body, precision: band, dates: [{from: 2020-01-01, to: 2019-01-01, band: x}]}]}\n", "dates[0]"},
+func TestRules_Conditions(t *testing.T) {
+	doc := `version: 2
+rules:
+  - id: post-login
+    vendor: V
+    product: P
+    protocol_family: f
+    match:
+      all:
+        - {method: POST, path: /login, status: [200, 302], body: 'welcome'}
+        - not: {header.server: nginx}
+  - id: cert-and-favicon
+    vendor: W
+    product: Q
+    protocol_family: f
+    match:
+      any:
+        - {tls.subject.o: '^Acme Appliances$', tls.issuer.cn: 'Acme CA'}
+        - {body.mmh3: [945408572, -76600061]}
+        - {banner: '^\x02\x00\x00\x00', transport: udp}
+        - {detected.product: 'AcmeVPN', port: [4433]}
+    versions:
+      - {from: tls.subject.cn, regex: 'acme-(\d+\.\d+)', precision: band, format: '{1}.x'}
+      - {from: body, path: /app.js.gz, transform: gzip_mtime, table: acme-dates}
+tables:
+  acme-dates:
+    rows:
+      - {from: 2020-01-01, to: 2021-01-01, band: "1.0.x", source: "https://example.org/releases"}
+`
+	rules, err := ParseRules([]byte(doc), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe := func(method, path string, status int, body string, headers ...string) ingest.Probe {
+		p := ingest.Probe{Request: &ingest.Request{Method: method, Path: path}, Response: &ingest.Response{Status: status, Body: ingest.TextBody(body)}}
+		for i := 0; i+1 < len(headers); i += 2 {
+			p.Response.Headers = append(p.Response.Headers, ingest.Header{Name: headers[i], Value: headers[i+1]})
+		}
+		return p
+	}
+	mmh3 := func(v int32) ingest.Probe {
+		return ingest.Probe{Request: &ingest.Request{Path: "/favicon.ico"}, Response: &ingest.Response{Body: &ingest.Body{MMH3: &v}}}
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.ModTime = time.Date(2020, 6, 1, 0, 0, 0, 0, time.UTC)
+	zw.Write([]byte("js"))
+	zw.Close()
+	gzProbe := ingest.Probe{Request: &ingest.Request{Path: "/app.js.gz"}, Response: &ingest.Response{Body: ingest.BytesBody(gz.Bytes())}}
+	tests := []struct {
+		name, want, version string
+		svc                 ingest.Service
+	}{
+		{"post on one probe", "post-login", "", ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{probe("POST", "/login", 302, "Welcome back")}}},
+		{"get is another probe", "", "", ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{probe("GET", "/login", 200, "welcome"), probe("POST", "/login", 403, "denied")}}},
+		{"status not in list", "", "", ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{probe("POST", "/login", 500, "welcome")}}},
+		{"not: nginx", "", "", ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{probe("POST", "/login", 200, "welcome"), probe("GET", "/", 200, "", "Server", "nginx/1.25")}}},
+		{"favicon hash (negative)", "cert-and-favicon", "", ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{mmh3(-76600061)}}},
+		{"favicon hash unknown", "", "", ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{mmh3(1)}}},
+		{"cert fields with band", "cert-and-favicon", "2.4.x", ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{{TLS: &ingest.TLS{
+			Subject: &ingest.DN{CN: "acme-2.4-box", O: []string{"Acme Appliances"}}, Issuer: &ingest.DN{CN: "Acme CA 1"}}}}}},
+		{"cert issuer alone", "", "", ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{{TLS: &ingest.TLS{Issuer: &ingest.DN{CN: "Acme CA 1"}}}}}},
+		{"banner bytes on udp", "cert-and-favicon", "", ingest.Service{Port: 51820, Transport: "udp", Probes: []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.BytesBody([]byte{2, 0, 0, 0, 0xff})}}}}},
+		{"banner bytes on tcp", "", "", ingest.Service{Port: 51820, Transport: "tcp", Probes: []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.BytesBody([]byte{2, 0, 0, 0, 0xff})}}}}},
+		{"detected on its port", "cert-and-favicon", "", ingest.Service{Port: 4433, Transport: "tcp", Detected: &ingest.Detected{Product: "AcmeVPN httpd"}}},
+		{"detected on another port", "", "", ingest.Service{Port: 4434, Transport: "tcp", Detected: &ingest.Detected{Product: "AcmeVPN httpd"}}},
+		{"gzip header date", "cert-and-favicon", "1.0.x", ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{mmh3(945408572), gzProbe}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ParseRules([]byte(tt.doc), "rules.yaml")
+			fp, ok := rules.Match(&tt.svc, nil)
+			if fp.RuleID != tt.want || ok != (tt.want != "") {
+				t.Fatalf("got rule %q (%v), want %q", fp.RuleID, ok, tt.want)
+			}
+			if fp.VersionBand != tt.version {
+				t.Errorf("band %q, want %q", fp.VersionBand, tt.version)
+			}
+		})
+	}
+}
+
+func TestParseRules_Errors(t *testing.T) {
+	rule := "version: 2\nrules:\n  - {id: a, vendor: v, product: p, protocol_family: f, "
+	tests := []struct{ name, doc, want string }{
+		{"unknown key", "version: 2\nrules:\n  - id: a\n    vendr: x\n", "vendr"},
+		{"bad version", "version: 1\nrules: []\n", "version: want 2"},
+		{"bad regex", rule + "match: {any: [{title: '('}]}}\n", "r.yaml: rule a: match.any[0].title: error parsing regexp"},
+		{"unknown field", rule + "match: {all: [{title: x}, {header: Server}]}}\n", "rule a: match.all[1].header: unknown field"},
+		{"unknown tls attribute", rule + "match: {tls.subject.xx: x}}\n", "match.tls.subject.xx: unknown field"},
+		{"empty condition", rule + "match: {port: [1]}}\n", "rule a: match: a condition needs a field that reads evidence"},
+		{"path only", rule + "match: {any: [{path: /x, status: 200}]}}\n", "match.any[0]: a condition needs"},
+		{"missing match", rule + "}\n", "rule a: match: required"},
+		{"bad precision", rule + "match: {title: x}, versions: [{from: body, regex: x, precision: vague}]}\n", "rule a: versions[0].precision"},
+		{"bad from", rule + "match: {title: x}, versions: [{from: bodyy, regex: x, precision: exact}]}\n", "rule a: versions[0].from: unknown field"},
+		{"no table", rule + "match: {title: x}, versions: [{from: body, table: t}]}\n", "versions[0].table: no table"},
+		{"bad date row", "version: 2\nrules: []\ntables:\n  t:\n    source: s\n    rows: [{from: 2020-01-01, to: 2019-01-01, band: x}]\n", "table t: rows[0]: from, to"},
+		{"row without source", "version: 2\nrules: []\ntables:\n  t:\n    rows: [{key: abc, version: '1.0'}]\n", "table t: rows[0]: source"},
+		{"row with both", "version: 2\nrules: []\ntables:\n  t:\n    source: s\n    rows: [{key: abc, version: '1.0', band: 1.x}]\n", "rows[0]: want exactly one of version and band"},
+		{"duplicate id", "version: 2\nrules:\n  - {id: a, vendor: v, product: p, protocol_family: f, match: {title: x}}\n  - {id: a, vendor: v, product: p, protocol_family: f, match: {title: y}}\n", "rule a: id: also used"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseRules([]byte(tt.doc), "r.yaml")
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("err = %v, want it to mention %q", err, tt.want)
 			}

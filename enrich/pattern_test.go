@@ -1,10 +1,11 @@
 package enrich
 
 import (
-	"maps"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/netintel/netintel/ingest"
 	"github.com/netintel/netintel/internal/testutil"
 )
 
@@ -18,16 +19,7 @@ func patternInputs(t testing.TB) []string {
 	for _, list := range sampleObs(t) {
 		for _, o := range list {
 			if s := o.Service; s != nil {
-				in = append(in, s.Banner)
-				if s.TLS != nil {
-					in = append(in, s.TLS.Subject, s.TLS.Issuer)
-				}
-				if h := s.HTTP; h != nil {
-					in = append(in, h.Title)
-					in = append(in, h.Cookies...)
-					in = slices.AppendSeq(in, maps.Values(h.Headers))
-					in = slices.AppendSeq(in, maps.Values(h.Bodies))
-				}
+				in = append(in, probeStrings(s)...)
 			}
 		}
 	}
@@ -54,6 +46,26 @@ func patternInputs(t testing.TB) []string {
 	return in
 }
 
+// probeStrings are the strings a service's probes hold.
+func probeStrings(s *ingest.Service) []string {
+	var out []string
+	for _, p := range s.Probes {
+		if r := p.Response; r != nil {
+			out = append(out, r.Title, r.Reason, r.Body.Text())
+			for _, h := range r.Headers {
+				out = append(out, h.Value)
+			}
+		}
+		if t := p.TLS; t != nil {
+			out = append(out, dnString(t.Subject), dnString(t.Issuer))
+		}
+		if b := p.Banner; b != nil {
+			out = append(out, b.Received.Text())
+		}
+	}
+	return out
+}
+
 // patternSources are the expressions of the built-in rules and a few that
 // exercise the literal's extraction.
 func patternSources(t testing.TB) []string {
@@ -63,12 +75,16 @@ func patternSources(t testing.TB) []string {
 	}
 	src := []string{"fortigate", "forti(gate|net)", "^sslvpn$", "a+b", "(?:ab){2,}c", "x{0,3}pulse", "(?-i:Case)", "k8s",
 		"secure|portal", "\u212aey", "ÄÖÜ", "[a-z]+vpn", "cisco (asa|ftd)", "\\bfortigate\\b", ".*"}
+	add := func(p *pattern) { src = append(src, strings.TrimPrefix(p.re.String(), "(?i)")) }
 	for _, r := range rules.rules {
-		for _, c := range r.Match {
-			src = append(src, c.Value, c.Cookie, c.Title, c.Body, c.TLSSubject, c.TLSIssuer, c.Banner)
+		eachPattern(r.match, add)
+		if r.guard != nil {
+			eachPattern(r.guard, add)
 		}
-		for _, v := range r.Versions {
-			src = append(src, v.Regex)
+		for _, v := range r.versions {
+			if v.re != nil {
+				add(v.re)
+			}
 		}
 	}
 	return slices.DeleteFunc(src, func(s string) bool { return s == "" })

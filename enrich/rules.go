@@ -2,10 +2,12 @@ package enrich
 
 import (
 	"bytes"
-	_ "embed"
+	"embed"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"os"
+	pathpkg "path"
 	"regexp"
 	"slices"
 	"strings"
@@ -16,8 +18,8 @@ import (
 	"github.com/netintel/netintel/ingest"
 )
 
-//go:embed rules.yaml
-var defaultRules []byte
+//go:embed rules/*.yaml
+var defaultRules embed.FS
 
 // Version precisions of an asset.
 const (
@@ -25,14 +27,20 @@ const (
 	PrecisionBand  = "band"
 )
 
-// Rules is a compiled fingerprint rule set.
+// RulesVersion is the rules format this code reads (docs/rules.md).
+const RulesVersion = 2
+
+// Rules is a compiled fingerprint rule set (docs/rules.md).
 type Rules struct {
 	rules []*rule
+	// files are the names the rules came from, in order.
+	files []string
 }
 
 type rulesFile struct {
-	Version int        `yaml:"version"`
-	Rules   []ruleSpec `yaml:"rules"`
+	Version int                  `yaml:"version"`
+	Rules   []ruleSpec           `yaml:"rules"`
+	Tables  map[string]tableSpec `yaml:"tables"`
 }
 
 type ruleSpec struct {
@@ -42,71 +50,83 @@ type ruleSpec struct {
 	CPE            []string      `yaml:"cpe"`
 	ProtocolFamily string        `yaml:"protocol_family"`
 	Class          string        `yaml:"class"`
-	Match          []condSpec    `yaml:"match"`
+	Sources        []string      `yaml:"sources"`
+	Notes          string        `yaml:"notes"`
+	Match          yaml.Node     `yaml:"match"`
+	Guard          yaml.Node     `yaml:"guard"`
 	Versions       []versionSpec `yaml:"versions"`
 }
 
-type condSpec struct {
-	Header     string   `yaml:"header"`
-	Value      string   `yaml:"value"`
-	Cookie     string   `yaml:"cookie"`
-	Title      string   `yaml:"title"`
-	Body       string   `yaml:"body"`
-	BodyPath   string   `yaml:"body_path"`
-	Status     int      `yaml:"status"`
-	TLSSubject string   `yaml:"tls_subject"`
-	TLSIssuer  string   `yaml:"tls_issuer"`
-	Banner     string   `yaml:"banner"`
-	Favicon    []string `yaml:"favicon"`
-	Flow       string   `yaml:"flow"`
-	Port       []int    `yaml:"port"`
-	Transport  string   `yaml:"transport"`
-}
-
 type versionSpec struct {
-	From      string            `yaml:"from"`
-	Regex     string            `yaml:"regex"`
-	Format    string            `yaml:"format"`
-	Precision string            `yaml:"precision"`
-	Map       map[string]string `yaml:"map"`
-	Dates     []dateRow         `yaml:"dates"`
+	From      string `yaml:"from"`
+	Path      string `yaml:"path"`
+	Method    string `yaml:"method"`
+	Regex     string `yaml:"regex"`
+	Format    string `yaml:"format"`
+	Precision string `yaml:"precision"`
+	Table     string `yaml:"table"`
+	Transform string `yaml:"transform"`
 }
 
-type dateRow struct {
-	From string `yaml:"from"`
-	To   string `yaml:"to"`
-	Band string `yaml:"band"`
+type tableSpec struct {
+	Source string     `yaml:"source"`
+	Notes  string     `yaml:"notes"`
+	Rows   []tableRow `yaml:"rows"`
+}
+
+type tableRow struct {
+	Key     string `yaml:"key"`
+	From    string `yaml:"from"`
+	To      string `yaml:"to"`
+	Version string `yaml:"version"`
+	Band    string `yaml:"band"`
+	Source  string `yaml:"source"`
+	Notes   string `yaml:"notes"`
 }
 
 type rule struct {
 	ruleSpec
-	conds    []cond
+	file     string
+	match    condition
+	guard    condition
 	versions []versionRule
-}
-
-type cond struct {
-	spec                                               condSpec
-	value, cookie, title, body, tlsSub, tlsIss, banner *pattern
 }
 
 type versionRule struct {
 	spec  versionSpec
+	from  field
 	re    *pattern
-	dates []compiledDate
+	table *table
 }
 
-type compiledDate struct {
+// table maps a value read from the evidence to a version or band.
+type table struct {
+	keys  map[string]tableValue
+	dates []dateValue
+}
+
+type tableValue struct{ value, precision string }
+
+type dateValue struct {
 	from, to time.Time
-	band     string
+	tableValue
 }
 
-// DefaultRules returns the built-in rule set.
-func DefaultRules() (*Rules, error) { return ParseRules(defaultRules, "built-in rules") }
+// DefaultRules returns the built-in rule set (the files of enrich/rules/).
+func DefaultRules() (*Rules, error) { return LoadRulesFS(defaultRules, "rules") }
 
-// LoadRules reads a rules file; an empty path means the built-in rules.
+// LoadRules reads a rules file, or every .yaml/.yml file of a folder in
+// name order; an empty path means the built-in rules.
 func LoadRules(path string) (*Rules, error) {
 	if path == "" {
 		return DefaultRules()
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("read rules: %w", err)
+	}
+	if st.IsDir() {
+		return LoadRulesFS(os.DirFS(path), ".")
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -115,94 +135,198 @@ func LoadRules(path string) (*Rules, error) {
 	return ParseRules(b, path)
 }
 
-func compileRe(field, s string, errs *[]error) *regexp.Regexp {
-	if s == "" {
-		return nil
-	}
-	re, err := regexp.Compile("(?i)" + s)
+// LoadRulesFS reads the .yaml and .yml files of dir in fsys, in name order.
+func LoadRulesFS(fsys fs.FS, dir string) (*Rules, error) {
+	ents, err := fs.ReadDir(fsys, dir)
 	if err != nil {
-		*errs = append(*errs, fmt.Errorf("%s: %w", field, err))
+		return nil, fmt.Errorf("read rules: %w", err)
 	}
-	return re
+	var files []namedDoc
+	for _, e := range ents {
+		if e.IsDir() || !(strings.HasSuffix(e.Name(), ".yaml") || strings.HasSuffix(e.Name(), ".yml")) {
+			continue
+		}
+		name := pathpkg.Join(dir, e.Name())
+		b, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return nil, fmt.Errorf("read rules: %w", err)
+		}
+		files = append(files, namedDoc{name, b})
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("read rules: no .yaml files in %s", dir)
+	}
+	return parseDocs(files)
 }
 
-// ParseRules decodes (strictly) and compiles a rules document; every
-// problem is reported with the rule's position.
+type namedDoc struct {
+	name string
+	data []byte
+}
+
+// ParseRules decodes (strictly) and compiles one rules document.
 func ParseRules(b []byte, name string) (*Rules, error) {
-	var f rulesFile
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	if f.Version != 1 {
-		return nil, fmt.Errorf("%s: version: want 1, got %d", name, f.Version)
-	}
+	return parseDocs([]namedDoc{{name, b}})
+}
+
+// parseDocs compiles documents into one rule set: rules in document
+// order, tables shared by all. Every problem is reported, each on its own
+// line naming the file, the rule and the field.
+func parseDocs(docs []namedDoc) (*Rules, error) {
 	var errs []error
+	type fileRules struct {
+		name string
+		f    rulesFile
+	}
+	var parsed []fileRules
+	tables := map[string]*table{}
+	tableFile := map[string]string{}
+	for _, d := range docs {
+		var f rulesFile
+		dec := yaml.NewDecoder(bytes.NewReader(d.data))
+		dec.KnownFields(true)
+		if err := dec.Decode(&f); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", d.name, err))
+			continue
+		}
+		if f.Version != RulesVersion {
+			errs = append(errs, fmt.Errorf("%s: version: want %d, got %d (docs/rules.md)", d.name, RulesVersion, f.Version))
+			continue
+		}
+		names := make([]string, 0, len(f.Tables))
+		for k := range f.Tables {
+			names = append(names, k)
+		}
+		slices.Sort(names)
+		for _, k := range names {
+			if other, dup := tableFile[k]; dup {
+				errs = append(errs, fmt.Errorf("%s: table %s: also defined in %s", d.name, k, other))
+				continue
+			}
+			tableFile[k] = d.name
+			tables[k] = compileTable(d.name, k, f.Tables[k], &errs)
+		}
+		parsed = append(parsed, fileRules{d.name, f})
+	}
 	rs := &Rules{}
-	ids := map[string]bool{}
-	for i, spec := range f.Rules {
-		p := fmt.Sprintf("%s: rules[%d]", name, i)
-		r := &rule{ruleSpec: spec}
-		if spec.ID == "" || ids[spec.ID] {
-			errs = append(errs, fmt.Errorf("%s.id: missing or duplicate %q", p, spec.ID))
-		}
-		ids[spec.ID] = true
-		if spec.Vendor == "" || spec.Product == "" || spec.ProtocolFamily == "" {
-			errs = append(errs, fmt.Errorf("%s: vendor, product and protocol_family are required", p))
-		}
-		if spec.Class != "" && !slices.Contains(ingest.RangeKinds, spec.Class) {
-			errs = append(errs, fmt.Errorf("%s.class: unknown class %q", p, spec.Class))
-		}
-		if len(spec.Match) == 0 {
-			errs = append(errs, fmt.Errorf("%s.match: at least one condition", p))
-		}
-		for j, c := range spec.Match {
-			cp := fmt.Sprintf("%s.match[%d]", p, j)
-			cc := cond{spec: c,
-				value: compilePattern(cp+".value", c.Value, &errs), cookie: compilePattern(cp+".cookie", c.Cookie, &errs),
-				title: compilePattern(cp+".title", c.Title, &errs), body: compilePattern(cp+".body", c.Body, &errs),
-				tlsSub: compilePattern(cp+".tls_subject", c.TLSSubject, &errs), tlsIss: compilePattern(cp+".tls_issuer", c.TLSIssuer, &errs),
-				banner: compilePattern(cp+".banner", c.Banner, &errs)}
-			if c.Value != "" && c.Header == "" {
-				errs = append(errs, fmt.Errorf("%s.value: needs header", cp))
+	ids := map[string]string{}
+	for _, pf := range parsed {
+		rs.files = append(rs.files, pf.name)
+		for i, spec := range pf.f.Rules {
+			where := fmt.Sprintf("%s: rule %s", pf.name, spec.ID)
+			if spec.ID == "" {
+				where = fmt.Sprintf("%s: rules[%d]", pf.name, i)
+				errs = append(errs, fmt.Errorf("%s: id: required", where))
+			} else if other, dup := ids[spec.ID]; dup {
+				errs = append(errs, fmt.Errorf("%s: id: also used in %s", where, other))
 			}
-			if c.Header == "" && c.Cookie == "" && c.Title == "" && c.Body == "" && c.TLSSubject == "" && c.TLSIssuer == "" &&
-				c.Banner == "" && len(c.Favicon) == 0 && c.Flow == "" {
-				errs = append(errs, fmt.Errorf("%s: empty condition matches everything", cp))
+			ids[spec.ID] = pf.name
+			r := &rule{ruleSpec: spec, file: pf.name}
+			if spec.Vendor == "" || spec.Product == "" || spec.ProtocolFamily == "" {
+				errs = append(errs, fmt.Errorf("%s: vendor, product and protocol_family are required", where))
 			}
-			r.conds = append(r.conds, cc)
+			if spec.Class != "" && !slices.Contains(ingest.RangeKinds, spec.Class) {
+				errs = append(errs, fmt.Errorf("%s: class: unknown class %q", where, spec.Class))
+			}
+			cp := condParser{where: where, errs: &errs}
+			if spec.Match.Kind == 0 {
+				errs = append(errs, fmt.Errorf("%s: match: required", where))
+			} else {
+				r.match = cp.parse(&spec.Match, "match")
+			}
+			r.guard = cp.parse(&spec.Guard, "guard")
+			for j, v := range spec.Versions {
+				r.versions = append(r.versions, compileVersion(where, fmt.Sprintf("versions[%d]", j), v, tables, &errs))
+			}
+			rs.rules = append(rs.rules, r)
 		}
-		for j, v := range spec.Versions {
-			vp := fmt.Sprintf("%s.versions[%d]", p, j)
-			vr := versionRule{spec: v, re: compilePattern(vp+".regex", v.Regex, &errs)}
-			if v.Precision != PrecisionExact && v.Precision != PrecisionBand {
-				errs = append(errs, fmt.Errorf("%s.precision: must be exact or band, got %q", vp, v.Precision))
-			}
-			if !(v.From == "body" || v.From == "banner" || v.From == "title" || v.From == "tls_subject" ||
-				strings.HasPrefix(v.From, "header:") || strings.HasPrefix(v.From, "body:")) {
-				errs = append(errs, fmt.Errorf("%s.from: must be header:NAME, body, body:/path, banner, title or tls_subject, got %q", vp, v.From))
-			}
-			if v.Regex == "" && len(v.Dates) == 0 {
-				errs = append(errs, fmt.Errorf("%s: needs regex or dates", vp))
-			}
-			for k, d := range v.Dates {
-				from, err1 := time.Parse(time.DateOnly, d.From)
-				to, err2 := time.Parse(time.DateOnly, d.To)
-				if err1 != nil || err2 != nil || !from.Before(to) || d.Band == "" {
-					errs = append(errs, fmt.Errorf("%s.dates[%d]: want from < to (YYYY-MM-DD) and a band", vp, k))
-				}
-				vr.dates = append(vr.dates, compiledDate{from, to, d.Band})
-			}
-			r.versions = append(r.versions, vr)
-		}
-		rs.rules = append(rs.rules, r)
 	}
 	if len(errs) > 0 {
 		return nil, joinErrs(errs)
 	}
 	return rs, nil
 }
+
+func compileTable(file, name string, spec tableSpec, errs *[]error) *table {
+	t := &table{keys: map[string]tableValue{}}
+	for i, row := range spec.Rows {
+		where := fmt.Sprintf("%s: table %s: rows[%d]", file, name, i)
+		if row.Source == "" && spec.Source == "" {
+			*errs = append(*errs, fmt.Errorf("%s: source: every row needs a public source (its own or the table's)", where))
+		}
+		var val tableValue
+		switch {
+		case row.Version != "" && row.Band == "":
+			val = tableValue{row.Version, PrecisionExact}
+		case row.Band != "" && row.Version == "":
+			val = tableValue{row.Band, PrecisionBand}
+		default:
+			*errs = append(*errs, fmt.Errorf("%s: want exactly one of version and band", where))
+			continue
+		}
+		switch {
+		case row.Key != "" && row.From == "" && row.To == "":
+			k := strings.ToLower(row.Key)
+			if _, dup := t.keys[k]; dup {
+				*errs = append(*errs, fmt.Errorf("%s: key: %q is in the table twice", where, row.Key))
+			}
+			t.keys[k] = val
+		case row.Key == "" && row.From != "" && row.To != "":
+			from, err1 := time.Parse(time.DateOnly, row.From)
+			to, err2 := time.Parse(time.DateOnly, row.To)
+			if err1 != nil || err2 != nil || !from.Before(to) {
+				*errs = append(*errs, fmt.Errorf("%s: from, to: want from < to, as YYYY-MM-DD", where))
+				continue
+			}
+			t.dates = append(t.dates, dateValue{from, to, val})
+		default:
+			*errs = append(*errs, fmt.Errorf("%s: want a key, or from and to", where))
+		}
+	}
+	return t
+}
+
+func compileVersion(where, path string, v versionSpec, tables map[string]*table, errs *[]error) versionRule {
+	fail := func(field, format string, args ...any) {
+		*errs = append(*errs, fmt.Errorf("%s: %s.%s: %s", where, path, field, fmt.Sprintf(format, args...)))
+	}
+	vr := versionRule{spec: v}
+	f, err := parseField(v.From)
+	if err != nil {
+		fail("from", "%v", err)
+	}
+	vr.from = f
+	if v.Regex != "" {
+		var rerrs []error
+		vr.re = compilePattern("regex", v.Regex, &rerrs)
+		for _, e := range rerrs {
+			fail("regex", "%v", strings.TrimPrefix(e.Error(), "regex: "))
+		}
+	}
+	switch {
+	case v.Table != "":
+		t, ok := tables[v.Table]
+		if !ok {
+			fail("table", "no table %q", v.Table)
+		}
+		vr.table = t
+		if v.Precision != "" {
+			fail("precision", "a table row gives the precision; leave it out")
+		}
+	case v.Precision != PrecisionExact && v.Precision != PrecisionBand:
+		fail("precision", "must be exact or band, got %q", v.Precision)
+	}
+	if v.Transform != "" && v.Transform != "gzip_mtime" {
+		fail("transform", "must be gzip_mtime, got %q", v.Transform)
+	}
+	if v.Method != "" {
+		vr.spec.Method = strings.ToUpper(v.Method)
+	}
+	return vr
+}
+
+// Files returns the names of the files the rules came from, in order.
+func (rs *Rules) Files() []string { return rs.files }
 
 // Fingerprint is what a rule concluded about a service.
 type Fingerprint struct {
@@ -217,148 +341,24 @@ type Fingerprint struct {
 	VersionPrecision string   `json:"version_precision,omitempty"`
 }
 
-// evidence is the view of an observation the conditions read, for one
-// Match: the joined body snippets, which several rules read, are built
-// once.
-type evidence struct {
-	svc    *ingest.Service
-	flow   *ingest.Flow
-	bodies *string // every snippet joined, once built
-}
-
-// noHTTP stands for the HTTP evidence of a service that has none; it is
-// only read.
-var noHTTP ingest.HTTPEvidence
-
-func (e *evidence) http() *ingest.HTTPEvidence {
-	if e.svc != nil && e.svc.HTTP != nil {
-		return e.svc.HTTP
-	}
-	return &noHTTP
-}
-
-func (e *evidence) header(name string) (string, bool) {
-	for k, v := range e.http().Headers {
-		if strings.EqualFold(k, name) {
-			return v, true
-		}
-	}
-	return "", false
-}
-
-// body returns the snippet of path, or every snippet joined when path is "".
-func (e *evidence) body(path string) string {
-	h := e.http()
-	if path != "" {
-		return h.Bodies[path]
-	}
-	if e.bodies != nil {
-		return *e.bodies
-	}
-	keys := make([]string, 0, len(h.Bodies))
-	for k := range h.Bodies {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		b.WriteString(h.Bodies[k])
-		b.WriteByte('\n')
-	}
-	joined := b.String()
-	e.bodies = &joined
-	return joined
-}
-
-func (c *cond) matches(e *evidence) bool {
-	s := &c.spec
-	if s.Flow != "" && (e.flow == nil || !strings.EqualFold(e.flow.Protocol, s.Flow)) {
-		return false
-	}
-	if s.Flow == "" && e.svc == nil {
-		return false
-	}
-	port, transport := 0, ""
-	if e.svc != nil {
-		port, transport = e.svc.Port, e.svc.Transport
-	} else if e.flow != nil {
-		port, transport = e.flow.Port, e.flow.Transport
-	}
-	if len(s.Port) > 0 && !slices.Contains(s.Port, port) {
-		return false
-	}
-	if s.Transport != "" && !strings.EqualFold(s.Transport, transport) {
-		return false
-	}
-	h := e.http()
-	if s.Status != 0 && h.Status != s.Status {
-		return false
-	}
-	if s.Header != "" {
-		v, ok := e.header(s.Header)
-		if !ok || (c.value != nil && !c.value.MatchString(v)) {
-			return false
-		}
-	}
-	if c.cookie != nil && !slices.ContainsFunc(h.Cookies, c.cookie.MatchString) {
-		return false
-	}
-	if c.title != nil && !c.title.MatchString(h.Title) {
-		return false
-	}
-	if c.body != nil && !c.body.MatchString(e.body(s.BodyPath)) {
-		return false
-	}
-	var tls ingest.TLSEvidence
-	var banner string
-	if e.svc != nil {
-		banner = e.svc.Banner
-		if e.svc.TLS != nil {
-			tls = *e.svc.TLS
-		}
-	}
-	if c.tlsSub != nil && !c.tlsSub.MatchString(tls.Subject) {
-		return false
-	}
-	if c.tlsIss != nil && !c.tlsIss.MatchString(tls.Issuer) {
-		return false
-	}
-	if c.banner != nil && !c.banner.MatchString(banner) {
-		return false
-	}
-	if len(s.Favicon) > 0 && !slices.Contains(s.Favicon, h.FaviconHash) {
-		return false
-	}
-	return true
-}
-
-// matches reports whether any of r's conditions holds.
-func (r *rule) matches(e *evidence) bool {
-	for i := range r.conds {
-		if r.conds[i].matches(e) {
-			return true
-		}
-	}
-	return false
-}
-
-// Match returns the fingerprint of the first rule matching a service or
-// flow observation, and false when none does.
+// Match returns the fingerprint of the first rule whose match holds and
+// whose guard does not on a service or flow observation, and false when
+// none does.
 func (rs *Rules) Match(svc *ingest.Service, flow *ingest.Flow) (Fingerprint, bool) {
-	e := &evidence{svc: svc, flow: flow}
+	e := newEvidence(svc, flow)
 	for _, r := range rs.rules {
-		if !r.matches(e) {
+		if !r.match.holds(e) || (r.guard != nil && r.guard.holds(e)) {
 			continue
 		}
 		fp := Fingerprint{RuleID: r.ID, Vendor: r.Vendor, Product: r.Product, CPE: r.CPE, ProtocolFamily: r.ProtocolFamily, Class: r.Class}
-		for _, v := range r.versions {
-			if val, ok := v.extract(e); ok {
-				if v.spec.Precision == PrecisionExact {
+		for i := range r.versions {
+			if val, prec, ok := r.versions[i].extract(e); ok {
+				if prec == PrecisionExact {
 					fp.ExactVersion, fp.VersionBand = val, minorBand(val)
 				} else {
 					fp.VersionBand = val
 				}
-				fp.VersionPrecision = v.spec.Precision
+				fp.VersionPrecision = prec
 				break
 			}
 		}
@@ -367,30 +367,45 @@ func (rs *Rules) Match(svc *ingest.Service, flow *ingest.Flow) (Fingerprint, boo
 	return Fingerprint{}, false
 }
 
-func (v *versionRule) extract(e *evidence) (string, bool) {
-	var src string
-	switch f := v.spec.From; {
-	case strings.HasPrefix(f, "header:"):
-		src, _ = e.header(strings.TrimPrefix(f, "header:"))
-	case f == "body":
-		src = e.body("")
-	case strings.HasPrefix(f, "body:"):
-		src = e.body(strings.TrimPrefix(f, "body:"))
-	case f == "banner" && e.svc != nil:
-		src = e.svc.Banner
-	case f == "title":
-		src = e.http().Title
-	case f == "tls_subject" && e.svc != nil && e.svc.TLS != nil:
-		src = e.svc.TLS.Subject
+// extract reads the version from the first value of its field (on the
+// probes its path and method allow) that yields one.
+func (v *versionRule) extract(e *evidence) (val, precision string, ok bool) {
+	try := func(s string) bool {
+		val, precision, ok = v.value(s)
+		return ok
+	}
+	if v.from.serviceLevel() {
+		v.from.each(e, nil, try)
+		return
+	}
+	for i := range e.probes {
+		p := &e.probes[i]
+		if v.spec.Path != "" && !p.pathMatches(v.spec.Path) {
+			continue
+		}
+		if v.spec.Method != "" && p.method() != v.spec.Method {
+			continue
+		}
+		if v.from.each(e, p, try) {
+			return
+		}
+	}
+	return "", "", false
+}
+
+// value turns one value of the field into a version.
+func (v *versionRule) value(src string) (string, string, bool) {
+	if v.spec.Transform == "gzip_mtime" {
+		src = gzipMTime(src)
 	}
 	if src == "" {
-		return "", false
+		return "", "", false
 	}
 	val := src
 	if v.re != nil {
 		m := v.re.FindStringSubmatch(src)
 		if m == nil {
-			return "", false
+			return "", "", false
 		}
 		format := v.spec.Format
 		if format == "" {
@@ -404,26 +419,33 @@ func (v *versionRule) extract(e *evidence) (string, bool) {
 		}
 		val = format
 	}
-	if v.spec.Map != nil {
-		mapped, ok := v.spec.Map[strings.ToLower(val)]
-		if !ok {
-			return "", false
-		}
-		val = mapped
+	if v.table == nil {
+		return val, v.spec.Precision, val != ""
 	}
-	if len(v.dates) > 0 {
-		t, ok := parseLooseDate(val)
-		if !ok {
-			return "", false
-		}
-		for _, d := range v.dates {
-			if !t.Before(d.from) && t.Before(d.to) {
-				return d.band, true
+	if tv, ok := v.table.keys[strings.ToLower(strings.TrimSpace(val))]; ok {
+		return tv.value, tv.precision, true
+	}
+	if len(v.table.dates) > 0 {
+		if t, ok := parseLooseDate(val); ok {
+			for _, d := range v.table.dates {
+				if !t.Before(d.from) && t.Before(d.to) {
+					return d.value, d.precision, true
+				}
 			}
 		}
-		return "", false
 	}
-	return val, val != ""
+	return "", "", false
+}
+
+func compileRe(field, s string, errs *[]error) *regexp.Regexp {
+	if s == "" {
+		return nil
+	}
+	re, err := regexp.Compile("(?i)" + s)
+	if err != nil {
+		*errs = append(*errs, fmt.Errorf("%s: %w", field, err))
+	}
+	return re
 }
 
 // placeholders are the {N} of a version format, for the common N.

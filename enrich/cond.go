@@ -1,0 +1,513 @@
+package enrich
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// A condition of a rule (docs/rules.md): a leaf of fields that hold on one
+// probe, or all / any / not of conditions.
+type condition interface {
+	holds(e *evidence) bool
+}
+
+type allOf []condition
+type anyOf []condition
+type notOf struct{ c condition }
+
+func (a allOf) holds(e *evidence) bool {
+	for _, c := range a {
+		if !c.holds(e) {
+			return false
+		}
+	}
+	return true
+}
+
+func (a anyOf) holds(e *evidence) bool {
+	for _, c := range a {
+		if c.holds(e) {
+			return true
+		}
+	}
+	return false
+}
+
+func (n notOf) holds(e *evidence) bool { return !n.c.holds(e) }
+
+// fieldKind is what a field reads.
+type fieldKind int
+
+const (
+	fMethod fieldKind = iota
+	fPath
+	fPathPrefix
+	fStatus
+	fReason
+	fHeader
+	fRequestHeader
+	fCookie
+	fCookieValue
+	fTitle
+	fBody
+	fBodySHA256
+	fBodyMMH3
+	fTLSSubject
+	fTLSIssuer
+	fTLSSAN
+	fTLSSerial
+	fTLSSHA256
+	fTLSJARM
+	fTLSJA3S
+	fTLSJA4S
+	fTLSVersion
+	fTLSNotBefore
+	fTLSNotAfter
+	fBanner
+	fBannerSent
+	fProbeName
+	// Service-level fields from here on.
+	fPort
+	fTransport
+	fDetectedService
+	fDetectedProduct
+	fDetectedVersion
+	fDetectedCPE
+	fFlow
+)
+
+// field is a parsed field name: its kind and argument (a header or
+// cookie name, a DN attribute).
+type field struct {
+	kind fieldKind
+	arg  string
+	name string
+}
+
+func (f field) serviceLevel() bool { return f.kind >= fPort }
+
+// readsEvidence reports whether the field reads what a service showed,
+// rather than only where it was asked.
+func (f field) readsEvidence() bool {
+	switch f.kind {
+	case fMethod, fPath, fPathPrefix, fStatus, fPort, fTransport:
+		return false
+	}
+	return true
+}
+
+var simpleFields = map[string]fieldKind{
+	"method": fMethod, "path": fPath, "path_prefix": fPathPrefix, "status": fStatus, "reason": fReason,
+	"cookie": fCookie, "title": fTitle, "body": fBody, "body.sha256": fBodySHA256, "body.mmh3": fBodyMMH3,
+	"tls.san": fTLSSAN, "tls.serial": fTLSSerial, "tls.sha256": fTLSSHA256, "tls.jarm": fTLSJARM,
+	"tls.ja3s": fTLSJA3S, "tls.ja4s": fTLSJA4S, "tls.version": fTLSVersion, "tls.not_before": fTLSNotBefore,
+	"tls.not_after": fTLSNotAfter, "banner": fBanner, "banner.sent": fBannerSent, "probe": fProbeName,
+	"port": fPort, "transport": fTransport, "detected.service": fDetectedService, "detected.product": fDetectedProduct,
+	"detected.version": fDetectedVersion, "detected.cpe": fDetectedCPE, "flow": fFlow,
+}
+
+var dnAttrs = []string{"cn", "o", "ou", "c", "st", "l", "email"}
+
+// parseField reads a field name of docs/rules.md.
+func parseField(name string) (field, error) {
+	n := strings.ToLower(name)
+	if k, ok := simpleFields[n]; ok {
+		return field{kind: k, name: n}, nil
+	}
+	prefixed := []struct {
+		prefix string
+		kind   fieldKind
+	}{{"header.", fHeader}, {"request.header.", fRequestHeader}, {"cookie.", fCookieValue}}
+	for _, p := range prefixed {
+		if arg, ok := strings.CutPrefix(n, p.prefix); ok && arg != "" {
+			return field{kind: p.kind, arg: arg, name: n}, nil
+		}
+	}
+	for _, p := range []struct {
+		prefix string
+		kind   fieldKind
+	}{{"tls.subject", fTLSSubject}, {"tls.issuer", fTLSIssuer}} {
+		if rest, ok := strings.CutPrefix(n, p.prefix); ok {
+			if rest == "" {
+				return field{kind: p.kind, name: n}, nil
+			}
+			if attr, ok := strings.CutPrefix(rest, "."); ok && slices.Contains(dnAttrs, attr) {
+				return field{kind: p.kind, arg: attr, name: n}, nil
+			}
+		}
+	}
+	return field{}, fmt.Errorf("unknown field %q (docs/rules.md lists the fields)", name)
+}
+
+// each calls fn with each value of the field on probe v (or, for a
+// service-level field, of the observation) until fn says true.
+func (f field) each(e *evidence, v *probeView, fn func(string) bool) bool {
+	one := func(s string) bool { return fn(s) }
+	switch f.kind {
+	case fPort:
+		if e.svc != nil {
+			return one(itoa(e.svc.Port))
+		}
+		if e.flow != nil {
+			return one(itoa(e.flow.Port))
+		}
+		return false
+	case fTransport:
+		if e.svc != nil {
+			return one(e.svc.Transport)
+		}
+		if e.flow != nil {
+			return one(e.flow.Transport)
+		}
+		return false
+	case fFlow:
+		return e.flow != nil && one(e.flow.Protocol)
+	case fDetectedService, fDetectedProduct, fDetectedVersion, fDetectedCPE:
+		if e.svc == nil || e.svc.Detected == nil {
+			return false
+		}
+		d := e.svc.Detected
+		switch f.kind {
+		case fDetectedService:
+			return d.Service != "" && one(d.Service)
+		case fDetectedProduct:
+			return d.Product != "" && one(d.Product)
+		case fDetectedVersion:
+			return d.Version != "" && one(d.Version)
+		}
+		for _, c := range d.CPE {
+			if one(c) {
+				return true
+			}
+		}
+		return false
+	}
+	if v == nil {
+		return false
+	}
+	p := v.p
+	switch f.kind {
+	case fMethod:
+		m := v.method()
+		return m != "" && one(m)
+	case fPath, fPathPrefix:
+		s := v.path()
+		return s != "" && one(s)
+	case fProbeName:
+		return p.Name != "" && one(p.Name)
+	case fRequestHeader:
+		return p.Request != nil && eachHeader(p.Request.Headers, f.arg, fn)
+	case fBanner:
+		return p.Banner != nil && p.Banner.Received != nil && one(v.bannerText())
+	case fBannerSent:
+		return p.Banner != nil && p.Banner.Sent != nil && one(v.sentText())
+	}
+	if f.kind >= fTLSSubject && f.kind <= fTLSNotAfter {
+		t := p.TLS
+		if t == nil {
+			return false
+		}
+		nonEmpty := func(s string) bool { return s != "" && fn(s) }
+		switch f.kind {
+		case fTLSSubject:
+			return eachDNAttr(t.Subject, f.arg, fn)
+		case fTLSIssuer:
+			return eachDNAttr(t.Issuer, f.arg, fn)
+		case fTLSSAN:
+			for _, s := range t.SANs {
+				if fn(s) {
+					return true
+				}
+			}
+			return false
+		case fTLSSerial:
+			return nonEmpty(t.Serial)
+		case fTLSSHA256:
+			return nonEmpty(t.SHA256)
+		case fTLSJARM:
+			return nonEmpty(t.JARM)
+		case fTLSJA3S:
+			return nonEmpty(t.JA3S)
+		case fTLSJA4S:
+			return nonEmpty(t.JA4S)
+		case fTLSVersion:
+			return nonEmpty(t.Version)
+		case fTLSNotBefore:
+			return nonEmpty(t.NotBefore)
+		case fTLSNotAfter:
+			return nonEmpty(t.NotAfter)
+		}
+	}
+	r := p.Response
+	if r == nil {
+		return false
+	}
+	switch f.kind {
+	case fStatus:
+		return r.Status != 0 && one(itoa(r.Status))
+	case fReason:
+		return r.Reason != "" && one(r.Reason)
+	case fHeader:
+		return eachHeader(r.Headers, f.arg, fn)
+	case fCookie:
+		for _, c := range v.cookieList() {
+			if fn(c.name) {
+				return true
+			}
+		}
+	case fCookieValue:
+		for _, c := range v.cookieList() {
+			if strings.EqualFold(c.name, f.arg) && fn(c.value) {
+				return true
+			}
+		}
+	case fTitle:
+		t := v.titleText()
+		return t != "" && one(t)
+	case fBody:
+		return r.Body != nil && one(v.bodyText())
+	case fBodySHA256:
+		return r.Body != nil && r.Body.SHA256 != "" && one(r.Body.SHA256)
+	case fBodyMMH3:
+		return r.Body != nil && r.Body.MMH3 != nil && one(strconv.Itoa(int(*r.Body.MMH3)))
+	}
+	return false
+}
+
+// matcher tests one value of a field.
+type matcher struct {
+	re     *pattern // a regular expression; nil with eq
+	eq     []string // values compared case-insensitively
+	prefix bool     // eq holds prefixes (path_prefix)
+	any    bool     // "" : the field only has to be present
+}
+
+func (m *matcher) test(s string) bool {
+	switch {
+	case m.any:
+		return true
+	case m.re != nil:
+		return m.re.MatchString(s)
+	}
+	for _, w := range m.eq {
+		if m.prefix {
+			if len(s) >= len(w) && strings.EqualFold(s[:len(w)], w) {
+				return true
+			}
+		} else if strings.EqualFold(s, w) {
+			return true
+		}
+	}
+	return false
+}
+
+type fieldTest struct {
+	f field
+	m matcher
+}
+
+// leaf holds when its service-level tests hold and, if it has probe
+// tests, one probe passes all of them.
+type leaf struct {
+	service, probe []fieldTest
+	paths          []string // the probe must be at one of these paths (path field)
+}
+
+func (l *leaf) holds(e *evidence) bool {
+	for i := range l.service {
+		t := &l.service[i]
+		if !t.f.each(e, nil, t.m.test) {
+			return false
+		}
+	}
+	if len(l.probe) == 0 && len(l.paths) == 0 {
+		return true
+	}
+probes:
+	for i := range e.probes {
+		v := &e.probes[i]
+		if len(l.paths) > 0 && !slices.ContainsFunc(l.paths, v.pathMatches) {
+			continue
+		}
+		for j := range l.probe {
+			t := &l.probe[j]
+			if !t.f.each(e, v, t.m.test) {
+				continue probes
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// condParser compiles condition nodes; problems go to errs, each named
+// by where.
+type condParser struct {
+	where string // "rules/x.yaml: rule ID"
+	errs  *[]error
+}
+
+func (cp *condParser) fail(path, format string, args ...any) {
+	*cp.errs = append(*cp.errs, fmt.Errorf("%s: %s: %s", cp.where, path, fmt.Sprintf(format, args...)))
+}
+
+// parse compiles the condition at n, whose place is path ("match", "match.any[2]").
+func (cp *condParser) parse(n *yaml.Node, path string) condition {
+	if n == nil || n.Kind == 0 {
+		return nil
+	}
+	if n.Kind == yaml.SequenceNode {
+		// A bare list is any of its conditions.
+		return cp.list(n, path, false)
+	}
+	if n.Kind != yaml.MappingNode {
+		cp.fail(path, "want a mapping of fields, or all/any/not")
+		return nil
+	}
+	if len(n.Content) == 2 {
+		switch n.Content[0].Value {
+		case "all", "any":
+			v := n.Content[1]
+			if v.Kind != yaml.SequenceNode || len(v.Content) == 0 {
+				cp.fail(path+"."+n.Content[0].Value, "want a non-empty list of conditions")
+				return nil
+			}
+			return cp.list(v, path+"."+n.Content[0].Value, n.Content[0].Value == "all")
+		case "not":
+			c := cp.parse(n.Content[1], path+".not")
+			if c == nil {
+				return nil
+			}
+			return notOf{c}
+		}
+	}
+	return cp.leaf(n, path)
+}
+
+func (cp *condParser) list(n *yaml.Node, path string, all bool) condition {
+	var cs []condition
+	for i, c := range n.Content {
+		if cc := cp.parse(c, fmt.Sprintf("%s[%d]", path, i)); cc != nil {
+			cs = append(cs, cc)
+		}
+	}
+	if len(cs) != len(n.Content) {
+		return nil
+	}
+	if all {
+		return allOf(cs)
+	}
+	return anyOf(cs)
+}
+
+func (cp *condParser) leaf(n *yaml.Node, path string) condition {
+	l := &leaf{}
+	ok, evidence := true, false
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		fp := path + "." + k.Value
+		if k.Value == "all" || k.Value == "any" || k.Value == "not" {
+			cp.fail(fp, "all, any and not stand alone in their mapping")
+			ok = false
+			continue
+		}
+		f, err := parseField(k.Value)
+		if err != nil {
+			cp.fail(fp, "%v", err)
+			ok = false
+			continue
+		}
+		m, good := cp.matcher(f, v, fp)
+		if !good {
+			ok = false
+			continue
+		}
+		evidence = evidence || f.readsEvidence()
+		switch {
+		case f.kind == fPath:
+			l.paths = append(l.paths, m.eq...)
+		case f.serviceLevel():
+			l.service = append(l.service, fieldTest{f, m})
+		default:
+			l.probe = append(l.probe, fieldTest{f, m})
+		}
+	}
+	if !ok {
+		return nil
+	}
+	if !evidence {
+		cp.fail(path, "a condition needs a field that reads evidence, not only method, path, status, port or transport")
+		return nil
+	}
+	return l
+}
+
+// matcher reads a field's matcher: a regular expression, a number, or a
+// list of values.
+func (cp *condParser) matcher(f field, v *yaml.Node, path string) (matcher, bool) {
+	exact := f.kind == fPath || f.kind == fPathPrefix || f.kind == fMethod
+	switch v.Kind {
+	case yaml.ScalarNode:
+		if v.Tag == "!!null" {
+			cp.fail(path, "no value")
+			return matcher{}, false
+		}
+		if v.Tag == "!!str" && !exact {
+			if v.Value == "" {
+				return matcher{any: true}, true
+			}
+			var errs []error
+			p := compilePattern(path, v.Value, &errs)
+			if len(errs) > 0 {
+				cp.fail(path, "%v", strings.TrimPrefix(errs[0].Error(), path+": "))
+				return matcher{}, false
+			}
+			return matcher{re: p}, true
+		}
+		return matcher{eq: []string{v.Value}, prefix: f.kind == fPathPrefix}, true
+	case yaml.SequenceNode:
+		if len(v.Content) == 0 {
+			cp.fail(path, "empty list")
+			return matcher{}, false
+		}
+		m := matcher{prefix: f.kind == fPathPrefix}
+		for _, e := range v.Content {
+			if e.Kind != yaml.ScalarNode || e.Tag == "!!null" {
+				cp.fail(path, "a list of strings or numbers")
+				return matcher{}, false
+			}
+			m.eq = append(m.eq, e.Value)
+		}
+		return m, true
+	}
+	cp.fail(path, "want a regular expression, a number or a list")
+	return matcher{}, false
+}
+
+// eachPattern calls fn with every regular expression of c.
+func eachPattern(c condition, fn func(*pattern)) {
+	switch c := c.(type) {
+	case allOf:
+		for _, s := range c {
+			eachPattern(s, fn)
+		}
+	case anyOf:
+		for _, s := range c {
+			eachPattern(s, fn)
+		}
+	case notOf:
+		eachPattern(c.c, fn)
+	case *leaf:
+		for _, ts := range [][]fieldTest{c.service, c.probe} {
+			for _, t := range ts {
+				if t.m.re != nil {
+					fn(t.m.re)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,275 @@
+package enrich
+
+import (
+	"bytes"
+	"compress/gzip"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/netintel/netintel/ingest"
+)
+
+// evidence is the view of one service or flow observation that rule
+// conditions and version extractors read. What several rules read of a
+// probe (its decoded body, its title, its cookies) is worked out once,
+// the first time a rule asks.
+type evidence struct {
+	svc    *ingest.Service
+	flow   *ingest.Flow
+	probes []probeView
+}
+
+// probeView is one probe with its derived values.
+type probeView struct {
+	p *ingest.Probe
+
+	body, title, banner, sent *string // decoded on first use
+	cookies                   []cookie
+	cookiesDone               bool
+}
+
+type cookie struct{ name, value string }
+
+func newEvidence(svc *ingest.Service, flow *ingest.Flow) *evidence {
+	e := &evidence{svc: svc, flow: flow}
+	if svc != nil && len(svc.Probes) > 0 {
+		e.probes = make([]probeView, len(svc.Probes))
+		for i := range svc.Probes {
+			e.probes[i].p = &svc.Probes[i]
+		}
+	}
+	return e
+}
+
+func (v *probeView) method() string {
+	if q := v.p.Request; q != nil {
+		if q.Method == "" {
+			return "GET"
+		}
+		return q.Method
+	}
+	if v.p.Response != nil {
+		return "GET"
+	}
+	return ""
+}
+
+func (v *probeView) path() string {
+	if q := v.p.Request; q != nil {
+		if q.Path == "" {
+			return "/"
+		}
+		return q.Path
+	}
+	if v.p.Response != nil {
+		return "/"
+	}
+	return ""
+}
+
+// pathMatches reports whether the probe's path is want, with or without
+// its query string.
+func (v *probeView) pathMatches(want string) bool {
+	p := v.path()
+	if p == want {
+		return true
+	}
+	if i := strings.IndexByte(p, '?'); i >= 0 && strings.IndexByte(want, '?') < 0 {
+		return p[:i] == want
+	}
+	return false
+}
+
+func (v *probeView) bodyText() string {
+	if v.body == nil {
+		s := ""
+		if r := v.p.Response; r != nil {
+			s = r.Body.Text()
+		}
+		v.body = &s
+	}
+	return *v.body
+}
+
+func (v *probeView) bannerText() string {
+	if v.banner == nil {
+		s := ""
+		if b := v.p.Banner; b != nil {
+			s = b.Received.Text()
+		}
+		v.banner = &s
+	}
+	return *v.banner
+}
+
+func (v *probeView) sentText() string {
+	if v.sent == nil {
+		s := ""
+		if b := v.p.Banner; b != nil {
+			s = b.Sent.Text()
+		}
+		v.sent = &s
+	}
+	return *v.sent
+}
+
+// titleText is the scanner's title, or the body's first <title>.
+func (v *probeView) titleText() string {
+	if v.title == nil {
+		s := ""
+		if r := v.p.Response; r != nil {
+			s = r.Title
+			if s == "" {
+				s = htmlTitle(v.bodyText())
+			}
+		}
+		v.title = &s
+	}
+	return *v.title
+}
+
+// htmlTitle returns the text of the first <title> element of an HTML
+// page, trimmed, or "".
+func htmlTitle(body string) string {
+	i := indexFold(body, "<title")
+	if i < 0 {
+		return ""
+	}
+	rest := body[i+len("<title"):]
+	gt := strings.IndexByte(rest, '>')
+	if gt < 0 || (gt > 0 && rest[0] != ' ' && rest[0] != '\t' && rest[0] != '\n') {
+		return ""
+	}
+	rest = rest[gt+1:]
+	end := indexFold(rest, "</title")
+	if end < 0 {
+		end = min(len(rest), 512)
+	}
+	return strings.Join(strings.Fields(rest[:end]), " ")
+}
+
+// indexFold is the index of lit (ASCII lower case) in s in any ASCII case.
+func indexFold(s, lit string) int {
+	for i := 0; i+len(lit) <= len(s); i++ {
+		j := 0
+		for ; j < len(lit); j++ {
+			c := s[i+j]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != lit[j] {
+				break
+			}
+		}
+		if j == len(lit) {
+			return i
+		}
+	}
+	return -1
+}
+
+func (v *probeView) cookieList() []cookie {
+	if !v.cookiesDone {
+		v.cookiesDone = true
+		if r := v.p.Response; r != nil {
+			for _, h := range r.Headers {
+				if !strings.EqualFold(h.Name, "Set-Cookie") {
+					continue
+				}
+				pair, _, _ := strings.Cut(h.Value, ";")
+				name, value, _ := strings.Cut(pair, "=")
+				v.cookies = append(v.cookies, cookie{strings.TrimSpace(name), strings.TrimSpace(value)})
+			}
+		}
+	}
+	return v.cookies
+}
+
+// eachHeader calls fn with each value of header name in hs until fn says true.
+func eachHeader(hs []ingest.Header, name string, fn func(string) bool) bool {
+	for i := range hs {
+		if strings.EqualFold(hs[i].Name, name) && fn(hs[i].Value) {
+			return true
+		}
+	}
+	return false
+}
+
+// dnString is the whole name: the scanner's, or one made of the attributes.
+func dnString(d *ingest.DN) string {
+	if d == nil {
+		return ""
+	}
+	if d.DN != "" {
+		return d.DN
+	}
+	var b strings.Builder
+	add := func(k, v string) {
+		if v == "" {
+			return
+		}
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(k + "=" + v)
+	}
+	add("CN", d.CN)
+	for _, o := range d.OU {
+		add("OU", o)
+	}
+	for _, o := range d.O {
+		add("O", o)
+	}
+	add("L", d.L)
+	add("ST", d.ST)
+	add("C", d.C)
+	add("emailAddress", d.Email)
+	return b.String()
+}
+
+func eachDNAttr(d *ingest.DN, attr string, fn func(string) bool) bool {
+	if d == nil {
+		return false
+	}
+	one := func(s string) bool { return s != "" && fn(s) }
+	switch attr {
+	case "":
+		return one(dnString(d))
+	case "cn":
+		return one(d.CN)
+	case "o":
+		for _, s := range d.O {
+			if one(s) {
+				return true
+			}
+		}
+	case "ou":
+		for _, s := range d.OU {
+			if one(s) {
+				return true
+			}
+		}
+	case "c":
+		return one(d.C)
+	case "st":
+		return one(d.ST)
+	case "l":
+		return one(d.L)
+	case "email":
+		return one(d.Email)
+	}
+	return false
+}
+
+// gzipMTime reads the modification time in the header of gzip data
+// (RFC 1952), as RFC 3339, or "".
+func gzipMTime(data string) string {
+	zr, err := gzip.NewReader(bytes.NewReader([]byte(data)))
+	if err != nil || zr.ModTime.IsZero() {
+		return ""
+	}
+	return zr.ModTime.UTC().Format(time.RFC3339)
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
