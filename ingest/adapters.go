@@ -11,8 +11,19 @@ import (
 	"strings"
 	"time"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/netintel/netintel/internal/ipmodel"
 )
+
+// DecodeOptions are how observations in JSON are read: unknown members
+// refused, names matched case-insensitively, and strings that are not
+// UTF-8 kept as their bytes, so that Normalize can keep a body's bytes
+// exactly (as base64) instead of the replacement characters a strict
+// decoder would put in their place.
+var DecodeOptions = jsonv2.JoinOptions(jsonv2.RejectUnknownMembers(true), jsonv2.MatchCaseInsensitiveNames(true),
+	jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))
 
 // Options are what an adapter needs besides its input.
 type Options struct {
@@ -27,9 +38,14 @@ type Options struct {
 	// file's modification time or the response's Last-Modified, so an
 	// unchanged file ingested again is recognised as the same observations.
 	ObservedAt time.Time
-	// MaxLineBytes is the longest accepted line (default 1 MiB).
+	// MaxLineBytes is the longest accepted line (default DefaultMaxLineBytes).
 	MaxLineBytes int
 }
+
+// DefaultMaxLineBytes is the longest line a feed may have unless
+// configured: long enough for an observation that carries a scanner's
+// 50 MB page, which Normalize then cuts to MaxBodyBytes.
+const DefaultMaxLineBytes = 64 << 20
 
 // LineError is one malformed record of a feed, skipped.
 type LineError struct {
@@ -74,7 +90,7 @@ func (o Options) conf(def float64) float64 {
 
 func (o Options) maxLine() int {
 	if o.MaxLineBytes <= 0 {
-		return 1 << 20
+		return DefaultMaxLineBytes
 	}
 	return o.MaxLineBytes
 }
@@ -395,14 +411,8 @@ func NDJSON(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 			return nil
 		}
 		var o Observation
-		dec := json.NewDecoder(bytes.NewReader(line))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&o); err != nil {
-			bad(LineError{n, fmt.Errorf("json: %w", err)})
-			return nil
-		}
-		if dec.More() {
-			bad(LineError{n, errors.New("json: more than one value on the line")})
+		if err := jsonv2.Unmarshal(line, &o, DecodeOptions); err != nil {
+			bad(LineError{n, err})
 			return nil
 		}
 		if o.Source == "" && opt.Source != "" {

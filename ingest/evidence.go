@@ -208,6 +208,11 @@ func (b *Body) Text() string {
 // normalize checks the body's encoding and cuts it at MaxBodyBytes.
 func (b *Body) normalize(field string) error {
 	b.Encoding = strings.ToLower(b.Encoding)
+	if b.Encoding == EncodingText && !utf8.ValidString(b.Data) {
+		// Bytes that are not UTF-8 are kept exactly, as base64, rather
+		// than turned into replacement characters by the JSON encoder.
+		b.Encoding, b.Data = EncodingBase64, base64.StdEncoding.EncodeToString([]byte(b.Data))
+	}
 	switch b.Encoding {
 	case EncodingText:
 		if len(b.Data) > MaxBodyBytes {
@@ -280,16 +285,26 @@ func normalizeHeaders(field string, hs []Header) []Header {
 	}
 	for i := range hs {
 		h := &hs[i]
-		h.Name = cutUTF8(strings.TrimSpace(h.Name), MaxFieldBytes)
+		h.Name = validUTF8(cutUTF8(strings.TrimSpace(h.Name), MaxFieldBytes))
 		if len(h.Value) > MaxHeaderBytes {
 			h.Value, h.Truncated = cutUTF8(h.Value, MaxHeaderBytes), true
 		}
+		h.Value = validUTF8(h.Value)
 	}
 	return hs
 }
 
+// cutField cuts a text field at MaxFieldBytes and replaces bytes that
+// are not UTF-8 (which JSON cannot carry) with U+FFFD.
 func cutField(s *string) {
-	*s = cutUTF8(*s, MaxFieldBytes)
+	*s = validUTF8(cutUTF8(*s, MaxFieldBytes))
+}
+
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
 }
 
 func (d *DN) normalize() {

@@ -238,12 +238,12 @@ func TestNDJSON_Malformed(t *testing.T) {
 		name, line, wantErr string
 	}{
 		{"not json", `{"v":1,`, "json"},
-		{"unknown field", `{"v":1,"type":"signal","ip":"192.0.2.9","source":"s","observed_at":"2026-11-20T10:00:00Z","signal":{"kind":"tor_exit"},"extra":1}`, "unknown field"},
+		{"unknown field", `{"v":1,"type":"signal","ip":"192.0.2.9","source":"s","observed_at":"2026-11-20T10:00:00Z","signal":{"kind":"tor_exit"},"extra":1}`, "unknown object member"},
 		{"bad ip", strings.Replace(good, "192.0.2.9", "192.0.2", 1), "ip:"},
 		{"bad time", strings.Replace(good, "2026-11-20T10:00:00+01:00", "yesterday", 1), "observed_at"},
 		{"bad kind", strings.Replace(good, "tor_exit", "teleport", 1), "signal.kind"},
 		{"two payloads", strings.Replace(good, `"signal":`, `"flow":{"port":1,"transport":"udp","protocol":"wireguard"},"signal":`, 1), "exactly one"},
-		{"bad version", strings.Replace(good, `"v":1`, `"v":2`, 1), "version"},
+		{"bad version", strings.Replace(good, `"v":1`, `"v":3`, 1), "version"},
 		{"bad confidence", strings.Replace(good, `"kind":"tor_exit"`, `"kind":"tor_exit","confidence":1.5`, 1), "confidence"},
 		{"service without port", `{"type":"service","ip":"192.0.2.1","source":"s","observed_at":"2026-11-20T10:00:00Z","service":{"transport":"tcp"}}`, "service.port"},
 	}

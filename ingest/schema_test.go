@@ -90,7 +90,7 @@ func TestSchema_AgreesWithNormalize(t *testing.T) {
 	bad := map[string]string{
 		"unknown field":      strings.Replace(good, `"v":1`, `"v":1,"extra":1`, 1),
 		"unknown kind":       strings.Replace(good, "tor_exit", "teleport", 1),
-		"bad version":        strings.Replace(good, `"v":1`, `"v":2`, 1),
+		"bad version":        strings.Replace(good, `"v":1`, `"v":3`, 1),
 		"bad source":         strings.Replace(good, `"source":"s"`, `"source":"Has Spaces"`, 1),
 		"bad time":           strings.Replace(good, "2026-11-20T10:00:00Z", "yesterday", 1),
 		"confidence > 1":     strings.Replace(good, `"kind":"tor_exit"`, `"kind":"tor_exit","confidence":1.5`, 1),
@@ -124,10 +124,20 @@ func TestSchema_MatchesTypes(t *testing.T) {
 		Properties map[string]*node `json:"properties"`
 		Items      *node            `json:"items"`
 		Enum       []string         `json:"enum"`
+		Ref        string           `json:"$ref"`
+		Defs       map[string]*node `json:"$defs"`
 	}
 	var root node
 	if err := json.Unmarshal(b, &root); err != nil {
 		t.Fatal(err)
+	}
+	// deref follows a "#/$defs/NAME" reference.
+	var deref func(n *node) *node
+	deref = func(n *node) *node {
+		if n != nil && n.Ref != "" {
+			return deref(root.Defs[strings.TrimPrefix(n.Ref, "#/$defs/")])
+		}
+		return n
 	}
 	p := root.Properties
 	enums := []struct {
@@ -154,14 +164,24 @@ func TestSchema_MatchesTypes(t *testing.T) {
 		return out
 	}
 	// Property names: marshal a fully populated value and compare its keys.
+	mmh3 := int32(1)
+	body := &Body{Encoding: "x", Data: "x", Truncated: true, Length: 1, SHA256: "x", MMH3: &mmh3}
+	dn := &DN{CN: "x", O: []string{"x"}, OU: []string{"x"}, C: "x", ST: "x", L: "x", Email: "x", DN: "x"}
+	headers := []Header{{Name: "x", Value: "x", Truncated: true}}
 	full := Observation{V: 1, Type: TypeService, IP: "x", Network: "x", Source: "x", ObservedAt: "x",
 		Claims: []Claim{{OrgName: "x", SignalSource: "x", SignalConfidence: 1}},
 		Service: &Service{Port: 1, Transport: "x", ProtocolFamily: "x", Banner: "x",
+			Probes: []Probe{{Name: "x", Request: &Request{Method: "x", Path: "x", Host: "x", Headers: headers, Body: body},
+				Response: &Response{Status: 1, Reason: "x", Protocol: "x", Headers: headers, Title: "x", Body: body},
+				TLS: &TLS{Version: "x", Cipher: "x", Subject: dn, Issuer: dn, SANs: []string{"x"}, Serial: "x", SHA256: "x",
+					NotBefore: "x", NotAfter: "x", SelfSigned: true, JARM: "x", JA3S: "x", JA4S: "x"},
+				Banner: &Banner{Sent: body, Received: body}}},
+			Detected: &Detected{By: "x", Service: "x", Product: "x", Version: "x", Info: "x", CPE: []string{"x"}},
 			HTTP: &HTTPEvidence{Status: 1, Headers: map[string]string{"a": "b"}, Cookies: []string{"x"}, Title: "x", Bodies: map[string]string{"a": "b"}, FaviconHash: "x"},
 			TLS:  &TLSEvidence{Subject: "x", Issuer: "x", Serial: "x"}},
 		Signal: &Signal{Kind: "x", Provider: "x", Confidence: 1, Ref: "x", Port: 1, ProtocolFamily: "x"},
 		Range:  &Range{Kind: "x", Provider: "x", Region: "x", Service: "x", Confidence: 1},
-		Flow:   &Flow{Port: 1, Transport: "x", Protocol: "x", Packets: 1, Bytes: 1}}
+		Flow:   &Flow{Port: 1, Transport: "x", Protocol: "x", Packets: 1, Bytes: 1, IPProtocol: 1, Basis: "x", Confidence: 1}}
 	data, err := json.Marshal(full)
 	if err != nil {
 		t.Fatal(err)
@@ -172,6 +192,7 @@ func TestSchema_MatchesTypes(t *testing.T) {
 	}
 	var check func(path string, v map[string]any, n *node)
 	check = func(path string, v map[string]any, n *node) {
+		n = deref(n)
 		var got []string
 		for k := range v {
 			got = append(got, k)
@@ -181,12 +202,13 @@ func TestSchema_MatchesTypes(t *testing.T) {
 			t.Errorf("%s: code fields %v, schema properties %v", path, got, want)
 		}
 		for k, sub := range v {
-			if obj, ok := sub.(map[string]any); ok && n.Properties[k] != nil && n.Properties[k].Properties != nil {
-				check(path+"."+k, obj, n.Properties[k])
+			pk := deref(n.Properties[k])
+			if obj, ok := sub.(map[string]any); ok && pk != nil && pk.Properties != nil {
+				check(path+"."+k, obj, pk)
 			}
-			if arr, ok := sub.([]any); ok && len(arr) > 0 && n.Properties[k] != nil && n.Properties[k].Items != nil {
+			if arr, ok := sub.([]any); ok && len(arr) > 0 && pk != nil && pk.Items != nil {
 				if obj, ok := arr[0].(map[string]any); ok {
-					check(path+"."+k+"[]", obj, n.Properties[k].Items)
+					check(path+"."+k+"[]", obj, pk.Items)
 				}
 			}
 		}

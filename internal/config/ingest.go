@@ -48,7 +48,7 @@ type IngestSource struct {
 }
 
 func defaultIngest() Ingest {
-	return Ingest{FetchTimeout: 2 * time.Minute, MaxLineBytes: 1 << 20, MaxInFlight: 1024}
+	return Ingest{FetchTimeout: 2 * time.Minute, MaxLineBytes: 64 << 20, MaxInFlight: 1024}
 }
 
 func (c *Ingest) validate(path string) []error {
