@@ -482,3 +482,30 @@ func BenchmarkMatchNoPrefilter(b *testing.B) {
 		}
 	}
 }
+
+// TestPrefilterSound checks that the literal prefilter never rejects a
+// value the regexp matches, over variants of every example (case changes,
+// surrounding lines, Unicode case-fold look-alikes).
+func TestPrefilterSound(t *testing.T) {
+	db := loadT(t)
+	fold := strings.NewReplacer("k", "\u212a", "K", "\u212a", "s", "\u017f", "S", "\u017f")
+	checked := 0
+	for _, d := range db.Databases() {
+		for _, f := range d.Fingerprints {
+			if !f.Supported() {
+				continue
+			}
+			for _, ex := range f.Examples {
+				for _, v := range []string{ex.Text, strings.ToUpper(ex.Text), strings.ToLower(ex.Text), fold.Replace(ex.Text), "x\n" + ex.Text + "\ny", "\xff" + ex.Text} {
+					if f.Regexp().MatchString(v) {
+						checked++
+						if !f.mayMatch(&input{s: v}) {
+							t.Errorf("%s:%d %q: prefilter %v rejects matching %q", f.File, f.Line, f.Description, f.lits, v)
+						}
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d matching variants checked", checked)
+}
