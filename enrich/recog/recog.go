@@ -515,6 +515,7 @@ func newFingerprint(d *Database, xf *xmlFingerprint, index, line int) (*Fingerpr
 		seen[xp.Name] = len(f.Params)
 		f.Params = append(f.Params, p)
 	}
+examples:
 	for _, xe := range xf.Examples {
 		ex := Example{Text: xe.Text}
 		enc := ""
@@ -523,7 +524,9 @@ func newFingerprint(d *Database, xf *xmlFingerprint, index, line int) (*Fingerpr
 			case "_encoding":
 				enc = a.Value
 			case "_filename":
-				return f, fmt.Errorf("example with _filename %q is not supported", a.Value)
+				// The example's content lives in a file beside the XML
+				// in Recog's tree; we do not embed those, so drop it.
+				continue examples
 			default:
 				if ex.Expect == nil {
 					ex.Expect = map[string]string{}
