@@ -177,8 +177,8 @@ func TestSchema_MatchesTypes(t *testing.T) {
 					NotBefore: "x", NotAfter: "x", SelfSigned: true, JARM: "x", JA3S: "x", JA4S: "x"},
 				Banner: &Banner{Sent: body, Received: body}}},
 			Detected: &Detected{By: "x", Service: "x", Product: "x", Version: "x", Info: "x", CPE: []string{"x"}},
-			HTTP: &HTTPEvidence{Status: 1, Headers: map[string]string{"a": "b"}, Cookies: []string{"x"}, Title: "x", Bodies: map[string]string{"a": "b"}, FaviconHash: "x"},
-			TLS:  &TLSEvidence{Subject: "x", Issuer: "x", Serial: "x"}},
+			HTTP:     &HTTPEvidence{Status: 1, Headers: map[string]string{"a": "b"}, Cookies: []string{"x"}, Title: "x", Bodies: map[string]string{"a": "b"}, FaviconHash: "x"},
+			TLS:      &TLSEvidence{Subject: "x", Issuer: "x", Serial: "x"}},
 		Signal: &Signal{Kind: "x", Provider: "x", Confidence: 1, Ref: "x", Port: 1, ProtocolFamily: "x"},
 		Range:  &Range{Kind: "x", Provider: "x", Region: "x", Service: "x", Confidence: 1},
 		Flow:   &Flow{Port: 1, Transport: "x", Protocol: "x", Packets: 1, Bytes: 1, IPProtocol: 1, Basis: "x", Confidence: 1}}
