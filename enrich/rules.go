@@ -15,6 +15,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/netintel/netintel/enrich/recog"
 	"github.com/netintel/netintel/ingest"
 )
 
@@ -33,6 +34,10 @@ const RulesVersion = 2
 // Rules is a compiled fingerprint rule set (docs/rules.md).
 type Rules struct {
 	rules []*rule
+	// recog is Rapid7 Recog's database and recogMaps the entries that map
+	// its vendors and products to rules (recogmap.go).
+	recog     *recog.DB
+	recogMaps []*recogMap
 	// files are the names the rules came from, in order.
 	files []string
 }
@@ -41,6 +46,7 @@ type rulesFile struct {
 	Version int                  `yaml:"version"`
 	Rules   []ruleSpec           `yaml:"rules"`
 	Tables  map[string]tableSpec `yaml:"tables"`
+	Recog   []recogSpec          `yaml:"recog"`
 }
 
 type ruleSpec struct {
@@ -241,6 +247,22 @@ func parseDocs(docs []namedDoc) (*Rules, error) {
 			rs.rules = append(rs.rules, r)
 		}
 	}
+	byID := map[string]*rule{}
+	for _, r := range rs.rules {
+		byID[r.ID] = r
+	}
+	for _, pf := range parsed {
+		for i, spec := range pf.f.Recog {
+			rs.recogMaps = append(rs.recogMaps, compileRecog(pf.name, i, spec, byID, &errs))
+		}
+	}
+	if len(rs.recogMaps) > 0 {
+		db, err := recog.Default()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("recog: %w", err))
+		}
+		rs.recog = db
+	}
 	if len(errs) > 0 {
 		return nil, joinErrs(errs)
 	}
@@ -347,24 +369,47 @@ type Fingerprint struct {
 func (rs *Rules) Match(svc *ingest.Service, flow *ingest.Flow) (Fingerprint, bool) {
 	e := newEvidence(svc, flow)
 	for _, r := range rs.rules {
-		if !r.match.holds(e) || (r.guard != nil && r.guard.holds(e)) {
+		if !r.match.holds(e) || r.guarded(e) {
 			continue
 		}
-		fp := Fingerprint{RuleID: r.ID, Vendor: r.Vendor, Product: r.Product, CPE: r.CPE, ProtocolFamily: r.ProtocolFamily, Class: r.Class}
+		fp := r.fingerprint()
 		for i := range r.versions {
 			if val, prec, ok := r.versions[i].extract(e); ok {
-				if prec == PrecisionExact {
-					fp.ExactVersion, fp.VersionBand = val, minorBand(val)
-				} else {
-					fp.VersionBand = val
-				}
-				fp.VersionPrecision = prec
+				fp.setVersion(val, prec)
 				break
+			}
+		}
+		if fp.VersionPrecision == "" {
+			if m, hit, ok := rs.recogMatch(e, r); ok && m.version && hit.Version() != "" {
+				fp.setVersion(hit.Version(), PrecisionExact)
 			}
 		}
 		return fp, true
 	}
+	if m, hit, ok := rs.recogMatch(e, nil); ok && !m.rule.guarded(e) {
+		fp := m.rule.fingerprint()
+		fp.RuleID += "+recog"
+		if m.version && hit.Version() != "" {
+			fp.setVersion(hit.Version(), PrecisionExact)
+		}
+		return fp, true
+	}
 	return Fingerprint{}, false
+}
+
+func (r *rule) guarded(e *evidence) bool { return r.guard != nil && r.guard.holds(e) }
+
+func (r *rule) fingerprint() Fingerprint {
+	return Fingerprint{RuleID: r.ID, Vendor: r.Vendor, Product: r.Product, CPE: r.CPE, ProtocolFamily: r.ProtocolFamily, Class: r.Class}
+}
+
+func (fp *Fingerprint) setVersion(val, precision string) {
+	if precision == PrecisionExact {
+		fp.ExactVersion, fp.VersionBand = val, minorBand(val)
+	} else {
+		fp.VersionBand = val
+	}
+	fp.VersionPrecision = precision
 }
 
 // extract reads the version from the first value of its field (on the

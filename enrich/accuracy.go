@@ -1,0 +1,313 @@
+package enrich
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	jsonv2 "github.com/go-json-experiment/json"
+
+	"github.com/netintel/netintel/ingest"
+)
+
+// Capture is one real capture of a service with what it is
+// (testdata/fingerprints/README.md): the accuracy harness's unit.
+type Capture struct {
+	ID         string     `json:"id"`
+	Family     string     `json:"family"`
+	Provenance Provenance `json:"provenance"`
+	Expect     Expect     `json:"expect"`
+	// Negative says no vendor may be named: a look-alike, a plain login
+	// page, a reverse proxy, a honeypot.
+	Negative    bool               `json:"negative,omitempty"`
+	LookalikeOf string             `json:"lookalike_of,omitempty"`
+	Observation ingest.Observation `json:"observation"`
+
+	file string
+}
+
+// Provenance says where a capture was published and what was changed.
+type Provenance struct {
+	URL       string `json:"url"`
+	Retrieved string `json:"retrieved"`
+	What      string `json:"what"`
+	Trimmed   string `json:"trimmed"`
+	// Note says anything else a reader should know (why a negative is one).
+	Note string `json:"note,omitempty"`
+}
+
+// Expect is what a capture is: its vendor and product, and its version or
+// version band where the source establishes one.
+type Expect struct {
+	Vendor  *string `json:"vendor"`
+	Product string  `json:"product,omitempty"`
+	Version string  `json:"version,omitempty"`
+	Band    string  `json:"band,omitempty"`
+}
+
+// LoadCaptures reads every .json capture under dir (one folder a family);
+// a capture that does not parse, lacks its provenance or expectation, or
+// whose observation is invalid is an error naming its file.
+func LoadCaptures(dir string) ([]Capture, error) {
+	var caps []Capture
+	var errs []error
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".json") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		var c Capture
+		if err := jsonv2.Unmarshal(b, &c, ingest.DecodeOptions); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", path, err))
+			return nil
+		}
+		c.file = path
+		if err := c.check(); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", path, err))
+			return nil
+		}
+		caps = append(caps, c)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read captures: %w", err)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	if len(caps) == 0 {
+		return nil, fmt.Errorf("read captures: no .json captures under %s", dir)
+	}
+	return caps, nil
+}
+
+func (c *Capture) check() error {
+	switch {
+	case c.ID == "":
+		return errors.New("id: required")
+	case c.Provenance.URL == "" || c.Provenance.Retrieved == "":
+		return errors.New("provenance: url and retrieved are required")
+	case c.Negative && c.Expect.Vendor != nil && *c.Expect.Vendor != "":
+		return errors.New("expect.vendor: a negative names no vendor")
+	case !c.Negative && (c.Expect.Vendor == nil || *c.Expect.Vendor == ""):
+		return errors.New("expect.vendor: required (or negative: true)")
+	case !c.Negative && c.Family == "":
+		return errors.New("family: required")
+	}
+	if c.Observation.Type != ingest.TypeService && c.Observation.Type != ingest.TypeFlow {
+		return fmt.Errorf("observation.type: want service or flow, got %q", c.Observation.Type)
+	}
+	if err := c.Observation.Normalize(); err != nil {
+		return fmt.Errorf("observation: %w", err)
+	}
+	return nil
+}
+
+// Outcome is what the rules said of one capture.
+type Outcome struct {
+	Capture *Capture
+	Got     Fingerprint
+	Named   bool
+	// VendorRight: a positive got its vendor. WrongVendor: a positive got
+	// another vendor. OnNegative: a negative got a vendor.
+	VendorRight, WrongVendor, OnNegative bool
+	// HasVersion: the capture carries a version or band; VersionRight:
+	// the rules gave it (an exact version equal to it, or a band holding it).
+	HasVersion, VersionRight bool
+}
+
+// FamilyScore is the accuracy over one family's captures.
+type FamilyScore struct {
+	Family string
+	// Positives are the family's captures; Right got the vendor; Named is
+	// how often the family was named, WrongNamed of those wrongly.
+	Positives, Right, Named, WrongNamed int
+	Versioned, VersionRight             int
+}
+
+// Precision is right namings over all namings of the family (1 when never named).
+func (f FamilyScore) Precision() float64 {
+	if f.Named == 0 {
+		return 1
+	}
+	return float64(f.Named-f.WrongNamed) / float64(f.Named)
+}
+
+// Recall is the share of the family's captures that got the right vendor.
+func (f FamilyScore) Recall() float64 {
+	if f.Positives == 0 {
+		return 1
+	}
+	return float64(f.Right) / float64(f.Positives)
+}
+
+// Report is the accuracy of a rule set over a corpus.
+type Report struct {
+	Outcomes []Outcome
+	Families []FamilyScore
+	// Totals over the corpus.
+	Positives, Negatives, Right, WrongVendors, OnNegatives, Versioned, VersionRight int
+}
+
+// Evaluate runs the rules over every capture.
+func Evaluate(rules *Rules, caps []Capture) *Report {
+	rep := &Report{}
+	fams := map[string]*FamilyScore{}
+	fam := func(name string) *FamilyScore {
+		if fams[name] == nil {
+			fams[name] = &FamilyScore{Family: name}
+		}
+		return fams[name]
+	}
+	for i := range caps {
+		c := &caps[i]
+		o := c.Observation
+		fp, ok := rules.Match(o.Service, o.Flow)
+		out := Outcome{Capture: c, Got: fp, Named: ok}
+		namedFam := strings.TrimSuffix(fp.RuleID, "+recog")
+		if c.Negative {
+			rep.Negatives++
+			out.OnNegative = ok
+			if ok {
+				rep.OnNegatives++
+				f := fam(namedFam)
+				f.Named++
+				f.WrongNamed++
+			}
+		} else {
+			rep.Positives++
+			f := fam(c.Family)
+			f.Positives++
+			want := *c.Expect.Vendor
+			out.VendorRight = ok && strings.EqualFold(fp.Vendor, want)
+			out.WrongVendor = ok && !out.VendorRight
+			if out.VendorRight {
+				rep.Right++
+				f.Right++
+			}
+			if ok {
+				n := fam(namedFam)
+				n.Named++
+				if out.WrongVendor {
+					n.WrongNamed++
+					rep.WrongVendors++
+				}
+			}
+			if c.Expect.Version != "" || c.Expect.Band != "" {
+				out.HasVersion = true
+				rep.Versioned++
+				f.Versioned++
+				if out.VendorRight && versionAgrees(c.Expect, fp) {
+					out.VersionRight = true
+					rep.VersionRight++
+					f.VersionRight++
+				}
+			}
+		}
+		rep.Outcomes = append(rep.Outcomes, out)
+	}
+	for _, f := range fams {
+		rep.Families = append(rep.Families, *f)
+	}
+	slices.SortFunc(rep.Families, func(a, b FamilyScore) int { return strings.Compare(a.Family, b.Family) })
+	return rep
+}
+
+// versionAgrees: an expected exact version is given exactly, or lies in
+// the band given; an expected band is given, or holds the version given.
+func versionAgrees(want Expect, fp Fingerprint) bool {
+	norm := func(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
+	if want.Version != "" {
+		if fp.ExactVersion != "" {
+			return norm(fp.ExactVersion) == norm(want.Version)
+		}
+		if fp.VersionBand != "" {
+			if norm(fp.VersionBand) == norm(want.Band) {
+				return true
+			}
+			if iv, ok := bandInterval(fp.VersionBand); ok {
+				return iv.contains(parseVersion(want.Version))
+			}
+		}
+		return false
+	}
+	if fp.VersionBand != "" && norm(fp.VersionBand) == norm(want.Band) {
+		return true
+	}
+	if iv, ok := bandInterval(want.Band); ok && fp.ExactVersion != "" {
+		return iv.contains(parseVersion(fp.ExactVersion))
+	}
+	return false
+}
+
+func pct(n, d int) string {
+	if d == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f%%", 100*float64(n)/float64(d))
+}
+
+// Table writes the report as a Markdown table, one row a family and a
+// row of totals.
+func (r *Report) Table() string {
+	var b bytes.Buffer
+	b.WriteString("| family | captures | right vendor | recall | named | wrong | precision | with version | right version |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
+	for _, f := range r.Families {
+		fmt.Fprintf(&b, "| %s | %d | %d | %s | %d | %d | %s | %d | %s |\n", f.Family, f.Positives, f.Right, pct(f.Right, f.Positives),
+			f.Named, f.WrongNamed, pct(f.Named-f.WrongNamed, f.Named), f.Versioned, pct(f.VersionRight, f.Versioned))
+	}
+	named := r.Right + r.WrongVendors + r.OnNegatives
+	fmt.Fprintf(&b, "| **all** | %d (+%d negatives) | %d | %s | %d | %d | %s | %d | %s |\n", r.Positives, r.Negatives, r.Right, pct(r.Right, r.Positives),
+		named, r.WrongVendors+r.OnNegatives, pct(r.Right, named), r.Versioned, pct(r.VersionRight, r.Versioned))
+	return b.String()
+}
+
+// Mistakes lists the wrong vendors, vendors on negatives and misses, one
+// line each with the capture's file.
+func (r *Report) Mistakes() (wrong, misses []string) {
+	for _, o := range r.Outcomes {
+		c := o.Capture
+		switch {
+		case o.WrongVendor:
+			wrong = append(wrong, fmt.Sprintf("%s: wrong vendor %q (rule %s), want %q", c.file, o.Got.Vendor, o.Got.RuleID, *c.Expect.Vendor))
+		case o.OnNegative:
+			wrong = append(wrong, fmt.Sprintf("%s: negative named %q (rule %s)", c.file, o.Got.Vendor, o.Got.RuleID))
+		case !c.Negative && !o.Named:
+			misses = append(misses, fmt.Sprintf("%s: no vendor, want %q", c.file, *c.Expect.Vendor))
+		case o.HasVersion && !o.VersionRight && o.VendorRight:
+			misses = append(misses, fmt.Sprintf("%s: version %q band %q, want %q band %q", c.file, o.Got.ExactVersion, o.Got.VersionBand, c.Expect.Version, c.Expect.Band))
+		}
+	}
+	return wrong, misses
+}
+
+// MarshalJSON is the report as data (netintel rules eval --json).
+func (r *Report) MarshalJSON() ([]byte, error) {
+	type fam struct {
+		FamilyScore
+		Precision, Recall float64
+	}
+	out := struct {
+		Families                                               []fam
+		Positives, Negatives, Right, WrongVendors, OnNegatives int
+		Versioned, VersionRight                                int
+	}{Positives: r.Positives, Negatives: r.Negatives, Right: r.Right, WrongVendors: r.WrongVendors, OnNegatives: r.OnNegatives,
+		Versioned: r.Versioned, VersionRight: r.VersionRight}
+	for _, f := range r.Families {
+		out.Families = append(out.Families, fam{f, f.Precision(), f.Recall()})
+	}
+	return json.Marshal(out)
+}

@@ -1,0 +1,120 @@
+package enrich
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/netintel/netintel/ingest"
+)
+
+// corpusDir holds the real captures of the accuracy harness.
+const corpusDir = "../testdata/fingerprints"
+
+// The built-in rules name no wrong vendor on any capture of the corpus
+// and no vendor on any negative (docs/accuracy.md).
+func TestRules_Accuracy(t *testing.T) {
+	rules, err := DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	caps, err := LoadCaptures(corpusDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := Evaluate(rules, caps)
+	t.Logf("\n%s", rep.Table())
+	wrong, misses := rep.Mistakes()
+	for _, m := range misses {
+		t.Log(m)
+	}
+	for _, w := range wrong {
+		t.Error(w)
+	}
+}
+
+func TestEvaluate_Scores(t *testing.T) {
+	rules := legacyRules(t)
+	vendor := func(s string) *string { return &s }
+	svc := func(headers ...string) ingest.Observation {
+		p := ingest.Probe{Request: &ingest.Request{Path: "/"}, Response: &ingest.Response{Status: 200}}
+		for i := 0; i+1 < len(headers); i += 2 {
+			p.Response.Headers = append(p.Response.Headers, ingest.Header{Name: headers[i], Value: headers[i+1]})
+		}
+		return ingest.Observation{Type: ingest.TypeService, IP: "192.0.2.1", Source: "t", ObservedAt: "2026-11-01T00:00:00Z",
+			Service: &ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{p}}}
+	}
+	caps := []Capture{
+		{ID: "right", Family: "fortinet-fortigate-sslvpn", Expect: Expect{Vendor: vendor("Fortinet"), Band: "7.0.x"},
+			Observation: svc("Server", "xxxxxxxx-xxxxx", "Last-Modified", "Tue, 10 Aug 2021 08:12:00 GMT")},
+		{ID: "wrong version", Family: "fortinet-fortigate-sslvpn", Expect: Expect{Vendor: vendor("Fortinet"), Version: "6.4.2"},
+			Observation: svc("Server", "xxxxxxxx-xxxxx", "Last-Modified", "Tue, 10 Aug 2021 08:12:00 GMT")},
+		{ID: "wrong vendor", Family: "ocserv", Expect: Expect{Vendor: vendor("OpenConnect")}, Observation: svc("X-Transcend-Version", "1")},
+		{ID: "miss", Family: "ocserv", Expect: Expect{Vendor: vendor("OpenConnect")}, Observation: svc("Server", "nginx")},
+		{ID: "negative", Negative: true, Observation: svc("Set-Cookie", "SVPNCOOKIE=x")},
+		{ID: "clean negative", Negative: true, Observation: svc("Server", "Apache")},
+	}
+	rep := Evaluate(rules, caps)
+	if rep.Positives != 4 || rep.Negatives != 2 || rep.Right != 2 || rep.WrongVendors != 1 || rep.OnNegatives != 1 ||
+		rep.Versioned != 2 || rep.VersionRight != 1 {
+		t.Errorf("totals: %+v", *rep)
+	}
+	byFam := map[string]FamilyScore{}
+	for _, f := range rep.Families {
+		byFam[f.Family] = f
+	}
+	if f := byFam["fortinet-fortigate-sslvpn"]; f.Positives != 2 || f.Right != 2 || f.Named != 3 || f.WrongNamed != 1 || f.Recall() != 1 {
+		t.Errorf("fortinet: %+v", f)
+	}
+	if f := byFam["ocserv"]; f.Positives != 2 || f.Right != 0 || f.Recall() != 0 {
+		t.Errorf("ocserv: %+v", f)
+	}
+	if f := byFam["cisco-asa-anyconnect"]; f.Named != 1 || f.WrongNamed != 1 || f.Precision() != 0 {
+		t.Errorf("cisco: %+v", f)
+	}
+	wrong, misses := rep.Mistakes()
+	if len(wrong) != 2 || len(misses) != 2 {
+		t.Errorf("wrong %v, misses %v", wrong, misses)
+	}
+}
+
+func TestVersionAgrees(t *testing.T) {
+	tests := []struct {
+		want Expect
+		fp   Fingerprint
+		ok   bool
+	}{
+		{Expect{Version: "7.0.12"}, Fingerprint{ExactVersion: "7.0.12"}, true},
+		{Expect{Version: "7.0.12"}, Fingerprint{ExactVersion: "7.0.13"}, false},
+		{Expect{Version: "7.0.12"}, Fingerprint{VersionBand: "7.0.x"}, true},
+		{Expect{Version: "7.2.1"}, Fingerprint{VersionBand: "7.0.x"}, false},
+		{Expect{Band: "7.0.x"}, Fingerprint{ExactVersion: "7.0.4"}, true},
+		{Expect{Band: "7.0.x"}, Fingerprint{VersionBand: "7.0.x"}, true},
+		{Expect{Band: "7.0.x"}, Fingerprint{}, false},
+		{Expect{Version: "9.16(4)"}, Fingerprint{ExactVersion: "9.16(4)"}, true},
+	}
+	for _, tt := range tests {
+		if got := versionAgrees(tt.want, tt.fp); got != tt.ok {
+			t.Errorf("versionAgrees(%+v, %+v) = %v", tt.want, tt.fp, got)
+		}
+	}
+}
+
+func TestLoadCaptures_Errors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, s string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	obs := `"observation":{"type":"service","ip":"192.0.2.1","source":"t","observed_at":"2026-11-01T00:00:00Z","service":{"port":443,"transport":"tcp"}}`
+	write("a.json", `{"id":"a","family":"f","provenance":{"url":"u","retrieved":"2026-11-26"},"expect":{"vendor":"V"},`+obs+`}`)
+	write("b.json", `{"id":"b","provenance":{"url":"u","retrieved":"2026-11-26"},"expect":{"vendor":null},`+obs+`}`)
+	write("c.json", `{"id":"c","negative":true,"provenance":{"retrieved":"2026-11-26"},"expect":{"vendor":null},`+obs+`}`)
+	_, err := LoadCaptures(dir)
+	if err == nil || !strings.Contains(err.Error(), "b.json: expect.vendor: required") || !strings.Contains(err.Error(), "c.json: provenance") ||
+		strings.Contains(err.Error(), "a.json") {
+		t.Errorf("err = %v", err)
+	}
+}

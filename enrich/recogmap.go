@@ -1,0 +1,185 @@
+package enrich
+
+import (
+	"crypto/md5"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/netintel/netintel/enrich/recog"
+	"github.com/netintel/netintel/ingest"
+)
+
+// Rapid7 Recog's fingerprints (enrich/recog, BSD-2-Clause) are read as
+// data: a rules file's `recog` entries say which of Recog's vendors and
+// products are which of our rules (docs/rules.md, "Recog"). Recog speaks
+// when no rule of ours names the service, and gives the version when
+// ours named the product but found none. Only mapped vendors are ever
+// named, so Recog's knowledge of web servers and printers never puts a
+// vendor on a service outside our families.
+
+type recogSpec struct {
+	Rule string `yaml:"rule"`
+	// Vendor and Product are regular expressions over Recog's vendor and
+	// product (service, then os, then hw); Product may be empty.
+	Vendor  string `yaml:"vendor"`
+	Product string `yaml:"product"`
+	// Description and Unless are regular expressions over the Recog
+	// fingerprint's description that must, and must not, match.
+	Description string `yaml:"description"`
+	Unless      string `yaml:"unless"`
+	// Fields limits the Recog databases read ("http_header.server",
+	// "x509.subject", ...); empty means all.
+	Fields []string `yaml:"fields"`
+	// Version says whether Recog's version is taken (default true).
+	Version *bool `yaml:"version"`
+}
+
+type recogMap struct {
+	rule                *rule
+	vendor, product     *pattern
+	description, unless *pattern
+	fields              []string
+	version             bool
+}
+
+// recogFields are the Recog databases the evidence feeds.
+var recogFields = []string{"http_header.server", "html_title", "http_header.cookie", "http_header.wwwauth",
+	"http_header.x-powered-by", "x509.subject", "x509.issuer", "ssh.banner", "tls.jarm", "favicon.md5"}
+
+func compileRecog(file string, i int, spec recogSpec, byID map[string]*rule, errs *[]error) *recogMap {
+	where := fmt.Sprintf("%s: recog[%d]", file, i)
+	m := &recogMap{version: spec.Version == nil || *spec.Version, fields: spec.Fields}
+	if m.rule = byID[spec.Rule]; m.rule == nil {
+		*errs = append(*errs, fmt.Errorf("%s: rule: no rule %q", where, spec.Rule))
+	}
+	if spec.Vendor == "" {
+		*errs = append(*errs, fmt.Errorf("%s: vendor: required", where))
+	}
+	m.vendor = compilePattern(where+": vendor", spec.Vendor, errs)
+	m.product = compilePattern(where+": product", spec.Product, errs)
+	m.description = compilePattern(where+": description", spec.Description, errs)
+	m.unless = compilePattern(where+": unless", spec.Unless, errs)
+	for _, f := range spec.Fields {
+		if !slices.Contains(recogFields, f) {
+			*errs = append(*errs, fmt.Errorf("%s: fields: unknown Recog field %q (one of %s)", where, f, strings.Join(recogFields, ", ")))
+		}
+	}
+	return m
+}
+
+func (m *recogMap) accepts(field string, r recog.Match) bool {
+	if len(m.fields) > 0 && !slices.Contains(m.fields, field) {
+		return false
+	}
+	if !m.vendor.MatchString(r.Vendor()) {
+		return false
+	}
+	if m.description != nil && !m.description.MatchString(r.Description) {
+		return false
+	}
+	if m.unless != nil && m.unless.MatchString(r.Description) {
+		return false
+	}
+	return m.product == nil || m.product.MatchString(r.Product())
+}
+
+// recogValues calls fn with each value of the evidence for each Recog
+// field, until fn says true.
+func (e *evidence) recogValues(fn func(field, value string) bool) bool {
+	for i := range e.probes {
+		v := &e.probes[i]
+		p := v.p
+		if r := p.Response; r != nil {
+			for _, h := range r.Headers {
+				var f string
+				switch {
+				case strings.EqualFold(h.Name, "Server"):
+					f = "http_header.server"
+				case strings.EqualFold(h.Name, "Set-Cookie"):
+					f = "http_header.cookie"
+				case strings.EqualFold(h.Name, "WWW-Authenticate"):
+					f = "http_header.wwwauth"
+				case strings.EqualFold(h.Name, "X-Powered-By"):
+					f = "http_header.x-powered-by"
+				default:
+					continue
+				}
+				if fn(f, h.Value) {
+					return true
+				}
+			}
+			if t := v.titleText(); t != "" && fn("html_title", t) {
+				return true
+			}
+			if b := r.Body; b != nil && !b.Truncated && strings.HasSuffix(strings.ToLower(v.path()), "favicon.ico") && b.Data != "" {
+				sum := md5.Sum(b.Bytes())
+				if fn("favicon.md5", hex.EncodeToString(sum[:])) {
+					return true
+				}
+			}
+		}
+		if t := p.TLS; t != nil {
+			if t.Subject != nil && (fn("x509.subject", recogDN(t.Subject)) || (t.Subject.DN != "" && fn("x509.subject", t.Subject.DN))) {
+				return true
+			}
+			if t.Issuer != nil && (fn("x509.issuer", recogDN(t.Issuer)) || (t.Issuer.DN != "" && fn("x509.issuer", t.Issuer.DN))) {
+				return true
+			}
+			if t.JARM != "" && fn("tls.jarm", t.JARM) {
+				return true
+			}
+		}
+		if b := p.Banner; b != nil && b.Received != nil {
+			if s := v.bannerText(); strings.HasPrefix(s, "SSH-") && fn("ssh.banner", strings.TrimRight(s, "\r\n")) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// recogDN writes a name as Recog's x509 examples do: CN, OU, O, L, ST, C,
+// joined by commas without spaces.
+func recogDN(d *ingest.DN) string {
+	var parts []string
+	add := func(k, v string) {
+		if v != "" {
+			parts = append(parts, k+"="+v)
+		}
+	}
+	add("CN", d.CN)
+	for _, s := range d.OU {
+		add("OU", s)
+	}
+	for _, s := range d.O {
+		add("O", s)
+	}
+	add("L", d.L)
+	add("ST", d.ST)
+	add("C", d.C)
+	return strings.Join(parts, ",")
+}
+
+// recogMatch finds the first (evidence value, Recog fingerprint, mapping)
+// that names one of our rules; only names rule want when want is not nil.
+func (rs *Rules) recogMatch(e *evidence, want *rule) (*recogMap, recog.Match, bool) {
+	if rs.recog == nil || len(rs.recogMaps) == 0 {
+		return nil, recog.Match{}, false
+	}
+	var found *recogMap
+	var hit recog.Match
+	e.recogValues(func(field, value string) bool {
+		for _, r := range rs.recog.MatchAll(field, value) {
+			for _, m := range rs.recogMaps {
+				if (want == nil || m.rule == want) && m.accepts(field, r) {
+					found, hit = m, r
+					return true
+				}
+			}
+		}
+		return false
+	})
+	return found, hit, found != nil
+}
