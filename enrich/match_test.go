@@ -247,6 +247,7 @@ rules:
     versions:
       - {from: tls.subject.cn, regex: 'acme-(\d+\.\d+)', precision: band, format: '{1}.x'}
       - {from: body, path: /app.js.gz, transform: gzip_mtime, table: acme-dates}
+      - {from: header.etag, regex: '"[0-9a-f]+-([0-9a-f]{8})"', transform: hex_epoch, table: acme-dates}
 tables:
   acme-dates:
     rows:
@@ -290,6 +291,8 @@ tables:
 		{"detected on its port", "cert-and-favicon", "", ingest.Service{Port: 4433, Transport: "tcp", Detected: &ingest.Detected{Product: "AcmeVPN httpd"}}},
 		{"detected on another port", "", "", ingest.Service{Port: 4434, Transport: "tcp", Detected: &ingest.Detected{Product: "AcmeVPN httpd"}}},
 		{"gzip header date", "cert-and-favicon", "1.0.x", ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{mmh3(945408572), gzProbe}}},
+		{"hex epoch in an etag", "cert-and-favicon", "1.0.x", ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{mmh3(945408572), probe("GET", "/x", 200, "", "ETag", `"1b5-5e8fa2b1"`)}}},
+		{"hex epoch out of every row", "cert-and-favicon", "", ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{mmh3(945408572), probe("GET", "/x", 200, "", "ETag", `"1b5-6e8fa2b1"`)}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	pathpkg "path"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -338,8 +339,8 @@ func compileVersion(where, path string, v versionSpec, tables map[string]*table,
 	case v.Precision != PrecisionExact && v.Precision != PrecisionBand:
 		fail("precision", "must be exact or band, got %q", v.Precision)
 	}
-	if v.Transform != "" && v.Transform != "gzip_mtime" {
-		fail("transform", "must be gzip_mtime, got %q", v.Transform)
+	if v.Transform != "" && v.Transform != "gzip_mtime" && v.Transform != "hex_epoch" {
+		fail("transform", "must be gzip_mtime or hex_epoch, got %q", v.Transform)
 	}
 	if v.Method != "" {
 		vr.spec.Method = strings.ToUpper(v.Method)
@@ -464,6 +465,11 @@ func (v *versionRule) value(src string) (string, string, bool) {
 		}
 		val = format
 	}
+	if v.spec.Transform == "hex_epoch" {
+		if val = hexEpoch(val); val == "" {
+			return "", "", false
+		}
+	}
 	if v.table == nil {
 		return val, v.spec.Precision, val != ""
 	}
@@ -501,6 +507,17 @@ func placeholder(i int) string {
 		return placeholders[i]
 	}
 	return fmt.Sprintf("{%d}", i)
+}
+
+// hexEpoch reads s as the hexadecimal Unix time some servers put in an
+// ETag (a build or file date), as RFC 3339, or "" when it is not one
+// between 1995 and 2100.
+func hexEpoch(s string) string {
+	n, err := strconv.ParseInt(strings.TrimSpace(s), 16, 64)
+	if err != nil || n < 788918400 || n > 4102444800 {
+		return ""
+	}
+	return time.Unix(n, 0).UTC().Format(time.RFC3339)
 }
 
 func parseLooseDate(s string) (time.Time, bool) {
