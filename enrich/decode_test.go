@@ -3,6 +3,7 @@ package enrich
 import (
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -86,9 +87,17 @@ func TestDecodeCanonical_Limits(t *testing.T) {
 	}{
 		{"plain", `{"v":1,` + svc + `,"service":{"port":443,"transport":"tcp"}}`, true},
 		{"white space", " {\n\t\"v\" : 1 , " + svc + ` , "service" : { "port" : 443 , "transport" : "tcp" } } ` + "\n", true},
-		{"escapes", `{"v":1,` + svc + `,"service":{"port":443,"transport":"tcp","banner":"a\"b\\c\/d\b\f\n\r\t\u003c\u00e9\u2028"}}`, true},
-		{"utf-8", `{"v":1,` + svc + `,"service":{"port":443,"transport":"tcp","banner":"héllo 日本"}}`, true},
-		{"empty containers", `{"v":1,` + svc + `,"claims":[],"service":{"port":443,"transport":"tcp","http":{"headers":{},"cookies":[],"bodies":{}}}}`, true},
+		{"escapes", `{"v":2,` + svc + `,"service":{"port":443,"transport":"tcp","probes":[{"response":{"title":"a\"b\\c\/d\b\f\n\r\t\u003c\u00e9\u2028"}}]}}`, true},
+		{"utf-8", `{"v":2,` + svc + `,"service":{"port":443,"transport":"tcp","probes":[{"banner":{"received":{"data":"héllo 日本"}}}]}}`, true},
+		{"empty containers", `{"v":2,` + svc + `,"claims":[],"service":{"port":443,"transport":"tcp","probes":[{"request":{"headers":[]},"response":{"headers":[]},"tls":{"sans":[],"subject":{"o":[]}}}]}}`, true},
+		{"every v2 member", `{"v":2,` + svc + `,"service":{"port":443,"transport":"tcp","probes":[{"name":"n","request":{"method":"POST","path":"/a?b","host":"h","headers":[{"name":"A","value":"1"}],"body":{"data":"x"}},` +
+			`"response":{"status":200,"reason":"OK","protocol":"HTTP/1.1","headers":[{"name":"Set-Cookie","value":"a=1","truncated":true},{"name":"Set-Cookie","value":"b=2"}],"title":"t","body":{"encoding":"base64","data":"AAE=","truncated":false,"length":2,"sha256":"` + strings.Repeat("a", 64) + `","mmh3":-2147483648}},` +
+			`"tls":{"version":"TLSv1.2","cipher":"c","subject":{"cn":"a","o":["b"],"ou":["c","d"],"c":"US","st":"s","l":"l","email":"e","dn":"CN=a"},"issuer":{"cn":"x"},"sans":["a.b"],"serial":"1","sha256":"` + strings.Repeat("b", 64) + `","not_before":"2020-01-01T00:00:00Z","not_after":"2030-01-01T00:00:00Z","self_signed":true,"jarm":"j","ja3s":"k","ja4s":"l"},` +
+			`"banner":{"sent":{"data":"s"},"received":{"data":"r"}}}],"detected":{"by":"nmap","service":"http","product":"p","version":"1","info":"i","cpe":["cpe:/a:x"]}}}`, true},
+		{"v2 flow", `{"v":2,"type":"flow","ip":"192.0.2.1","source":"s","observed_at":"2026-11-20T10:00:00Z","flow":{"port":500,"transport":"udp","protocol":"ipsec","ip_protocol":50,"basis":"ip_protocol","confidence":0.9}}`, true},
+		{"v1 evidence", `{"v":1,` + svc + `,"service":{"port":443,"transport":"tcp","banner":"x"}}`, false},
+		{"mmh3 overflow", `{"v":2,` + svc + `,"service":{"port":443,"transport":"tcp","probes":[{"response":{"body":{"mmh3":2147483648}}}]}}`, false},
+		{"bool as string", `{"v":2,` + svc + `,"service":{"port":443,"transport":"tcp","probes":[{"response":{"body":{"truncated":"true"}}}]}}`, false},
 		{"numbers", `{"v":1,"type":"signal","ip":"192.0.2.1","source":"s","observed_at":"2026-11-20T10:00:00Z","signal":{"kind":"vpn_exit","confidence":5e-1},"claims":[{"org_name":"X","signal_confidence":0.25}]}`, true},
 		{"negative zero float", `{"v":1,"type":"range","network":"10.0.0.0/8","source":"s","observed_at":"2026-11-20T10:00:00Z","range":{"kind":"vpn","confidence":-0.0}}`, true},
 		{"name in other case", `{"V":1,` + svc + `,"service":{"port":443,"transport":"tcp"}}`, false},

@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -295,6 +296,19 @@ func (d *canonDecoder) float(v *float64) bool {
 	return true
 }
 
+// bool reads true or false.
+func (d *canonDecoder) bool(v *bool) bool {
+	switch {
+	case strings.HasPrefix(d.src[d.pos:], "true"):
+		*v, d.pos = true, d.pos+4
+	case strings.HasPrefix(d.src[d.pos:], "false"):
+		*v, d.pos = false, d.pos+5
+	default:
+		return false
+	}
+	return true
+}
+
 func (d *canonDecoder) str(v *string) bool {
 	s, ok := d.string()
 	*v = s
@@ -384,44 +398,205 @@ func readService(d *canonDecoder, name string, s *Service) bool {
 		return d.str(&s.Transport)
 	case "protocol_family":
 		return d.str(&s.ProtocolFamily)
-	case "http":
-		s.HTTP = &HTTPEvidence{}
-		return object(d, readHTTP, s.HTTP)
+	case "probes":
+		s.Probes = []Probe{}
+		return d.array(func() bool {
+			s.Probes = append(s.Probes, Probe{})
+			return object(d, readProbe, &s.Probes[len(s.Probes)-1])
+		})
+	case "detected":
+		s.Detected = &Detected{}
+		return object(d, readDetected, s.Detected)
+	}
+	// Version 1's http, tls and banner never reach the stream: Normalize
+	// turns them into probes before the publisher writes.
+	return false
+}
+
+func readProbe(d *canonDecoder, name string, p *Probe) bool {
+	switch name {
+	case "name":
+		return d.str(&p.Name)
+	case "request":
+		p.Request = &Request{}
+		return object(d, readRequest, p.Request)
+	case "response":
+		p.Response = &Response{}
+		return object(d, readResponse, p.Response)
 	case "tls":
-		s.TLS = &TLSEvidence{}
-		return object(d, readTLS, s.TLS)
+		p.TLS = &TLS{}
+		return object(d, readTLS, p.TLS)
 	case "banner":
-		return d.str(&s.Banner)
+		p.Banner = &Banner{}
+		return object(d, readBanner, p.Banner)
 	}
 	return false
 }
 
-func readHTTP(d *canonDecoder, name string, h *HTTPEvidence) bool {
+func (d *canonDecoder) headers(v *[]Header) bool {
+	out := []Header{}
+	ok := d.array(func() bool {
+		out = append(out, Header{})
+		return object(d, readHeader, &out[len(out)-1])
+	})
+	*v = out
+	return ok
+}
+
+func readHeader(d *canonDecoder, name string, h *Header) bool {
+	switch name {
+	case "name":
+		return d.str(&h.Name)
+	case "value":
+		return d.str(&h.Value)
+	case "truncated":
+		return d.bool(&h.Truncated)
+	}
+	return false
+}
+
+func readRequest(d *canonDecoder, name string, q *Request) bool {
+	switch name {
+	case "method":
+		return d.str(&q.Method)
+	case "path":
+		return d.str(&q.Path)
+	case "host":
+		return d.str(&q.Host)
+	case "headers":
+		return d.headers(&q.Headers)
+	case "body":
+		q.Body = &Body{}
+		return object(d, readBody, q.Body)
+	}
+	return false
+}
+
+func readResponse(d *canonDecoder, name string, r *Response) bool {
 	switch name {
 	case "status":
-		return d.int(&h.Status)
+		return d.int(&r.Status)
+	case "reason":
+		return d.str(&r.Reason)
+	case "protocol":
+		return d.str(&r.Protocol)
 	case "headers":
-		return d.stringMap(&h.Headers)
-	case "cookies":
-		return d.strings(&h.Cookies)
+		return d.headers(&r.Headers)
 	case "title":
-		return d.str(&h.Title)
-	case "bodies":
-		return d.stringMap(&h.Bodies)
-	case "favicon_hash":
-		return d.str(&h.FaviconHash)
+		return d.str(&r.Title)
+	case "body":
+		r.Body = &Body{}
+		return object(d, readBody, r.Body)
 	}
 	return false
 }
 
-func readTLS(d *canonDecoder, name string, t *TLSEvidence) bool {
+func readBody(d *canonDecoder, name string, b *Body) bool {
 	switch name {
+	case "encoding":
+		return d.str(&b.Encoding)
+	case "data":
+		return d.str(&b.Data)
+	case "truncated":
+		return d.bool(&b.Truncated)
+	case "length":
+		return d.int64(&b.Length, 64)
+	case "sha256":
+		return d.str(&b.SHA256)
+	case "mmh3":
+		var n int64
+		if !d.int64(&n, 32) {
+			return false
+		}
+		m := int32(n)
+		b.MMH3 = &m
+		return true
+	}
+	return false
+}
+
+func readTLS(d *canonDecoder, name string, t *TLS) bool {
+	switch name {
+	case "version":
+		return d.str(&t.Version)
+	case "cipher":
+		return d.str(&t.Cipher)
 	case "subject":
-		return d.str(&t.Subject)
+		t.Subject = &DN{}
+		return object(d, readDN, t.Subject)
 	case "issuer":
-		return d.str(&t.Issuer)
+		t.Issuer = &DN{}
+		return object(d, readDN, t.Issuer)
+	case "sans":
+		return d.strings(&t.SANs)
 	case "serial":
 		return d.str(&t.Serial)
+	case "sha256":
+		return d.str(&t.SHA256)
+	case "not_before":
+		return d.str(&t.NotBefore)
+	case "not_after":
+		return d.str(&t.NotAfter)
+	case "self_signed":
+		return d.bool(&t.SelfSigned)
+	case "jarm":
+		return d.str(&t.JARM)
+	case "ja3s":
+		return d.str(&t.JA3S)
+	case "ja4s":
+		return d.str(&t.JA4S)
+	}
+	return false
+}
+
+func readDN(d *canonDecoder, name string, n *DN) bool {
+	switch name {
+	case "cn":
+		return d.str(&n.CN)
+	case "o":
+		return d.strings(&n.O)
+	case "ou":
+		return d.strings(&n.OU)
+	case "c":
+		return d.str(&n.C)
+	case "st":
+		return d.str(&n.ST)
+	case "l":
+		return d.str(&n.L)
+	case "email":
+		return d.str(&n.Email)
+	case "dn":
+		return d.str(&n.DN)
+	}
+	return false
+}
+
+func readBanner(d *canonDecoder, name string, b *Banner) bool {
+	switch name {
+	case "sent":
+		b.Sent = &Body{}
+		return object(d, readBody, b.Sent)
+	case "received":
+		b.Received = &Body{}
+		return object(d, readBody, b.Received)
+	}
+	return false
+}
+
+func readDetected(d *canonDecoder, name string, t *Detected) bool {
+	switch name {
+	case "by":
+		return d.str(&t.By)
+	case "service":
+		return d.str(&t.Service)
+	case "product":
+		return d.str(&t.Product)
+	case "version":
+		return d.str(&t.Version)
+	case "info":
+		return d.str(&t.Info)
+	case "cpe":
+		return d.strings(&t.CPE)
 	}
 	return false
 }
@@ -472,6 +647,12 @@ func readFlow(d *canonDecoder, name string, f *Flow) bool {
 		return d.int64(&f.Packets, 64)
 	case "bytes":
 		return d.int64(&f.Bytes, 64)
+	case "ip_protocol":
+		return d.int(&f.IPProtocol)
+	case "basis":
+		return d.str(&f.Basis)
+	case "confidence":
+		return d.float(&f.Confidence)
 	}
 	return false
 }
