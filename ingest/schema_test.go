@@ -160,7 +160,7 @@ func TestSchema_MatchesTypes(t *testing.T) {
 			HTTP: &HTTPEvidence{Status: 1, Headers: map[string]string{"a": "b"}, Cookies: []string{"x"}, Title: "x", Bodies: map[string]string{"a": "b"}, FaviconHash: "x"},
 			TLS:  &TLSEvidence{Subject: "x", Issuer: "x", Serial: "x"}},
 		Signal: &Signal{Kind: "x", Provider: "x", Confidence: 1, Ref: "x", Port: 1, ProtocolFamily: "x"},
-		Range:  &Range{Kind: "x", Provider: "x", Region: "x", Service: "x", Confidence: 1},
+		Range:  &Range{Kind: "x", Provider: "x", Region: "x", Service: "x", Country: "x", City: "x", Confidence: 1},
 		Flow:   &Flow{Port: 1, Transport: "x", Protocol: "x", Packets: 1, Bytes: 1}}
 	data, err := json.Marshal(full)
 	if err != nil {
