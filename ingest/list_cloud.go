@@ -31,11 +31,16 @@ type azureTag struct {
 	} `json:"properties"`
 }
 
-// azureRank orders the tags that list one prefix: a tag naming both a
-// service and a region says most, the bare AzureCloud tag least.
+// azureRank orders the tags that list one prefix by how much they say: a
+// service first, then any tag but the catch-all AzureCloud ones, then a
+// region. Storage.EastUS > Storage > AzureFrontDoor.Frontend >
+// AzureCloud.eastus > AzureCloud.
 func azureRank(t *azureTag) int {
 	r := 0
 	if t.Properties.SystemService != "" {
+		r += 4
+	}
+	if t.Name != "AzureCloud" && !strings.HasPrefix(t.Name, "AzureCloud.") {
 		r += 2
 	}
 	if t.Properties.Region != "" {
@@ -48,8 +53,9 @@ func azureRank(t *azureTag) int {
 // (ServiceTags_Public_YYYYMMDD.json). The file lists one prefix under many
 // tags (AzureCloud, AzureCloud.<region>, Storage, Storage.EastUS, ...);
 // each distinct prefix is emitted once, in the order it first appears,
-// with the most specific tag that lists it: one with both a service and a
-// region, else a service, else a region, else the first. Its region is
+// with the most specific tag that lists it (a tag with a service, then
+// any tag but AzureCloud and AzureCloud.<region>, then one with a region;
+// the first of equals). Its region is
 // the first non-empty region of any tag listing it, its service the tag's
 // systemService or, lacking one, the tag's name. A prefix listed under an
 // AzureFrontDoor.* tag is cdn, every other hosting. The file carries no

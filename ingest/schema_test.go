@@ -58,6 +58,13 @@ func TestSchema_AdapterOutputValid(t *testing.T) {
 		{"cidr-list", "cloudflare-ips-v6.txt", Options{Kind: "cdn", Provider: "Cloudflare"}},
 		{"cidr-list", "protonvpn.txt", Options{Kind: "vpn", Provider: "Proton VPN"}},
 		{"observations", "observations.ndjson", Options{}},
+		{"azure-service-tags", "azure-service-tags.json", Options{}},
+		{"oracle-ranges", "oracle-public-ip-ranges.json", Options{}},
+		{"fastly-ranges", "fastly-ip-ranges.json", Options{}},
+		{"geofeed", "geofeed-linode.csv", Options{Kind: "hosting", Provider: "Akamai (Linode)"}},
+		{"private-relay", "private-relay-egress.csv", Options{}},
+		{"proxy-list", "proxy-list-http.txt", Options{Kind: "http"}},
+		{"mullvad-relays", "mullvad-relays.json", Options{}},
 	}
 	for _, f := range feeds {
 		t.Run(f.format+"/"+f.file, func(t *testing.T) {
