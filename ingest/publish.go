@@ -227,6 +227,13 @@ var Samples = []Sample{
 	{File: "gcp-cloud.json", Format: "gcp-ranges"},
 	{File: "cloudflare-ips-v4.txt", Format: "cidr-list", Opt: Options{Kind: "cdn", Provider: "Cloudflare", Source: "cloudflare"}},
 	{File: "mullvad.txt", Format: "cidr-list", Opt: Options{Kind: "vpn", Provider: "Mullvad VPN", Source: "x4bnet-mullvad"}},
+	{File: "azure-service-tags.json", Format: "azure-service-tags", Opt: Options{Source: "azure"}},
+	{File: "oracle-public-ip-ranges.json", Format: "oracle-ranges", Opt: Options{Source: "oracle"}},
+	{File: "fastly-ip-ranges.json", Format: "fastly-ranges", Opt: Options{Source: "fastly"}},
+	{File: "geofeed-linode.csv", Format: "geofeed", Opt: Options{Kind: "hosting", Provider: "Akamai Connected Cloud (Linode)", Source: "linode-geofeed"}},
+	{File: "private-relay-egress.csv", Format: "private-relay"},
+	{File: "proxy-list-http.txt", Format: "proxy-list", Opt: Options{Kind: "http", Source: "proxies-http"}},
+	{File: "mullvad-relays.json", Format: "mullvad-relays"},
 }
 
 // IngestSamples ingests every bundled sample feed found in dir; a missing
