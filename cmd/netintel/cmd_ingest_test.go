@@ -2,7 +2,10 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -41,6 +44,24 @@ func TestIngestCommand_EndToEnd(t *testing.T) {
 	out, _, err = run("--nats", n.URL, "--format", "cidr-list", "--kind", "cdn", "--provider", "Cloudflare", "../../samples/cloudflare-ips-v4.txt")
 	if err != nil || !strings.Contains(out, "15 stored") {
 		t.Fatalf("cidr-list: %v %q", err, out)
+	}
+	// A gzipped feed is read as the plain one (recognised by its bytes,
+	// whatever its name).
+	plain, err := os.ReadFile("../../samples/proxy-list-http.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var zb bytes.Buffer
+	zw := gzip.NewWriter(&zb)
+	zw.Write(plain)
+	zw.Close()
+	gz := filepath.Join(t.TempDir(), "http.txt")
+	if err := os.WriteFile(gz, zb.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err = run("--nats", n.URL, "--format", "proxy-list", "--kind", "http", gz)
+	if err != nil || !strings.Contains(out, "40 observations read, 40 stored") {
+		t.Fatalf("gzipped proxy-list: %v %q", err, out)
 	}
 	waitCtx, stop := context.WithTimeout(t.Context(), 30*time.Second)
 	defer stop()
