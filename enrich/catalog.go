@@ -19,6 +19,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/netintel/netintel/internal/config"
+	"github.com/netintel/netintel/internal/decompress"
 	"github.com/netintel/netintel/internal/ipmodel"
 )
 
@@ -113,7 +114,31 @@ func LoadCatalog(ctx context.Context, cfg config.Catalog) (*Catalog, error) {
 	return c, nil
 }
 
+// openLocation opens a catalog file or http(s) URL, decompressing a gzip,
+// bzip2 or zstd body (recognised by its magic number: the NVD feeds'
+// .json.gz, EPSS's .csv.gz).
 func openLocation(ctx context.Context, client *http.Client, loc string) (io.ReadCloser, error) {
+	rc, err := openRaw(ctx, client, loc)
+	if err != nil {
+		return nil, err
+	}
+	dr, err := decompress.Reader(rc)
+	if err != nil {
+		rc.Close()
+		return nil, fmt.Errorf("%s: %w", loc, err)
+	}
+	return readCloser{dr, func() error { return errors.Join(dr.Close(), rc.Close()) }}, nil
+}
+
+// readCloser pairs a reader with the function that closes what lies under it.
+type readCloser struct {
+	io.Reader
+	close func() error
+}
+
+func (r readCloser) Close() error { return r.close() }
+
+func openRaw(ctx context.Context, client *http.Client, loc string) (io.ReadCloser, error) {
 	if strings.HasPrefix(loc, "http://") || strings.HasPrefix(loc, "https://") {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, loc, nil)
 		if err != nil {
@@ -132,11 +157,19 @@ func openLocation(ctx context.Context, client *http.Client, loc string) (io.Read
 	return os.Open(loc)
 }
 
+// nvdFilePatterns are the files of an NVD folder that are read: JSON,
+// plain or compressed (the NVD 2.0 yearly feeds are .json.gz).
+var nvdFilePatterns = []string{"*.json", "*.json.gz", "*.json.bz2", "*.json.zst"}
+
 func (c *Catalog) loadNVDLocation(ctx context.Context, client *http.Client, loc string) error {
 	if fi, err := os.Stat(loc); err == nil && fi.IsDir() {
-		files, err := filepath.Glob(filepath.Join(loc, "*.json"))
-		if err != nil {
-			return fmt.Errorf("nvd %s: %w", loc, err)
+		var files []string
+		for _, pat := range nvdFilePatterns {
+			m, err := filepath.Glob(filepath.Join(loc, pat))
+			if err != nil {
+				return fmt.Errorf("nvd %s: %w", loc, err)
+			}
+			files = append(files, m...)
 		}
 		slices.Sort(files)
 		for _, f := range files {

@@ -63,14 +63,22 @@ type Emit func(line int, o Observation) error
 // input cannot be read at all, or emit failed).
 type Adapter func(r io.Reader, opt Options, emit Emit, bad func(LineError)) error
 
-// Adapters maps each format name to its adapter.
+// Adapters maps each format name to its adapter; the names are
+// config.IngestFormats (a test holds them equal).
 func Adapters() map[string]Adapter {
 	return map[string]Adapter{
-		"tor-exits":    TorExits,
-		"aws-ranges":   AWSRanges,
-		"gcp-ranges":   GCPRanges,
-		"cidr-list":    CIDRList,
-		"observations": NDJSON,
+		"tor-exits":          TorExits,
+		"aws-ranges":         AWSRanges,
+		"gcp-ranges":         GCPRanges,
+		"azure-service-tags": AzureServiceTags,
+		"oracle-ranges":      OracleRanges,
+		"fastly-ranges":      FastlyRanges,
+		"cidr-list":          CIDRList,
+		"geofeed":            Geofeed,
+		"private-relay":      PrivateRelay,
+		"proxy-list":         ProxyList,
+		"mullvad-relays":     MullvadRelays,
+		"observations":       NDJSON,
 	}
 }
 

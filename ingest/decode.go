@@ -629,6 +629,10 @@ func readRange(d *canonDecoder, name string, r *Range) bool {
 		return d.str(&r.Region)
 	case "service":
 		return d.str(&r.Service)
+	case "country":
+		return d.str(&r.Country)
+	case "city":
+		return d.str(&r.City)
 	case "confidence":
 		return d.float(&r.Confidence)
 	}

@@ -2,8 +2,10 @@ package ingest
 
 import (
 	"bytes"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +16,9 @@ import (
 // leaves it as it is and it encodes), with a line number inside the input;
 // every skipped record names a line inside the input.
 func FuzzAdapters(f *testing.F) {
-	for _, name := range []string{"aws-ip-ranges.json", "gcp-cloud.json", "exit-addresses", "observations.ndjson", "mullvad.txt", "cloudflare-ips-v6.txt"} {
+	for _, name := range []string{"aws-ip-ranges.json", "gcp-cloud.json", "exit-addresses", "observations.ndjson", "mullvad.txt", "cloudflare-ips-v6.txt",
+		"azure-service-tags.json", "oracle-public-ip-ranges.json", "fastly-ip-ranges.json", "geofeed-linode.csv",
+		"private-relay-egress.csv", "proxy-list-http.txt", "mullvad-relays.json"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			f.Fatal(err)
@@ -27,11 +31,19 @@ func FuzzAdapters(f *testing.F) {
 	f.Add([]byte("ExitNode X\nExitAddress 10.0.0.1 2026-11-01 00:00:00\n"))
 	f.Add([]byte(`{"prefixes":[{"ip_prefix":"10.0.0.0/8","region":"x","service":"EC2"}]}`))
 	f.Add([]byte("# c\n10.0.0.0/33\n::1\n\x00\n"))
-	names := []string{"tor-exits", "aws-ranges", "gcp-ranges", "cidr-list", "observations"}
+	f.Add([]byte("socks5://[2001:db8::1]:1080\nhttps://u:p@1.2.3.4:8443/\n1.2.3.4:80:u:p\n"))
+	f.Add([]byte("192.0.2.0/24,US,US-CA,\"San Jose, CA\",95141\n198.51.100.7,de,,,\n"))
+	f.Add([]byte(`[{"hostname":"x","type":"wireguard","ipv4_addr_in":"1.2.3.4","ipv6_addr_in":null}]`))
+	f.Add([]byte(`{"values":[{"name":"AzureFrontDoor.Backend","properties":{"addressPrefixes":["10.0.0.0/8"]}}]}`))
+	names := slices.Sorted(maps.Keys(Adapters()))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		lines := bytes.Count(data, []byte{'\n'}) + 1
 		for _, name := range names {
-			opt := Options{Kind: "vpn_exit", Provider: "fuzz", ObservedAt: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), MaxLineBytes: 1 << 12}
+			kind := "vpn"
+			if name == "proxy-list" {
+				kind = "socks5"
+			}
+			opt := Options{Kind: kind, Provider: "fuzz", ObservedAt: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), MaxLineBytes: 1 << 12}
 			emit := func(line int, o Observation) error {
 				if line < 1 || line > lines {
 					t.Fatalf("%s: observation on line %d of %d", name, line, lines)

@@ -121,10 +121,16 @@ type Signal struct {
 // Range is a network range with the provider that operates it.
 type Range struct {
 	// Kind is one of RangeKinds.
-	Kind       string  `json:"kind"`
-	Provider   string  `json:"provider,omitempty"`
-	Region     string  `json:"region,omitempty"`
-	Service    string  `json:"service,omitempty"`
+	Kind     string `json:"kind"`
+	Provider string `json:"provider,omitempty"`
+	// Region is a cloud's region (eastus, us-phoenix-1) or, from a
+	// geofeed or the Private Relay list, an ISO 3166-2 code (US-TX).
+	Region  string `json:"region,omitempty"`
+	Service string `json:"service,omitempty"`
+	// Country (ISO 3166-1 alpha-2) and City are where the range is used,
+	// as a geofeed (RFC 8805) or the Private Relay list states it.
+	Country    string  `json:"country,omitempty"`
+	City       string  `json:"city,omitempty"`
 	Confidence float64 `json:"confidence,omitempty"`
 }
 
@@ -208,6 +214,9 @@ func (o *Observation) Normalize() error {
 		o.IP = ""
 		if !slices.Contains(RangeKinds, o.Range.Kind) {
 			return fmt.Errorf("range.kind: must be one of %s, got %q", strings.Join(RangeKinds, ", "), o.Range.Kind)
+		}
+		if o.Range.Country != "" && !isAlpha2(o.Range.Country) {
+			return fmt.Errorf("range.country: must be an ISO 3166-1 alpha-2 code (2 capital letters), got %q", o.Range.Country)
 		}
 		return checkConf("range.confidence", o.Range.Confidence)
 	}

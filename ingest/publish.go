@@ -15,6 +15,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/netintel/netintel/internal/bus"
+	"github.com/netintel/netintel/internal/config"
+	"github.com/netintel/netintel/internal/decompress"
 )
 
 // Publisher sends observations to JetStream asynchronously with
@@ -143,15 +145,23 @@ func (in *Ingester) IngestFile(ctx context.Context, format, location string, opt
 	return in.Ingest(ctx, format, rc, opt)
 }
 
-// Ingest reads r in format and publishes every valid observation.
+// Ingest reads r in format and publishes every valid observation. A
+// gzip, bzip2 or zstd r is decompressed first (decompress.Reader): a
+// truncated one publishes the records before the damage, then fails.
 func (in *Ingester) Ingest(ctx context.Context, format string, r io.Reader, opt Options) (Stats, error) {
 	st := Stats{Format: format}
 	ad, ok := Adapters()[format]
 	if !ok {
-		return st, fmt.Errorf("%w %q: use one of tor-exits, aws-ranges, gcp-ranges, cidr-list, observations", ErrUnknownFormat, format)
+		return st, fmt.Errorf("%w %q: use one of %s", ErrUnknownFormat, format, strings.Join(config.IngestFormats, ", "))
 	}
+	dr, err := decompress.Reader(r)
+	if err != nil {
+		return st, fmt.Errorf("read %s: %w", format, err)
+	}
+	defer dr.Close()
+	r = dr
 	pub := NewPublisher(in.js, in.maxInFlight)
-	err := ad(r, opt, func(_ int, o Observation) error {
+	err = ad(r, opt, func(_ int, o Observation) error {
 		st.Read++
 		return pub.Publish(ctx, &o)
 	}, func(le LineError) {
@@ -217,6 +227,13 @@ var Samples = []Sample{
 	{File: "gcp-cloud.json", Format: "gcp-ranges"},
 	{File: "cloudflare-ips-v4.txt", Format: "cidr-list", Opt: Options{Kind: "cdn", Provider: "Cloudflare", Source: "cloudflare"}},
 	{File: "mullvad.txt", Format: "cidr-list", Opt: Options{Kind: "vpn", Provider: "Mullvad VPN", Source: "x4bnet-mullvad"}},
+	{File: "azure-service-tags.json", Format: "azure-service-tags", Opt: Options{Source: "azure"}},
+	{File: "oracle-public-ip-ranges.json", Format: "oracle-ranges", Opt: Options{Source: "oracle"}},
+	{File: "fastly-ip-ranges.json", Format: "fastly-ranges", Opt: Options{Source: "fastly"}},
+	{File: "geofeed-linode.csv", Format: "geofeed", Opt: Options{Kind: "hosting", Provider: "Akamai Connected Cloud (Linode)", Source: "linode-geofeed"}},
+	{File: "private-relay-egress.csv", Format: "private-relay"},
+	{File: "proxy-list-http.txt", Format: "proxy-list", Opt: Options{Kind: "http", Source: "proxies-http"}},
+	{File: "mullvad-relays.json", Format: "mullvad-relays"},
 }
 
 // IngestSamples ingests every bundled sample feed found in dir; a missing

@@ -58,6 +58,13 @@ func TestSchema_AdapterOutputValid(t *testing.T) {
 		{"cidr-list", "cloudflare-ips-v6.txt", Options{Kind: "cdn", Provider: "Cloudflare"}},
 		{"cidr-list", "protonvpn.txt", Options{Kind: "vpn", Provider: "Proton VPN"}},
 		{"observations", "observations.ndjson", Options{}},
+		{"azure-service-tags", "azure-service-tags.json", Options{}},
+		{"oracle-ranges", "oracle-public-ip-ranges.json", Options{}},
+		{"fastly-ranges", "fastly-ip-ranges.json", Options{}},
+		{"geofeed", "geofeed-linode.csv", Options{Kind: "hosting", Provider: "Akamai (Linode)"}},
+		{"private-relay", "private-relay-egress.csv", Options{}},
+		{"proxy-list", "proxy-list-http.txt", Options{Kind: "http"}},
+		{"mullvad-relays", "mullvad-relays.json", Options{}},
 	}
 	for _, f := range feeds {
 		t.Run(f.format+"/"+f.file, func(t *testing.T) {
@@ -180,7 +187,7 @@ func TestSchema_MatchesTypes(t *testing.T) {
 			HTTP:     &HTTPEvidence{Status: 1, Headers: map[string]string{"a": "b"}, Cookies: []string{"x"}, Title: "x", Bodies: map[string]string{"a": "b"}, FaviconHash: "x"},
 			TLS:      &TLSEvidence{Subject: "x", Issuer: "x", Serial: "x"}},
 		Signal: &Signal{Kind: "x", Provider: "x", Confidence: 1, Ref: "x", Port: 1, ProtocolFamily: "x"},
-		Range:  &Range{Kind: "x", Provider: "x", Region: "x", Service: "x", Confidence: 1},
+		Range:  &Range{Kind: "x", Provider: "x", Region: "x", Service: "x", Country: "x", City: "x", Confidence: 1},
 		Flow:   &Flow{Port: 1, Transport: "x", Protocol: "x", Packets: 1, Bytes: 1, IPProtocol: 1, Basis: "x", Confidence: 1}}
 	data, err := json.Marshal(full)
 	if err != nil {

@@ -21,13 +21,18 @@ func cmdIngest(ctx context.Context, env *Env, args []string) error {
 	var cf commonFlags
 	fs := newFlags(env, "ingest")
 	cf.add(fs)
-	format := fs.String("format", "", "feed format: "+strings.Join(config.IngestFormats, ", "))
-	kind := fs.String("kind", "", "cidr-list: classification claimed (vpn, proxy, tor, relay, hosting, cdn, residential_proxy)")
-	provider := fs.String("provider", "", "cidr-list: provider claimed (e.g. Cloudflare)")
+	format := fs.String("format", "", "feed format (listed below)")
+	kind := fs.String("kind", "", "cidr-list, geofeed: classification claimed ("+strings.Join(config.IngestKinds, ", ")+"); proxy-list: protocol ("+strings.Join(config.IngestProxyKinds, ", ")+")")
+	provider := fs.String("provider", "", "cidr-list, geofeed: provider claimed (e.g. Cloudflare)")
 	source := fs.String("source", "", "source name in the observations (default: the format)")
 	confidence := fs.Float64("confidence", 0, "confidence 0..1 of the feed's claims (default: the format's)")
 	fs.Usage = func() {
 		fmt.Fprintln(env.Stderr, "usage: netintel ingest --format FORMAT [--kind K --provider P] [--data-dir DIR | --nats URL] FILE_OR_URL")
+		fmt.Fprintln(env.Stderr, "\nFILE_OR_URL may be gzip, bzip2 or zstd compressed (recognised by its first bytes).\n\nformats:")
+		for _, f := range config.IngestFormats {
+			fmt.Fprintf(env.Stderr, "  %-19s %s\n", f, config.IngestFormatHelp[f])
+		}
+		fmt.Fprintln(env.Stderr, "\nflags:")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -43,15 +48,9 @@ func cmdIngest(ctx context.Context, env *Env, args []string) error {
 	if !slices.Contains(config.IngestFormats, *format) {
 		return fmt.Errorf("ingest: unknown format %q: use one of %s", *format, strings.Join(config.IngestFormats, ", "))
 	}
-	if *format == "cidr-list" {
-		if *kind == "" {
-			return errors.New("ingest: --kind is required with --format cidr-list")
-		}
-		if !slices.Contains(config.IngestKinds, *kind) {
-			return fmt.Errorf("ingest: --kind must be one of %s, got %q", strings.Join(config.IngestKinds, ", "), *kind)
-		}
-	} else if *kind != "" || *provider != "" {
-		return fmt.Errorf("ingest: --kind and --provider apply only to --format cidr-list (%s carries its own)", *format)
+	if msg := config.CheckIngestKind(*format, *kind, *provider); msg != "" {
+		msg = strings.NewReplacer("a kind", "--kind", "a provider", "--provider").Replace(msg)
+		return fmt.Errorf("ingest: --format %s: %s", *format, msg)
 	}
 	if *confidence < 0 || *confidence > 1 {
 		return errors.New("ingest: --confidence must be 0..1")

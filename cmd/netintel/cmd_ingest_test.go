@@ -2,7 +2,10 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -42,6 +45,24 @@ func TestIngestCommand_EndToEnd(t *testing.T) {
 	if err != nil || !strings.Contains(out, "15 stored") {
 		t.Fatalf("cidr-list: %v %q", err, out)
 	}
+	// A gzipped feed is read as the plain one (recognised by its bytes,
+	// whatever its name).
+	plain, err := os.ReadFile("../../samples/proxy-list-http.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var zb bytes.Buffer
+	zw := gzip.NewWriter(&zb)
+	zw.Write(plain)
+	zw.Close()
+	gz := filepath.Join(t.TempDir(), "http.txt")
+	if err := os.WriteFile(gz, zb.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err = run("--nats", n.URL, "--format", "proxy-list", "--kind", "http", gz)
+	if err != nil || !strings.Contains(out, "40 observations read, 40 stored") {
+		t.Fatalf("gzipped proxy-list: %v %q", err, out)
+	}
 	waitCtx, stop := context.WithTimeout(t.Context(), 30*time.Second)
 	defer stop()
 	if err := enrich.WaitIdle(waitCtx, n.JS); err != nil {
@@ -64,9 +85,11 @@ func TestIngestCommand_EndToEnd(t *testing.T) {
 		{"no format", []string{"--nats", n.URL, "x"}, "--format is required"},
 		{"cidr-list without kind", []string{"--nats", n.URL, "--format", "cidr-list", "x"}, "--kind"},
 		{"unknown format", []string{"--nats", n.URL, "--format", "csv", "../../samples/mullvad.txt"}, "unknown format"},
-		{"unknown kind", []string{"--nats", n.URL, "--format", "cidr-list", "--kind", "vpn_exit", "../../samples/mullvad.txt"}, "--kind must be one of"},
-		{"kind on another format", []string{"--nats", n.URL, "--format", "tor-exits", "--kind", "tor", "../../samples/tor-exit-addresses"}, "only to --format cidr-list"},
-		{"provider on another format", []string{"--nats", n.URL, "--format", "aws-ranges", "--provider", "AWS", "../../samples/aws-ip-ranges.json"}, "only to --format cidr-list"},
+		{"unknown kind", []string{"--nats", n.URL, "--format", "cidr-list", "--kind", "vpn_exit", "../../samples/mullvad.txt"}, "cidr-list needs --kind: one of"},
+		{"geofeed without provider", []string{"--nats", n.URL, "--format", "geofeed", "--kind", "hosting", "x"}, "geofeed needs --provider"},
+		{"proxy-list with a class as kind", []string{"--nats", n.URL, "--format", "proxy-list", "--kind", "vpn", "x"}, "proxy-list kind is its protocol"},
+		{"kind on another format", []string{"--nats", n.URL, "--format", "tor-exits", "--kind", "tor", "../../samples/tor-exit-addresses"}, "only a cidr-list, geofeed or proxy-list takes --kind"},
+		{"provider on another format", []string{"--nats", n.URL, "--format", "aws-ranges", "--provider", "AWS", "../../samples/aws-ip-ranges.json"}, "only a cidr-list or geofeed takes --provider"},
 		{"confidence out of range", []string{"--nats", n.URL, "--format", "tor-exits", "--confidence", "1.5", "../../samples/tor-exit-addresses"}, "--confidence must be 0..1"},
 		{"missing file", []string{"--nats", n.URL, "--format", "tor-exits", "/nonexistent/feed"}, "open feed"},
 		{"no nats", []string{"--format", "tor-exits", "x"}, "no NATS"},

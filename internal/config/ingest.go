@@ -3,14 +3,45 @@ package config
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/netintel/netintel/internal/schedule"
 )
 
 // IngestFormats are the feed formats `netintel ingest --format` and
-// ingest.sources[].format accept.
-var IngestFormats = []string{"tor-exits", "aws-ranges", "gcp-ranges", "cidr-list", "observations"}
+// ingest.sources[].format accept, in the order help lists them; each has
+// a one-line description in IngestFormatHelp.
+var IngestFormats = []string{
+	"tor-exits", "aws-ranges", "gcp-ranges", "azure-service-tags", "oracle-ranges", "fastly-ranges",
+	"cidr-list", "geofeed", "private-relay", "proxy-list", "mullvad-relays", "observations",
+}
+
+// IngestFormatHelp describes each of IngestFormats in one line.
+var IngestFormatHelp = map[string]string{
+	"tor-exits":          "Tor exit-addresses (check.torproject.org): tor_exit signals",
+	"aws-ranges":         "AWS ip-ranges.json: hosting/cdn ranges of Amazon Web Services",
+	"gcp-ranges":         "Google Cloud cloud.json: hosting ranges of Google Cloud",
+	"azure-service-tags": "Azure ServiceTags_Public_*.json: hosting ranges (AzureFrontDoor.* cdn) of Microsoft Azure, each prefix once",
+	"oracle-ranges":      "Oracle Cloud public_ip_ranges.json: hosting ranges of Oracle Cloud",
+	"fastly-ranges":      "Fastly public-ip-list JSON: cdn ranges of Fastly",
+	"cidr-list":          "one IP or CIDR per line; needs --kind, optional --provider",
+	"geofeed":            "RFC 8805 geofeed CSV: ranges with country/region/city; needs --kind and --provider",
+	"private-relay":      "Apple iCloud Private Relay egress-ip-ranges.csv: relay ranges with country/region/city",
+	"proxy-list":         "open proxies, ip:port or scheme://ip:port per line: open_proxy signals; optional --kind http|https|socks4|socks5",
+	"mullvad-relays":     "Mullvad relay list JSON (api.mullvad.net/www/relays/all/): vpn_exit signals with the host name",
+	"observations":       "netintel's own NDJSON observations",
+}
+
+// IngestKindFormats are the formats that take a kind, and
+// IngestProviderFormats those that take a provider.
+var (
+	IngestKindFormats     = []string{"cidr-list", "geofeed", "proxy-list"}
+	IngestProviderFormats = []string{"cidr-list", "geofeed"}
+)
+
+// IngestProxyKinds are the kinds a proxy-list takes: its proxies' protocol.
+var IngestProxyKinds = []string{"http", "https", "socks4", "socks5"}
 
 // IngestKinds are the classifications a cidr-list source may claim.
 var IngestKinds = []string{"vpn", "proxy", "tor", "relay", "hosting", "cdn", "residential_proxy"}
@@ -39,12 +70,48 @@ type IngestSource struct {
 	Path string `yaml:"path"`
 	// Schedule is a cron expression; "" or "off" runs the source only by hand.
 	Schedule string `yaml:"schedule"`
-	// Kind is the classification a cidr-list claims (one of IngestKinds).
+	// Kind is the classification a cidr-list or geofeed claims (one of
+	// IngestKinds), or a proxy-list's protocol (one of IngestProxyKinds).
 	Kind string `yaml:"kind"`
-	// Provider is the provider name a cidr-list claims (e.g. Cloudflare).
+	// Provider is the provider name a cidr-list or geofeed claims (e.g.
+	// Cloudflare); a geofeed requires one.
 	Provider string `yaml:"provider"`
 	// Confidence (0..1) of the source's claims; 0 = the format's default.
 	Confidence float64 `yaml:"confidence"`
+}
+
+// CheckIngestKind says what is wrong with the kind and provider given to a
+// format ("" when nothing is): a cidr-list needs a kind, a geofeed a kind
+// and a provider, a proxy-list may name its protocol, the other formats
+// carry their own and take neither. An unknown format is not judged here.
+func CheckIngestKind(format, kind, provider string) string {
+	switch format {
+	case "cidr-list", "geofeed":
+		if !slices.Contains(IngestKinds, kind) {
+			return fmt.Sprintf("%s needs a kind: one of %s, got %q", format, strings.Join(IngestKinds, ", "), kind)
+		}
+		if format == "geofeed" && strings.TrimSpace(provider) == "" {
+			return "geofeed needs a provider: the operator that publishes it"
+		}
+	case "proxy-list":
+		if kind != "" && !slices.Contains(IngestProxyKinds, kind) {
+			return fmt.Sprintf("a proxy-list kind is its protocol: one of %s, got %q", strings.Join(IngestProxyKinds, ", "), kind)
+		}
+		if provider != "" {
+			return "only a cidr-list or geofeed takes a provider"
+		}
+	default:
+		if !slices.Contains(IngestFormats, format) {
+			return ""
+		}
+		if kind != "" {
+			return "only a cidr-list, geofeed or proxy-list takes a kind"
+		}
+		if provider != "" {
+			return "only a cidr-list or geofeed takes a provider"
+		}
+	}
+	return ""
 }
 
 func defaultIngest() Ingest {
@@ -75,7 +142,7 @@ func (c *Ingest) validate(path string) []error {
 		}
 		names[s.Name] = true
 		if !slices.Contains(IngestFormats, s.Format) {
-			add(p+".format", "must be one of tor-exits, aws-ranges, gcp-ranges, cidr-list, observations, got %q", s.Format)
+			add(p+".format", "must be one of %s, got %q", strings.Join(IngestFormats, ", "), s.Format)
 		}
 		if (s.URL == "") == (s.Path == "") {
 			add(p+".url", "set exactly one of url and path")
@@ -85,11 +152,12 @@ func (c *Ingest) validate(path string) []error {
 				add(p+".schedule", "bad cron expression %q: %v", s.Schedule, err)
 			}
 		}
-		if s.Format == "cidr-list" && !slices.Contains(IngestKinds, s.Kind) {
-			add(p+".kind", "cidr-list needs a kind: one of vpn, proxy, tor, relay, hosting, cdn, residential_proxy, got %q", s.Kind)
-		}
-		if s.Format != "cidr-list" && s.Kind != "" {
-			add(p+".kind", "only a cidr-list takes a kind")
+		if msg := CheckIngestKind(s.Format, s.Kind, s.Provider); msg != "" {
+			field := ".kind"
+			if strings.Contains(msg, "provider") {
+				field = ".provider"
+			}
+			add(p+field, "%s", msg)
 		}
 		if s.Confidence < 0 || s.Confidence > 1 {
 			add(p+".confidence", "must be 0..1, got %g", s.Confidence)

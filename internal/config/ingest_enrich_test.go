@@ -17,6 +17,9 @@ ingest:
   sources:
     - {name: tor, format: tor-exits, url: "https://check.torproject.org/exit-addresses", schedule: "@every 1h"}
     - {name: cf, format: cidr-list, path: samples/cloudflare-ips-v4.txt, kind: cdn, provider: Cloudflare}
+    - {name: geo, format: geofeed, url: "https://geoip.linode.com/", kind: hosting, provider: Akamai}
+    - {name: proxies, format: proxy-list, path: p.txt.gz, kind: socks5}
+    - {name: relay, format: private-relay, url: "https://mask-api.icloud.com/egress-ip-ranges.csv"}
 `, nil},
 		{"bad sources", `
 ingest:
@@ -25,9 +28,13 @@ ingest:
     - {name: "bad name", format: csv, schedule: "never"}
     - {name: cf, format: cidr-list, path: a, url: "http://x", confidence: 2}
     - {name: cf, format: tor-exits, path: a, kind: vpn}
-`, []string{"ingest.max_in_flight", "ingest.sources[0].name", "ingest.sources[0].format", "ingest.sources[0].url: set exactly one",
+    - {name: geo, format: geofeed, path: a, kind: vpn}
+    - {name: proxies, format: proxy-list, path: a, kind: vpn}
+    - {name: aws, format: aws-ranges, path: a, provider: AWS}
+`, []string{"ingest.sources[3].provider: geofeed needs a provider", "ingest.sources[4].kind: a proxy-list kind is its protocol",
+			"ingest.sources[5].provider: only a cidr-list or geofeed takes a provider", "ingest.max_in_flight", "ingest.sources[0].name", "ingest.sources[0].format", "ingest.sources[0].url: set exactly one",
 			"ingest.sources[0].schedule", "ingest.sources[1].kind: cidr-list needs a kind", "ingest.sources[1].url", "ingest.sources[1].confidence",
-			"ingest.sources[2].name: duplicate", "ingest.sources[2].kind: only a cidr-list"}},
+			"ingest.sources[2].name: duplicate", "ingest.sources[2].kind: only a cidr-list, geofeed or proxy-list takes a kind"}},
 		{"bad enrich", `
 enrich:
   workers: 0
