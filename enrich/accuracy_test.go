@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/netintel/netintel/ingest"
+	"github.com/netintel/netintel/internal/testutil"
 )
 
 // corpusDir holds the real captures of the accuracy harness.
@@ -116,5 +117,46 @@ func TestLoadCaptures_Errors(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "b.json: expect.vendor: required") || !strings.Contains(err.Error(), "c.json: provenance") ||
 		strings.Contains(err.Error(), "a.json") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// BenchmarkRulesMatch is the per-observation cost of fingerprinting with
+// the built-in rules: over the sample observations (what the pipeline
+// benchmark's generator replays) and over the real captures of the
+// accuracy corpus, most of which carry far more evidence.
+func BenchmarkRulesMatch(b *testing.B) {
+	testutil.Micro(b)
+	rules, err := DefaultRules()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var samples []ingest.Observation
+	for _, list := range sampleObs(b) {
+		for _, o := range list {
+			if o.Service != nil || o.Flow != nil {
+				samples = append(samples, o)
+			}
+		}
+	}
+	caps, err := LoadCaptures(corpusDir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var corpus []ingest.Observation
+	for _, c := range caps {
+		corpus = append(corpus, c.Observation)
+	}
+	for _, set := range []struct {
+		name string
+		obs  []ingest.Observation
+	}{{"samples", samples}, {"corpus", corpus}} {
+		b.Run(set.name, func(b *testing.B) {
+			for b.Loop() {
+				for i := range set.obs {
+					rules.Match(set.obs[i].Service, set.obs[i].Flow)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(set.obs)), "ns/obs")
+		})
 	}
 }

@@ -162,16 +162,60 @@ func recogDN(d *ingest.DN) string {
 	return strings.Join(parts, ",")
 }
 
+// staticVendor is the vendor a fingerprint asserts whatever it matches,
+// "" when it takes the vendor from the value (or names none), in the
+// order Match.Vendor reads them.
+func staticVendor(f *recog.Fingerprint) (string, bool) {
+	for _, name := range []string{"service.vendor", "os.vendor", "hw.vendor"} {
+		for _, p := range f.Params {
+			if p.Name == name {
+				return p.Value, p.Pos == 0 && !strings.Contains(p.Value, "{")
+			}
+		}
+	}
+	return "", true
+}
+
+// selectRecog keeps, per Recog field, the fingerprints a mapping could
+// accept: those whose fixed vendor one of the mappings' vendor
+// expressions takes, and those that read their vendor from the value.
+// Recog has some 2,000 fingerprints and a service meets a few dozen of
+// them at most; the rest would only cost time.
+func (rs *Rules) selectRecog(db *recog.DB) {
+	rs.recogFPs = map[string][]*recog.Fingerprint{}
+	for _, field := range recogFields {
+		for _, f := range db.Fingerprints(field) {
+			v, static := staticVendor(f)
+			keep := !static
+			for _, m := range rs.recogMaps {
+				if keep = keep || (v != "" && m.vendor != nil && m.vendor.MatchString(v)); keep {
+					break
+				}
+			}
+			if keep {
+				rs.recogFPs[field] = append(rs.recogFPs[field], f)
+			}
+		}
+	}
+}
+
 // recogMatch finds the first (evidence value, Recog fingerprint, mapping)
 // that names one of our rules; only names rule want when want is not nil.
 func (rs *Rules) recogMatch(e *evidence, want *rule) (*recogMap, recog.Match, bool) {
-	if rs.recog == nil || len(rs.recogMaps) == 0 {
+	if len(rs.recogFPs) == 0 {
 		return nil, recog.Match{}, false
 	}
 	var found *recogMap
 	var hit recog.Match
 	e.recogValues(func(field, value string) bool {
-		for _, r := range rs.recog.MatchAll(field, value) {
+		for _, f := range rs.recogFPs[field] {
+			if !f.MayMatch(value) {
+				continue
+			}
+			r, ok := f.Match(value)
+			if !ok {
+				continue
+			}
 			for _, m := range rs.recogMaps {
 				if (want == nil || m.rule == want) && m.accepts(field, r) {
 					found, hit = m, r

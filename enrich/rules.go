@@ -37,8 +37,8 @@ type Rules struct {
 	rules []*rule
 	// recog is Rapid7 Recog's database and recogMaps the entries that map
 	// its vendors and products to rules (recogmap.go).
-	recog     *recog.DB
 	recogMaps []*recogMap
+	recogFPs  map[string][]*recog.Fingerprint
 	// files are the names the rules came from, in order.
 	files []string
 }
@@ -262,7 +262,9 @@ func parseDocs(docs []namedDoc) (*Rules, error) {
 		if err != nil {
 			errs = append(errs, fmt.Errorf("recog: %w", err))
 		}
-		rs.recog = db
+		if db != nil {
+			rs.selectRecog(db)
+		}
 	}
 	if len(errs) > 0 {
 		return nil, joinErrs(errs)

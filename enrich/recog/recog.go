@@ -283,6 +283,13 @@ func (f *Fingerprint) mayMatch(in *input) bool {
 	return false
 }
 
+// MayMatch is a cheap necessary condition for Match: the fingerprint's
+// required literal occurs in value.
+func (f *Fingerprint) MayMatch(value string) bool {
+	in := input{s: value}
+	return f.mayMatch(&in)
+}
+
 // Match runs this one fingerprint against value.
 func (f *Fingerprint) Match(value string) (Match, bool) {
 	if f.re == nil {
