@@ -29,6 +29,11 @@ type Options struct {
 	ObservedAt time.Time
 	// MaxLineBytes is the longest accepted line (default 1 MiB).
 	MaxLineBytes int
+	// Skipped, if set, is told of each record an adapter read and
+	// deliberately did not store, with why (a zgrab2 module that failed,
+	// a closed port): the record is well formed, so it is not reported
+	// as malformed, and `netintel ingest` prints the counts.
+	Skipped func(line int, reason string)
 }
 
 // LineError is one malformed record of a feed, skipped.
@@ -55,6 +60,11 @@ func Adapters() map[string]Adapter {
 		"gcp-ranges":   GCPRanges,
 		"cidr-list":    CIDRList,
 		"observations": NDJSON,
+		"zgrab2":       ZGrab2,
+		"masscan":      Masscan,
+		"nmap-xml":     NmapXML,
+		"shodan":       Shodan,
+		"sonar-http":   SonarHTTP,
 	}
 }
 

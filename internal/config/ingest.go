@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/netintel/netintel/internal/schedule"
@@ -10,7 +11,22 @@ import (
 
 // IngestFormats are the feed formats `netintel ingest --format` and
 // ingest.sources[].format accept.
-var IngestFormats = []string{"tor-exits", "aws-ranges", "gcp-ranges", "cidr-list", "observations"}
+var IngestFormats = []string{"tor-exits", "aws-ranges", "gcp-ranges", "cidr-list", "observations", "zgrab2", "masscan", "nmap-xml", "shodan", "sonar-http"}
+
+// IngestFormatHelp describes each of IngestFormats in one line, for
+// `netintel ingest --help` and the docs.
+var IngestFormatHelp = map[string]string{
+	"tor-exits":    "Tor exit-addresses list: one tor_exit signal per ExitAddress",
+	"aws-ranges":   "AWS ip-ranges.json: one hosting (or cdn) range per prefix",
+	"gcp-ranges":   "Google Cloud cloud.json: one hosting range per prefix",
+	"cidr-list":    "one IP or CIDR per line, claimed as --kind by --provider",
+	"observations": "NDJSON in netintel's own observation format",
+	"zgrab2":       "zgrab2 JSON lines: each successful module's port a service with its HTTP, TLS and banner probes",
+	"masscan":      "masscan -oJ or -oL (with --banners): open ports, HTTP/TLS/X509 and raw banners",
+	"nmap-xml":     "nmap -oX: open ports with -sV detection, ssl-cert, http-* and banner scripts, service fingerprints",
+	"shodan":       "Shodan banners (download/stream JSON lines): raw banner, HTTP, TLS, favicon, product, org claim",
+	"sonar-http":   "Rapid7 Project Sonar HTTP/HTTPS JSON lines: the base64 response as status, headers and body",
+}
 
 // IngestKinds are the classifications a cidr-list source may claim.
 var IngestKinds = []string{"vpn", "proxy", "tor", "relay", "hosting", "cdn", "residential_proxy"}
@@ -75,7 +91,7 @@ func (c *Ingest) validate(path string) []error {
 		}
 		names[s.Name] = true
 		if !slices.Contains(IngestFormats, s.Format) {
-			add(p+".format", "must be one of tor-exits, aws-ranges, gcp-ranges, cidr-list, observations, got %q", s.Format)
+			add(p+".format", "must be one of %s, got %q", strings.Join(IngestFormats, ", "), s.Format)
 		}
 		if (s.URL == "") == (s.Path == "") {
 			add(p+".url", "set exactly one of url and path")
