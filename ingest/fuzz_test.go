@@ -14,7 +14,9 @@ import (
 // leaves it as it is and it encodes), with a line number inside the input;
 // every skipped record names a line inside the input.
 func FuzzAdapters(f *testing.F) {
-	for _, name := range []string{"aws-ip-ranges.json", "gcp-cloud.json", "exit-addresses", "observations.ndjson", "mullvad.txt", "cloudflare-ips-v6.txt"} {
+	for _, name := range []string{"aws-ip-ranges.json", "gcp-cloud.json", "exit-addresses", "observations.ndjson", "mullvad.txt", "cloudflare-ips-v6.txt",
+		"zgrab2.jsonl", "zgrab2-constructed.jsonl", "masscan.json", "masscan.txt", "masscan-constructed.json",
+		"nmap-complex.xml", "nmap-scripts.xml", "shodan.jsonl", "sonar-http.jsonl"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			f.Fatal(err)
@@ -27,7 +29,9 @@ func FuzzAdapters(f *testing.F) {
 	f.Add([]byte("ExitNode X\nExitAddress 10.0.0.1 2026-11-01 00:00:00\n"))
 	f.Add([]byte(`{"prefixes":[{"ip_prefix":"10.0.0.0/8","region":"x","service":"EC2"}]}`))
 	f.Add([]byte("# c\n10.0.0.0/33\n::1\n\x00\n"))
-	names := []string{"tor-exits", "aws-ranges", "gcp-ranges", "cidr-list", "observations"}
+	f.Add([]byte("banner tcp 80 192.0.2.1 1700000000 http HTTP/1.1 200 OK\\x0d\\x0aA: b\\x0d\\x0a\\x0d\\x0abody\n"))
+	f.Add([]byte(`<nmaprun><host><address addr="192.0.2.1" addrtype="ipv4"/><ports><port protocol="tcp" portid="1"><state state="open"/><service servicefp="SF:r(NULL,4,&quot;ab\x&quot;)"/></port></ports></host></nmaprun>`))
+	names := []string{"tor-exits", "aws-ranges", "gcp-ranges", "cidr-list", "observations", "zgrab2", "masscan", "nmap-xml", "shodan", "sonar-http"}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		lines := bytes.Count(data, []byte{'\n'}) + 1
 		for _, name := range names {

@@ -58,6 +58,16 @@ func TestSchema_AdapterOutputValid(t *testing.T) {
 		{"cidr-list", "cloudflare-ips-v6.txt", Options{Kind: "cdn", Provider: "Cloudflare"}},
 		{"cidr-list", "protonvpn.txt", Options{Kind: "vpn", Provider: "Proton VPN"}},
 		{"observations", "observations.ndjson", Options{}},
+		{"zgrab2", "zgrab2.jsonl", Options{}},
+		{"zgrab2", "zgrab2-constructed.jsonl", Options{}},
+		{"masscan", "masscan.json", Options{}},
+		{"masscan", "masscan.txt", Options{}},
+		{"masscan", "masscan-constructed.json", Options{}},
+		{"nmap-xml", "nmap-complex.xml", Options{}},
+		{"nmap-xml", "nmap-servicefp.xml", Options{}},
+		{"nmap-xml", "nmap-scripts.xml", Options{}},
+		{"shodan", "shodan.jsonl", Options{}},
+		{"sonar-http", "sonar-http.jsonl", Options{}},
 	}
 	for _, f := range feeds {
 		t.Run(f.format+"/"+f.file, func(t *testing.T) {

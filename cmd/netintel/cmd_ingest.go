@@ -28,6 +28,11 @@ func cmdIngest(ctx context.Context, env *Env, args []string) error {
 	confidence := fs.Float64("confidence", 0, "confidence 0..1 of the feed's claims (default: the format's)")
 	fs.Usage = func() {
 		fmt.Fprintln(env.Stderr, "usage: netintel ingest --format FORMAT [--kind K --provider P] [--data-dir DIR | --nats URL] FILE_OR_URL")
+		fmt.Fprintln(env.Stderr, "\nformats:")
+		for _, f := range config.IngestFormats {
+			fmt.Fprintf(env.Stderr, "  %-13s %s\n", f, config.IngestFormatHelp[f])
+		}
+		fmt.Fprintln(env.Stderr, "\nflags:")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -82,6 +87,11 @@ func cmdIngest(ctx context.Context, env *Env, args []string) error {
 	in := ingest.New(b.JS, log, nil, cfg.Ingest.MaxInFlight, cfg.Ingest.FetchTimeout)
 	st, err := in.IngestFile(ctx, *format, fs.Arg(0), ingest.Options{Source: *source, Kind: *kind, Provider: *provider,
 		Confidence: *confidence, MaxLineBytes: cfg.Ingest.MaxLineBytes})
+	if err == nil && st.Read == 0 && len(st.Malformed) > 0 {
+		// Nothing in the file fit: most likely the wrong --format. One line
+		// says so, rather than one per record.
+		return fmt.Errorf("ingest: nothing in %s reads as %s: first record that did not fit: %v", fs.Arg(0), *format, st.Malformed[0])
+	}
 	for _, le := range st.Malformed {
 		fmt.Fprintf(env.Stderr, "%s: %v (skipped)\n", fs.Arg(0), le)
 	}
