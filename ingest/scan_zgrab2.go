@@ -35,9 +35,9 @@ var zgrab2UDP = map[string]bool{"ntp": true, "bacnet": true}
 var zgrab2Extra = []string{"ehlo", "helo", "help", "noop", "starttls", "auth_tls", "auth_ssl", "quit"}
 
 type zgrab2Line struct {
-	IP     string                     `json:"ip"`
-	Domain string                     `json:"domain"`
-	Data   map[string]json.RawMessage `json:"data"`
+	IP     string                   `json:"ip"`
+	Domain string                   `json:"domain"`
+	Data   map[string]*zgrab2Module `json:"data"`
 }
 
 type zgrab2Module struct {
@@ -84,9 +84,9 @@ func ZGrab2(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 		byPort := map[int]*Observation{}
 		var order []int
 		for _, name := range names {
-			var m zgrab2Module
-			if err := json.Unmarshal(zl.Data[name], &m); err != nil {
-				bad(LineError{n, fmt.Errorf("data.%s: %w", name, err)})
+			m := zl.Data[name]
+			if m == nil {
+				bad(LineError{n, fmt.Errorf("data.%s: null", name)})
 				continue
 			}
 			if m.Status != "success" {
