@@ -40,6 +40,11 @@ type Options struct {
 	ObservedAt time.Time
 	// MaxLineBytes is the longest accepted line (default DefaultMaxLineBytes).
 	MaxLineBytes int
+	// Skipped, if set, is told of each record an adapter read and
+	// deliberately did not store, with why (a zgrab2 module that failed,
+	// a closed port): the record is well formed, so it is not reported
+	// as malformed, and `netintel ingest` prints the counts.
+	Skipped func(line int, reason string)
 }
 
 // DefaultMaxLineBytes is the longest line a feed may have unless
@@ -79,6 +84,11 @@ func Adapters() map[string]Adapter {
 		"proxy-list":         ProxyList,
 		"mullvad-relays":     MullvadRelays,
 		"observations":       NDJSON,
+		"zgrab2":             ZGrab2,
+		"masscan":            Masscan,
+		"nmap-xml":           NmapXML,
+		"shodan":             Shodan,
+		"sonar-http":         SonarHTTP,
 	}
 }
 

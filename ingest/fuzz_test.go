@@ -18,7 +18,9 @@ import (
 func FuzzAdapters(f *testing.F) {
 	for _, name := range []string{"aws-ip-ranges.json", "gcp-cloud.json", "exit-addresses", "observations.ndjson", "mullvad.txt", "cloudflare-ips-v6.txt",
 		"azure-service-tags.json", "oracle-public-ip-ranges.json", "fastly-ip-ranges.json", "geofeed-linode.csv",
-		"private-relay-egress.csv", "proxy-list-http.txt", "mullvad-relays.json"} {
+		"private-relay-egress.csv", "proxy-list-http.txt", "mullvad-relays.json",
+		"zgrab2.jsonl", "zgrab2-constructed.jsonl", "masscan.json", "masscan.txt", "masscan-constructed.json",
+		"nmap-complex.xml", "nmap-scripts.xml", "shodan.jsonl", "sonar-http.jsonl"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			f.Fatal(err)
@@ -35,6 +37,8 @@ func FuzzAdapters(f *testing.F) {
 	f.Add([]byte("192.0.2.0/24,US,US-CA,\"San Jose, CA\",95141\n198.51.100.7,de,,,\n"))
 	f.Add([]byte(`[{"hostname":"x","type":"wireguard","ipv4_addr_in":"1.2.3.4","ipv6_addr_in":null}]`))
 	f.Add([]byte(`{"values":[{"name":"AzureFrontDoor.Backend","properties":{"addressPrefixes":["10.0.0.0/8"]}}]}`))
+	f.Add([]byte("banner tcp 80 192.0.2.1 1700000000 http HTTP/1.1 200 OK\\x0d\\x0aA: b\\x0d\\x0a\\x0d\\x0abody\n"))
+	f.Add([]byte(`<nmaprun><host><address addr="192.0.2.1" addrtype="ipv4"/><ports><port protocol="tcp" portid="1"><state state="open"/><service servicefp="SF:r(NULL,4,&quot;ab\x&quot;)"/></port></ports></host></nmaprun>`))
 	names := slices.Sorted(maps.Keys(Adapters()))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		lines := bytes.Count(data, []byte{'\n'}) + 1

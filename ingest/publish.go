@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -99,10 +100,24 @@ type Stats struct {
 	Published  int // stored by the stream
 	Duplicates int // already stored (same message id)
 	Malformed  []LineError
+	// Skipped counts the well-formed records not stored, by reason
+	// (Options.Skipped): a zgrab2 module that failed, a closed port.
+	Skipped map[string]int
 }
 
 func (s Stats) String() string {
-	return fmt.Sprintf("%s: %d observations read, %d stored, %d duplicates, %d malformed", s.Format, s.Read, s.Published, s.Duplicates, len(s.Malformed))
+	out := fmt.Sprintf("%s: %d observations read, %d stored, %d duplicates, %d malformed", s.Format, s.Read, s.Published, s.Duplicates, len(s.Malformed))
+	if len(s.Skipped) > 0 {
+		reasons := make([]string, 0, len(s.Skipped))
+		n := 0
+		for r, c := range s.Skipped {
+			reasons = append(reasons, fmt.Sprintf("%s: %d", r, c))
+			n += c
+		}
+		slices.Sort(reasons)
+		out += fmt.Sprintf("; skipped %d records (%s)", n, strings.Join(reasons, "; "))
+	}
+	return out
 }
 
 // maxReportedErrors bounds the malformed lines kept in Stats.
@@ -153,6 +168,16 @@ func (in *Ingester) Ingest(ctx context.Context, format string, r io.Reader, opt 
 	ad, ok := Adapters()[format]
 	if !ok {
 		return st, fmt.Errorf("%w %q: use one of %s", ErrUnknownFormat, format, strings.Join(config.IngestFormats, ", "))
+	}
+	userSkipped := opt.Skipped
+	opt.Skipped = func(line int, reason string) {
+		if st.Skipped == nil {
+			st.Skipped = map[string]int{}
+		}
+		st.Skipped[reason]++
+		if userSkipped != nil {
+			userSkipped(line, reason)
+		}
 	}
 	dr, err := decompress.Reader(r)
 	if err != nil {

@@ -65,6 +65,16 @@ func TestSchema_AdapterOutputValid(t *testing.T) {
 		{"private-relay", "private-relay-egress.csv", Options{}},
 		{"proxy-list", "proxy-list-http.txt", Options{Kind: "http"}},
 		{"mullvad-relays", "mullvad-relays.json", Options{}},
+		{"zgrab2", "zgrab2.jsonl", Options{}},
+		{"zgrab2", "zgrab2-constructed.jsonl", Options{}},
+		{"masscan", "masscan.json", Options{}},
+		{"masscan", "masscan.txt", Options{}},
+		{"masscan", "masscan-constructed.json", Options{}},
+		{"nmap-xml", "nmap-complex.xml", Options{}},
+		{"nmap-xml", "nmap-servicefp.xml", Options{}},
+		{"nmap-xml", "nmap-scripts.xml", Options{}},
+		{"shodan", "shodan.jsonl", Options{}},
+		{"sonar-http", "sonar-http.jsonl", Options{}},
 	}
 	for _, f := range feeds {
 		t.Run(f.format+"/"+f.file, func(t *testing.T) {

@@ -81,6 +81,11 @@ func cmdIngest(ctx context.Context, env *Env, args []string) error {
 	in := ingest.New(b.JS, log, nil, cfg.Ingest.MaxInFlight, cfg.Ingest.FetchTimeout)
 	st, err := in.IngestFile(ctx, *format, fs.Arg(0), ingest.Options{Source: *source, Kind: *kind, Provider: *provider,
 		Confidence: *confidence, MaxLineBytes: cfg.Ingest.MaxLineBytes})
+	if err == nil && st.Read == 0 && len(st.Malformed) > 0 {
+		// Nothing in the file fit: most likely the wrong --format. One line
+		// says so, rather than one per record.
+		return fmt.Errorf("ingest: nothing in %s reads as %s: first record that did not fit: %v", fs.Arg(0), *format, st.Malformed[0])
+	}
 	for _, le := range st.Malformed {
 		fmt.Fprintf(env.Stderr, "%s: %v (skipped)\n", fs.Arg(0), le)
 	}

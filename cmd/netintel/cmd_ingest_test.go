@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/netintel/netintel/enrich"
+	"github.com/netintel/netintel/internal/config"
 	"github.com/netintel/netintel/internal/testutil"
 )
 
@@ -117,5 +118,41 @@ func TestIngestCommand_EndToEnd(t *testing.T) {
 		if r, ok, err := st.Get(t.Context(), ip); err != nil || !ok || !r.Has("vpn") {
 			t.Errorf("%s after the malformed file = %+v %v %v", ip, r, ok, err)
 		}
+	}
+}
+
+// `netintel ingest --help` lists every format with its line.
+func TestIngestCommand_HelpListsFormats(t *testing.T) {
+	var o, e bytes.Buffer
+	env := &Env{Stdout: &o, Stderr: &e, Getenv: func(string) string { return "" }}
+	_ = run(t.Context(), env, []string{"ingest", "--help"})
+	for _, f := range config.IngestFormats {
+		if config.IngestFormatHelp[f] == "" || !strings.Contains(e.String(), "  "+f+" ") || !strings.Contains(e.String(), config.IngestFormatHelp[f]) {
+			t.Errorf("help misses format %s: %s", f, e.String())
+		}
+	}
+}
+
+// Scanner output goes in with failed modules counted; a file of the
+// wrong format is refused with one line naming the format and the first
+// record that did not fit.
+func TestIngestCommand_ScannerFormats(t *testing.T) {
+	n := testutil.StartNATS(t)
+	n.Ensure(t)
+	run := func(args ...string) (string, string, error) {
+		var o, e bytes.Buffer
+		env := &Env{Stdout: &o, Stderr: &e, Getenv: func(string) string { return "" }}
+		err := run(t.Context(), env, append([]string{"ingest", "--nats", n.URL}, args...))
+		return o.String(), e.String(), err
+	}
+	out, _, err := run("--format", "zgrab2", "../../ingest/testdata/zgrab2-constructed.jsonl")
+	if err != nil || !strings.Contains(out, "2 observations read, 2 stored") ||
+		!strings.Contains(out, "skipped 2 records (zgrab2 module failed: http io-timeout: 1; zgrab2 module failed: ssh connection-timeout: 1)") {
+		t.Errorf("zgrab2: %v %q", err, out)
+	}
+	out, errOut, err := run("--format", "masscan", "../../ingest/testdata/nmap-complex.xml")
+	if err == nil || !strings.Contains(err.Error(), "nothing in ../../ingest/testdata/nmap-complex.xml reads as masscan: first record that did not fit: line 1:") ||
+		strings.Contains(errOut, "(skipped)") || out != "" {
+		t.Errorf("wrong format: %v, stdout %q, stderr %q", err, out, errOut)
 	}
 }

@@ -15,6 +15,7 @@ import (
 var IngestFormats = []string{
 	"tor-exits", "aws-ranges", "gcp-ranges", "azure-service-tags", "oracle-ranges", "fastly-ranges",
 	"cidr-list", "geofeed", "private-relay", "proxy-list", "mullvad-relays", "observations",
+	"zgrab2", "masscan", "nmap-xml", "shodan", "sonar-http",
 }
 
 // IngestFormatHelp describes each of IngestFormats in one line.
@@ -31,6 +32,11 @@ var IngestFormatHelp = map[string]string{
 	"proxy-list":         "open proxies, ip:port or scheme://ip:port per line: open_proxy signals; optional --kind http|https|socks4|socks5",
 	"mullvad-relays":     "Mullvad relay list JSON (api.mullvad.net/www/relays/all/): vpn_exit signals with the host name",
 	"observations":       "netintel's own NDJSON observations",
+	"zgrab2":             "zgrab2 JSON lines: each successful module's port a service with its HTTP, TLS and banner probes",
+	"masscan":            "masscan -oJ or -oL (with --banners): open ports, HTTP/TLS/X509 and raw banners",
+	"nmap-xml":           "nmap -oX: open ports with -sV detection, ssl-cert, http-* and banner scripts, service fingerprints",
+	"shodan":             "Shodan banners (download/stream JSON lines): raw banner, HTTP, TLS, favicon, product, org claim",
+	"sonar-http":         "Rapid7 Project Sonar HTTP/HTTPS JSON lines: the base64 response as status, headers and body",
 }
 
 // IngestKindFormats are the formats that take a kind, and

@@ -1,0 +1,284 @@
+package ingest
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
+	"math/big"
+	"net/textproto"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/netintel/netintel/internal/ipmodel"
+)
+
+// Helpers the scanner adapters (scan_*.go) share: reading a raw HTTP
+// response, a DER certificate, scanner time stamps and escapes.
+
+// skip reports a record an adapter read and deliberately did not store
+// (not malformed: a zgrab2 module that failed, a closed port).
+func (o Options) skip(line int, reason string) {
+	if o.Skipped != nil {
+		o.Skipped(line, reason)
+	}
+}
+
+// when returns the time a scanner record gives, or the options' time, or
+// now, formatted for observed_at.
+func (o Options) when(t time.Time) string {
+	if t.IsZero() {
+		t = o.ObservedAt
+	}
+	if t.IsZero() {
+		t = time.Now()
+	}
+	return ipmodel.FormatTime(t)
+}
+
+// unixTime reads decimal seconds since the epoch ("1700000000" or
+// "1700000000.25"); zero when s is not one.
+func unixTime(s string) time.Time {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return time.Time{}
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f <= 0 || f > 1e11 {
+		return time.Time{}
+	}
+	sec := int64(f)
+	return time.Unix(sec, int64((f-float64(sec))*1e9)).UTC()
+}
+
+// scanTime reads a scanner's time stamp: RFC 3339, RFC 3339 without a
+// zone (UTC, as Shodan writes it), or Unix seconds.
+func scanTime(s string) time.Time {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return time.Time{}
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t
+	}
+	for _, layout := range []string{"2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999", "2006-01-02T15:04:05.999999999 -0700"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC()
+		}
+	}
+	return unixTime(s)
+}
+
+// parseHTTPResponse reads a raw HTTP/1.x response as scanners record it:
+// a status line, header lines (CRLF or bare LF; a response cut before the
+// blank line keeps the headers it has) and the body. ok is false when raw
+// does not start with an HTTP status line.
+func parseHTTPResponse(raw []byte) (r *Response, ok bool) {
+	line, rest, _ := cutLine(raw)
+	proto, status, reason, ok := parseStatusLine(string(line))
+	if !ok {
+		return nil, false
+	}
+	r = &Response{Protocol: proto, Status: status, Reason: reason}
+	for len(rest) > 0 {
+		var l []byte
+		var complete bool
+		l, rest, complete = cutLine(rest)
+		if len(l) == 0 {
+			if complete {
+				if len(rest) > 0 {
+					r.Body = BytesBody(rest)
+				}
+				return r, true
+			}
+			break
+		}
+		if (l[0] == ' ' || l[0] == '\t') && len(r.Headers) > 0 {
+			// An obsolete folded continuation of the previous header.
+			h := &r.Headers[len(r.Headers)-1]
+			h.Value += " " + strings.TrimSpace(latin1(l))
+			continue
+		}
+		name, value, found := bytes.Cut(l, []byte{':'})
+		if !found {
+			if !complete {
+				break // the cut end of a banner
+			}
+			continue
+		}
+		r.Headers = append(r.Headers, Header{Name: strings.TrimSpace(latin1(name)), Value: strings.TrimSpace(latin1(value))})
+	}
+	return r, true
+}
+
+// cutLine splits b at its first line end (LF, with an optional CR before
+// it); complete says a line end was found.
+func cutLine(b []byte) (line, rest []byte, complete bool) {
+	i := bytes.IndexByte(b, '\n')
+	if i < 0 {
+		return bytes.TrimSuffix(b, []byte{'\r'}), nil, false
+	}
+	return bytes.TrimSuffix(b[:i], []byte{'\r'}), b[i+1:], true
+}
+
+// parseStatusLine reads "HTTP/1.1 200 OK" (the reason may be missing).
+func parseStatusLine(s string) (proto string, status int, reason string, ok bool) {
+	proto, rest, found := strings.Cut(s, " ")
+	if !found || !strings.HasPrefix(proto, "HTTP/") || len(proto) > 16 {
+		return "", 0, "", false
+	}
+	code, reason, _ := strings.Cut(strings.TrimLeft(rest, " "), " ")
+	if len(code) != 3 {
+		return "", 0, "", false
+	}
+	status, err := strconv.Atoi(code)
+	if err != nil || status < 100 {
+		return "", 0, "", false
+	}
+	return proto, status, strings.TrimSpace(reason), true
+}
+
+// latin1 returns b as text: b itself when it is UTF-8, otherwise each
+// byte as the character of that code (ISO 8859-1), as HTTP header bytes
+// outside ASCII are read.
+func latin1(b []byte) string {
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	var sb strings.Builder
+	for _, c := range b {
+		sb.WriteRune(rune(c))
+	}
+	return sb.String()
+}
+
+// runesToBytes undoes a JSON escape of bytes as \u00XX characters
+// (masscan's -oJ): every character below 256 becomes that byte. ok is
+// false when s has a character above 255 (then it was not such an escape).
+func runesToBytes(s string) ([]byte, bool) {
+	out := make([]byte, 0, len(s))
+	for _, r := range s {
+		if r > 0xFF {
+			return nil, false
+		}
+		out = append(out, byte(r))
+	}
+	return out, true
+}
+
+// unescapeHex decodes \xHH escapes (masscan's -oL, nmap's banner script);
+// any other backslash is kept as it is.
+func unescapeHex(s string) []byte {
+	if !strings.Contains(s, `\x`) {
+		return []byte(s)
+	}
+	out := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+4 <= len(s) && s[i+1] == 'x' {
+			if v, err := strconv.ParseUint(s[i+2:i+4], 16, 8); err == nil {
+				out = append(out, byte(v))
+				i += 3
+				continue
+			}
+		}
+		out = append(out, s[i])
+	}
+	return out
+}
+
+// certTLS reads a DER certificate into a TLS probe's certificate fields.
+func certTLS(der []byte) (*TLS, error) {
+	c, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(der)
+	t := &TLS{
+		Subject:   pkixDN(c.Subject.String(), c.Subject.CommonName, c.Subject.Organization, c.Subject.OrganizationalUnit, c.Subject.Country, c.Subject.Province, c.Subject.Locality),
+		Issuer:    pkixDN(c.Issuer.String(), c.Issuer.CommonName, c.Issuer.Organization, c.Issuer.OrganizationalUnit, c.Issuer.Country, c.Issuer.Province, c.Issuer.Locality),
+		Serial:    hexSerial(c.SerialNumber),
+		SHA256:    hex.EncodeToString(sum[:]),
+		NotBefore: c.NotBefore.UTC().Format(time.RFC3339),
+		NotAfter:  c.NotAfter.UTC().Format(time.RFC3339),
+	}
+	t.SANs = append(t.SANs, c.DNSNames...)
+	for _, ip := range c.IPAddresses {
+		t.SANs = append(t.SANs, ip.String())
+	}
+	// Self-signed by its names and key identifiers: verifying the
+	// signature would cost more than the rest of a record's decoding.
+	if bytes.Equal(c.RawSubject, c.RawIssuer) && (len(c.AuthorityKeyId) == 0 || bytes.Equal(c.AuthorityKeyId, c.SubjectKeyId)) {
+		t.SelfSigned = true
+	}
+	return t, nil
+}
+
+func pkixDN(whole, cn string, o, ou, c, st, l []string) *DN {
+	d := &DN{DN: whole, CN: cn, O: o, OU: ou, C: first(c), ST: first(st), L: first(l)}
+	if d.DN == "" && d.CN == "" && len(d.O) == 0 && len(d.OU) == 0 && d.C == "" && d.ST == "" && d.L == "" {
+		return nil
+	}
+	return d
+}
+
+func first(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return s[0]
+}
+
+// hexSerial writes a certificate serial number as lower-case hex, the
+// form evidence keeps whatever the scanner wrote.
+func hexSerial(n *big.Int) string {
+	if n == nil {
+		return ""
+	}
+	if n.Sign() < 0 {
+		return "-" + new(big.Int).Neg(n).Text(16)
+	}
+	return n.Text(16)
+}
+
+// decimalSerial converts a decimal serial number (zgrab2, Shodan) to hex;
+// a string that is not decimal is kept as it is.
+func decimalSerial(s string) string {
+	n, ok := new(big.Int).SetString(strings.TrimSpace(s), 10)
+	if !ok {
+		return s
+	}
+	return hexSerial(n)
+}
+
+// cipherName names a cipher suite code ("0xc013" or 49171); unknown codes
+// keep their hex form.
+func cipherName(code uint64) string {
+	if code > 0xFFFF {
+		return ""
+	}
+	name := tls.CipherSuiteName(uint16(code))
+	if strings.HasPrefix(name, "0x") {
+		return strings.ToLower(name)
+	}
+	return name
+}
+
+// canonicalHeader restores a header name a scanner folded to lower case
+// with underscores ("content_type" -> "Content-Type").
+func canonicalHeader(s string) string {
+	if c, ok := headerCasing[s]; ok {
+		return c
+	}
+	return textproto.CanonicalMIMEHeaderKey(strings.ReplaceAll(s, "_", "-"))
+}
+
+// headerCasing are the names whose usual spelling the canonical form
+// misses.
+var headerCasing = map[string]string{
+	"www_authenticate": "WWW-Authenticate", "etag": "ETag", "p3p": "P3P", "content_md5": "Content-MD5",
+	"x_ua_compatible": "X-UA-Compatible", "x_xss_protection": "X-XSS-Protection", "x_webkit_csp": "X-WebKit-CSP",
+	"te": "TE", "dnt": "DNT", "x_dns_prefetch_control": "X-DNS-Prefetch-Control",
+}

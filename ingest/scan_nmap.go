@@ -1,0 +1,517 @@
+package ingest
+
+import (
+	"encoding/pem"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// NmapXML reads nmap's XML output (-oX), one <host> at a time (the file
+// is never held whole). Every open port is a service observation:
+//
+//   - Detected{By: "nmap"} holds -sV's service name, product, version and
+//     CPEs; Info its extrainfo, with "ostype: X" and "devicetype: Y"
+//     appended, and "favicon: Z" from the http-favicon script (which
+//     names a favicon it knows; nmap gives no hash to keep).
+//   - the ssl-cert script is a TLS probe: subject and issuer, validity,
+//     SANs, SHA-256 and, when its pem element is there, the serial and
+//     anything else read from the certificate itself;
+//   - http-title, http-headers and http-server-header make one HTTP probe
+//     (a GET of / or the HEAD http-headers says it sent) with the title
+//     and headers they report; over an ssl tunnel it carries the TLS;
+//   - the banner script is a banner probe (its \xHH escapes decoded);
+//   - the service fingerprint nmap prints for a service it could not
+//     name (servicefp) holds the service's answer to each of nmap's
+//     probes: each becomes a banner probe named "nmap:<probe>" (NULL,
+//     GetRequest, ...) with those bytes, rather than opaque text in Info.
+//
+// Other scripts' output is nmap's analysis, not the service's evidence,
+// and is not kept. observed_at is the host's endtime, else its
+// starttime, else the run's start. Ports not open (closed, filtered,
+// open|filtered) are counted through Options.Skipped. The line of a
+// record is the line its <host> starts on.
+func NmapXML(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
+	src := opt.source("nmap-xml")
+	dec := xml.NewDecoder(r)
+	dec.Strict = false
+	dec.CharsetReader = func(_ string, in io.Reader) (io.Reader, error) { return in, nil }
+	var runStart time.Time
+	sawRun := false
+	for {
+		line, _ := dec.InputPos()
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			if !sawRun {
+				bad(LineError{1, errors.New("not nmap XML: no <nmaprun> element")})
+			}
+			return nil
+		}
+		if err != nil {
+			// An XML syntax error leaves the decoder unusable: report it and
+			// stop (the hosts before it are in).
+			l, _ := dec.InputPos()
+			if !sawRun {
+				l = 1
+			}
+			bad(LineError{max(l, 1), fmt.Errorf("xml: %w", err)})
+			return nil
+		}
+		se, ok := tok.(xml.StartElement)
+		if !ok {
+			continue
+		}
+		switch se.Name.Local {
+		case "nmaprun":
+			sawRun = true
+			for _, a := range se.Attr {
+				if a.Name.Local == "start" {
+					runStart = unixTime(a.Value)
+				}
+			}
+		case "host":
+			if !sawRun {
+				bad(LineError{max(line, 1), errors.New("not nmap XML: <host> outside <nmaprun>")})
+				return nil
+			}
+			hl, _ := dec.InputPos()
+			var h nmapHost
+			if err := dec.DecodeElement(&h, &se); err != nil {
+				bad(LineError{hl, fmt.Errorf("host: %w", err)})
+				return nil
+			}
+			if err := h.emit(hl, src, opt, runStart, emit, bad); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+type nmapHost struct {
+	StartTime string `xml:"starttime,attr"`
+	EndTime   string `xml:"endtime,attr"`
+	Addresses []struct {
+		Addr     string `xml:"addr,attr"`
+		AddrType string `xml:"addrtype,attr"`
+	} `xml:"address"`
+	Ports []nmapPort `xml:"ports>port"`
+}
+
+type nmapPort struct {
+	Protocol string `xml:"protocol,attr"`
+	PortID   string `xml:"portid,attr"`
+	State    struct {
+		State string `xml:"state,attr"`
+	} `xml:"state"`
+	Service *struct {
+		Name       string   `xml:"name,attr"`
+		Product    string   `xml:"product,attr"`
+		Version    string   `xml:"version,attr"`
+		ExtraInfo  string   `xml:"extrainfo,attr"`
+		OSType     string   `xml:"ostype,attr"`
+		DeviceType string   `xml:"devicetype,attr"`
+		Tunnel     string   `xml:"tunnel,attr"`
+		ServiceFP  string   `xml:"servicefp,attr"`
+		CPE        []string `xml:"cpe"`
+	} `xml:"service"`
+	Scripts []nmapScript `xml:"script"`
+}
+
+type nmapScript struct {
+	ID     string      `xml:"id,attr"`
+	Output string      `xml:"output,attr"`
+	Elems  []nmapElem  `xml:"elem"`
+	Tables []nmapTable `xml:"table"`
+}
+
+type nmapElem struct {
+	Key   string `xml:"key,attr"`
+	Value string `xml:",chardata"`
+}
+
+type nmapTable struct {
+	Key    string      `xml:"key,attr"`
+	Elems  []nmapElem  `xml:"elem"`
+	Tables []nmapTable `xml:"table"`
+}
+
+func elem(es []nmapElem, key string) string {
+	for _, e := range es {
+		if e.Key == key {
+			return e.Value
+		}
+	}
+	return ""
+}
+
+func table(ts []nmapTable, key string) *nmapTable {
+	for i := range ts {
+		if ts[i].Key == key {
+			return &ts[i]
+		}
+	}
+	return nil
+}
+
+func (h *nmapHost) emit(line int, src string, opt Options, runStart time.Time, emit Emit, bad func(LineError)) error {
+	ip := ""
+	for _, a := range h.Addresses {
+		if a.AddrType == "ipv4" || a.AddrType == "ipv6" {
+			ip = a.Addr
+			break
+		}
+	}
+	if ip == "" {
+		if len(h.Ports) > 0 {
+			bad(LineError{line, errors.New("host: no ipv4 or ipv6 address")})
+		}
+		return nil
+	}
+	at := unixTime(h.EndTime)
+	if at.IsZero() {
+		at = unixTime(h.StartTime)
+	}
+	if at.IsZero() {
+		at = runStart
+	}
+	for _, p := range h.Ports {
+		if p.State.State != "open" {
+			opt.skip(line, "nmap: port "+p.State.State)
+			continue
+		}
+		port, err := strconv.Atoi(p.PortID)
+		if err != nil {
+			bad(LineError{line, fmt.Errorf("port %q: not a number", p.PortID)})
+			continue
+		}
+		o := Observation{Type: TypeService, IP: ip, Source: src, ObservedAt: opt.when(at), Service: p.service(port)}
+		if err := emitChecked(line, o, emit, bad); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *nmapPort) service(port int) *Service {
+	s := &Service{Port: port, Transport: p.Protocol}
+	var info []string
+	tunnel := ""
+	if sv := p.Service; sv != nil {
+		if sv.ExtraInfo != "" {
+			info = append(info, sv.ExtraInfo)
+		}
+		if sv.OSType != "" {
+			info = append(info, "ostype: "+sv.OSType)
+		}
+		if sv.DeviceType != "" {
+			info = append(info, "devicetype: "+sv.DeviceType)
+		}
+		tunnel = sv.Tunnel
+		s.Detected = &Detected{By: "nmap", Service: sv.Name, Product: sv.Product, Version: sv.Version, CPE: sv.CPE}
+		if tunnel == "ssl" && sv.Name != "" && !strings.HasPrefix(sv.Name, "ssl") {
+			s.Detected.Service = "ssl/" + sv.Name
+		}
+	}
+	var httpP *Probe
+	httpProbe := func() *Probe {
+		if httpP == nil {
+			httpP = &Probe{Name: "nmap:http", Request: &Request{Method: "GET", Path: "/"}, Response: &Response{}}
+		}
+		return httpP
+	}
+	var tlsT *TLS
+	var probes []Probe
+	for _, sc := range p.Scripts {
+		switch sc.ID {
+		case "ssl-cert":
+			tlsT = nmapCert(&sc)
+		case "http-title":
+			title := elem(sc.Elems, "title")
+			if title == "" && len(sc.Elems) == 0 && !strings.HasPrefix(sc.Output, "Site doesn't have a title") &&
+				!strings.HasPrefix(sc.Output, "Did not follow redirect") {
+				title = sc.Output
+			}
+			if title != "" {
+				httpProbe().Response.Title = title
+			}
+		case "http-server-header":
+			var vals []string
+			if t := table(sc.Tables, "Server"); t != nil {
+				for _, e := range t.Elems {
+					vals = append(vals, e.Value)
+				}
+			} else if len(sc.Elems) > 0 {
+				for _, e := range sc.Elems {
+					vals = append(vals, e.Value)
+				}
+			} else if o := strings.TrimSpace(sc.Output); o != "" {
+				vals = append(vals, o)
+			}
+			hp := httpProbe()
+			for _, v := range vals {
+				if !hasHeader(hp.Response.Headers, "Server", v) {
+					hp.Response.Headers = append(hp.Response.Headers, Header{Name: "Server", Value: v})
+				}
+			}
+		case "http-headers":
+			lines := make([]string, 0, len(sc.Elems))
+			for _, e := range sc.Elems {
+				lines = append(lines, e.Value)
+			}
+			if len(lines) == 0 {
+				lines = strings.Split(sc.Output, "\n")
+			}
+			hp := httpProbe()
+			for _, l := range lines {
+				l = strings.TrimSpace(l)
+				if m, ok := strings.CutPrefix(l, "(Request type: "); ok {
+					hp.Request.Method = strings.TrimSuffix(m, ")")
+					continue
+				}
+				name, value, ok := strings.Cut(l, ":")
+				if !ok || name == "" || strings.ContainsAny(name, " \t") {
+					continue
+				}
+				value = strings.TrimSpace(value)
+				if !hasHeader(hp.Response.Headers, name, value) {
+					hp.Response.Headers = append(hp.Response.Headers, Header{Name: name, Value: value})
+				}
+			}
+		case "http-favicon":
+			if o := strings.TrimSpace(sc.Output); o != "" {
+				info = append(info, "favicon: "+o)
+			}
+		case "banner":
+			if o := sc.Output; o != "" {
+				probes = append(probes, Probe{Name: "nmap:banner", Banner: &Banner{Received: BytesBody(unescapeHex(o))}})
+			}
+		}
+	}
+	if httpP != nil {
+		if tunnel == "ssl" && tlsT != nil {
+			httpP.TLS, tlsT = tlsT, nil
+		}
+		probes = append([]Probe{*httpP}, probes...)
+	}
+	if tlsT != nil {
+		probes = append([]Probe{{Name: "nmap:ssl-cert", TLS: tlsT}}, probes...)
+	}
+	if p.Service != nil && p.Service.ServiceFP != "" {
+		probes = append(probes, nmapFingerprint(p.Service.ServiceFP)...)
+	}
+	if s.Detected != nil {
+		s.Detected.Info = strings.Join(info, "; ")
+	} else if len(info) > 0 {
+		s.Detected = &Detected{By: "nmap", Info: strings.Join(info, "; ")}
+	}
+	s.Probes = probes
+	return s
+}
+
+func hasHeader(hs []Header, name, value string) bool {
+	for _, h := range hs {
+		if strings.EqualFold(h.Name, name) && h.Value == value {
+			return true
+		}
+	}
+	return false
+}
+
+// nmapCert reads the ssl-cert script's structured output (nmap 6.49 and
+// later), or its text output when there is no structure.
+func nmapCert(sc *nmapScript) *TLS {
+	t := &TLS{}
+	if pemText := elem(sc.Elems, "pem"); pemText != "" {
+		if blk, _ := pem.Decode([]byte(pemText)); blk != nil {
+			if c, err := certTLS(blk.Bytes); err == nil {
+				t = c
+			}
+		}
+	}
+	name := func(key string) *DN {
+		tb := table(sc.Tables, key)
+		if tb == nil {
+			return nil
+		}
+		d := &DN{}
+		var parts []string
+		for _, e := range tb.Elems {
+			switch e.Key {
+			case "commonName":
+				d.CN = e.Value
+				parts = append(parts, "CN="+e.Value)
+			case "organizationName":
+				d.O = append(d.O, e.Value)
+				parts = append(parts, "O="+e.Value)
+			case "organizationalUnitName":
+				d.OU = append(d.OU, e.Value)
+				parts = append(parts, "OU="+e.Value)
+			case "countryName":
+				d.C = e.Value
+				parts = append(parts, "C="+e.Value)
+			case "stateOrProvinceName":
+				d.ST = e.Value
+				parts = append(parts, "ST="+e.Value)
+			case "localityName":
+				d.L = e.Value
+				parts = append(parts, "L="+e.Value)
+			case "emailAddress":
+				d.Email = e.Value
+			default:
+				parts = append(parts, e.Key+"="+e.Value)
+			}
+		}
+		d.DN = strings.Join(parts, ",")
+		return d
+	}
+	if d := name("subject"); d != nil && t.Subject == nil {
+		t.Subject = d
+	}
+	if d := name("issuer"); d != nil && t.Issuer == nil {
+		t.Issuer = d
+	}
+	if v := table(sc.Tables, "validity"); v != nil && t.NotBefore == "" {
+		t.NotBefore = nmapTime(elem(v.Elems, "notBefore"))
+		t.NotAfter = nmapTime(elem(v.Elems, "notAfter"))
+	}
+	if s := elem(sc.Elems, "sha256"); s != "" && t.SHA256 == "" {
+		t.SHA256 = s
+	}
+	if ext := table(sc.Tables, "extensions"); ext != nil && len(t.SANs) == 0 {
+		for _, e := range ext.Tables {
+			if elem(e.Elems, "name") == "X509v3 Subject Alternative Name" {
+				t.SANs = parseSANText(elem(e.Elems, "value"))
+			}
+		}
+	}
+	if len(sc.Tables) == 0 && t.Subject == nil {
+		// Text only: "Subject: commonName=x/organizationName=y\nIssuer: ...".
+		for _, l := range strings.Split(sc.Output, "\n") {
+			k, v, ok := strings.Cut(l, ":")
+			if !ok {
+				continue
+			}
+			v = strings.TrimSpace(v)
+			switch strings.TrimSpace(k) {
+			case "Subject":
+				t.Subject = ParseDN("/" + v)
+			case "Issuer":
+				t.Issuer = ParseDN("/" + v)
+			case "Subject Alternative Name":
+				t.SANs = parseSANText(v)
+			case "Not valid before":
+				t.NotBefore = nmapTime(v)
+			case "Not valid after":
+				t.NotAfter = nmapTime(v)
+			case "SHA-256":
+				t.SHA256 = strings.ReplaceAll(v, " ", "")
+			}
+		}
+	}
+	if t.SHA256 != "" && !isHex(strings.ToLower(strings.ReplaceAll(t.SHA256, ":", "")), 64) {
+		t.SHA256 = ""
+	}
+	if t.empty() {
+		return nil
+	}
+	return t
+}
+
+// nmapTime makes nmap's "2024-02-08T00:00:00" (UTC, no zone) RFC 3339.
+func nmapTime(s string) string {
+	if t := scanTime(s); !t.IsZero() {
+		return t.UTC().Format(time.RFC3339)
+	}
+	return s
+}
+
+// parseSANText reads "DNS:a, DNS:b, IP Address:192.0.2.1".
+func parseSANText(s string) []string {
+	var out []string
+	for _, part := range strings.Split(s, ",") {
+		_, v, ok := strings.Cut(strings.TrimSpace(part), ":")
+		if ok && strings.TrimSpace(v) != "" {
+			out = append(out, strings.TrimSpace(v))
+		}
+	}
+	return out
+}
+
+// nmapFingerprint reads the responses in a service fingerprint:
+// "SF-Port80-TCP:V=7.94%I=7%D=...%r(GetRequest,1A,"HTTP/1\.0\x20200...")%r(...)",
+// whose lines after the first start with "SF:".
+func nmapFingerprint(fp string) []Probe {
+	fp = strings.ReplaceAll(fp, "\nSF:", "")
+	fp = strings.ReplaceAll(fp, "\n", "")
+	var out []Probe
+	for {
+		i := strings.Index(fp, "%r(")
+		if i < 0 {
+			return out
+		}
+		fp = fp[i+3:]
+		name, rest, ok := strings.Cut(fp, ",")
+		if !ok {
+			return out
+		}
+		size, rest, ok := strings.Cut(rest, ",")
+		if !ok || !strings.HasPrefix(rest, `"`) {
+			return out
+		}
+		data, n := nmapFPString(rest[1:])
+		fp = rest[1+n:]
+		body := BytesBody(data)
+		if want, err := strconv.ParseInt(size, 16, 64); err == nil && want > int64(len(data)) {
+			// nmap cuts long fingerprints: the response is only begun.
+			body.Truncated, body.Length, body.SHA256 = true, want, ""
+		}
+		out = append(out, Probe{Name: "nmap:" + name, Banner: &Banner{Received: body}})
+		if len(out) >= MaxProbes {
+			return out
+		}
+	}
+}
+
+// nmapFPString decodes a fingerprint's quoted response up to its closing
+// quote: \xHH, \0, \n, \r, \t and a backslash before any other character
+// (nmap escapes regular-expression characters) stand for that byte. n is
+// how much of s was read, the closing quote included.
+func nmapFPString(s string) (out []byte, n int) {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"':
+			return out, i + 1
+		case c == '\\' && i+1 < len(s):
+			i++
+			switch s[i] {
+			case 'x':
+				if i+2 < len(s) {
+					if v, err := strconv.ParseUint(s[i+1:i+3], 16, 8); err == nil {
+						out = append(out, byte(v))
+						i += 2
+						continue
+					}
+				}
+				out = append(out, 'x')
+			case '0':
+				out = append(out, 0)
+			case 'n':
+				out = append(out, '\n')
+			case 'r':
+				out = append(out, '\r')
+			case 't':
+				out = append(out, '\t')
+			default:
+				out = append(out, s[i])
+			}
+		default:
+			out = append(out, c)
+		}
+	}
+	return out, len(s)
+}
