@@ -29,6 +29,11 @@ type Options struct {
 	ObservedAt time.Time
 	// MaxLineBytes is the longest accepted line (default 1 MiB).
 	MaxLineBytes int
+	// Skip, when set, is told the line of each record an adapter read
+	// without fault but turned into no observation: a flow record in
+	// which no protocol is recognised. Such records are neither malformed
+	// nor stored; the ingester counts them (Stats.Skipped).
+	Skip func(line int)
 }
 
 // LineError is one malformed record of a feed, skipped.
@@ -55,6 +60,8 @@ func Adapters() map[string]Adapter {
 		"gcp-ranges":   GCPRanges,
 		"cidr-list":    CIDRList,
 		"observations": NDJSON,
+		"goflow2":      Goflow2,
+		"nfdump-csv":   NfdumpCSV,
 	}
 }
 
@@ -70,6 +77,12 @@ func (o Options) conf(def float64) float64 {
 		return o.Confidence
 	}
 	return def
+}
+
+func (o Options) skip(line int) {
+	if o.Skip != nil {
+		o.Skip(line)
+	}
 }
 
 func (o Options) maxLine() int {
