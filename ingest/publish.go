@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/netintel/netintel/internal/bus"
+	"github.com/netintel/netintel/internal/config"
 )
 
 // Publisher sends observations to JetStream asynchronously with
@@ -34,6 +35,7 @@ type Metrics struct {
 	published  *prometheus.CounterVec
 	duplicates *prometheus.CounterVec
 	bad        *prometheus.CounterVec
+	skipped    *prometheus.CounterVec
 }
 
 // NewMetrics registers the ingest counters on reg (nil = not registered).
@@ -42,9 +44,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		published:  prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_ingest_observations_total", Help: "Observations stored on the OBSERVATIONS stream, by format."}, []string{"format"}),
 		duplicates: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_ingest_duplicates_total", Help: "Observations the stream already held (same message id), by format."}, []string{"format"}),
 		bad:        prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_ingest_malformed_total", Help: "Malformed feed records skipped, by format."}, []string{"format"}),
+		skipped:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_ingest_unrecognised_total", Help: "Well-formed records that gave no observation (flows with no protocol recognised), by format."}, []string{"format"}),
 	}
 	if reg != nil {
-		for _, c := range []prometheus.Collector{m.published, m.duplicates, m.bad} {
+		for _, c := range []prometheus.Collector{m.published, m.duplicates, m.bad, m.skipped} {
 			if err := reg.Register(c); err != nil {
 				var are prometheus.AlreadyRegisteredError
 				if errors.As(err, &are) {
@@ -97,10 +100,17 @@ type Stats struct {
 	Published  int // stored by the stream
 	Duplicates int // already stored (same message id)
 	Malformed  []LineError
+	// Unrecognised counts well-formed records that gave no observation:
+	// flow records in which no protocol was recognised (Options.Skip).
+	Unrecognised int
 }
 
 func (s Stats) String() string {
-	return fmt.Sprintf("%s: %d observations read, %d stored, %d duplicates, %d malformed", s.Format, s.Read, s.Published, s.Duplicates, len(s.Malformed))
+	out := fmt.Sprintf("%s: %d observations read, %d stored, %d duplicates, %d malformed", s.Format, s.Read, s.Published, s.Duplicates, len(s.Malformed))
+	if s.Unrecognised > 0 {
+		out += fmt.Sprintf(", %d flows with no protocol recognised (not stored)", s.Unrecognised)
+	}
+	return out
 }
 
 // maxReportedErrors bounds the malformed lines kept in Stats.
@@ -148,8 +158,9 @@ func (in *Ingester) Ingest(ctx context.Context, format string, r io.Reader, opt 
 	st := Stats{Format: format}
 	ad, ok := Adapters()[format]
 	if !ok {
-		return st, fmt.Errorf("%w %q: use one of tor-exits, aws-ranges, gcp-ranges, cidr-list, observations", ErrUnknownFormat, format)
+		return st, fmt.Errorf("%w %q: use one of %s", ErrUnknownFormat, format, strings.Join(config.IngestFormats, ", "))
 	}
+	opt.Skip = func(int) { st.Unrecognised++ }
 	pub := NewPublisher(in.js, in.maxInFlight)
 	err := ad(r, opt, func(_ int, o Observation) error {
 		st.Read++
@@ -165,10 +176,11 @@ func (in *Ingester) Ingest(ctx context.Context, format string, r io.Reader, opt 
 	st.Published, st.Duplicates = pub.Published, pub.Duplicates
 	in.metrics.published.WithLabelValues(format).Add(float64(st.Published))
 	in.metrics.duplicates.WithLabelValues(format).Add(float64(st.Duplicates))
+	in.metrics.skipped.WithLabelValues(format).Add(float64(st.Unrecognised))
 	if err := errors.Join(err, ferr); err != nil {
 		return st, err
 	}
-	in.log.Info("ingested", "format", format, "read", st.Read, "stored", st.Published, "duplicates", st.Duplicates, "malformed", len(st.Malformed))
+	in.log.Info("ingested", "format", format, "read", st.Read, "stored", st.Published, "duplicates", st.Duplicates, "malformed", len(st.Malformed), "unrecognised", st.Unrecognised)
 	return st, nil
 }
 

@@ -28,6 +28,10 @@ func cmdIngest(ctx context.Context, env *Env, args []string) error {
 	confidence := fs.Float64("confidence", 0, "confidence 0..1 of the feed's claims (default: the format's)")
 	fs.Usage = func() {
 		fmt.Fprintln(env.Stderr, "usage: netintel ingest --format FORMAT [--kind K --provider P] [--data-dir DIR | --nats URL] FILE_OR_URL")
+		fmt.Fprintln(env.Stderr, "formats:")
+		for _, f := range config.IngestFormats {
+			fmt.Fprintf(env.Stderr, "  %-13s %s\n", f, config.IngestFormatHelp[f])
+		}
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

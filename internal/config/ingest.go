@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/netintel/netintel/internal/schedule"
@@ -10,7 +11,19 @@ import (
 
 // IngestFormats are the feed formats `netintel ingest --format` and
 // ingest.sources[].format accept.
-var IngestFormats = []string{"tor-exits", "aws-ranges", "gcp-ranges", "cidr-list", "observations"}
+var IngestFormats = []string{"tor-exits", "aws-ranges", "gcp-ranges", "cidr-list", "observations", "goflow2", "nfdump-csv"}
+
+// IngestFormatHelp is a one-line description of each of IngestFormats,
+// for `netintel ingest --help`.
+var IngestFormatHelp = map[string]string{
+	"tor-exits":    "Tor exit-addresses list",
+	"aws-ranges":   "AWS ip-ranges.json",
+	"gcp-ranges":   "Google Cloud cloud.json",
+	"cidr-list":    "one IP or CIDR a line (needs --kind)",
+	"observations": "NDJSON in netintel's own observation format",
+	"goflow2":      "goflow2 JSON flow lines; protocol inferred per flow",
+	"nfdump-csv":   "nfdump -o csv output (1.6 to 1.7.x); protocol inferred per flow",
+}
 
 // IngestKinds are the classifications a cidr-list source may claim.
 var IngestKinds = []string{"vpn", "proxy", "tor", "relay", "hosting", "cdn", "residential_proxy"}
@@ -75,7 +88,7 @@ func (c *Ingest) validate(path string) []error {
 		}
 		names[s.Name] = true
 		if !slices.Contains(IngestFormats, s.Format) {
-			add(p+".format", "must be one of tor-exits, aws-ranges, gcp-ranges, cidr-list, observations, got %q", s.Format)
+			add(p+".format", "must be one of %s, got %q", strings.Join(IngestFormats, ", "), s.Format)
 		}
 		if (s.URL == "") == (s.Path == "") {
 			add(p+".url", "set exactly one of url and path")
