@@ -58,6 +58,9 @@ func TestSchema_AdapterOutputValid(t *testing.T) {
 		{"cidr-list", "cloudflare-ips-v6.txt", Options{Kind: "cdn", Provider: "Cloudflare"}},
 		{"cidr-list", "protonvpn.txt", Options{Kind: "vpn", Provider: "Proton VPN"}},
 		{"observations", "observations.ndjson", Options{}},
+		{"goflow2", "goflow2-v2.2.6.ndjson", Options{}},
+		{"nfdump-csv", "nfdump-1.7.1.csv", Options{}},
+		{"nfdump-csv", "nfdump-1.7.8.csv", Options{}},
 	}
 	for _, f := range feeds {
 		t.Run(f.format+"/"+f.file, func(t *testing.T) {
