@@ -89,6 +89,8 @@ func Adapters() map[string]Adapter {
 		"nmap-xml":           NmapXML,
 		"shodan":             Shodan,
 		"sonar-http":         SonarHTTP,
+		"goflow2":            Goflow2,
+		"nfdump-csv":         NfdumpCSV,
 	}
 }
 

@@ -20,7 +20,8 @@ func FuzzAdapters(f *testing.F) {
 		"azure-service-tags.json", "oracle-public-ip-ranges.json", "fastly-ip-ranges.json", "geofeed-linode.csv",
 		"private-relay-egress.csv", "proxy-list-http.txt", "mullvad-relays.json",
 		"zgrab2.jsonl", "zgrab2-constructed.jsonl", "masscan.json", "masscan.txt", "masscan-constructed.json",
-		"nmap-complex.xml", "nmap-scripts.xml", "shodan.jsonl", "sonar-http.jsonl"} {
+		"nmap-complex.xml", "nmap-scripts.xml", "shodan.jsonl", "sonar-http.jsonl",
+		"goflow2-v2.2.6.ndjson", "goflow2-docs.ndjson", "nfdump-1.7.1.csv", "nfdump-1.7.8.csv", "nfdump-1.7.8-fast.csv"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			f.Fatal(err)
@@ -39,6 +40,8 @@ func FuzzAdapters(f *testing.F) {
 	f.Add([]byte(`{"values":[{"name":"AzureFrontDoor.Backend","properties":{"addressPrefixes":["10.0.0.0/8"]}}]}`))
 	f.Add([]byte("banner tcp 80 192.0.2.1 1700000000 http HTTP/1.1 200 OK\\x0d\\x0aA: b\\x0d\\x0a\\x0d\\x0abody\n"))
 	f.Add([]byte(`<nmaprun><host><address addr="192.0.2.1" addrtype="ipv4"/><ports><port protocol="tcp" portid="1"><state state="open"/><service servicefp="SF:r(NULL,4,&quot;ab\x&quot;)"/></port></ports></host></nmaprun>`))
+	f.Add([]byte(`{"time_received_ns":"2026-11-20T10:00:00Z","bytes":176,"packets":1,"src_addr":"::ffff:192.0.2.1","dst_addr":"192.0.2.2","proto":50}` + "\n"))
+	f.Add([]byte("ts,te,sa,da,pr,ipkt,ibyt\n1,2,192.0.2.1,192.0.2.2,GRE,1,1\n\nSummary\nx\n"))
 	names := slices.Sorted(maps.Keys(Adapters()))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		lines := bytes.Count(data, []byte{'\n'}) + 1
@@ -47,7 +50,12 @@ func FuzzAdapters(f *testing.F) {
 			if name == "proxy-list" {
 				kind = "socks5"
 			}
-			opt := Options{Kind: kind, Provider: "fuzz", ObservedAt: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), MaxLineBytes: 1 << 12}
+			opt := Options{Kind: kind, Provider: "fuzz", ObservedAt: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), MaxLineBytes: 1 << 12,
+				Skipped: func(line int, reason string) {
+					if line < 0 || line > lines || reason == "" {
+						t.Fatalf("%s: skipped line %d of %d (%q)", name, line, lines, reason)
+					}
+				}}
 			emit := func(line int, o Observation) error {
 				if line < 1 || line > lines {
 					t.Fatalf("%s: observation on line %d of %d", name, line, lines)

@@ -37,6 +37,7 @@ type Metrics struct {
 	published  *prometheus.CounterVec
 	duplicates *prometheus.CounterVec
 	bad        *prometheus.CounterVec
+	skipped    *prometheus.CounterVec
 }
 
 // NewMetrics registers the ingest counters on reg (nil = not registered).
@@ -45,9 +46,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		published:  prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_ingest_observations_total", Help: "Observations stored on the OBSERVATIONS stream, by format."}, []string{"format"}),
 		duplicates: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_ingest_duplicates_total", Help: "Observations the stream already held (same message id), by format."}, []string{"format"}),
 		bad:        prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_ingest_malformed_total", Help: "Malformed feed records skipped, by format."}, []string{"format"}),
+		skipped:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_ingest_skipped_total", Help: "Well-formed records deliberately not stored (a zgrab2 module that failed, a flow with no protocol recognised), by format."}, []string{"format"}),
 	}
 	if reg != nil {
-		for _, c := range []prometheus.Collector{m.published, m.duplicates, m.bad} {
+		for _, c := range []prometheus.Collector{m.published, m.duplicates, m.bad, m.skipped} {
 			if err := reg.Register(c); err != nil {
 				var are prometheus.AlreadyRegisteredError
 				if errors.As(err, &are) {
@@ -200,10 +202,15 @@ func (in *Ingester) Ingest(ctx context.Context, format string, r io.Reader, opt 
 	st.Published, st.Duplicates = pub.Published, pub.Duplicates
 	in.metrics.published.WithLabelValues(format).Add(float64(st.Published))
 	in.metrics.duplicates.WithLabelValues(format).Add(float64(st.Duplicates))
+	skipped := 0
+	for _, n := range st.Skipped {
+		skipped += n
+	}
+	in.metrics.skipped.WithLabelValues(format).Add(float64(skipped))
 	if err := errors.Join(err, ferr); err != nil {
 		return st, err
 	}
-	in.log.Info("ingested", "format", format, "read", st.Read, "stored", st.Published, "duplicates", st.Duplicates, "malformed", len(st.Malformed))
+	in.log.Info("ingested", "format", format, "read", st.Read, "stored", st.Published, "duplicates", st.Duplicates, "malformed", len(st.Malformed), "skipped", skipped)
 	return st, nil
 }
 

@@ -75,6 +75,9 @@ func TestSchema_AdapterOutputValid(t *testing.T) {
 		{"nmap-xml", "nmap-scripts.xml", Options{}},
 		{"shodan", "shodan.jsonl", Options{}},
 		{"sonar-http", "sonar-http.jsonl", Options{}},
+		{"goflow2", "goflow2-v2.2.6.ndjson", Options{}},
+		{"nfdump-csv", "nfdump-1.7.1.csv", Options{}},
+		{"nfdump-csv", "nfdump-1.7.8.csv", Options{}},
 	}
 	for _, f := range feeds {
 		t.Run(f.format+"/"+f.file, func(t *testing.T) {

@@ -121,6 +121,47 @@ func TestIngestCommand_EndToEnd(t *testing.T) {
 	}
 }
 
+// TestIngestCommand_Flows ingests what nfdump wrote of known flows: the
+// flows with a protocol are stored and classified, the others counted.
+func TestIngestCommand_Flows(t *testing.T) {
+	n := testutil.StartNATS(t)
+	cfg := n.Ensure(t)
+	w, err := enrich.NewWorker(n.JS, cfg.Enrich, nil, nil, testutil.Logger(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	var o, e bytes.Buffer
+	env := &Env{Stdout: &o, Stderr: &e, Getenv: func(string) string { return "" }}
+	if err := run(t.Context(), env, []string{"ingest", "--nats", n.URL, "--format", "nfdump-csv", "--source", "edge-1",
+		"../../ingest/testdata/nfdump-1.7.1.csv"}); err != nil {
+		t.Fatalf("ingest: %v %s", err, e.String())
+	}
+	if want := "16 observations read, 16 stored, 0 duplicates, 0 malformed; skipped 8 records (flow with no protocol recognised: 8)"; !strings.Contains(o.String(), want) {
+		t.Fatalf("got %q, want %q", o.String(), want)
+	}
+	waitCtx, stop := context.WithTimeout(t.Context(), 30*time.Second)
+	defer stop()
+	if err := enrich.WaitIdle(waitCtx, n.JS); err != nil {
+		t.Fatal(err)
+	}
+	st := enrich.NewState(n.JS, "ipstate")
+	for ip, class := range map[string]string{"198.51.100.20": "vpn", "203.0.113.40": "vpn", "198.51.100.70": "tor", "2001:db8:2::21": "vpn"} {
+		if r, ok, err := st.Get(t.Context(), ip); err != nil || !ok || !r.Has(class) {
+			t.Errorf("%s = %+v %v %v, want %s", ip, r, ok, err, class)
+		}
+	}
+	for _, ip := range []string{"198.51.100.80", "198.51.100.53", "192.0.2.10"} {
+		if _, ok, err := st.Get(t.Context(), ip); err != nil || ok {
+			t.Errorf("%s stored (%v %v): no protocol was recognised in its flows, or it is a client", ip, ok, err)
+		}
+	}
+}
+
 // `netintel ingest --help` lists every format with its line.
 func TestIngestCommand_HelpListsFormats(t *testing.T) {
 	var o, e bytes.Buffer

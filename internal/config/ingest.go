@@ -15,7 +15,7 @@ import (
 var IngestFormats = []string{
 	"tor-exits", "aws-ranges", "gcp-ranges", "azure-service-tags", "oracle-ranges", "fastly-ranges",
 	"cidr-list", "geofeed", "private-relay", "proxy-list", "mullvad-relays", "observations",
-	"zgrab2", "masscan", "nmap-xml", "shodan", "sonar-http",
+	"zgrab2", "masscan", "nmap-xml", "shodan", "sonar-http", "goflow2", "nfdump-csv",
 }
 
 // IngestFormatHelp describes each of IngestFormats in one line.
@@ -37,6 +37,8 @@ var IngestFormatHelp = map[string]string{
 	"nmap-xml":           "nmap -oX: open ports with -sV detection, ssl-cert, http-* and banner scripts, service fingerprints",
 	"shodan":             "Shodan banners (download/stream JSON lines): raw banner, HTTP, TLS, favicon, product, org claim",
 	"sonar-http":         "Rapid7 Project Sonar HTTP/HTTPS JSON lines: the base64 response as status, headers and body",
+	"goflow2":            "goflow2 JSON flow lines: the remote-access protocol inferred per flow (port, IP protocol, sizes)",
+	"nfdump-csv":         "nfdump -o csv output (1.6 to 1.7.x): the remote-access protocol inferred per flow",
 }
 
 // IngestKindFormats are the formats that take a kind, and
