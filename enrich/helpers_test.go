@@ -30,10 +30,17 @@ func sampleCatalog(t testing.TB) *Catalog {
 	return c
 }
 
-// sampleObs returns the sample observations keyed by address or network.
+// sampleObs returns the bundled sample observations (format v2) keyed by
+// address or network.
 func sampleObs(t testing.TB) map[string][]ingest.Observation {
 	t.Helper()
-	f, err := os.Open("../samples/observations.ndjson")
+	return readObs(t, "../samples/observations.ndjson")
+}
+
+// readObs reads an observations file keyed by address or network.
+func readObs(t testing.TB, path string) map[string][]ingest.Observation {
+	t.Helper()
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -84,7 +84,8 @@ func TestWorker_RefreshCatalogRescores(t *testing.T) {
 	wctx, cancel := contextWithCancel(ctx)
 	go func() { done <- w.Run(wctx) }()
 	t.Cleanup(func() { cancel(); <-done })
-	publishObs(t, e, `{"type":"service","ip":"192.0.2.20","source":"scan-a","observed_at":"2026-11-20T00:00:00Z","service":{"port":443,"transport":"tcp","http":{"bodies":{"/CSCOSSLC/config-auth":"<version who=\"sg\">9.8.4.10</version>"},"cookies":["webvpn"]}}}`)
+	publishObs(t, e, `{"type":"service","ip":"192.0.2.20","source":"scan-a","observed_at":"2026-11-20T00:00:00Z","service":{"port":443,"transport":"tcp","probes":[`+
+		`{"request":{"method":"POST","path":"/"},"response":{"status":200,"headers":[{"name":"X-Aggregate-Auth","value":"1"}],"body":{"data":"<config-auth client=\"vpn\" type=\"auth-request\"><version who=\"sg\">9.8(4)10</version></config-auth>"}}}]}}`)
 	e.waitIdle(t)
 	cves := func(st *Store) *ipmodel.Asset {
 		t.Helper()

@@ -124,9 +124,12 @@ func legacyRules(t testing.TB) *Rules {
 	return rules
 }
 
+// The version 1 rules over the version 1 samples they were written for,
+// read through the upgrade to probes: what a v1 rule said of a v1
+// observation, its v2 form says of the upgraded one.
 func TestRules_Fingerprint(t *testing.T) {
 	rules := legacyRules(t)
-	obs := sampleObs(t)
+	obs := readObs(t, "testdata/observations-v1.ndjson")
 	first := func(key string) (*ingest.Service, *ingest.Flow) {
 		o := obs[key][0]
 		return o.Service, o.Flow
