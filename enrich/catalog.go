@@ -45,14 +45,17 @@ const (
 )
 
 // Catalog is a loaded set of CVE data: NVD records indexed by CPE product,
-// KEV dates, EPSS scores and the end-of-life table. It is read-only once
-// loaded and shared by every worker loop.
+// KEV dates, EPSS scores, EUVD and JVN identifiers and end-of-life cycles.
+// It is read-only once loaded and shared by every worker loop.
 type Catalog struct {
 	cves      map[string]*cveInfo
 	byProduct map[string][]cpeRange
 	kev       map[string]string // CVE id -> date added
 	epss      map[string][2]float64
-	eol       map[string][]eolCycle
+	euvd      map[string]string     // CVE id -> EUVD-YYYY-N
+	jvn       map[string]string     // CVE id -> JVNDB-YYYY-NNNNNN
+	eol       map[string][]eolCycle // endoflife.date, consulted first
+	eolTable  map[string][]eolCycle // netintel's own table
 	// EPSSModel is the #model_version line of the EPSS file.
 	EPSSModel string
 }
@@ -71,14 +74,20 @@ type cpeRange struct {
 	exact bool // the criteria names one version
 }
 
+// eolCycle is one release cycle: a version prefix and when its support
+// ends. A zero end with ended set is endoflife.date's `eol: true` (ended,
+// date not given); a zero end without it is `eol: false`.
 type eolCycle struct {
-	Cycle string `yaml:"cycle"`
-	EOL   string `yaml:"eol"`
+	cycle version
+	end   time.Time
+	ended bool
 }
 
 // NewCatalog returns an empty catalog (no findings, null EOL).
 func NewCatalog() *Catalog {
-	return &Catalog{cves: map[string]*cveInfo{}, byProduct: map[string][]cpeRange{}, kev: map[string]string{}, epss: map[string][2]float64{}, eol: map[string][]eolCycle{}}
+	return &Catalog{cves: map[string]*cveInfo{}, byProduct: map[string][]cpeRange{}, kev: map[string]string{},
+		epss: map[string][2]float64{}, euvd: map[string]string{}, jvn: map[string]string{},
+		eol: map[string][]eolCycle{}, eolTable: map[string][]eolCycle{}}
 }
 
 // LoadCatalog reads every catalog that cfg names (paths or http(s) URLs).
@@ -105,9 +114,32 @@ func LoadCatalog(ctx context.Context, cfg config.Catalog) (*Catalog, error) {
 			errs = append(errs, fmt.Errorf("%s %s: %w", what, loc, err))
 		}
 	}
+	if cfg.NVDAPI != nil {
+		if err := c.loadNVDAPI(ctx, cfg); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	load(cfg.KEV, "kev", c.LoadKEV)
 	load(cfg.EPSS, "epss", c.LoadEPSS)
 	load(cfg.EOL, "eol", c.LoadEOL)
+	for _, loc := range cfg.EUVD {
+		load(loc, "euvd", c.LoadEUVD)
+	}
+	for _, loc := range cfg.JVN {
+		load(loc, "jvn", c.LoadJVN)
+	}
+	cpes := EndOfLifeCPE(cfg.EndOfLifeCPE)
+	for _, loc := range cfg.EndOfLife {
+		files, err := expandFolder(loc, endOfLifePatterns)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("endoflife: %w", err))
+			continue
+		}
+		for _, f := range files {
+			name := endOfLifeName(f)
+			load(f, "endoflife", func(r io.Reader) error { return c.LoadEndOfLife(name, r, cpes) })
+		}
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("load catalog: %w", err)
 	}
@@ -161,17 +193,31 @@ func openRaw(ctx context.Context, client *http.Client, loc string) (io.ReadClose
 // plain or compressed (the NVD 2.0 yearly feeds are .json.gz).
 var nvdFilePatterns = []string{"*.json", "*.json.gz", "*.json.bz2", "*.json.zst"}
 
+// expandFolder returns loc, or the files of folder loc that match one of
+// patterns, sorted.
+func expandFolder(loc string, patterns []string) ([]string, error) {
+	fi, err := os.Stat(loc)
+	if err != nil || !fi.IsDir() {
+		return []string{loc}, nil
+	}
+	var files []string
+	for _, pat := range patterns {
+		m, err := filepath.Glob(filepath.Join(loc, pat))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", loc, err)
+		}
+		files = append(files, m...)
+	}
+	slices.Sort(files)
+	return files, nil
+}
+
 func (c *Catalog) loadNVDLocation(ctx context.Context, client *http.Client, loc string) error {
 	if fi, err := os.Stat(loc); err == nil && fi.IsDir() {
-		var files []string
-		for _, pat := range nvdFilePatterns {
-			m, err := filepath.Glob(filepath.Join(loc, pat))
-			if err != nil {
-				return fmt.Errorf("nvd %s: %w", loc, err)
-			}
-			files = append(files, m...)
+		files, err := expandFolder(loc, nvdFilePatterns)
+		if err != nil {
+			return fmt.Errorf("nvd: %w", err)
 		}
-		slices.Sort(files)
 		for _, f := range files {
 			if err := c.loadNVDLocation(ctx, client, f); err != nil {
 				return err
@@ -219,16 +265,27 @@ type nvdCVE struct {
 // LoadNVD reads one NVD CVE JSON 2.0 record (the `cve` object, or a
 // wrapper with a `cve` member) or an API response with `vulnerabilities`.
 func (c *Catalog) LoadNVD(r io.Reader) error {
-	var doc struct {
-		nvdCVE
-		CVE             *nvdCVE `json:"cve"`
-		Vulnerabilities []struct {
-			CVE nvdCVE `json:"cve"`
-		} `json:"vulnerabilities"`
-	}
+	var doc nvdDoc
 	if err := json.NewDecoder(r).Decode(&doc); err != nil {
 		return fmt.Errorf("decode: %w", err)
 	}
+	return c.addNVDDoc(&doc)
+}
+
+// nvdDoc is an NVD JSON document: one record, a {"cve": ...} wrapper, or
+// an API response or feed with vulnerabilities (and the API's paging).
+type nvdDoc struct {
+	nvdCVE
+	CVE             *nvdCVE `json:"cve"`
+	Vulnerabilities []struct {
+		CVE nvdCVE `json:"cve"`
+	} `json:"vulnerabilities"`
+	ResultsPerPage int `json:"resultsPerPage"`
+	StartIndex     int `json:"startIndex"`
+	TotalResults   int `json:"totalResults"`
+}
+
+func (c *Catalog) addNVDDoc(doc *nvdDoc) error {
 	var recs []nvdCVE
 	switch {
 	case doc.Vulnerabilities != nil:
@@ -253,6 +310,13 @@ func (c *Catalog) LoadNVD(r io.Reader) error {
 var metricOrder = []string{"cvssMetricV40", "cvssMetricV31", "cvssMetricV30", "cvssMetricV2"}
 
 func (c *Catalog) addNVD(rec nvdCVE) {
+	if old := c.cves[rec.ID]; old != nil {
+		// A later record of the same CVE (the modified feed, the API)
+		// replaces the earlier one.
+		for _, prod := range old.products {
+			c.byProduct[prod] = slices.DeleteFunc(c.byProduct[prod], func(r cpeRange) bool { return r.cve == rec.ID })
+		}
+	}
 	info := &cveInfo{id: rec.ID}
 	for _, key := range metricOrder {
 		ms := rec.Metrics[key]
@@ -401,13 +465,17 @@ func (c *Catalog) LoadEPSS(r io.Reader) error {
 	}
 }
 
-// LoadEOL reads the end-of-life table: products, each a CPE product and
-// its release cycles (version prefix, end-of-life date).
+// LoadEOL reads netintel's end-of-life table: products, each a CPE product
+// and its release cycles (version prefix, end-of-life date). Cycles from
+// endoflife.date (LoadEndOfLife) are consulted before these.
 func (c *Catalog) LoadEOL(r io.Reader) error {
 	var doc struct {
 		Products []struct {
-			CPE    string     `yaml:"cpe"`
-			Cycles []eolCycle `yaml:"cycles"`
+			CPE    string `yaml:"cpe"`
+			Cycles []struct {
+				Cycle string `yaml:"cycle"`
+				EOL   string `yaml:"eol"`
+			} `yaml:"cycles"`
 		} `yaml:"products"`
 	}
 	dec := yaml.NewDecoder(r)
@@ -421,11 +489,12 @@ func (c *Catalog) LoadEOL(r io.Reader) error {
 			return fmt.Errorf("products[%d].cpe: want cpe:2.3:part:vendor:product, got %q", i, p.CPE)
 		}
 		for j, cy := range p.Cycles {
-			if _, err := time.Parse(time.DateOnly, cy.EOL); err != nil {
+			end, err := time.Parse(time.DateOnly, cy.EOL)
+			if err != nil {
 				return fmt.Errorf("products[%d].cycles[%d].eol: want YYYY-MM-DD, got %q", i, j, cy.EOL)
 			}
+			c.eolTable[prod] = append(c.eolTable[prod], eolCycle{cycle: parseVersion(cy.Cycle), end: end})
 		}
-		c.eol[prod] = append(c.eol[prod], p.Cycles...)
 	}
 	return nil
 }
@@ -473,6 +542,12 @@ func (c *Catalog) Match(fp Fingerprint, now time.Time) ([]ipmodel.CveFinding, *i
 		info := c.cves[id]
 		f := ipmodel.CveFinding{CveID: id, DetectionConfidence: conf, Source: SourceNVD,
 			SeverityScore: info.score, SeverityRating: info.rating, CvssVersion: info.cvssVer, MatchedVia: strPtr(via)}
+		if e, ok := c.euvd[id]; ok {
+			f.EuvdID = strPtr(e)
+		}
+		if j, ok := c.jvn[id]; ok {
+			f.JvnID = strPtr(j)
+		}
 		if d, ok := c.kev[id]; ok {
 			f.KevAddedAt = strPtr(d)
 			sum.KevCount++
@@ -496,6 +571,9 @@ func (c *Catalog) eolStatus(fp Fingerprint, now time.Time) *string {
 	for _, p := range fp.CPE {
 		cycles = append(cycles, c.eol[p]...)
 	}
+	for _, p := range fp.CPE {
+		cycles = append(cycles, c.eolTable[p]...)
+	}
 	if len(cycles) == 0 {
 		return nil
 	}
@@ -511,12 +589,14 @@ func (c *Catalog) eolStatus(fp Fingerprint, now time.Time) *string {
 	}
 	v := parseVersion(ver)
 	for _, cy := range cycles {
-		cv := parseVersion(cy.Cycle)
-		if len(v) >= len(cv) && cmpVersion(v[:len(cv)], cv) == 0 {
-			end, _ := time.Parse(time.DateOnly, cy.EOL)
-			if !now.Before(end) {
-				return strPtr(EOLEnded)
-			}
+		cv := cy.cycle
+		if len(cv) == 0 || len(v) < len(cv) || cmpVersion(v[:len(cv)], cv) != 0 {
+			continue
+		}
+		switch {
+		case !cy.end.IsZero() && !now.Before(cy.end), cy.end.IsZero() && cy.ended:
+			return strPtr(EOLEnded)
+		default:
 			return strPtr(EOLSupported)
 		}
 	}

@@ -18,7 +18,8 @@ import (
 // sampleCatalog is the catalog in ../samples/cve.
 func sampleCatalogConfig() config.Catalog {
 	return config.Catalog{NVD: []string{"../samples/cve/nvd"}, KEV: "../samples/cve/kev.json",
-		EPSS: "../samples/cve/epss.csv", EOL: "../samples/cve/eol.yaml", FetchTimeout: time.Minute}
+		EPSS: "../samples/cve/epss.csv", EOL: "../samples/cve/eol.yaml", EndOfLife: []string{"../samples/cve/endoflife"},
+		EUVD: []string{"../samples/cve/euvd.json"}, JVN: []string{"../samples/cve/jvn.rdf"}, FetchTimeout: time.Minute}
 }
 
 func sampleCatalog(t testing.TB) *Catalog {

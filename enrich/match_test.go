@@ -362,14 +362,16 @@ func TestCatalog_Match(t *testing.T) {
 			[]string{"CVE-2023-46805", "CVE-2024-21887"}, []string{"CVE-2019-11510"}, ConfHigh, ViaExactVersion, EOLEnded, false},
 		{"band overlapping ranges", Fingerprint{CPE: fortios, VersionBand: "7.0.x"},
 			[]string{"CVE-2022-42475", "CVE-2024-21762", "CVE-2024-55591"}, []string{"CVE-2018-13379"}, ConfMedium, ViaVersionBand, EOLEnded, false},
-		{"band of a supported cycle", Fingerprint{CPE: fortios, VersionBand: "7.2.x"},
+		{"band of a supported cycle", Fingerprint{CPE: fortios, VersionBand: "7.4.x"},
 			[]string{"CVE-2024-21762"}, []string{"CVE-2024-55591", "CVE-2018-13379"}, ConfMedium, ViaVersionBand, EOLSupported, false},
+		{"band of a cycle ended in 2026", Fingerprint{CPE: fortios, VersionBand: "7.2.x"},
+			[]string{"CVE-2024-21762"}, []string{"CVE-2024-55591", "CVE-2018-13379"}, ConfMedium, ViaVersionBand, EOLEnded, false},
 		{"band with an inclusive end", Fingerprint{CPE: fortios, VersionBand: "5.0.x"},
 			[]string{"CVE-2022-42475"}, []string{"CVE-2024-21762"}, ConfMedium, ViaVersionBand, EOLUnknown, false},
 		{"product only", Fingerprint{CPE: []string{"cpe:2.3:o:paloaltonetworks:pan-os"}},
 			[]string{"CVE-2024-3400"}, nil, ConfLow, ViaProduct, EOLUnknown, false},
 		{"version outside every range", Fingerprint{CPE: fortios, ExactVersion: "7.6.1"},
-			nil, []string{"CVE-2022-42475", "CVE-2024-21762", "CVE-2024-55591", "CVE-2023-27997", "CVE-2018-13379"}, "", "", EOLUnknown, false},
+			nil, []string{"CVE-2022-42475", "CVE-2024-21762", "CVE-2024-55591", "CVE-2023-27997", "CVE-2018-13379"}, "", "", EOLSupported, false},
 		{"unknown product", Fingerprint{Vendor: "Nobody"}, nil, nil, "", "", "", true},
 	}
 	for _, tt := range tests {

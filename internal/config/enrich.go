@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"net/url"
 	"time"
 
 	"github.com/netintel/netintel/internal/schedule"
@@ -44,12 +45,67 @@ type Catalog struct {
 	KEV string `yaml:"kev"`
 	// EPSS is the FIRST EPSS scores CSV (with its #model_version line).
 	EPSS string `yaml:"epss"`
-	// EOL is the end-of-life table (YAML).
+	// EOL is netintel's own end-of-life table (YAML), for products
+	// endoflife.date does not cover.
 	EOL string `yaml:"eol"`
+	// EndOfLife are endoflife.date release data, one file per product: the
+	// repository's products/<name>.md, the API's /api/<name>.json (v0) or
+	// /api/v1/products/<name>/ (v1); or folders of them.
+	EndOfLife []string `yaml:"endoflife"`
+	// EndOfLifeCPE maps an endoflife.date product name to the CPE products
+	// (cpe:2.3:part:vendor:product) its cycles apply to, over the built-in
+	// map (enrich.EndOfLifeCPE).
+	EndOfLifeCPE map[string][]string `yaml:"endoflife_cpe"`
+	// EUVD are ENISA EU Vulnerability Database files giving CVE -> EUVD id:
+	// the /api/dump/cve-euvd-mapping CSV or /api/search, /api/enisaid and
+	// /api/kev/dump JSON responses.
+	EUVD []string `yaml:"euvd"`
+	// JVN are JVN iPedia RSS 1.0 files with mod_sec (the jvndb RSS feeds,
+	// MyJVN getVulnOverviewList) giving CVE -> JVNDB id.
+	JVN []string `yaml:"jvn"`
+	// NVDAPI reads the NVD CVE API 2.0 page by page; nil = off.
+	NVDAPI *NVDAPI `yaml:"nvd_api"`
 	// Schedule is when catalogs are reloaded and assets re-scored; "off" disables it.
 	Schedule string `yaml:"schedule"`
 	// FetchTimeout bounds one download.
 	FetchTimeout time.Duration `yaml:"fetch_timeout"`
+}
+
+// NVDAPI configures the NVD CVE API 2.0 reader. Its records are loaded
+// after the nvd files, and replace the records of the same CVE.
+type NVDAPI struct {
+	// URL is the API endpoint.
+	URL string `yaml:"url"`
+	// Query holds extra query parameters (cpeName, hasKev, ...).
+	Query map[string]string `yaml:"query"`
+	// ResultsPerPage is the page size, 1..2000.
+	ResultsPerPage int `yaml:"results_per_page"`
+	// APIKeyEnv names the environment variable holding the API key, sent
+	// as the apiKey header; an unset or empty variable sends none.
+	APIKeyEnv string `yaml:"api_key_env"`
+	// Delay is the pause between requests; 0 = NVD's advice: 6s without
+	// a key, 0.6s with one.
+	Delay time.Duration `yaml:"delay"`
+	// ModifiedWithin, when set, asks only for CVEs modified in this
+	// window before the load (lastModStartDate/lastModEndDate), at most
+	// 120 days: an incremental update over the yearly feeds.
+	ModifiedWithin time.Duration `yaml:"modified_within"`
+	// Retries is how many times a page is asked again after a 403, 429 or
+	// 5xx answer or a network error.
+	Retries int `yaml:"retries"`
+}
+
+// DefaultNVDAPI is the NVD API configuration a bare `nvd_api: {}` gets.
+var DefaultNVDAPI = NVDAPI{
+	URL: "https://services.nvd.nist.gov/rest/json/cves/2.0", ResultsPerPage: 2000,
+	APIKeyEnv: "NVD_API_KEY", Retries: 3,
+}
+
+// UnmarshalYAML starts from DefaultNVDAPI.
+func (n *NVDAPI) UnmarshalYAML(unmarshal func(any) error) error {
+	*n = DefaultNVDAPI
+	type plain NVDAPI
+	return unmarshal((*plain)(n))
 }
 
 func defaultEnrich() Enrich {
@@ -92,6 +148,31 @@ func (c *Enrich) validate(path string) []error {
 	}
 	if c.Catalog.FetchTimeout <= 0 {
 		add(path+".catalog.fetch_timeout", "must be > 0")
+	}
+	for name, cpes := range c.Catalog.EndOfLifeCPE {
+		for i, cpe := range cpes {
+			if !cpeProductRe.MatchString(cpe) {
+				add(fmt.Sprintf("%s.catalog.endoflife_cpe.%s[%d]", path, name, i), "want cpe:2.3:part:vendor:product, got %q", cpe)
+			}
+		}
+	}
+	if n := c.Catalog.NVDAPI; n != nil {
+		p := path + ".catalog.nvd_api"
+		if u, err := url.Parse(n.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			add(p+".url", "want an http(s) URL, got %q", n.URL)
+		}
+		if n.ResultsPerPage < 1 || n.ResultsPerPage > 2000 {
+			add(p+".results_per_page", "must be 1..2000, got %d", n.ResultsPerPage)
+		}
+		if n.Delay < 0 {
+			add(p+".delay", "must be >= 0")
+		}
+		if n.ModifiedWithin < 0 || n.ModifiedWithin > 120*24*time.Hour {
+			add(p+".modified_within", "must be 0..2880h (NVD allows 120 days), got %s", n.ModifiedWithin)
+		}
+		if n.Retries < 0 || n.Retries > 10 {
+			add(p+".retries", "must be 0..10, got %d", n.Retries)
+		}
 	}
 	return errs
 }

@@ -47,6 +47,23 @@ enrich:
 `, []string{"enrich.workers", "enrich.batch_size", "enrich.max_failures", "enrich.bucket", "enrich.retention_days",
 			"enrich.age_schedule", "enrich.catalog.schedule", "enrich.catalog.fetch_timeout"}},
 		{"unknown key", "enrich:\n  catalog:\n    nvd_dir: x\n", []string{"enrich.catalog.nvd_dir", "unknown key"}},
+		{"good cve sources", `
+enrich:
+  catalog:
+    euvd: ["https://euvdservices.enisa.europa.eu/api/dump/cve-euvd-mapping"]
+    jvn: ["https://jvndb.jvn.jp/en/rss/years/jvndb_2024.rdf"]
+    endoflife: [samples/cve/endoflife, "https://endoflife.date/api/fortios.json"]
+    endoflife_cpe: {cisco-ios-xe: ["cpe:2.3:o:cisco:ios_xe"]}
+    nvd_api: {modified_within: 168h, query: {noRejected: ""}}
+`, nil},
+		{"bad cve sources", `
+enrich:
+  catalog:
+    endoflife_cpe: {fortios: ["fortios"]}
+    nvd_api: {url: "ftp://x", results_per_page: 5000, delay: -1s, modified_within: 3000h, retries: 11}
+`, []string{"enrich.catalog.endoflife_cpe.fortios[0]: want cpe:2.3", "enrich.catalog.nvd_api.url", "enrich.catalog.nvd_api.results_per_page",
+			"enrich.catalog.nvd_api.delay", "enrich.catalog.nvd_api.modified_within", "enrich.catalog.nvd_api.retries"}},
+		{"unknown nvd_api key", "enrich:\n  catalog:\n    nvd_api: {api_key: x}\n", []string{"enrich.catalog.nvd_api.api_key", "unknown key"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

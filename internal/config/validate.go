@@ -13,6 +13,9 @@ import (
 
 var nameRe = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
+// cpeProductRe is a CPE 2.3 product prefix: cpe:2.3:part:vendor:product.
+var cpeProductRe = regexp.MustCompile(`^cpe:2\.3:[aoh]:[^:]+:[^:]+$`)
+
 // Validate reports every problem in c at once, one error per problem, each
 // naming the field path.
 func (c *Config) Validate() error {

@@ -269,6 +269,9 @@ enrich:
     kev: %[1]s/samples/cve/kev.json
     epss: %[1]s/samples/cve/epss.csv
     eol: %[1]s/samples/cve/eol.yaml
+    endoflife: [%[1]s/samples/cve/endoflife]
+    euvd: [%[1]s/samples/cve/euvd.json]
+    jvn: [%[1]s/samples/cve/jvn.rdf]
 probe:
   tld_list: %[2]s
   rdap_bootstrap: %[3]s
