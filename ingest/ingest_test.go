@@ -489,3 +489,43 @@ func TestNormalize_ObservedAtCanonical(t *testing.T) {
 		}
 	}
 }
+
+// Ingest writes the fetch time as listed_at on every observation without
+// one; a line that carries its own keeps it (normalized to UTC seconds).
+func TestIngester_ListedAt(t *testing.T) {
+	n := testutil.StartNATS(t)
+	n.Ensure(t)
+	in := New(n.JS, testutil.Logger(t), nil, 16, time.Minute)
+	at := time.Date(2026, 11, 26, 10, 30, 0, 0, time.UTC)
+	in.SetClock(func() time.Time { return at.Add(400 * time.Millisecond) })
+	dir := t.TempDir()
+	p := dir + "/obs.ndjson"
+	lines := `{"type":"signal","ip":"192.0.2.1","source":"s","observed_at":"2026-11-20T10:00:00Z","signal":{"kind":"vpn_exit"}}
+{"type":"signal","ip":"192.0.2.2","source":"s","observed_at":"2026-11-20T10:00:00Z","listed_at":"2026-11-21T12:00:00.5+02:00","signal":{"kind":"vpn_exit"}}
+`
+	if err := os.WriteFile(p, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := in.IngestFile(t.Context(), "observations", p, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	cons, err := n.JS.OrderedConsumer(t.Context(), "OBSERVATIONS", jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for range 2 {
+		m, err := cons.Next(jetstream.FetchMaxWait(5 * time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var o Observation
+		if !DecodeCanonical(m.Data(), &o) {
+			t.Fatalf("not canonical: %s", m.Data())
+		}
+		got[o.IP] = o.ListedAt
+	}
+	if got["192.0.2.1"] != "2026-11-26T10:30:00Z" || got["192.0.2.2"] != "2026-11-21T10:00:00Z" {
+		t.Errorf("listed_at = %v", got)
+	}
+}

@@ -100,6 +100,7 @@ func TestSchema_AgreesWithNormalize(t *testing.T) {
 		"bad version":        strings.Replace(good, `"v":1`, `"v":3`, 1),
 		"bad source":         strings.Replace(good, `"source":"s"`, `"source":"Has Spaces"`, 1),
 		"bad time":           strings.Replace(good, "2026-11-20T10:00:00Z", "yesterday", 1),
+		"bad listed_at":      strings.Replace(good, `"v":1`, `"v":1,"listed_at":"at fetch time"`, 1),
 		"confidence > 1":     strings.Replace(good, `"kind":"tor_exit"`, `"kind":"tor_exit","confidence":1.5`, 1),
 		"two payloads":       strings.Replace(good, `"signal":`, `"flow":{"port":1,"transport":"udp","protocol":"wireguard"},"signal":`, 1),
 		"no payload":         `{"type":"signal","ip":"192.0.2.9","source":"s","observed_at":"2026-11-20T10:00:00Z"}`,
