@@ -448,6 +448,7 @@ func (d *doc) record(sc *scorer) ipmodel.Record {
 			r.Classifications = append(r.Classifications, c)
 		}
 	}
+	d.attribute(&r, sc)
 	miss := 1.0
 	for s, c := range sources {
 		r.Sources = append(r.Sources, s)
@@ -458,6 +459,43 @@ func (d *doc) record(sc *scorer) ipmodel.Record {
 		r.Confidence = math.Round((1-miss)*1000) / 1000
 	}
 	return r
+}
+
+// attribute sets r's own attributions: the newest claim per signal
+// source; for a signal source that claimed nothing, its provider (of a
+// range or signal) at its confidence and last seen time; and the AS of the
+// address (of a range, of its first address) from the catalog's IP-to-ASN
+// table, which each asset also carries.
+func (d *doc) attribute(r *ipmodel.Record, sc *scorer) {
+	var out []ipmodel.Attribution
+	for _, c := range d.Claims {
+		out = mergeAttribution(out, c)
+	}
+	for i := range d.Signals {
+		s := &d.Signals[i]
+		if s.Provider == "" || slices.ContainsFunc(d.Claims, func(c ipmodel.Attribution) bool { return c.SignalSource == s.Source }) {
+			continue
+		}
+		out = mergeAttribution(out, ipmodel.Attribution{OrgName: s.Provider, SignalSource: s.Source, SignalConfidence: s.Conf, ObservedAt: s.LastSeen})
+	}
+	if sc != nil && sc.cat != nil {
+		if addr, err := netip.ParseAddr(d.IP); err == nil {
+			if at, info, ok := sc.cat.ASN().attribution(addr); ok {
+				r.ASN = info.ASN
+				out = mergeAttribution(out, at)
+				for i := range r.Assets {
+					r.Assets[i].Attributions = mergeAttribution(r.Assets[i].Attributions, at)
+					slices.SortFunc(r.Assets[i].Attributions, byAttributionSource)
+				}
+			}
+		}
+	}
+	slices.SortFunc(out, byAttributionSource)
+	r.Attributions = out
+}
+
+func byAttributionSource(x, y ipmodel.Attribution) int {
+	return strings.Compare(x.SignalSource, y.SignalSource)
 }
 
 func optStr(s string) *string {
