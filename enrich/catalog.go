@@ -56,6 +56,7 @@ type Catalog struct {
 	jvn       map[string]string     // CVE id -> JVNDB-YYYY-NNNNNN
 	eol       map[string][]eolCycle // endoflife.date, consulted first
 	eolTable  map[string][]eolCycle // netintel's own table
+	asn       *ASNTable
 	// EPSSModel is the #model_version line of the EPSS file.
 	EPSSModel string
 }
@@ -140,11 +141,47 @@ func LoadCatalog(ctx context.Context, cfg config.Catalog) (*Catalog, error) {
 			load(f, "endoflife", func(r io.Reader) error { return c.LoadEndOfLife(name, r, cpes) })
 		}
 	}
+	if len(cfg.ASN) > 0 {
+		if err := c.loadASNLocations(ctx, client, cfg.ASN); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("load catalog: %w", err)
 	}
 	return c, nil
 }
+
+// loadASNLocations reads the IP-to-ASN tables at locs into one table (a
+// v4 and a v6 file, or the combined one); their attributions are observed
+// at the time of loading, as a feed's entries are listed at its fetch.
+func (c *Catalog) loadASNLocations(ctx context.Context, client *http.Client, locs []string) error {
+	var readers []io.Reader
+	for _, loc := range locs {
+		rc, err := openLocation(ctx, client, loc)
+		if err != nil {
+			return fmt.Errorf("asn: %w", err)
+		}
+		defer rc.Close()
+		readers = append(readers, rc, strings.NewReader("\n"))
+	}
+	t, bad, err := LoadASN(io.MultiReader(readers...))
+	if err != nil {
+		return fmt.Errorf("asn %s: %w", strings.Join(locs, ", "), err)
+	}
+	if t.Len() == 0 {
+		return fmt.Errorf("asn %s: no range read (%d malformed lines)", strings.Join(locs, ", "), bad)
+	}
+	t.ObservedAt = ipmodel.FormatTime(time.Now())
+	c.asn = t
+	return nil
+}
+
+// SetASN sets the IP-to-ASN table records are attributed from (nil = none).
+func (c *Catalog) SetASN(t *ASNTable) { c.asn = t }
+
+// ASN returns the loaded IP-to-ASN table, nil when none is configured.
+func (c *Catalog) ASN() *ASNTable { return c.asn }
 
 // openLocation opens a catalog file or http(s) URL, decompressing a gzip,
 // bzip2 or zstd body (recognised by its magic number: the NVD feeds'

@@ -41,7 +41,8 @@ type sigEntry struct {
 	Conf      float64 `json:"conf"`
 	FirstSeen string  `json:"first_seen"`
 	LastSeen  string  `json:"last_seen"`
-	// Win orders competing values of Provider/Conf: observed_at|message id.
+	// Win orders competing values of Provider/Conf (see winKey): a
+	// re-listing refreshes LastSeen but wins only with content as new.
 	Win string `json:"win"`
 }
 
@@ -88,7 +89,7 @@ var classOfFlow = map[string]string{
 const defaultConf = 0.6
 
 func newDoc(o *ingest.Observation) *doc {
-	d := &doc{V: 1, IP: o.IP, Network: o.Network, FirstSeen: o.ObservedAt, LastSeen: o.ObservedAt}
+	d := &doc{V: 1, IP: o.IP, Network: o.Network, FirstSeen: o.ObservedAt, LastSeen: o.SeenAt()}
 	if o.Network != "" {
 		if p, err := netip.ParsePrefix(o.Network); err == nil {
 			d.IP = p.Addr().String()
@@ -113,6 +114,9 @@ func maxStr(a, b string) string {
 
 // mergeClaim keeps the newest claim per signal source; equal times keep
 // the larger (org, confidence) so the result does not depend on order.
+// at is when the claim was last made (the observation's SeenAt): a feed
+// that lists an entry again makes its claim again, which keeps the claim
+// from ageing out, and is what the claim's published observed_at says.
 func mergeClaim(cs []ipmodel.Attribution, c ingest.Claim, at string) []ipmodel.Attribution {
 	return mergeAttribution(cs, ipmodel.Attribution{OrgName: c.OrgName, SignalSource: c.SignalSource, SignalConfidence: c.SignalConfidence, ObservedAt: at})
 }
@@ -146,11 +150,30 @@ func newerClaim(a, b ipmodel.Attribution) bool {
 // every newest-wins register of a document carries one.
 const winIDLen = 16
 
+// winKey orders competing values of one register (a signal's provider
+// and confidence, an asset's fingerprint, a source's vendor): the
+// content's own time first, so a feed listing an old entry again (same
+// or older observed_at, newer listed_at) never displaces what a newer
+// observation said; then the listing time, so of two listings of
+// content of the same time the later one wins; then the message id.
+// A stored key without a listing time (written before listed_at) sorts
+// against these by the id's hex digits in its place: an arbitrary but
+// fixed order among observations of the same time, as before.
+func winKey(o *ingest.Observation, id string) string {
+	w := o.ObservedAt + "|"
+	if o.ListedAt != "" {
+		w += o.ListedAt + "|"
+	}
+	return w + id[:min(len(id), winIDLen)]
+}
+
 // apply merges one normalized observation (with its message id) into d.
+// First seen times come from observed_at; last seen times, which the
+// age-out reads, from SeenAt (the later of observed_at and listed_at).
 func (d *doc) apply(o *ingest.Observation, id string, rules *Rules) {
-	at := o.ObservedAt
-	win := at + "|" + id[:min(len(id), winIDLen)]
-	d.FirstSeen, d.LastSeen = minStr(d.FirstSeen, at), maxStr(d.LastSeen, at)
+	at, seen := o.ObservedAt, o.SeenAt()
+	win := winKey(o, id)
+	d.FirstSeen, d.LastSeen = minStr(d.FirstSeen, at), maxStr(d.LastSeen, seen)
 	switch o.Type {
 	case ingest.TypeSignal, ingest.TypeRange:
 		var class, provider string
@@ -164,10 +187,10 @@ func (d *doc) apply(o *ingest.Observation, id string, rules *Rules) {
 			conf = defaultConf
 		}
 		for _, c := range o.Claims {
-			d.Claims = mergeClaim(d.Claims, c, at)
+			d.Claims = mergeClaim(d.Claims, c, seen)
 		}
 		s := d.signal(o.Source, class, at)
-		s.FirstSeen, s.LastSeen = minStr(s.FirstSeen, at), maxStr(s.LastSeen, at)
+		s.FirstSeen, s.LastSeen = minStr(s.FirstSeen, at), maxStr(s.LastSeen, seen)
 		if win > s.Win {
 			s.Win, s.Provider, s.Conf = win, provider, conf
 		}
@@ -176,7 +199,7 @@ func (d *doc) apply(o *ingest.Observation, id string, rules *Rules) {
 			if family == "" {
 				family = "tcp"
 			}
-			a := d.asset(o.Signal.Port, family, at)
+			a := d.asset(o.Signal.Port, family, at, seen)
 			a.addSource(o.Source, "", win)
 		}
 	case ingest.TypeService:
@@ -188,13 +211,13 @@ func (d *doc) apply(o *ingest.Observation, id string, rules *Rules) {
 				family = o.Service.Transport
 			}
 		}
-		a := d.asset(o.Service.Port, family, at)
+		a := d.asset(o.Service.Port, family, at, seen)
 		a.addSource(o.Source, fp.Vendor, win)
 		if a.Svc == nil || win > a.Svc.Win {
 			a.Svc = &fpWinner{Win: win, Fp: fp}
 		}
 		for _, c := range o.Claims {
-			a.Claims = mergeClaim(a.Claims, c, at)
+			a.Claims = mergeClaim(a.Claims, c, seen)
 		}
 	case ingest.TypeFlow:
 		fp, ok := rules.Match(nil, o.Flow)
@@ -202,7 +225,7 @@ func (d *doc) apply(o *ingest.Observation, id string, rules *Rules) {
 		if !ok {
 			family = o.Flow.Protocol
 		}
-		a := d.asset(o.Flow.Port, family, at)
+		a := d.asset(o.Flow.Port, family, at, seen)
 		a.addSource(o.Source, "", win)
 		if fp.Class == "" {
 			fp.Class = classOfFlow[o.Flow.Protocol]
@@ -211,7 +234,7 @@ func (d *doc) apply(o *ingest.Observation, id string, rules *Rules) {
 			a.Flow = &fpWinner{Win: win, Fp: fp}
 		}
 		for _, c := range o.Claims {
-			a.Claims = mergeClaim(a.Claims, c, at)
+			a.Claims = mergeClaim(a.Claims, c, seen)
 		}
 	}
 }
@@ -241,9 +264,9 @@ func (a *assetDoc) appendKey(b []byte) []byte {
 }
 
 // asset returns the asset of port and family, added if there is none,
-// with at folded into its first and last seen; the pointer holds until
-// d.Assets grows.
-func (d *doc) asset(port int, family, at string) *assetDoc {
+// with at folded into its first seen and seen into its last seen; the
+// pointer holds until d.Assets grows.
+func (d *doc) asset(port int, family, at, seen string) *assetDoc {
 	var a *assetDoc
 	for i := range d.Assets {
 		if d.Assets[i].Port == port && d.Assets[i].Family == family {
@@ -255,7 +278,7 @@ func (d *doc) asset(port int, family, at string) *assetDoc {
 		d.Assets = append(d.Assets, assetDoc{Port: port, Family: family, FirstSeen: at})
 		a = &d.Assets[len(d.Assets)-1]
 	}
-	a.FirstSeen, a.LastSeen = minStr(a.FirstSeen, at), maxStr(a.LastSeen, at)
+	a.FirstSeen, a.LastSeen = minStr(a.FirstSeen, at), maxStr(a.LastSeen, seen)
 	return a
 }
 
@@ -425,6 +448,7 @@ func (d *doc) record(sc *scorer) ipmodel.Record {
 			r.Classifications = append(r.Classifications, c)
 		}
 	}
+	d.attribute(&r, sc)
 	miss := 1.0
 	for s, c := range sources {
 		r.Sources = append(r.Sources, s)
@@ -435,6 +459,43 @@ func (d *doc) record(sc *scorer) ipmodel.Record {
 		r.Confidence = math.Round((1-miss)*1000) / 1000
 	}
 	return r
+}
+
+// attribute sets r's own attributions: the newest claim per signal
+// source; for a signal source that claimed nothing, its provider (of a
+// range or signal) at its confidence and last seen time; and the AS of the
+// address (of a range, of its first address) from the catalog's IP-to-ASN
+// table, which each asset also carries.
+func (d *doc) attribute(r *ipmodel.Record, sc *scorer) {
+	var out []ipmodel.Attribution
+	for _, c := range d.Claims {
+		out = mergeAttribution(out, c)
+	}
+	for i := range d.Signals {
+		s := &d.Signals[i]
+		if s.Provider == "" || slices.ContainsFunc(d.Claims, func(c ipmodel.Attribution) bool { return c.SignalSource == s.Source }) {
+			continue
+		}
+		out = mergeAttribution(out, ipmodel.Attribution{OrgName: s.Provider, SignalSource: s.Source, SignalConfidence: s.Conf, ObservedAt: s.LastSeen})
+	}
+	if sc != nil && sc.cat != nil {
+		if addr, err := netip.ParseAddr(d.IP); err == nil {
+			if at, info, ok := sc.cat.ASN().attribution(addr); ok {
+				r.ASN = info.ASN
+				out = mergeAttribution(out, at)
+				for i := range r.Assets {
+					r.Assets[i].Attributions = mergeAttribution(r.Assets[i].Attributions, at)
+					slices.SortFunc(r.Assets[i].Attributions, byAttributionSource)
+				}
+			}
+		}
+	}
+	slices.SortFunc(out, byAttributionSource)
+	r.Attributions = out
+}
+
+func byAttributionSource(x, y ipmodel.Attribution) int {
+	return strings.Compare(x.SignalSource, y.SignalSource)
 }
 
 func optStr(s string) *string {

@@ -38,6 +38,13 @@ type Options struct {
 	// file's modification time or the response's Last-Modified, so an
 	// unchanged file ingested again is recognised as the same observations.
 	ObservedAt time.Time
+	// ListedAt is when the feed was fetched or read (IngestFile sets it
+	// to the time it opens the file or URL): Ingest writes it as
+	// listed_at on every observation that does not carry its own, so
+	// each fetch re-lists every entry of the feed (a new message id) and
+	// keeps it fresh in the state, and a retry of the same fetch (same
+	// ListedAt) is de-duplicated. Zero writes none.
+	ListedAt time.Time
 	// MaxLineBytes is the longest accepted line (default DefaultMaxLineBytes).
 	MaxLineBytes int
 	// Skipped, if set, is told of each record an adapter read and

@@ -356,6 +356,8 @@ func readObservation(d *canonDecoder, name string, o *Observation) bool {
 		return d.str(&o.Source)
 	case "observed_at":
 		return d.str(&o.ObservedAt)
+	case "listed_at":
+		return d.str(&o.ListedAt)
 	case "claims":
 		o.Claims = []Claim{}
 		return d.array(func() bool {

@@ -265,15 +265,17 @@ func TestIngester_DedupAndMalformed(t *testing.T) {
 	n.Ensure(t)
 	in := New(n.JS, testutil.Logger(t), nil, 16, time.Minute)
 	ctx := t.Context()
-	st, err := in.IngestFile(ctx, "observations", "testdata/observations.ndjson", Options{})
+	fetch1 := Options{ListedAt: time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)}
+	st, err := in.IngestFile(ctx, "observations", "testdata/observations.ndjson", fetch1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st.Read != 20 || st.Published != 20 || st.Duplicates != 0 {
 		t.Fatalf("first run: %v", st)
 	}
-	// Same file again: every observation is already stored.
-	st, err = in.IngestFile(ctx, "observations", "testdata/observations.ndjson", Options{})
+	// The same fetch published again (a retry): every observation is
+	// already stored.
+	st, err = in.IngestFile(ctx, "observations", "testdata/observations.ndjson", fetch1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,12 +287,21 @@ func TestIngester_DedupAndMalformed(t *testing.T) {
 	lines := strings.Split(bad, "\n")
 	lines[3] = `{"v":1,"type":"service"` // line 4
 	lines = append([]string{`{"v":1,"type":"signal","ip":"192.0.2.200","source":"t","observed_at":"2026-11-22T00:00:00Z","signal":{"kind":"vpn_exit"}}`}, lines...)
-	st, err = in.Ingest(ctx, "observations", strings.NewReader(strings.Join(lines, "\n")), Options{})
+	st, err = in.Ingest(ctx, "observations", strings.NewReader(strings.Join(lines, "\n")), fetch1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st.Published != 1 || st.Duplicates != 19 || len(st.Malformed) != 1 || st.Malformed[0].Line != 5 {
 		t.Fatalf("third run: %v %v", st, st.Malformed)
+	}
+	// A later fetch of the unchanged file lists every entry again: stored,
+	// so that the state sees the feed still lists them.
+	st, err = in.IngestFile(ctx, "observations", "testdata/observations.ndjson", Options{ListedAt: fetch1.ListedAt.Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Published != 20 || st.Duplicates != 0 {
+		t.Fatalf("second fetch: %v", st)
 	}
 	s, err := n.JS.Stream(ctx, "OBSERVATIONS")
 	if err != nil {
@@ -300,8 +311,8 @@ func TestIngester_DedupAndMalformed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.State.Msgs != 21 {
-		t.Errorf("stream holds %d messages, want 21", info.State.Msgs)
+	if info.State.Msgs != 41 {
+		t.Errorf("stream holds %d messages, want 41", info.State.Msgs)
 	}
 	if _, err := in.IngestFile(ctx, "nope", "testdata/observations.ndjson", Options{}); err == nil {
 		t.Error("unknown format accepted")
@@ -476,5 +487,45 @@ func TestNormalize_ObservedAtCanonical(t *testing.T) {
 		if err := o.Normalize(); err == nil {
 			t.Errorf("%s: accepted as %s", bad, o.ObservedAt)
 		}
+	}
+}
+
+// Ingest writes the fetch time as listed_at on every observation without
+// one; a line that carries its own keeps it (normalized to UTC seconds).
+func TestIngester_ListedAt(t *testing.T) {
+	n := testutil.StartNATS(t)
+	n.Ensure(t)
+	in := New(n.JS, testutil.Logger(t), nil, 16, time.Minute)
+	at := time.Date(2026, 11, 26, 10, 30, 0, 0, time.UTC)
+	in.SetClock(func() time.Time { return at.Add(400 * time.Millisecond) })
+	dir := t.TempDir()
+	p := dir + "/obs.ndjson"
+	lines := `{"type":"signal","ip":"192.0.2.1","source":"s","observed_at":"2026-11-20T10:00:00Z","signal":{"kind":"vpn_exit"}}
+{"type":"signal","ip":"192.0.2.2","source":"s","observed_at":"2026-11-20T10:00:00Z","listed_at":"2026-11-21T12:00:00.5+02:00","signal":{"kind":"vpn_exit"}}
+`
+	if err := os.WriteFile(p, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := in.IngestFile(t.Context(), "observations", p, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	cons, err := n.JS.OrderedConsumer(t.Context(), "OBSERVATIONS", jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for range 2 {
+		m, err := cons.Next(jetstream.FetchMaxWait(5 * time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var o Observation
+		if !DecodeCanonical(m.Data(), &o) {
+			t.Fatalf("not canonical: %s", m.Data())
+		}
+		got[o.IP] = o.ListedAt
+	}
+	if got["192.0.2.1"] != "2026-11-26T10:30:00Z" || got["192.0.2.2"] != "2026-11-21T10:00:00Z" {
+		t.Errorf("listed_at = %v", got)
 	}
 }

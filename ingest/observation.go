@@ -50,6 +50,14 @@ type Observation struct {
 	Source string `json:"source"`
 	// ObservedAt is RFC 3339; stored in UTC with second precision.
 	ObservedAt string `json:"observed_at"`
+	// ListedAt (RFC 3339, optional) is when the feed that carries the
+	// observation was fetched or read: a list feed states at that time
+	// that the entry holds, whatever its own observed_at says. The enrich
+	// state counts an entry as seen at the later of the two, so a feed
+	// that keeps listing an entry keeps it from ageing out; and since it
+	// is part of the message id, every fetch of an unchanged feed is
+	// stored, while a retry of one fetch is not.
+	ListedAt string `json:"listed_at,omitempty"`
 	// Claims are optional attribution claims.
 	Claims  []Claim  `json:"claims,omitempty"`
 	Service *Service `json:"service,omitempty"`
@@ -180,6 +188,13 @@ func (o *Observation) Normalize() error {
 	}
 	if !canonicalTime(o.ObservedAt) {
 		o.ObservedAt = ipmodel.FormatTime(t)
+	}
+	if o.ListedAt != "" && !canonicalTime(o.ListedAt) {
+		lt, err := time.Parse(time.RFC3339Nano, o.ListedAt)
+		if err != nil {
+			return fmt.Errorf("listed_at: not RFC 3339: %q", o.ListedAt)
+		}
+		o.ListedAt = ipmodel.FormatTime(lt)
 	}
 	for i := range o.Claims {
 		c := &o.Claims[i]
@@ -321,6 +336,16 @@ func validSource(s string) bool {
 		}
 	}
 	return true
+}
+
+// SeenAt is when the observation counts as seen: the later of
+// observed_at and listed_at (both canonical after Normalize, so the
+// strings compare as times).
+func (o *Observation) SeenAt() string {
+	if o.ListedAt > o.ObservedAt {
+		return o.ListedAt
+	}
+	return o.ObservedAt
 }
 
 // Key is the state key the observation updates: the address, or the range.

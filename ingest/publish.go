@@ -18,6 +18,7 @@ import (
 	"github.com/netintel/netintel/internal/bus"
 	"github.com/netintel/netintel/internal/config"
 	"github.com/netintel/netintel/internal/decompress"
+	"github.com/netintel/netintel/internal/ipmodel"
 )
 
 // Publisher sends observations to JetStream asynchronously with
@@ -133,6 +134,8 @@ type Ingester struct {
 	maxInFlight int
 	timeout     time.Duration
 	client      *http.Client
+	// now is the clock a fetch's listed_at is read from (tests set it).
+	now func() time.Time
 }
 
 // New returns an ingester publishing to js. reg may be nil.
@@ -141,15 +144,21 @@ func New(js jetstream.JetStream, log *slog.Logger, reg prometheus.Registerer, ma
 		fetchTimeout = 2 * time.Minute
 	}
 	return &Ingester{js: js, log: log.With("stage", "ingest"), metrics: NewMetrics(reg), maxInFlight: maxInFlight,
-		timeout: fetchTimeout, client: &http.Client{Timeout: fetchTimeout}}
+		timeout: fetchTimeout, client: &http.Client{Timeout: fetchTimeout}, now: time.Now}
 }
+
+// SetClock replaces the clock IngestFile reads a fetch's time (listed_at)
+// from; for tests that run days of fake time.
+func (in *Ingester) SetClock(now func() time.Time) { in.now = now }
 
 // ErrUnknownFormat is returned for a format no adapter reads.
 var ErrUnknownFormat = errors.New("unknown format")
 
 // IngestFile reads the file or http(s) URL at location in format and
 // publishes every valid observation. Malformed records are logged with
-// their line number, counted and skipped.
+// their line number, counted and skipped. Unless opt sets them,
+// observed_at of a feed without times is the file's modification time
+// (or Last-Modified), and listed_at is the time of this fetch.
 func (in *Ingester) IngestFile(ctx context.Context, format, location string, opt Options) (Stats, error) {
 	rc, mod, err := in.open(ctx, location)
 	if err != nil {
@@ -158,6 +167,9 @@ func (in *Ingester) IngestFile(ctx context.Context, format, location string, opt
 	defer rc.Close()
 	if opt.ObservedAt.IsZero() {
 		opt.ObservedAt = mod
+	}
+	if opt.ListedAt.IsZero() {
+		opt.ListedAt = in.now().Truncate(time.Second)
 	}
 	return in.Ingest(ctx, format, rc, opt)
 }
@@ -188,8 +200,15 @@ func (in *Ingester) Ingest(ctx context.Context, format string, r io.Reader, opt 
 	defer dr.Close()
 	r = dr
 	pub := NewPublisher(in.js, in.maxInFlight)
+	var listed string
+	if !opt.ListedAt.IsZero() {
+		listed = ipmodel.FormatTime(opt.ListedAt)
+	}
 	err = ad(r, opt, func(_ int, o Observation) error {
 		st.Read++
+		if o.ListedAt == "" {
+			o.ListedAt = listed
+		}
 		return pub.Publish(ctx, &o)
 	}, func(le LineError) {
 		in.metrics.bad.WithLabelValues(format).Inc()
@@ -269,7 +288,8 @@ var Samples = []Sample{
 }
 
 // IngestSamples ingests every bundled sample feed found in dir; a missing
-// file is skipped. Running it again stores nothing new (same message ids).
+// file is skipped. Each run is a new listing (listed_at = now), so the
+// samples stay fresh in the state however old their files are.
 func (in *Ingester) IngestSamples(ctx context.Context, dir string) ([]Stats, error) {
 	var out []Stats
 	for _, s := range Samples {

@@ -113,6 +113,7 @@ func TestSchema_AgreesWithNormalize(t *testing.T) {
 		"bad version":        strings.Replace(good, `"v":1`, `"v":3`, 1),
 		"bad source":         strings.Replace(good, `"source":"s"`, `"source":"Has Spaces"`, 1),
 		"bad time":           strings.Replace(good, "2026-11-20T10:00:00Z", "yesterday", 1),
+		"bad listed_at":      strings.Replace(good, `"v":1`, `"v":1,"listed_at":"at fetch time"`, 1),
 		"confidence > 1":     strings.Replace(good, `"kind":"tor_exit"`, `"kind":"tor_exit","confidence":1.5`, 1),
 		"two payloads":       strings.Replace(good, `"signal":`, `"flow":{"port":1,"transport":"udp","protocol":"wireguard"},"signal":`, 1),
 		"no payload":         `{"type":"signal","ip":"192.0.2.9","source":"s","observed_at":"2026-11-20T10:00:00Z"}`,
@@ -188,7 +189,7 @@ func TestSchema_MatchesTypes(t *testing.T) {
 	body := &Body{Encoding: "x", Data: "x", Truncated: true, Length: 1, SHA256: "x", MMH3: &mmh3}
 	dn := &DN{CN: "x", O: []string{"x"}, OU: []string{"x"}, C: "x", ST: "x", L: "x", Email: "x", DN: "x"}
 	headers := []Header{{Name: "x", Value: "x", Truncated: true}}
-	full := Observation{V: 1, Type: TypeService, IP: "x", Network: "x", Source: "x", ObservedAt: "x",
+	full := Observation{V: 1, Type: TypeService, IP: "x", Network: "x", Source: "x", ObservedAt: "x", ListedAt: "x",
 		Claims: []Claim{{OrgName: "x", SignalSource: "x", SignalConfidence: 1}},
 		Service: &Service{Port: 1, Transport: "x", ProtocolFamily: "x", Banner: "x",
 			Probes: []Probe{{Name: "x", Request: &Request{Method: "x", Path: "x", Host: "x", Headers: headers, Body: body},

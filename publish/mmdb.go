@@ -438,7 +438,26 @@ func recordValue(r *ipmodel.Record, in *interner) mmdbtype.Map {
 		assets = append(assets, assetValue(&r.Assets[i], in))
 	}
 	v[keyAssets] = assets
+	if r.ASN != 0 {
+		v["asn"] = mmdbtype.Uint32(r.ASN)
+	}
+	if len(r.Attributions) > 0 {
+		v["attributions"] = attributionsValue(r.Attributions, in)
+	}
 	return v
+}
+
+func attributionsValue(as []ipmodel.Attribution, in *interner) mmdbtype.Slice {
+	attrs := make(mmdbtype.Slice, 0, len(as))
+	for _, at := range as {
+		attrs = append(attrs, mmdbtype.Map{
+			"org_name":          in.str(at.OrgName),
+			"signal_source":     in.str(at.SignalSource),
+			"signal_confidence": mmdbtype.Float64(at.SignalConfidence),
+			"observed_at":       mmdbtype.String(at.ObservedAt),
+		})
+	}
+	return attrs
 }
 
 func assetValue(a *ipmodel.Asset, in *interner) mmdbtype.Map {
@@ -455,16 +474,7 @@ func assetValue(a *ipmodel.Asset, in *interner) mmdbtype.Map {
 	in.optStr(v, "version_band", a.VersionBand)
 	in.optStr(v, "version_precision", a.VersionPrecision)
 	in.optStr(v, "exact_version", a.ExactVersion)
-	attrs := make(mmdbtype.Slice, 0, len(a.Attributions))
-	for _, at := range a.Attributions {
-		attrs = append(attrs, mmdbtype.Map{
-			"org_name":          in.str(at.OrgName),
-			"signal_source":     in.str(at.SignalSource),
-			"signal_confidence": mmdbtype.Float64(at.SignalConfidence),
-			"observed_at":       mmdbtype.String(at.ObservedAt),
-		})
-	}
-	v["attributions"] = attrs
+	v["attributions"] = attributionsValue(a.Attributions, in)
 	if s := a.CveSummary; s != nil {
 		sm := mmdbtype.Map{
 			"total_count": mmdbtype.Uint32(clampU32(s.TotalCount)),
@@ -633,6 +643,11 @@ func (in *interner) cve(c *ipmodel.CveFinding) mmdbtype.Map {
 // specific record (a host, which has no network, beats any range; between
 // ranges the longer prefix; a missing provider is taken from the other);
 // assets are concatenated and sorted by port and protocol family.
+// Attributions are united per signal source, the more specific record's
+// winning, and every asset gets those of the other record that it lacks:
+// a host inside a cloud's or a relay's range carries the range's claim
+// (its provider, source and confidence) on each of its assets. The ASN is
+// the more specific record's, else the other's.
 func mergeRecords(a, b ipmodel.Record) ipmodel.Record {
 	if moreSpecific(b, a) {
 		a, b = b, a
@@ -644,13 +659,23 @@ func mergeRecords(a, b ipmodel.Record) ipmodel.Record {
 	if out.Provider == nil {
 		out.Provider = b.Provider
 	}
+	if out.ASN == 0 {
+		out.ASN = b.ASN
+	}
+	out.Attributions = addAttributions(a.Attributions, b.Attributions)
+	if len(b.Attributions) > 0 && len(a.Assets) > 0 {
+		out.Assets = slices.Clone(a.Assets)
+		for i := range out.Assets {
+			out.Assets[i].Attributions = addAttributions(out.Assets[i].Attributions, b.Attributions)
+		}
+	}
 	out.Classifications = union(a.Classifications, b.Classifications, classRank)
 	out.Sources = union(a.Sources, b.Sources, strings.Compare)
 	out.Confidence = max(a.Confidence, b.Confidence)
 	out.FirstSeen = minTime(a.FirstSeen, b.FirstSeen)
 	out.LastSeen = max(a.LastSeen, b.LastSeen)
 	if len(b.Assets) > 0 {
-		out.Assets = slices.Concat(a.Assets, b.Assets)
+		out.Assets = slices.Concat(out.Assets, b.Assets)
 		slices.SortStableFunc(out.Assets, func(x, y ipmodel.Asset) int {
 			if c := cmp.Compare(x.Port, y.Port); c != 0 {
 				return c
@@ -658,6 +683,19 @@ func mergeRecords(a, b ipmodel.Record) ipmodel.Record {
 			return strings.Compare(x.ProtocolFamily, y.ProtocolFamily)
 		})
 	}
+	return out
+}
+
+// addAttributions returns own with those of other whose signal source own
+// lacks, sorted by signal source; own is not modified.
+func addAttributions(own, other []ipmodel.Attribution) []ipmodel.Attribution {
+	out := slices.Clone(own)
+	for _, at := range other {
+		if !slices.ContainsFunc(out, func(x ipmodel.Attribution) bool { return x.SignalSource == at.SignalSource }) {
+			out = append(out, at)
+		}
+	}
+	slices.SortStableFunc(out, func(x, y ipmodel.Attribution) int { return strings.Compare(x.SignalSource, y.SignalSource) })
 	return out
 }
 

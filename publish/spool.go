@@ -47,6 +47,11 @@ func appendRecord(b []byte, r *ipmodel.Record) []byte {
 		e.CveSummary(a.CveSummary)
 		e.CveFindings(a.Cves)
 	}
+	e.Int(int(r.ASN))
+	e.Count(len(r.Attributions))
+	for _, at := range r.Attributions {
+		e.Attribution(at)
+	}
 	return e.B
 }
 
@@ -75,6 +80,13 @@ func decodeRecord(b []byte) (ipmodel.Record, error) {
 		}
 		a.CveSummary = d.CveSummary()
 		a.Cves = d.CveFindings()
+	}
+	r.ASN = uint32(d.Int())
+	if n := d.Count(); n > 0 {
+		r.Attributions = make([]ipmodel.Attribution, n)
+	}
+	for k := range r.Attributions {
+		r.Attributions[k] = d.Attribution()
 	}
 	if err := d.End(); err != nil {
 		return r, fmt.Errorf("%w: %v", errSpool, err)

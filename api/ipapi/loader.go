@@ -53,7 +53,7 @@ func (m mmdbIndex) Lookup(addr netip.Addr, cves bool) (*ipmodel.Record, bool, er
 		}
 		rec = ipmodel.Record{Network: light.Network, Classifications: light.Classifications, Provider: light.Provider,
 			Confidence: light.Confidence, FirstSeen: light.FirstSeen, LastSeen: light.LastSeen, Sources: light.Sources,
-			Assets: make([]ipmodel.Asset, len(light.Assets))}
+			Assets: make([]ipmodel.Asset, len(light.Assets)), ASN: light.ASN, Attributions: light.Attributions}
 		for i := range light.Assets {
 			rec.Assets[i] = ipmodel.Asset(light.Assets[i])
 		}
@@ -82,14 +82,16 @@ type lightAsset struct {
 }
 
 type lightRecord struct {
-	Network         string       `maxminddb:"network"`
-	Classifications []string     `maxminddb:"classification"`
-	Provider        *string      `maxminddb:"provider"`
-	Confidence      float64      `maxminddb:"confidence"`
-	FirstSeen       string       `maxminddb:"first_seen"`
-	LastSeen        string       `maxminddb:"last_seen"`
-	Sources         []string     `maxminddb:"sources"`
-	Assets          []lightAsset `maxminddb:"assets"`
+	Network         string                `maxminddb:"network"`
+	Classifications []string              `maxminddb:"classification"`
+	Provider        *string               `maxminddb:"provider"`
+	Confidence      float64               `maxminddb:"confidence"`
+	FirstSeen       string                `maxminddb:"first_seen"`
+	LastSeen        string                `maxminddb:"last_seen"`
+	Sources         []string              `maxminddb:"sources"`
+	Assets          []lightAsset          `maxminddb:"assets"`
+	ASN             uint32                `maxminddb:"asn"`
+	Attributions    []ipmodel.Attribution `maxminddb:"attributions"`
 }
 
 // metadataMarker starts an MMDB's metadata section, which follows the

@@ -65,6 +65,10 @@ type Catalog struct {
 	JVN []string `yaml:"jvn"`
 	// NVDAPI reads the NVD CVE API 2.0 page by page; nil = off.
 	NVDAPI *NVDAPI `yaml:"nvd_api"`
+	// ASN are IP-to-ASN tables (iptoasn.com's ip2asn-v4.tsv, -v6.tsv or
+	// -combined.tsv, plain or compressed): every published record is
+	// attributed to the AS that announces its address.
+	ASN []string `yaml:"asn"`
 	// Schedule is when catalogs are reloaded and assets re-scored; "off" disables it.
 	Schedule string `yaml:"schedule"`
 	// FetchTimeout bounds one download.

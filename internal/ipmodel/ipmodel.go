@@ -115,6 +115,16 @@ type Record struct {
 	// Sources are the feeds that contributed (e.g. tor-exits, aws-ranges).
 	Sources []string `json:"sources" maxminddb:"sources"`
 	Assets  []Asset  `json:"assets" maxminddb:"assets"`
+	// ASN is the autonomous system announcing the address (the IP-to-ASN
+	// table, enrich.catalog.asn); 0 when unknown. Not a spec field: the
+	// spec leaves the record's fields open (section 2, "Gaps").
+	ASN uint32 `json:"asn,omitempty" maxminddb:"asn"`
+	// Attributions are the record's own: the newest claim per signal
+	// source of its signals and ranges (a range's provider when its
+	// source made no claim), the AS's (signal source ip2asn) and, in the
+	// MMDB, those of the ranges that cover a host. Each asset's
+	// attributions include them.
+	Attributions []Attribution `json:"attributions,omitempty" maxminddb:"attributions"`
 }
 
 // Has reports whether the record carries classification c.
