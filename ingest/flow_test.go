@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
 )
 
 func udp(src string, sp int, dst string, dp int, packets, bytes int64) FlowRecord {

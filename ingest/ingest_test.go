@@ -525,7 +525,25 @@ func TestIngester_ListedAt(t *testing.T) {
 		}
 		got[o.IP] = o.ListedAt
 	}
-	if got["192.0.2.1"] != "2026-11-26T10:30:00Z" || got["192.0.2.2"] != "2026-11-21T10:00:00Z" {
+	// An observations file says when it saw things: no fetch time is
+	// added, a line's own listed_at is kept.
+	if got["192.0.2.1"] != "" || got["192.0.2.2"] != "2026-11-21T10:00:00Z" {
 		t.Errorf("listed_at = %v", got)
+	}
+	// A list feed is listed at its fetch.
+	list := dir + "/list.txt"
+	if err := os.WriteFile(list, []byte("192.0.2.3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := in.IngestFile(t.Context(), "cidr-list", list, Options{Kind: "vpn"}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := cons.Next(jetstream.FetchMaxWait(5 * time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o Observation
+	if !DecodeCanonical(m.Data(), &o) || o.IP != "192.0.2.3" || o.ListedAt != "2026-11-26T10:30:00Z" {
+		t.Errorf("cidr-list observation %s", m.Data())
 	}
 }

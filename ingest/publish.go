@@ -158,7 +158,10 @@ var ErrUnknownFormat = errors.New("unknown format")
 // publishes every valid observation. Malformed records are logged with
 // their line number, counted and skipped. Unless opt sets them,
 // observed_at of a feed without times is the file's modification time
-// (or Last-Modified), and listed_at is the time of this fetch.
+// (or Last-Modified), and, for a list feed (config.IngestListFormats),
+// listed_at is the time of this fetch. Scanner output, flow records and
+// observation files say when they saw a thing; reading them again says
+// nothing new, so they get no listed_at.
 func (in *Ingester) IngestFile(ctx context.Context, format, location string, opt Options) (Stats, error) {
 	rc, mod, err := in.open(ctx, location)
 	if err != nil {
@@ -168,7 +171,7 @@ func (in *Ingester) IngestFile(ctx context.Context, format, location string, opt
 	if opt.ObservedAt.IsZero() {
 		opt.ObservedAt = mod
 	}
-	if opt.ListedAt.IsZero() {
+	if opt.ListedAt.IsZero() && slices.Contains(config.IngestListFormats, format) {
 		opt.ListedAt = in.now().Truncate(time.Second)
 	}
 	return in.Ingest(ctx, format, rc, opt)

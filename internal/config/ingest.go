@@ -18,6 +18,15 @@ var IngestFormats = []string{
 	"zgrab2", "masscan", "nmap-xml", "shodan", "sonar-http", "goflow2", "nfdump-csv",
 }
 
+// IngestListFormats are the formats of lists that say what is so now (an
+// exit list, a cloud's ranges, a proxy list): an entry listed again is
+// seen again, at the fetch (the observation's listed_at). Scanner output,
+// flow records and observation files carry their own times instead.
+var IngestListFormats = []string{
+	"tor-exits", "aws-ranges", "gcp-ranges", "azure-service-tags", "oracle-ranges", "fastly-ranges",
+	"cidr-list", "geofeed", "private-relay", "proxy-list", "mullvad-relays",
+}
+
 // IngestFormatHelp describes each of IngestFormats in one line.
 var IngestFormatHelp = map[string]string{
 	"tor-exits":          "Tor exit-addresses (check.torproject.org): tor_exit signals",
