@@ -59,6 +59,7 @@ func writeTestConfig(dir string) (string, error) {
 	root, _ := filepath.Abs("../..")
 	s := strings.ReplaceAll(string(b), "path: samples/", "path: "+root+"/samples/")
 	s = strings.ReplaceAll(s, "samples/cve/", root+"/samples/cve/")
+	s = strings.ReplaceAll(s, "asn: [samples/", "asn: ["+root+"/samples/")
 	s = regexp.MustCompile(`(?m)^  tld_probe: .*$`).ReplaceAllString(s, `  tld_probe: "off"`)
 	if !strings.Contains(s, `tld_probe: "off"`) {
 		return "", fmt.Errorf("no tld_probe schedule in pipeline.yaml")
