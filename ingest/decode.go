@@ -327,21 +327,6 @@ func (d *canonDecoder) strings(v *[]string) bool {
 	return ok
 }
 
-// stringMap reads an object of strings into a new map; a key seen twice is
-// refused.
-func (d *canonDecoder) stringMap(v *map[string]string) bool {
-	m := map[string]string{}
-	*v = m
-	return d.members(func(k string) bool {
-		if _, dup := m[k]; dup {
-			return false
-		}
-		s, ok := d.string()
-		m[k] = s
-		return ok
-	})
-}
-
 func readObservation(d *canonDecoder, name string, o *Observation) bool {
 	switch name {
 	case "v":
