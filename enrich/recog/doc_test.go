@@ -3,10 +3,11 @@ package recog
 import (
 	"flag"
 	"fmt"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/netintel/netintel/internal/testutil"
 )
 
 var updateDocs = flag.Bool("update-docs", false, "rewrite the generated fingerprint list in docs/recog.md")
@@ -97,26 +98,6 @@ func remoteAccessList(db *DB) string {
 //
 //	go test ./enrich/recog/ -run TestDocRemoteAccess -update-docs
 func TestDocRemoteAccess(t *testing.T) {
-	doc, err := os.ReadFile(docPath)
-	if err != nil {
-		t.Skipf("no %s: %v", docPath, err)
-	}
-	s := string(doc)
-	i, j := strings.Index(s, docBegin), strings.Index(s, docEnd)
-	if i < 0 || j < i {
-		t.Fatalf("%s lacks the %q ... %q markers", docPath, docBegin, docEnd)
-	}
-	want := docBegin + "\n\n" + remoteAccessList(loadT(t)) + "\n" + docEnd
-	got := s[i : j+len(docEnd)]
-	if got == want {
-		return
-	}
-	if *updateDocs {
-		if err := os.WriteFile(docPath, []byte(s[:i]+want+s[j+len(docEnd):]), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("rewrote %s", docPath)
-		return
-	}
-	t.Errorf("%s is out of date; run go test ./enrich/recog/ -run TestDocRemoteAccess -update-docs", docPath)
+	testutil.GeneratedSection(t, docPath, docBegin, docEnd, remoteAccessList(loadT(t)), *updateDocs,
+		"go test ./enrich/recog/ -run TestDocRemoteAccess -update-docs")
 }

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -280,4 +281,33 @@ func (l *LockedBuffer) String() string {
 		}
 	}
 	return string(out)
+}
+
+// GeneratedSection keeps the part of the document at path between the
+// begin and end markers equal to content: it fails the test when they
+// differ, naming regen (the command that rewrites it), or, with update
+// set, rewrites that part. A document without the file is skipped.
+func GeneratedSection(t testing.TB, path, begin, end, content string, update bool, regen string) {
+	t.Helper()
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		t.Skipf("no %s: %v", path, err)
+	}
+	s := string(doc)
+	i, j := strings.Index(s, begin), strings.Index(s, end)
+	if i < 0 || j < i {
+		t.Fatalf("%s lacks the %q ... %q markers", path, begin, end)
+	}
+	want := begin + "\n\n" + content + "\n" + end
+	if s[i:j+len(end)] == want {
+		return
+	}
+	if update {
+		if err := os.WriteFile(path, []byte(s[:i]+want+s[j+len(end):]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("rewrote %s", path)
+		return
+	}
+	t.Errorf("%s is out of date; run %s", path, regen)
 }
