@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/netintel/netintel/ingest"
+	"github.com/netintel/netintel/internal/config"
 	"github.com/netintel/netintel/internal/ipmodel"
 	"github.com/netintel/netintel/internal/testutil"
 )
@@ -218,7 +219,8 @@ func TestDoc_RelistingRefreshesWithoutFlippingWinner(t *testing.T) {
 	}
 }
 
-// The bundled samples, as `make run` ingests them on a fresh data dir,
+// The bundled samples (every source pipeline.yaml declares with a file),
+// as `make run` ingests them on a fresh data dir,
 // all survive the first hourly age-out, though most of their files carry
 // times months or years old (the defect of issue 29: 492 of 648 rows
 // vanished).
@@ -232,13 +234,23 @@ func TestSamples_SurviveFirstAgeOut(t *testing.T) {
 	in.SetClock(clock.now)
 	// A checkout made 60 days ago: every file's modification time (the
 	// observed_at of feeds without their own) is that old.
+	// The sources pipeline.yaml declares with a bundled file, as the
+	// bootstrap ingests them.
+	cfg, err := config.Load("../pipeline.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
 	dir := t.TempDir()
-	for _, sm := range ingest.Samples {
-		b, err := os.ReadFile(filepath.Join("../samples", sm.File))
+	n := 0
+	for _, src := range cfg.Ingest.Sources {
+		if src.Path == "" {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("..", src.Path))
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := filepath.Join(dir, sm.File)
+		p := filepath.Join(dir, filepath.Base(src.Path))
 		old := start.AddDate(0, 0, -60)
 		if err := os.WriteFile(p, b, 0o644); err != nil {
 			t.Fatal(err)
@@ -246,10 +258,16 @@ func TestSamples_SurviveFirstAgeOut(t *testing.T) {
 		if err := os.Chtimes(p, old, old); err != nil {
 			t.Fatal(err)
 		}
+		// As the bootstrap does: every bundled sample listed at the start.
+		opt := ingest.SourceOptions(src, cfg.Ingest)
+		opt.ListedAt = start
+		if _, err := in.IngestFile(t.Context(), src.Format, p, opt); err != nil {
+			t.Fatalf("sample %s: %v", src.Name, err)
+		}
+		n++
 	}
-	stats, err := in.IngestSamples(t.Context(), dir)
-	if err != nil || len(stats) != len(ingest.Samples) {
-		t.Fatalf("samples: %d of %d (%v)", len(stats), len(ingest.Samples), err)
+	if n < 10 {
+		t.Fatalf("only %d bundled sources in pipeline.yaml", n)
 	}
 	e.waitIdle(t)
 	st := NewState(e.nats.JS, e.cfg.Enrich.Bucket)

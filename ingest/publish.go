@@ -266,45 +266,7 @@ func (in *Ingester) open(ctx context.Context, location string) (io.ReadCloser, t
 	return f, mod, nil
 }
 
-// Sample is one bundled sample feed (samples/ at the repository root).
-type Sample struct {
-	File   string
-	Format string
-	Opt    Options
-}
-
-// Samples are the bundled sample feeds that `make run` ingests at start.
-var Samples = []Sample{
-	{File: "observations.ndjson", Format: "observations"},
-	{File: "tor-exit-addresses", Format: "tor-exits"},
-	{File: "aws-ip-ranges.json", Format: "aws-ranges"},
-	{File: "gcp-cloud.json", Format: "gcp-ranges"},
-	{File: "cloudflare-ips-v4.txt", Format: "cidr-list", Opt: Options{Kind: "cdn", Provider: "Cloudflare", Source: "cloudflare"}},
-	{File: "mullvad.txt", Format: "cidr-list", Opt: Options{Kind: "vpn", Provider: "Mullvad VPN", Source: "x4bnet-mullvad"}},
-	{File: "azure-service-tags.json", Format: "azure-service-tags", Opt: Options{Source: "azure"}},
-	{File: "oracle-public-ip-ranges.json", Format: "oracle-ranges", Opt: Options{Source: "oracle"}},
-	{File: "fastly-ip-ranges.json", Format: "fastly-ranges", Opt: Options{Source: "fastly"}},
-	{File: "geofeed-linode.csv", Format: "geofeed", Opt: Options{Kind: "hosting", Provider: "Akamai Connected Cloud (Linode)", Source: "linode-geofeed"}},
-	{File: "private-relay-egress.csv", Format: "private-relay"},
-	{File: "proxy-list-http.txt", Format: "proxy-list", Opt: Options{Kind: "http", Source: "proxies-http"}},
-	{File: "mullvad-relays.json", Format: "mullvad-relays"},
-}
-
-// IngestSamples ingests every bundled sample feed found in dir; a missing
-// file is skipped. Each run is a new listing (listed_at = now), so the
-// samples stay fresh in the state however old their files are.
-func (in *Ingester) IngestSamples(ctx context.Context, dir string) ([]Stats, error) {
-	var out []Stats
-	for _, s := range Samples {
-		p := dir + string(os.PathSeparator) + s.File
-		if _, err := os.Stat(p); err != nil {
-			continue
-		}
-		st, err := in.IngestFile(ctx, s.Format, p, s.Opt)
-		if err != nil {
-			return out, fmt.Errorf("sample %s: %w", s.File, err)
-		}
-		out = append(out, st)
-	}
-	return out, nil
+// SourceOptions are the options a configured source is read with.
+func SourceOptions(src config.IngestSource, cfg config.Ingest) Options {
+	return Options{Source: strings.ToLower(src.Name), Kind: src.Kind, Provider: src.Provider, Confidence: src.Confidence, MaxLineBytes: cfg.MaxLineBytes}
 }

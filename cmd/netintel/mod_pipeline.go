@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/netintel/netintel/enrich"
 	"github.com/netintel/netintel/ingest"
@@ -49,7 +48,7 @@ func setupPipeline(_ context.Context, s *System) error {
 		if loc == "" {
 			loc = src.Path
 		}
-		opt := ingest.Options{Source: strings.ToLower(src.Name), Kind: src.Kind, Provider: src.Provider, Confidence: src.Confidence, MaxLineBytes: s.Cfg.Ingest.MaxLineBytes}
+		opt := ingest.SourceOptions(src, s.Cfg.Ingest)
 		format := src.Format
 		s.JobSpec("ingest-"+src.Name, src.Schedule, func(ctx context.Context) error {
 			_, err := in.IngestFile(ctx, format, loc, opt)
