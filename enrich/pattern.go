@@ -9,17 +9,18 @@ import (
 )
 
 // pattern is a rule's case-insensitive regular expression with, where the
-// expression has one, a literal that every match contains. Most inputs a
-// rule meets are another product's, and a search for the literal rules
-// them out in a fraction of the time the expression takes to fail
-// (BenchmarkPattern).
+// expression has them, literals one of which every match contains (one
+// literal for `FortiGate`, one per branch for `USG|ATP|ZyWALL`). Most
+// inputs a rule meets are another product's, and a search for the
+// literals rules them out in a fraction of the time the expression takes
+// to fail (BenchmarkPattern).
 type pattern struct {
 	re *regexp.Regexp
-	// lit is the literal in ASCII lower case, "" when there is none.
-	lit string
-	// asciiOnly: a letter of lit also folds to a rune outside ASCII (k to
-	// the Kelvin sign, s to the long s), so lit only rules out inputs that
-	// are all ASCII.
+	// lits are the literals in ASCII lower case, none when there are none.
+	lits []string
+	// asciiOnly: a letter of a literal also folds to a rune outside ASCII
+	// (k to the Kelvin sign, s to the long s), so the literals only rule
+	// out inputs that are all ASCII.
 	asciiOnly bool
 }
 
@@ -32,8 +33,10 @@ func compilePattern(field, s string, errs *[]error) *pattern {
 	}
 	p := &pattern{re: re}
 	if parsed, err := syntax.Parse(re.String(), syntax.Perl); err == nil {
-		p.lit = requiredLiteral(parsed)
-		p.asciiOnly = foldsBeyondASCII(p.lit)
+		p.lits = requiredLiterals(parsed)
+		for _, l := range p.lits {
+			p.asciiOnly = p.asciiOnly || foldsBeyondASCII(l)
+		}
 	}
 	return p
 }
@@ -51,40 +54,73 @@ func foldsBeyondASCII(lit string) bool {
 	return false
 }
 
-// requiredLiteral returns the longest ASCII literal, in lower case, that
-// every match of re contains, or "".
-func requiredLiteral(re *syntax.Regexp) string {
+// requiredLiterals returns ASCII literals, in lower case, one of which
+// every match of re contains, or none: for a concatenation the best of
+// its parts' (the set whose shortest literal is longest), for an
+// alternation one set from each branch, when every branch has one.
+func requiredLiterals(re *syntax.Regexp) []string {
 	switch re.Op {
 	case syntax.OpLiteral:
 		s := string(re.Rune)
 		if !isASCII(s) {
-			return ""
+			return nil
 		}
-		return strings.ToLower(s)
+		return []string{strings.ToLower(s)}
 	case syntax.OpCapture, syntax.OpPlus:
-		return requiredLiteral(re.Sub[0])
+		return requiredLiterals(re.Sub[0])
 	case syntax.OpRepeat:
 		if re.Min >= 1 {
-			return requiredLiteral(re.Sub[0])
+			return requiredLiterals(re.Sub[0])
 		}
 	case syntax.OpConcat:
-		best := ""
+		var best []string
 		for _, sub := range re.Sub {
-			if l := requiredLiteral(sub); len(l) > len(best) {
+			if l := requiredLiterals(sub); literalsScore(l) > literalsScore(best) {
 				best = l
 			}
 		}
 		return best
+	case syntax.OpAlternate:
+		var all []string
+		for _, sub := range re.Sub {
+			l := requiredLiterals(sub)
+			if len(l) == 0 {
+				return nil
+			}
+			all = append(all, l...)
+		}
+		if len(all) > 8 {
+			return nil // more searches than a failing expression costs
+		}
+		return all
 	}
-	return ""
+	return nil
+}
+
+// literalsScore is how well a set of literals rules inputs out: the
+// length of its shortest, less one for every further literal to search.
+func literalsScore(lits []string) int {
+	if len(lits) == 0 {
+		return 0
+	}
+	shortest := len(lits[0])
+	for _, l := range lits[1:] {
+		shortest = min(shortest, len(l))
+	}
+	return shortest - (len(lits) - 1)
 }
 
 // possible is false only when s cannot match.
 func (p *pattern) possible(s string) bool {
-	if p.lit == "" || (p.asciiOnly && !isASCII(s)) {
+	if len(p.lits) == 0 || (p.asciiOnly && !isASCII(s)) {
 		return true
 	}
-	return containsFoldASCII(s, p.lit)
+	for _, l := range p.lits {
+		if containsFoldASCII(s, l) {
+			return true
+		}
+	}
+	return false
 }
 
 // FindStringSubmatch is the expression's FindStringSubmatch.

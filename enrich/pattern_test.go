@@ -101,23 +101,24 @@ func TestPattern_AgreesWithRegexp(t *testing.T) {
 		if len(errs) > 0 {
 			t.Fatal(errs)
 		}
-		if p.lit != "" {
+		if len(p.lits) > 0 {
 			withLiteral++
 		}
 		for _, s := range inputs {
 			if got, want := p.MatchString(s), p.re.MatchString(s); got != want {
-				t.Fatalf("pattern %q (literal %q) on %q: %v, the expression says %v", src, p.lit, s, got, want)
+				t.Fatalf("pattern %q (literals %q) on %q: %v, the expression says %v", src, p.lits, s, got, want)
 			}
 			if !p.possible(s) {
 				ruledOut++
 			}
 		}
 	}
-	for src, lit := range map[string]string{"FortiGate": "fortigate", "forti(gate|net)": "forti", "cisco (asa|ftd)": "cisco ",
-		"secure|portal": "", "x{0,3}pulse": "pulse", "(?:ab){2,}c": "ab", ".*": "", "ÄÖÜ": ""} {
+	for src, lits := range map[string]string{"FortiGate": "fortigate", "forti(gate|net)": "forti", "cisco (asa|ftd)": "cisco ",
+		"secure|portal": "secure|portal", "USG|ATP|VPN|ZyWALL": "usg|atp|vpn|zywall", "a|(b|c)d": "a|d",
+		"x|.*": "", "x{0,3}pulse": "pulse", "(?:ab){2,}c": "ab", ".*": "", "ÄÖÜ": "", "a|b|c|d|e|f|g|h|i": ""} {
 		var errs []error
-		if p := compilePattern("test", src, &errs); p.lit != lit {
-			t.Errorf("literal of %q = %q, want %q", src, p.lit, lit)
+		if p := compilePattern("test", src, &errs); strings.Join(p.lits, "|") != lits {
+			t.Errorf("literals of %q = %q, want %q", src, p.lits, lits)
 		}
 	}
 	if withLiteral == 0 || ruledOut == 0 {
