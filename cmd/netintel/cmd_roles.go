@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/netintel/netintel/enrich"
 	"github.com/netintel/netintel/internal/config"
 )
 
@@ -118,8 +119,14 @@ func cmdValidate(_ context.Context, env *Env, args []string) error {
 	case fs.NArg() == 1:
 		path = fs.Arg(0)
 	}
-	if _, err := config.Load(path); err != nil {
+	cfg, err := config.Load(path)
+	if err != nil {
 		return err
+	}
+	// The fingerprint rules are part of the configuration: a file run
+	// would refuse at start is refused here too.
+	if _, err := enrich.LoadRules(cfg.Enrich.Rules); err != nil {
+		return fmt.Errorf("enrich.rules: %w", err)
 	}
 	fmt.Fprintf(env.Stdout, "%s: ok\n", path)
 	return nil

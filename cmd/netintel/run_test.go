@@ -296,6 +296,13 @@ func TestBadInput_ClearOneLineErrors(t *testing.T) {
 		oneLineFailure(t, "api.listen", "", "validate", bad)
 		oneLineFailure(t, "give one file", "", "validate", bad, bad)
 	})
+	t.Run("a bad rules file stops validate and run, naming file, rule and field", func(t *testing.T) {
+		rules := write("rules.yaml", "version: 2\nrules:\n  - {id: acme, vendor: A, product: G, protocol_family: f, match: {header.server: '(unclosed'}}\n")
+		cfg := write("r.yaml", "enrich:\n  rules: "+rules+"\n")
+		want := "enrich.rules: " + rules + ": rule acme: match.header.server: error parsing regexp"
+		oneLineFailure(t, want, "", "validate", cfg)
+		oneLineFailure(t, want, "", "run", "--config", cfg, "--data-dir", t.TempDir())
+	})
 	t.Run("unreachable nats", func(t *testing.T) {
 		port, _ := bus.FreePort()
 		cfg := write("n.yaml", "nats:\n  embedded: {enabled: false}\n  urls: [\"nats://u:natspw-secret@127.0.0.1:"+fmt.Sprint(port)+"\"]\n  connect_wait: 1s\n  connect_timeout: 200ms\n")
