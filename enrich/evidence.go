@@ -149,26 +149,6 @@ func htmlTitle(body string) string {
 	return strings.Join(strings.Fields(rest[:end]), " ")
 }
 
-// indexFold is the index of lit (ASCII lower case) in s in any ASCII case.
-func indexFold(s, lit string) int {
-	for i := 0; i+len(lit) <= len(s); i++ {
-		j := 0
-		for ; j < len(lit); j++ {
-			c := s[i+j]
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			if c != lit[j] {
-				break
-			}
-		}
-		if j == len(lit) {
-			return i
-		}
-	}
-	return -1
-}
-
 func (v *probeView) cookieList() []cookie {
 	if !v.cookiesDone {
 		v.cookiesDone = true
@@ -204,15 +184,17 @@ func dnString(d *ingest.DN) string {
 	if d.DN != "" {
 		return d.DN
 	}
-	var b strings.Builder
+	return joinDN(d, ", ", true)
+}
+
+// joinDN writes a name's attributes as CN=..,OU=..,O=..,L=..,ST=..,C=..
+// joined by sep, with the emailAddress when email is set.
+func joinDN(d *ingest.DN, sep string, email bool) string {
+	var parts []string
 	add := func(k, v string) {
-		if v == "" {
-			return
+		if v != "" {
+			parts = append(parts, k+"="+v)
 		}
-		if b.Len() > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(k + "=" + v)
 	}
 	add("CN", d.CN)
 	for _, o := range d.OU {
@@ -224,8 +206,10 @@ func dnString(d *ingest.DN) string {
 	add("L", d.L)
 	add("ST", d.ST)
 	add("C", d.C)
-	add("emailAddress", d.Email)
-	return b.String()
+	if email {
+		add("emailAddress", d.Email)
+	}
+	return strings.Join(parts, sep)
 }
 
 func eachDNAttr(d *ingest.DN, attr string, fn func(string) bool) bool {

@@ -147,7 +147,11 @@ func isASCII(s string) bool {
 
 // containsFoldASCII reports whether s contains lit (ASCII lower case) in
 // any mix of ASCII case.
-func containsFoldASCII(s, lit string) bool {
+func containsFoldASCII(s, lit string) bool { return indexFold(s, lit) >= 0 }
+
+// indexFold is the index of the first lit (ASCII lower case, not empty)
+// in s in any mix of ASCII case, or -1.
+func indexFold(s, lit string) int {
 	first, firstUpper := lit[0], lit[0]
 	if 'a' <= first && first <= 'z' {
 		firstUpper -= 'a' - 'A'
@@ -167,8 +171,8 @@ func containsFoldASCII(s, lit string) bool {
 			}
 		}
 		if j == len(lit) {
-			return true
+			return i
 		}
 	}
-	return false
+	return -1
 }

@@ -142,25 +142,7 @@ func (e *evidence) recogValues(fn func(field, value string) bool) bool {
 
 // recogDN writes a name as Recog's x509 examples do: CN, OU, O, L, ST, C,
 // joined by commas without spaces.
-func recogDN(d *ingest.DN) string {
-	var parts []string
-	add := func(k, v string) {
-		if v != "" {
-			parts = append(parts, k+"="+v)
-		}
-	}
-	add("CN", d.CN)
-	for _, s := range d.OU {
-		add("OU", s)
-	}
-	for _, s := range d.O {
-		add("O", s)
-	}
-	add("L", d.L)
-	add("ST", d.ST)
-	add("C", d.C)
-	return strings.Join(parts, ",")
-}
+func recogDN(d *ingest.DN) string { return joinDN(d, ",", false) }
 
 // staticVendor is the vendor a fingerprint asserts whatever it matches,
 // "" when it takes the vendor from the value (or names none), in the

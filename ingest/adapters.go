@@ -333,27 +333,32 @@ func AWSRanges(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	return errors.Join(err, emitErr)
 }
 
+// jsonTime reads a feed's time stamp member: a JSON string in RFC 3339,
+// or without a zone (UTC), as Google's and Oracle's files write it.
+func jsonTime(raw json.RawMessage, what, key string) (time.Time, error) {
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return time.Time{}, fmt.Errorf("parse %s: %s: %w", what, key, err)
+	}
+	t, err := time.Parse("2006-01-02T15:04:05.999999999", s)
+	if err != nil {
+		if t, err = time.Parse(time.RFC3339Nano, s); err != nil {
+			return time.Time{}, fmt.Errorf("parse %s: %s %q: %w", what, key, s, err)
+		}
+	}
+	return t, nil
+}
+
 // GCPRanges reads Google Cloud's cloud.json; observed_at is its creationTime.
 func GCPRanges(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	src := opt.source("gcp-ranges")
 	var created time.Time
 	var emitErr error
-	err := jsonRanges(r, []string{"prefixes"}, func(key string, raw json.RawMessage) error {
-		if key != "creationTime" {
-			return nil
+	err := jsonRanges(r, []string{"prefixes"}, func(key string, raw json.RawMessage) (err error) {
+		if key == "creationTime" {
+			created, err = jsonTime(raw, "gcp ranges", key)
 		}
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return fmt.Errorf("parse gcp ranges: creationTime: %w", err)
-		}
-		t, err := time.Parse("2006-01-02T15:04:05.999999999", s)
-		if err != nil {
-			if t, err = time.Parse(time.RFC3339Nano, s); err != nil {
-				return fmt.Errorf("parse gcp ranges: creationTime %q: %w", s, err)
-			}
-		}
-		created = t
-		return nil
+		return err
 	}, func(line int, raw json.RawMessage) {
 		if emitErr != nil {
 			return

@@ -132,22 +132,11 @@ func OracleRanges(r io.Reader, opt Options, emit Emit, bad func(LineError)) erro
 	src := opt.source("oracle-ranges")
 	var updated time.Time
 	var emitErr error
-	err := jsonRanges(r, []string{"regions"}, func(key string, raw json.RawMessage) error {
-		if key != "last_updated_timestamp" {
-			return nil
+	err := jsonRanges(r, []string{"regions"}, func(key string, raw json.RawMessage) (err error) {
+		if key == "last_updated_timestamp" {
+			updated, err = jsonTime(raw, "oracle ranges", key)
 		}
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return fmt.Errorf("parse oracle ranges: last_updated_timestamp: %w", err)
-		}
-		t, err := time.Parse("2006-01-02T15:04:05.999999999", s)
-		if err != nil {
-			if t, err = time.Parse(time.RFC3339Nano, s); err != nil {
-				return fmt.Errorf("parse oracle ranges: last_updated_timestamp %q: %w", s, err)
-			}
-		}
-		updated = t
-		return nil
+		return err
 	}, func(line int, raw json.RawMessage) {
 		if emitErr != nil {
 			return

@@ -18,16 +18,7 @@ import (
 // TestIngestCommand_EndToEnd runs `netintel ingest` against a real
 // nats-server with an enrich worker and reads the stored state back.
 func TestIngestCommand_EndToEnd(t *testing.T) {
-	n := testutil.StartNATS(t)
-	cfg := n.Ensure(t)
-	w, err := enrich.NewWorker(n.JS, cfg.Enrich, nil, nil, testutil.Logger(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	n, _ := startEnrich(t)
 
 	run := func(args ...string) (string, string, error) {
 		var o, e bytes.Buffer
@@ -124,16 +115,7 @@ func TestIngestCommand_EndToEnd(t *testing.T) {
 // TestIngestCommand_Flows ingests what nfdump wrote of known flows: the
 // flows with a protocol are stored and classified, the others counted.
 func TestIngestCommand_Flows(t *testing.T) {
-	n := testutil.StartNATS(t)
-	cfg := n.Ensure(t)
-	w, err := enrich.NewWorker(n.JS, cfg.Enrich, nil, nil, testutil.Logger(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	n, _ := startEnrich(t)
 
 	var o, e bytes.Buffer
 	env := &Env{Stdout: &o, Stderr: &e, Getenv: func(string) string { return "" }}
@@ -196,4 +178,21 @@ func TestIngestCommand_ScannerFormats(t *testing.T) {
 		strings.Contains(errOut, "(skipped)") || out != "" {
 		t.Errorf("wrong format: %v, stdout %q, stderr %q", err, out, errOut)
 	}
+}
+
+// startEnrich starts a real nats-server with the declared streams and an
+// enrich worker with the built-in rules, both stopped at the test's end.
+func startEnrich(t *testing.T) (*testutil.NATS, *config.Config) {
+	t.Helper()
+	n := testutil.StartNATS(t)
+	cfg := n.Ensure(t)
+	w, err := enrich.NewWorker(n.JS, cfg.Enrich, nil, nil, testutil.Logger(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return n, cfg
 }

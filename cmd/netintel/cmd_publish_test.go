@@ -110,16 +110,7 @@ func job(s *System, name string) (schedule.Job, bool) {
 // command builds and publishes the snapshot of that state, prints what it
 // wrote, and a backfill of an older date leaves latest alone.
 func TestPublishCommand_EndToEnd(t *testing.T) {
-	n := testutil.StartNATS(t)
-	cfg := n.Ensure(t)
-	w, err := enrich.NewWorker(n.JS, cfg.Enrich, nil, nil, testutil.Logger(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	n, _ := startEnrich(t)
 
 	dir := t.TempDir()
 	objDir := filepath.Join(dir, "objects")
