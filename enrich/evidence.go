@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/netintel/netintel/ingest"
@@ -24,22 +25,51 @@ type evidence struct {
 type probeView struct {
 	p *ingest.Probe
 
-	body, title, banner, sent *string // decoded on first use
+	body, title, banner, sent string // decoded on first use
+	done                      derived
 	cookies                   []cookie
-	cookiesDone               bool
 }
+
+// derived says which of a probeView's values are worked out.
+type derived uint8
+
+const (
+	doneBody derived = 1 << iota
+	doneTitle
+	doneBanner
+	doneSent
+	doneCookies
+)
 
 type cookie struct{ name, value string }
 
+// evidencePool keeps evidence views and their probe slices between
+// observations: a worker fingerprints every service it applies.
+var evidencePool = sync.Pool{New: func() any { return new(evidence) }}
+
+// newEvidence returns a view of svc or flow; release gives it back.
 func newEvidence(svc *ingest.Service, flow *ingest.Flow) *evidence {
-	e := &evidence{svc: svc, flow: flow}
+	e := evidencePool.Get().(*evidence)
+	e.svc, e.flow = svc, flow
 	if svc != nil && len(svc.Probes) > 0 {
-		e.probes = make([]probeView, len(svc.Probes))
+		if cap(e.probes) < len(svc.Probes) {
+			e.probes = make([]probeView, len(svc.Probes))
+		}
+		e.probes = e.probes[:len(svc.Probes)]
 		for i := range svc.Probes {
-			e.probes[i].p = &svc.Probes[i]
+			e.probes[i] = probeView{p: &svc.Probes[i], cookies: e.probes[i].cookies[:0]}
 		}
 	}
 	return e
+}
+
+// release returns e to the pool; e is not used after.
+func (e *evidence) release() {
+	for i := range e.probes {
+		e.probes[i] = probeView{cookies: e.probes[i].cookies[:0]}
+	}
+	e.svc, e.flow, e.probes = nil, nil, e.probes[:0]
+	evidencePool.Put(e)
 }
 
 func (v *probeView) method() string {
@@ -82,51 +112,47 @@ func (v *probeView) pathMatches(want string) bool {
 }
 
 func (v *probeView) bodyText() string {
-	if v.body == nil {
-		s := ""
+	if v.done&doneBody == 0 {
+		v.done |= doneBody
 		if r := v.p.Response; r != nil {
-			s = r.Body.Text()
+			v.body = r.Body.Text()
 		}
-		v.body = &s
 	}
-	return *v.body
+	return v.body
 }
 
 func (v *probeView) bannerText() string {
-	if v.banner == nil {
-		s := ""
+	if v.done&doneBanner == 0 {
+		v.done |= doneBanner
 		if b := v.p.Banner; b != nil {
-			s = b.Received.Text()
+			v.banner = b.Received.Text()
 		}
-		v.banner = &s
 	}
-	return *v.banner
+	return v.banner
 }
 
 func (v *probeView) sentText() string {
-	if v.sent == nil {
-		s := ""
+	if v.done&doneSent == 0 {
+		v.done |= doneSent
 		if b := v.p.Banner; b != nil {
-			s = b.Sent.Text()
+			v.sent = b.Sent.Text()
 		}
-		v.sent = &s
 	}
-	return *v.sent
+	return v.sent
 }
 
 // titleText is the scanner's title, or the body's first <title>.
 func (v *probeView) titleText() string {
-	if v.title == nil {
-		s := ""
+	if v.done&doneTitle == 0 {
+		v.done |= doneTitle
 		if r := v.p.Response; r != nil {
-			s = r.Title
-			if s == "" {
-				s = htmlTitle(v.bodyText())
+			v.title = r.Title
+			if v.title == "" {
+				v.title = htmlTitle(v.bodyText())
 			}
 		}
-		v.title = &s
 	}
-	return *v.title
+	return v.title
 }
 
 // htmlTitle returns the text of the first <title> element of an HTML
@@ -150,8 +176,8 @@ func htmlTitle(body string) string {
 }
 
 func (v *probeView) cookieList() []cookie {
-	if !v.cookiesDone {
-		v.cookiesDone = true
+	if v.done&doneCookies == 0 {
+		v.done |= doneCookies
 		if r := v.p.Response; r != nil {
 			for _, h := range r.Headers {
 				if !strings.EqualFold(h.Name, "Set-Cookie") {

@@ -112,7 +112,7 @@ func literalsScore(lits []string) int {
 
 // possible is false only when s cannot match.
 func (p *pattern) possible(s string) bool {
-	if len(p.lits) == 0 || (p.asciiOnly && !isASCII(s)) {
+	if len(p.lits) == 0 {
 		return true
 	}
 	for _, l := range p.lits {
@@ -120,7 +120,9 @@ func (p *pattern) possible(s string) bool {
 			return true
 		}
 	}
-	return false
+	// A literal with a letter that folds beyond ASCII rules out only an
+	// input that is all ASCII; checked last, as most inputs are.
+	return p.asciiOnly && !isASCII(s)
 }
 
 // FindStringSubmatch is the expression's FindStringSubmatch.

@@ -371,6 +371,7 @@ type Fingerprint struct {
 // none does.
 func (rs *Rules) Match(svc *ingest.Service, flow *ingest.Flow) (Fingerprint, bool) {
 	e := newEvidence(svc, flow)
+	defer e.release()
 	for _, r := range rs.rules {
 		if !r.match.holds(e) || r.guarded(e) {
 			continue

@@ -205,8 +205,9 @@ func (b *Body) Text() string {
 	return b.Data
 }
 
-// normalize checks the body's encoding and cuts it at MaxBodyBytes.
-func (b *Body) normalize(field string) error {
+// normalize checks the body's encoding and cuts it at MaxBodyBytes; field
+// names the body in an error (a func, so that a valid body costs no name).
+func (b *Body) normalize(field fieldPath) error {
 	b.Encoding = strings.ToLower(b.Encoding)
 	if b.Encoding == EncodingText && !utf8.ValidString(b.Data) {
 		// Bytes that are not UTF-8 are kept exactly, as base64, rather
@@ -279,7 +280,7 @@ func isHex(s string, n int) bool {
 	return true
 }
 
-func normalizeHeaders(field string, hs []Header) []Header {
+func normalizeHeaders(hs []Header) []Header {
 	if len(hs) > MaxHeaders {
 		hs = hs[:MaxHeaders]
 	}
@@ -319,6 +320,21 @@ func (d *DN) normalize() {
 	}
 }
 
+// fieldPath names a field of probe N in an error ("service.probes[2]"
+// and rest), built only when an error is: a valid observation costs no
+// names. A probe of -1 names rest alone.
+type fieldPath struct {
+	probe int
+	rest  string
+}
+
+func (f fieldPath) String() string {
+	if f.probe < 0 {
+		return f.rest
+	}
+	return "service.probes[" + strconv.Itoa(f.probe) + "]" + f.rest
+}
+
 // normalizeProbes checks and cuts the probes of a service.
 func (s *Service) normalizeProbes() error {
 	if len(s.Probes) > MaxProbes {
@@ -326,10 +342,10 @@ func (s *Service) normalizeProbes() error {
 	}
 	for i := range s.Probes {
 		p := &s.Probes[i]
-		f := "service.probes[" + strconv.Itoa(i) + "]"
+		f := func(rest string) fieldPath { return fieldPath{i, rest} }
 		cutField(&p.Name)
 		if p.Request == nil && p.Response == nil && p.TLS == nil && p.Banner == nil {
-			return fmt.Errorf("%s: needs a request, response, tls or banner", f)
+			return fmt.Errorf("%s: needs a request, response, tls or banner", f(""))
 		}
 		if q := p.Request; q != nil {
 			q.Method = strings.ToUpper(strings.TrimSpace(q.Method))
@@ -337,30 +353,30 @@ func (s *Service) normalizeProbes() error {
 				q.Method = "GET"
 			}
 			if len(q.Method) > 32 || strings.ContainsAny(q.Method, " \t\r\n") {
-				return fmt.Errorf("%s.request.method: not an HTTP method: %q", f, cutUTF8(q.Method, 40))
+				return fmt.Errorf("%s.request.method: not an HTTP method: %q", f(""), cutUTF8(q.Method, 40))
 			}
 			if q.Path == "" {
 				q.Path = "/"
 			}
 			cutField(&q.Path)
 			cutField(&q.Host)
-			q.Headers = normalizeHeaders(f+".request.headers", q.Headers)
+			q.Headers = normalizeHeaders(q.Headers)
 			if q.Body != nil {
-				if err := q.Body.normalize(f + ".request.body"); err != nil {
+				if err := q.Body.normalize(f(".request.body")); err != nil {
 					return err
 				}
 			}
 		}
 		if r := p.Response; r != nil {
 			if r.Status < 0 || r.Status > 999 {
-				return fmt.Errorf("%s.response.status: must be 0..999, got %d", f, r.Status)
+				return fmt.Errorf("%s.response.status: must be 0..999, got %d", f(""), r.Status)
 			}
 			cutField(&r.Reason)
 			cutField(&r.Protocol)
 			cutField(&r.Title)
-			r.Headers = normalizeHeaders(f+".response.headers", r.Headers)
+			r.Headers = normalizeHeaders(r.Headers)
 			if r.Body != nil {
-				if err := r.Body.normalize(f + ".response.body"); err != nil {
+				if err := r.Body.normalize(f(".response.body")); err != nil {
 					return err
 				}
 			}
@@ -371,7 +387,7 @@ func (s *Service) normalizeProbes() error {
 			}
 			t.SHA256 = strings.ToLower(strings.ReplaceAll(t.SHA256, ":", ""))
 			if t.SHA256 != "" && !isHex(t.SHA256, 64) {
-				return fmt.Errorf("%s.tls.sha256: want 64 hex digits", f)
+				return fmt.Errorf("%s.tls.sha256: want 64 hex digits", f(""))
 			}
 			if t.Subject != nil {
 				t.Subject.normalize()
@@ -392,7 +408,7 @@ func (s *Service) normalizeProbes() error {
 				b    *Body
 			}{{"sent", b.Sent}, {"received", b.Received}} {
 				if part.b != nil {
-					if err := part.b.normalize(f + ".banner." + part.name); err != nil {
+					if err := part.b.normalize(f(".banner." + part.name)); err != nil {
 						return err
 					}
 				}

@@ -42,7 +42,7 @@ func TestNDJSON_OversizedEvidenceIsCutNotRefused(t *testing.T) {
 	}
 	// An adapter that puts raw bytes in a text body gets them kept as base64.
 	raw := &Body{Data: "\xff\xfe\x00bin"}
-	if err := raw.normalize("b"); err != nil || raw.Encoding != EncodingBase64 || !bytes.Equal(raw.Bytes(), []byte("\xff\xfe\x00bin")) {
+	if err := raw.normalize(fieldPath{-1, "b"}); err != nil || raw.Encoding != EncodingBase64 || !bytes.Equal(raw.Bytes(), []byte("\xff\xfe\x00bin")) {
 		t.Errorf("raw bytes in a text body: %+v %v", raw, err)
 	}
 	if v := p.Response.Headers[0].Value; !utf8.ValidString(v) || !strings.HasPrefix(v, "x") {
