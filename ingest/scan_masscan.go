@@ -129,7 +129,7 @@ func masscanJSON(line []byte) ([]masscanRecord, bool, error) {
 			} `json:"service"`
 		} `json:"ports"`
 	}
-	if err := json.Unmarshal(line, &j); err != nil {
+	if err := scanUnmarshal(line, &j); err != nil {
 		return nil, true, fmt.Errorf("json: %w", err)
 	}
 	if j.IP == "" || len(j.Ports) == 0 {

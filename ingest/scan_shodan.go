@@ -154,9 +154,9 @@ func (sb *shodanBanner) detected() *Detected {
 	d.Info = strings.Join(info, "; ")
 	if len(d.CPE) == 0 && len(sb.CPE) > 0 {
 		var list []string
-		if json.Unmarshal(sb.CPE, &list) != nil {
+		if scanUnmarshal(sb.CPE, &list) != nil {
 			var one string
-			if json.Unmarshal(sb.CPE, &one) == nil && one != "" {
+			if scanUnmarshal(sb.CPE, &one) == nil && one != "" {
 				list = []string{one}
 			}
 		}

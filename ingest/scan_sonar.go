@@ -35,7 +35,7 @@ func SonarHTTP(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 			Timestamp json.RawMessage `json:"timestamp"`
 			TS        json.RawMessage `json:"ts"`
 		}
-		if err := json.Unmarshal(line, &rec); err != nil {
+		if err := scanUnmarshal(line, &rec); err != nil {
 			bad(LineError{n, fmt.Errorf("json: %w", err)})
 			return nil
 		}

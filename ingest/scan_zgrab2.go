@@ -68,7 +68,7 @@ func ZGrab2(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 			return nil
 		}
 		var zl zgrab2Line
-		if err := json.Unmarshal(line, &zl); err != nil {
+		if err := scanUnmarshal(line, &zl); err != nil {
 			bad(LineError{n, fmt.Errorf("json: %w", err)})
 			return nil
 		}
@@ -153,7 +153,7 @@ func zgrab2Probes(name, proto string, raw json.RawMessage, domain string) (probe
 			Response *zgrab2Response  `json:"response"`
 			Chain    []zgrab2Response `json:"redirect_response_chain"`
 		}
-		if err := json.Unmarshal(raw, &res); err != nil {
+		if err := scanUnmarshal(raw, &res); err != nil {
 			return nil, 0, nil, err
 		}
 		// The port scanned is the first request's: the chain's first, or
@@ -175,7 +175,7 @@ func zgrab2Probes(name, proto string, raw json.RawMessage, domain string) (probe
 		return probes, port, det, nil
 	case "tls":
 		var log zgrab2TLSLog
-		if err := json.Unmarshal(raw, &log); err != nil {
+		if err := scanUnmarshal(raw, &log); err != nil {
 			return nil, 0, nil, err
 		}
 		if t := log.tls(); t != nil {
@@ -186,7 +186,7 @@ func zgrab2Probes(name, proto string, raw json.RawMessage, domain string) (probe
 		var res struct {
 			Fingerprint string `json:"fingerprint"`
 		}
-		if err := json.Unmarshal(raw, &res); err != nil {
+		if err := scanUnmarshal(raw, &res); err != nil {
 			return nil, 0, nil, err
 		}
 		if res.Fingerprint != "" {
@@ -195,18 +195,18 @@ func zgrab2Probes(name, proto string, raw json.RawMessage, domain string) (probe
 		return probes, 0, det, nil
 	}
 	var res map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &res); err != nil {
+	if err := scanUnmarshal(raw, &res); err != nil {
 		return nil, 0, nil, err
 	}
 	str := func(k string) string {
 		var s string
-		_ = json.Unmarshal(res[k], &s)
+		_ = scanUnmarshal(res[k], &s)
 		return s
 	}
 	var tlsProbe *TLS
 	if t, ok := res["tls"]; ok {
 		var log zgrab2TLSLog
-		if json.Unmarshal(t, &log) == nil {
+		if scanUnmarshal(t, &log) == nil {
 			tlsProbe = log.tls()
 		}
 	}
@@ -216,7 +216,7 @@ func zgrab2Probes(name, proto string, raw json.RawMessage, domain string) (probe
 			Software string `json:"software"`
 			Comment  string `json:"comment"`
 		}
-		_ = json.Unmarshal(res["server_id"], &sid)
+		_ = scanUnmarshal(res["server_id"], &sid)
 		if sid.Raw != "" {
 			probes = append(probes, Probe{Name: name, Banner: &Banner{Received: TextBody(sid.Raw)}})
 		}
@@ -251,8 +251,8 @@ func zgrab2Probes(name, proto string, raw json.RawMessage, domain string) (probe
 func zgrab2BannerBody(s string, res map[string]json.RawMessage) *Body {
 	var length int
 	var sum string
-	_ = json.Unmarshal(res["length"], &length)
-	_ = json.Unmarshal(res["sha256"], &sum)
+	_ = scanUnmarshal(res["length"], &length)
+	_ = scanUnmarshal(res["sha256"], &sum)
 	fits := func(b []byte) bool {
 		if length > 0 && len(b) != length {
 			return false
@@ -307,7 +307,7 @@ func (h zgrab2Headers) list() []Header {
 				Key   string   `json:"key"`
 				Value []string `json:"value"`
 			}
-			_ = json.Unmarshal(h[k], &unk)
+			_ = scanUnmarshal(h[k], &unk)
 			for _, u := range unk {
 				for _, v := range u.Value {
 					out = append(out, Header{Name: canonicalHeader(u.Key), Value: v})
@@ -316,7 +316,7 @@ func (h zgrab2Headers) list() []Header {
 			continue
 		}
 		var vs []string
-		if json.Unmarshal(h[k], &vs) != nil {
+		if scanUnmarshal(h[k], &vs) != nil {
 			continue
 		}
 		for _, v := range vs {
@@ -359,8 +359,8 @@ func (z *zgrab2Response) probe(name, domain string) (Probe, int) {
 	var proto struct {
 		Name string `json:"name"`
 	}
-	if json.Unmarshal(z.Protocol, &proto) != nil {
-		_ = json.Unmarshal(z.Protocol, &proto.Name)
+	if scanUnmarshal(z.Protocol, &proto) != nil {
+		_ = scanUnmarshal(z.Protocol, &proto.Name)
 	}
 	resp.Protocol = proto.Name
 	if len(z.HeadersRaw) > 0 {
