@@ -23,13 +23,13 @@ package publish
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"crypto/rand"
 	"regexp"
 	"slices"
 	"strings"
