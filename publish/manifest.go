@@ -3,23 +3,27 @@
 // and offers the reader side (Latest, ReadManifest, Download) that the API
 // uses to serve it.
 //
-// Object layout (docs/snapshot.md):
+// Object layout (docs/snapshot.md): every run writes its own build folder,
+// named by a build id, and never touches another build's objects:
 //
-//	snapshots/YYYY-MM-DD/ipintel.csv.gz
-//	snapshots/YYYY-MM-DD/ipintel.ndjson.gz
-//	snapshots/YYYY-MM-DD/ipintel.parquet
-//	snapshots/YYYY-MM-DD/ipintel.mmdb
-//	snapshots/YYYY-MM-DD/SHA256SUMS
-//	snapshots/YYYY-MM-DD/manifest.json   written after every file above
-//	snapshots/latest                     written last: names the date and manifest
+//	snapshots/YYYY-MM-DD/BUILD/ipintel.csv.gz
+//	snapshots/YYYY-MM-DD/BUILD/ipintel.ndjson.gz
+//	snapshots/YYYY-MM-DD/BUILD/ipintel.parquet
+//	snapshots/YYYY-MM-DD/BUILD/ipintel.mmdb
+//	snapshots/YYYY-MM-DD/BUILD/SHA256SUMS
+//	snapshots/YYYY-MM-DD/BUILD/manifest.json   written after every file above
+//	snapshots/latest                           written last: names the date, build and manifest
 //
 // A snapshot is visible to readers only through snapshots/latest, which is
 // written after every file was uploaded and verified and the manifest was
-// written, so a reader never sees a half-written snapshot.
+// written, so a reader never sees a half-written snapshot; and since a
+// build's objects are written once, the bytes under a manifest always
+// match it, even while the same date is published again.
 package publish
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -27,6 +31,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -137,6 +142,10 @@ type File struct {
 type Manifest struct {
 	// SnapshotDate is the snapshot's date, YYYY-MM-DD (UTC).
 	SnapshotDate string `json:"snapshot_date"`
+	// BuildID names the run that built it and its folder under the date
+	// (NewBuildID); "" for a snapshot of the older layout, whose files sit
+	// in the date's folder itself.
+	BuildID string `json:"build_id,omitempty"`
 	// SchemaVersion is ipmodel.SchemaVersion at build time.
 	SchemaVersion string `json:"schema_version"`
 	// BuildTime is when the build started, RFC 3339 UTC.
@@ -167,7 +176,10 @@ func (m *Manifest) File(format string) (File, bool) {
 
 // Pointer is the content of snapshots/latest.
 type Pointer struct {
-	SnapshotDate  string `json:"snapshot_date"`
+	SnapshotDate string `json:"snapshot_date"`
+	// BuildID is the build of that date that latest names ("" for the
+	// older layout without build folders).
+	BuildID       string `json:"build_id,omitempty"`
 	Manifest      string `json:"manifest"`
 	BuildTime     string `json:"build_time"`
 	SchemaVersion string `json:"schema_version"`
@@ -187,14 +199,52 @@ func ParseDate(s string) (time.Time, error) {
 	return t, nil
 }
 
-// Dir returns the folder (with trailing slash) of a snapshot date.
+// Dir returns the folder (with trailing slash) of a snapshot date, which
+// holds one folder per build.
 func Dir(date string) string { return Prefix + date + "/" }
 
-// Key returns the object key of a file name in a snapshot date's folder.
-func Key(date, name string) string { return Dir(date) + name }
+// BuildDir returns the folder (with trailing slash) of one build of a
+// date; build "" is the date's folder itself (the older layout).
+func BuildDir(date, build string) string {
+	if build == "" {
+		return Dir(date)
+	}
+	return Dir(date) + build + "/"
+}
 
-// ManifestKey returns the object key of a snapshot date's manifest.
-func ManifestKey(date string) string { return Key(date, ManifestName) }
+// Key returns the object key of a file name in a build's folder.
+func Key(date, build, name string) string { return BuildDir(date, build) + name }
+
+// ManifestKey returns the object key of a build's manifest.
+func ManifestKey(date, build string) string { return Key(date, build, ManifestName) }
+
+// buildIDLayout is the time part of a build id: it sorts as it happened.
+const buildIDLayout = "20060102T150405.000Z"
+
+var buildIDRe = regexp.MustCompile(`^\d{8}T\d{6}\.\d{3}Z-[0-9a-f]{8}$`)
+
+// NewBuildID returns a new build id: the start time in UTC to the
+// millisecond, then 8 random hex digits (two runs started in the same
+// millisecond still get their own folders), e.g. 20261123T030000.000Z-9f86d081.
+// Ids of one date sort in the order the builds started.
+func NewBuildID(start time.Time) string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return start.UTC().Format(buildIDLayout) + "-" + hex.EncodeToString(b[:])
+}
+
+// ValidBuildID reports whether s is a build id as NewBuildID makes them.
+func ValidBuildID(s string) bool { return buildIDRe.MatchString(s) }
+
+// BuildStart returns the start time a build id records (false for "" or
+// an invalid id).
+func BuildStart(build string) (time.Time, bool) {
+	if !ValidBuildID(build) {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(buildIDLayout, build[:len(buildIDLayout)])
+	return t, err == nil
+}
 
 // ReadPointer reads snapshots/latest. ErrNoSnapshot when absent.
 func ReadPointer(ctx context.Context, st objstore.Store) (*Pointer, error) {
@@ -208,8 +258,11 @@ func ReadPointer(ctx context.Context, st objstore.Store) (*Pointer, error) {
 	if _, err := ParseDate(p.SnapshotDate); err != nil {
 		return nil, fmt.Errorf("read %s: %w: %w", LatestKey, ErrInvalid, err)
 	}
-	if p.Manifest != ManifestKey(p.SnapshotDate) {
-		return nil, fmt.Errorf("read %s: %w: manifest key %q does not match date %s", LatestKey, ErrInvalid, p.Manifest, p.SnapshotDate)
+	if p.BuildID != "" && !ValidBuildID(p.BuildID) {
+		return nil, fmt.Errorf("read %s: %w: build id %q", LatestKey, ErrInvalid, p.BuildID)
+	}
+	if p.Manifest != ManifestKey(p.SnapshotDate, p.BuildID) {
+		return nil, fmt.Errorf("read %s: %w: manifest key %q does not match date %s build %q", LatestKey, ErrInvalid, p.Manifest, p.SnapshotDate, p.BuildID)
 	}
 	return &p, nil
 }
@@ -222,6 +275,64 @@ func Latest(ctx context.Context, st objstore.Store) (*Manifest, error) {
 		return nil, err
 	}
 	return ReadManifest(ctx, st, p.Manifest)
+}
+
+// DateManifest returns the manifest of the newest complete build of date
+// (the one a backfill or a later run of that date left last), whether or
+// not latest names it; ErrNoSnapshot when the date has no complete build.
+func DateManifest(ctx context.Context, st objstore.Store, date string) (*Manifest, error) {
+	builds, err := Builds(ctx, st, date)
+	if err != nil {
+		return nil, err
+	}
+	if len(builds) == 0 {
+		return nil, fmt.Errorf("snapshot %s: %w", date, ErrNoSnapshot)
+	}
+	return ReadManifest(ctx, st, ManifestKey(date, builds[len(builds)-1]))
+}
+
+// Builds lists the complete builds (those with a manifest) of date that
+// are still in the store, oldest first; "" stands for a snapshot of the
+// older layout and sorts first. ReadManifest(ManifestKey(date, id)) reads
+// each: a date's history until superseded builds are pruned.
+func Builds(ctx context.Context, st objstore.Store, date string) ([]string, error) {
+	if _, err := ParseDate(date); err != nil {
+		return nil, err
+	}
+	objs, err := st.List(ctx, Dir(date))
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", Dir(date), err)
+	}
+	var out []string
+	for _, o := range objs {
+		_, build, name, ok := splitKey(o.Key)
+		if ok && name == ManifestName {
+			out = append(out, build)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// splitKey splits an object key under Prefix into its date, build ("" in
+// the older layout) and file name; ok is false for keys of no snapshot
+// (snapshots/latest, foreign files).
+func splitKey(key string) (date, build, name string, ok bool) {
+	rest, found := strings.CutPrefix(key, Prefix)
+	if !found {
+		return "", "", "", false
+	}
+	parts := strings.Split(rest, "/")
+	if _, err := ParseDate(parts[0]); err != nil {
+		return "", "", "", false
+	}
+	switch {
+	case len(parts) == 2 && parts[1] != "":
+		return parts[0], "", parts[1], true
+	case len(parts) == 3 && ValidBuildID(parts[1]) && parts[2] != "":
+		return parts[0], parts[1], parts[2], true
+	}
+	return "", "", "", false
 }
 
 // ReadManifest reads and checks the manifest at key.
@@ -246,15 +357,21 @@ func (m *Manifest) check() error {
 	if major(m.SchemaVersion) != major(ipmodel.SchemaVersion) {
 		return fmt.Errorf("schema version %q: this build reads %s", m.SchemaVersion, ipmodel.SchemaVersion)
 	}
-	if m.Key != ManifestKey(m.SnapshotDate) {
-		return fmt.Errorf("key %q does not match date %s", m.Key, m.SnapshotDate)
+	if m.BuildID != "" && !ValidBuildID(m.BuildID) {
+		return fmt.Errorf("build id %q: not a build id", m.BuildID)
+	}
+	if m.Key != ManifestKey(m.SnapshotDate, m.BuildID) {
+		return fmt.Errorf("key %q does not match date %s build %q", m.Key, m.SnapshotDate, m.BuildID)
+	}
+	if m.SumsKey != "" && m.SumsKey != Key(m.SnapshotDate, m.BuildID, SumsName) {
+		return fmt.Errorf("sha256sums_key %q is not %s", m.SumsKey, Key(m.SnapshotDate, m.BuildID, SumsName))
 	}
 	for i, f := range m.Files {
 		if FileName(f.Format) == "" {
 			return fmt.Errorf("files[%d].format: unknown %q", i, f.Format)
 		}
-		if f.Key != Key(m.SnapshotDate, f.Name) {
-			return fmt.Errorf("files[%d].key %q is not %s", i, f.Key, Key(m.SnapshotDate, f.Name))
+		if want := Key(m.SnapshotDate, m.BuildID, f.Name); f.Key != want {
+			return fmt.Errorf("files[%d].key %q is not %s", i, f.Key, want)
 		}
 		if b, err := hex.DecodeString(f.SHA256); err != nil || len(b) != sha256.Size {
 			return fmt.Errorf("files[%d].sha256: not a SHA-256 hex digest", i)
@@ -311,7 +428,9 @@ func Download(ctx context.Context, st objstore.Store, f File, w io.Writer) error
 
 // Event is the JSON payload published on EventSubject.
 type Event struct {
-	SnapshotDate  string `json:"snapshot_date"`
+	SnapshotDate string `json:"snapshot_date"`
+	// BuildID is the build published (docs/snapshot.md, object layout).
+	BuildID       string `json:"build_id"`
 	Manifest      string `json:"manifest"`
 	BuildTime     string `json:"build_time"`
 	SchemaVersion string `json:"schema_version"`

@@ -58,19 +58,26 @@ type Result struct {
 	Latest bool
 	// Pruned are the dates deleted to keep cfg.Keep snapshots.
 	Pruned []string
+	// PrunedBuilds are the builds deleted from dates that stay: superseded
+	// ones past cfg.SupersededGrace and those of runs that never finished,
+	// as "YYYY-MM-DD/BUILD" ("YYYY-MM-DD/" for the older layout's files).
+	PrunedBuilds []string
 }
 
 // Run builds the snapshot of state for date (YYYY-MM-DD; "" = today in
-// UTC) and publishes it: data files and SHA256SUMS (each verified by
-// reading it back), then manifest.json, then snapshots/latest, then the
-// event; then it deletes snapshots beyond cfg.Keep. Running a date again
-// replaces that date's snapshot (idempotent); a failed run leaves the
-// previous latest in place.
+// UTC) and publishes it into a build folder of its own (a new build id):
+// data files and SHA256SUMS (each verified by reading it back), then
+// manifest.json, then snapshots/latest, then the event; then it deletes
+// snapshots beyond cfg.Keep and superseded builds. Running a date again
+// publishes a new build of that date and moves latest to it only once
+// it is complete; a failed run leaves the previous latest, and every
+// object it names, untouched.
 func (p *Publisher) Run(ctx context.Context, state ipmodel.State, date string) (res *Result, err error) {
 	if state == nil {
 		return nil, ErrNoState
 	}
-	start := p.Now().UTC().Truncate(time.Second)
+	now := p.Now().UTC()
+	start := now.Truncate(time.Second)
 	if date == "" {
 		date = start.Format(DateFormat)
 	}
@@ -82,14 +89,17 @@ func (p *Publisher) Run(ctx context.Context, state ipmodel.State, date string) (
 	ctx, cancel := bus.RunContext(ctx, p.cfg.Timeout)
 	defer cancel()
 	defer func() { err = bus.RunErr(ctx, err) }()
-	log := p.log.With("date", date)
-	dir, err := os.MkdirTemp(p.cfg.WorkDir, "snapshot-"+date+"-")
+	build := NewBuildID(now)
+	log := p.log.With("date", date, "build", build)
+	p.sweepWorkDirs(log)
+	dir, release, err := newWorkDir(p.cfg.WorkDir, date)
 	if err != nil {
-		return nil, fmt.Errorf("create work dir: %w", err)
+		return nil, err
 	}
-	defer os.RemoveAll(dir)
+	defer release()
 
-	m := &Manifest{SnapshotDate: date, SchemaVersion: ipmodel.SchemaVersion, BuildTime: ipmodel.FormatTime(start), Key: ManifestKey(date), SumsKey: Key(date, SumsName)}
+	m := &Manifest{SnapshotDate: date, BuildID: build, SchemaVersion: ipmodel.SchemaVersion, BuildTime: ipmodel.FormatTime(start),
+		Key: ManifestKey(date, build), SumsKey: Key(date, build, SumsName)}
 	files, err := Build(ctx, state, dir, BuildOptions{Formats: p.cfg.Formats, BuildTime: start, RowGroupRows: p.cfg.ParquetRowGroupRows, ParquetCompression: p.cfg.ParquetCompression}, m)
 	if err != nil {
 		return nil, err
@@ -127,7 +137,7 @@ func (p *Publisher) Run(ctx context.Context, state ipmodel.State, date string) (
 		return nil, fmt.Errorf("read latest pointer: %w", err)
 	}
 	if cur == nil || cur.SnapshotDate <= date {
-		pb, _ := json.Marshal(Pointer{SnapshotDate: date, Manifest: m.Key, BuildTime: m.BuildTime, SchemaVersion: m.SchemaVersion})
+		pb, _ := json.Marshal(Pointer{SnapshotDate: date, BuildID: build, Manifest: m.Key, BuildTime: m.BuildTime, SchemaVersion: m.SchemaVersion})
 		if err := p.uploadBytes(ctx, LatestKey, "application/json", append(pb, '\n')); err != nil {
 			return nil, err
 		}
@@ -138,7 +148,7 @@ func (p *Publisher) Run(ctx context.Context, state ipmodel.State, date string) (
 	log.Info("snapshot published", "manifest", m.Key, "latest", res.Latest)
 
 	p.announce(ctx, m, res.Latest)
-	res.Pruned, err = p.prune(ctx, date)
+	res.Pruned, res.PrunedBuilds, err = p.prune(ctx, date, build)
 	if err != nil {
 		return res, err
 	}
@@ -151,12 +161,12 @@ func (p *Publisher) announce(ctx context.Context, m *Manifest, latest bool) {
 	if p.js == nil {
 		return
 	}
-	ev := Event{SnapshotDate: m.SnapshotDate, Manifest: m.Key, BuildTime: m.BuildTime, SchemaVersion: m.SchemaVersion, Rows: m.Hosts + m.Ranges, Latest: latest, Files: map[string]string{}}
+	ev := Event{SnapshotDate: m.SnapshotDate, BuildID: m.BuildID, Manifest: m.Key, BuildTime: m.BuildTime, SchemaVersion: m.SchemaVersion, Rows: m.Hosts + m.Ranges, Latest: latest, Files: map[string]string{}}
 	for _, f := range m.Files {
 		ev.Files[f.Format] = f.Key
 	}
 	b, _ := json.Marshal(ev)
-	if _, err := p.js.Publish(ctx, EventSubject, b, jetstream.WithMsgID("snapshot-"+m.SnapshotDate+"-"+m.BuildTime)); err != nil {
+	if _, err := p.js.Publish(ctx, EventSubject, b, jetstream.WithMsgID("snapshot-"+m.SnapshotDate+"-"+m.BuildID)); err != nil {
 		p.log.Warn("snapshot event not sent", "subject", EventSubject, "err", err)
 	}
 }
@@ -236,72 +246,154 @@ func (p *Publisher) uploadOnce(ctx context.Context, key, ctype, sum string, size
 	return nil
 }
 
-// prune deletes the snapshot folders beyond the newest cfg.Keep complete
-// dates (those with a manifest), never the one just published nor the one
-// latest names. A folder without a manifest (a run that failed or crashed
-// before writing it) does not count towards cfg.Keep; it is deleted once
-// it is older than the oldest kept snapshot. A folder's manifest goes
-// first, so a half-deleted folder is never taken for a complete snapshot.
-func (p *Publisher) prune(ctx context.Context, published string) ([]string, error) {
+// snapshotBuild is one build folder found in the store.
+type snapshotBuild struct {
+	id       string
+	keys     []string
+	complete bool // has its manifest
+}
+
+// deleteKeys deletes keys, manifests first, so that a half-deleted build
+// is never taken for a complete one.
+func (p *Publisher) deleteKeys(ctx context.Context, keys []string) error {
+	slices.SortFunc(keys, func(a, b string) int {
+		am, bm := strings.HasSuffix(a, "/"+ManifestName), strings.HasSuffix(b, "/"+ManifestName)
+		switch {
+		case am && !bm:
+			return -1
+		case bm && !am:
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+	for _, k := range keys {
+		if err := p.store.Delete(ctx, k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// prune deletes the snapshot dates beyond the newest cfg.Keep complete
+// dates (those with a complete build), never the one just published nor
+// the one latest names. A date without a complete build (runs that failed
+// or crashed before their manifest) does not count towards cfg.Keep; it
+// is deleted once it is older than the oldest kept snapshot.
+//
+// In the dates it keeps, it deletes the builds nobody needs any more:
+// a complete build once the next newer complete build of its date is
+// older than cfg.SupersededGrace, and a build without a manifest once it
+// started longer than cfg.Timeout ago (no run lasts longer). The newest
+// complete build of each date, the build latest names and the one just
+// published are never deleted.
+func (p *Publisher) prune(ctx context.Context, published, publishedBuild string) (dates, builds []string, err error) {
 	keep := max(p.cfg.Keep, 1)
 	objs, err := p.store.List(ctx, Prefix)
 	if err != nil {
-		return nil, fmt.Errorf("prune: list: %w", err)
+		return nil, nil, fmt.Errorf("prune: list: %w", err)
 	}
-	byDate := map[string][]string{}
+	byDate := map[string]map[string]*snapshotBuild{}
 	for _, o := range objs {
-		rest := strings.TrimPrefix(o.Key, Prefix)
-		d, _, ok := strings.Cut(rest, "/")
+		d, b, name, ok := splitKey(o.Key)
 		if !ok {
 			continue
 		}
-		if _, err := ParseDate(d); err != nil {
-			continue
+		if byDate[d] == nil {
+			byDate[d] = map[string]*snapshotBuild{}
 		}
-		byDate[d] = append(byDate[d], o.Key)
+		sb := byDate[d][b]
+		if sb == nil {
+			sb = &snapshotBuild{id: b}
+			byDate[d][b] = sb
+		}
+		sb.keys = append(sb.keys, o.Key)
+		sb.complete = sb.complete || name == ManifestName
 	}
-	dates := make([]string, 0, len(byDate))
+	order := make([]string, 0, len(byDate))
 	for d := range byDate {
-		dates = append(dates, d)
+		order = append(order, d)
 	}
-	sort.Sort(sort.Reverse(sort.StringSlice(dates)))
-	latest := ""
+	sort.Sort(sort.Reverse(sort.StringSlice(order)))
+	var latest Pointer
 	if ptr, err := ReadPointer(ctx, p.store); err == nil {
-		latest = ptr.SnapshotDate
+		latest = *ptr
 	}
-	var pruned []string
+	now := p.Now().UTC()
 	kept := 0
-	for _, d := range dates {
-		keys := byDate[d]
-		complete := slices.Contains(keys, ManifestKey(d))
-		if d == published || d == latest {
+	for _, d := range order {
+		complete := false
+		for _, b := range byDate[d] {
+			complete = complete || b.complete
+		}
+		keepDate := d == published || d == latest.SnapshotDate || kept < keep
+		if keepDate && (complete || d == published || d == latest.SnapshotDate) {
 			kept++
+		}
+		if keepDate {
+			pruned, err := p.pruneBuilds(ctx, d, byDate[d], now, latest, published, publishedBuild)
+			builds = append(builds, pruned...)
+			if err != nil {
+				return dates, builds, err
+			}
 			continue
 		}
-		if kept < keep {
-			if complete {
-				kept++
-			}
-			continue
+		var keys []string
+		for _, b := range byDate[d] {
+			keys = append(keys, b.keys...)
 		}
-		slices.SortFunc(keys, func(a, b string) int {
-			// manifest first, then the rest in key order
-			am, bm := strings.HasSuffix(a, "/"+ManifestName), strings.HasSuffix(b, "/"+ManifestName)
-			switch {
-			case am && !bm:
-				return -1
-			case bm && !am:
-				return 1
-			}
-			return strings.Compare(a, b)
-		})
-		for _, k := range keys {
-			if err := p.store.Delete(ctx, k); err != nil {
-				return pruned, fmt.Errorf("prune %s: %w", d, err)
-			}
+		if err := p.deleteKeys(ctx, keys); err != nil {
+			return dates, builds, fmt.Errorf("prune %s: %w", d, err)
 		}
 		p.log.Info("snapshot pruned", "date", d)
-		pruned = append(pruned, d)
+		dates = append(dates, d)
+	}
+	return dates, builds, nil
+}
+
+// pruneBuilds deletes the superseded and abandoned builds of a kept date.
+func (p *Publisher) pruneBuilds(ctx context.Context, date string, builds map[string]*snapshotBuild, now time.Time, latest Pointer, published, publishedBuild string) ([]string, error) {
+	ids := make([]string, 0, len(builds))
+	for id := range builds {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids) // build ids sort by start time; the older layout's "" first
+	newest := ""
+	for _, id := range ids {
+		if builds[id].complete {
+			newest = id
+		}
+	}
+	var pruned []string
+	for i, id := range ids {
+		b := builds[id]
+		switch {
+		case b.complete && id == newest,
+			date == latest.SnapshotDate && id == latest.BuildID,
+			date == published && id == publishedBuild:
+			continue
+		}
+		if b.complete {
+			// Superseded since the next complete build of the date started.
+			var next string
+			for _, n := range ids[i+1:] {
+				if builds[n].complete {
+					next = n
+					break
+				}
+			}
+			since, ok := BuildStart(next)
+			if !ok || now.Sub(since) < p.cfg.SupersededGrace {
+				continue
+			}
+		} else if started, ok := BuildStart(id); ok && now.Sub(started) < p.cfg.Timeout {
+			continue // possibly a run still going
+		}
+		if err := p.deleteKeys(ctx, b.keys); err != nil {
+			return pruned, fmt.Errorf("prune %s: %w", BuildDir(date, id), err)
+		}
+		name := date + "/" + id
+		p.log.Info("snapshot build pruned", "date", date, "build", id, "complete", b.complete)
+		pruned = append(pruned, name)
 	}
 	return pruned, nil
 }
@@ -487,7 +579,7 @@ func Build(ctx context.Context, state ipmodel.State, dir string, o BuildOptions,
 		}
 		name := FileName(o.format)
 		files = append(files, File{
-			Name: name, Key: Key(m.SnapshotDate, name), Format: o.format, ContentType: ContentType(o.format),
+			Name: name, Key: Key(m.SnapshotDate, m.BuildID, name), Format: o.format, ContentType: ContentType(o.format),
 			Size: o.hf.n, Rows: o.w.Rows(), SHA256: hex.EncodeToString(o.hf.h.Sum(nil)),
 		})
 	}

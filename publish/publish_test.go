@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -388,7 +389,8 @@ type faultStore struct {
 	mu sync.Mutex
 	// failAfter makes every Put after that many succeed fail (0: never).
 	failAfter int
-	// corrupt names keys whose next Put stores flipped bytes.
+	// corrupt names keys (or file names, matching any build's) whose next
+	// Put stores flipped bytes.
 	corrupt map[string]int
 	puts    map[string]int
 	n       int
@@ -405,9 +407,13 @@ func (f *faultStore) Put(ctx context.Context, key string, r io.Reader, size int6
 	}
 	f.puts[key]++
 	fail := f.failAfter > 0 && f.n > f.failAfter
-	corrupt := f.corrupt[key] > 0
+	ck := key
+	if name := key[strings.LastIndexByte(key, '/')+1:]; f.corrupt[name] > 0 {
+		ck = name
+	}
+	corrupt := f.corrupt[ck] > 0
 	if corrupt {
-		f.corrupt[key]--
+		f.corrupt[ck]--
 	}
 	f.mu.Unlock()
 	if fail {
@@ -448,8 +454,8 @@ func TestPublisher_Run_Faults(t *testing.T) {
 				if err != nil || m.SnapshotDate != "2026-11-20" {
 					t.Fatalf("latest after failure = %+v, %v", m, err)
 				}
-				if _, err := base.Stat(t.Context(), ManifestKey("2026-11-21")); !errors.Is(err, objstore.ErrNotFound) {
-					t.Fatalf("manifest of the failed snapshot: %v", err)
+				if b, err := Builds(t.Context(), base, "2026-11-21"); err != nil || len(b) != 0 {
+					t.Fatalf("complete builds of the failed snapshot: %v, %v", b, err)
 				}
 				fs.failAfter = 0
 				if _, err := p.Run(t.Context(), g, "2026-11-21"); err != nil {
@@ -461,13 +467,14 @@ func TestPublisher_Run_Faults(t *testing.T) {
 			})
 			t.Run("corrupted upload is retried", func(t *testing.T) {
 				base := sc.open(t)
-				key := Key("2026-11-22", FileParquet)
-				fs := &faultStore{Store: base, corrupt: map[string]int{key: 1, LatestKey: 1}}
+				fs := &faultStore{Store: base, corrupt: map[string]int{FileParquet: 1, LatestKey: 1}}
 				p := newPublisher(t, testConfig(t), fs)
-				if _, err := p.Run(t.Context(), g, "2026-11-22"); err != nil {
+				res, err := p.Run(t.Context(), g, "2026-11-22")
+				if err != nil {
 					t.Fatal(err)
 				}
-				if fs.puts[key] != 2 || fs.puts[LatestKey] != 2 || fs.puts[Key("2026-11-22", FileCSV)] != 1 {
+				b := res.Manifest.BuildID
+				if fs.puts[Key("2026-11-22", b, FileParquet)] != 2 || fs.puts[LatestKey] != 2 || fs.puts[Key("2026-11-22", b, FileCSV)] != 1 {
 					t.Fatalf("puts = %v", fs.puts)
 				}
 				m, err := Latest(t.Context(), base)
@@ -481,8 +488,7 @@ func TestPublisher_Run_Faults(t *testing.T) {
 			})
 			t.Run("corrupted every time is never published", func(t *testing.T) {
 				base := sc.open(t)
-				key := Key("2026-11-22", FileMMDB)
-				fs := &faultStore{Store: base, corrupt: map[string]int{key: 100}}
+				fs := &faultStore{Store: base, corrupt: map[string]int{FileMMDB: 100}}
 				p := newPublisher(t, testConfig(t), fs)
 				_, err := p.Run(t.Context(), g, "2026-11-22")
 				if !errors.Is(err, ErrChecksum) {
@@ -519,11 +525,56 @@ func TestPublisher_Run_Faults(t *testing.T) {
 	})
 }
 
-// Running again the date that latest already names replaces its files in
-// place. If that run fails half-way, latest still names the date's old
-// manifest while some files are new: Download refuses them (ErrChecksum),
-// never hands out bytes the manifest does not describe, and the next run
-// of the date repairs the snapshot.
+// rawDownload copies the files latest names and SHA256SUMS into a fresh
+// folder without checking anything, as a customer's client would.
+func rawDownload(t *testing.T, st objstore.Store) (*Manifest, string) {
+	t.Helper()
+	m, err := Latest(t.Context(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	keys := map[string]string{SumsName: m.SumsKey}
+	for _, f := range m.Files {
+		keys[f.Name] = f.Key
+	}
+	for name, key := range keys {
+		rc, _, err := st.Get(t.Context(), key, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return m, dir
+}
+
+// sha256sumCheck runs `sha256sum -c --strict SHA256SUMS` in dir.
+func sha256sumCheck(t *testing.T, dir string, files int) {
+	t.Helper()
+	cmd := exec.Command("sha256sum", "-c", "--strict", SumsName)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("sha256sum -c: %v\n%s", err, out)
+	}
+	if n := strings.Count(string(out), ": OK"); n != files {
+		t.Fatalf("sha256sum -c checked %d files, want %d:\n%s", n, files, out)
+	}
+}
+
+// Running again the date that latest already names, and failing half-way
+// (here the store goes away after the run's first file), changes nothing
+// latest names: the run wrote into a build folder of its own. The next
+// successful run of the date publishes another build and moves latest to
+// it; the superseded build stays readable for publish.superseded_grace,
+// the failed run's leftovers for publish.timeout, then both are pruned.
 func TestPublisher_Run_RerunLatestDateFails(t *testing.T) {
 	base, err := objstore.NewFolder(t.TempDir())
 	if err != nil {
@@ -534,34 +585,97 @@ func TestPublisher_Run_RerunLatestDateFails(t *testing.T) {
 	cfg.UploadAttempts = 1
 	cfg.Formats = []string{FormatCSV, FormatNDJSON}
 	p := newPublisher(t, cfg, fs)
-	if _, err := p.Run(t.Context(), gen.New(200, 1), "2026-11-23"); err != nil {
+	now := time.Date(2026, 11, 23, 3, 0, 0, 0, time.UTC)
+	p.Now = func() time.Time { return now }
+	const date = "2026-11-23"
+	first, err := p.Run(t.Context(), gen.New(200, 1), date)
+	if err != nil {
 		t.Fatal(err)
 	}
 	changed := gen.New(200, 2) // the state moved on since
 	fs.failAfter = fs.n + 1    // the new CSV lands, the NDJSON does not
-	if _, err := p.Run(t.Context(), changed, "2026-11-23"); !errors.Is(err, errUnavailable) {
+	now = now.Add(time.Minute)
+	if _, err := p.Run(t.Context(), changed, date); !errors.Is(err, errUnavailable) {
 		t.Fatalf("err = %v", err)
 	}
-	m, err := Latest(t.Context(), base)
+	m, dir := rawDownload(t, base)
+	if m.Key != first.Manifest.Key {
+		t.Fatalf("latest names %s after the failed run, want %s", m.Key, first.Manifest.Key)
+	}
+	sha256sumCheck(t, dir, 2)
+	for _, f := range m.Files {
+		if err := Download(t.Context(), base, f, io.Discard); err != nil {
+			t.Fatalf("after the failed run: %v", err)
+		}
+	}
+
+	fs.failAfter = 0
+	now = now.Add(time.Minute)
+	second, err := p.Run(t.Context(), changed, date)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, _ := m.File(FormatCSV)
-	if err := Download(t.Context(), base, f, io.Discard); !errors.Is(err, ErrChecksum) {
-		t.Fatalf("download of a replaced file under the old manifest: %v", err)
+	if second.Manifest.BuildID == first.Manifest.BuildID || !second.Latest || len(second.PrunedBuilds) != 0 {
+		t.Fatalf("second run = %+v", second)
 	}
-	fs.failAfter = 0
-	if _, err := p.Run(t.Context(), changed, "2026-11-23"); err != nil {
+	m, dir = rawDownload(t, base)
+	if m.Key != second.Manifest.Key {
+		t.Fatalf("latest = %s, want %s", m.Key, second.Manifest.Key)
+	}
+	sha256sumCheck(t, dir, 2)
+	if f1, f2 := first.Manifest.Files[0], second.Manifest.Files[0]; f1.SHA256 == f2.SHA256 {
+		t.Fatal("the changed state gave the same CSV")
+	}
+	// The superseded build is still readable, as it was published.
+	old, err := ReadManifest(t.Context(), base, first.Manifest.Key)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if m, err = Latest(t.Context(), base); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range m.Files {
+	for _, f := range old.Files {
 		if err := Download(t.Context(), base, f, io.Discard); err != nil {
-			t.Fatalf("after the repairing run: %v", err)
+			t.Fatalf("superseded build: %v", err)
 		}
 	}
+	if builds, err := Builds(t.Context(), base, date); err != nil || fmt.Sprint(builds) != fmt.Sprint([]string{first.Manifest.BuildID, second.Manifest.BuildID}) {
+		t.Fatalf("builds = %v, %v", builds, err)
+	}
+	if dm, err := DateManifest(t.Context(), base, date); err != nil || dm.Key != second.Manifest.Key {
+		t.Fatalf("date manifest = %+v, %v", dm, err)
+	}
+	if n := len(storedBuilds(t, base)[date]); n != 3 {
+		t.Fatalf("%d builds stored, want 3 (two complete, one failed)", n)
+	}
+
+	// A day later the first build and the failed one go; the second, now
+	// superseded only a moment ago, stays.
+	now = now.Add(cfg.SupersededGrace + time.Minute)
+	third, err := p.Run(t.Context(), changed, date)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(third.PrunedBuilds) != 2 || !slices.Contains(third.PrunedBuilds, date+"/"+first.Manifest.BuildID) {
+		t.Fatalf("pruned builds = %v", third.PrunedBuilds)
+	}
+	if got := storedBuilds(t, base)[date]; fmt.Sprint(got) != fmt.Sprint([]string{second.Manifest.BuildID, third.Manifest.BuildID}) {
+		t.Fatalf("builds left = %v", got)
+	}
+}
+
+// storedBuilds lists the build folders (complete or not) of every date.
+func storedBuilds(t *testing.T, st objstore.Store) map[string][]string {
+	t.Helper()
+	objs, err := st.List(t.Context(), Prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	for _, o := range objs {
+		d, b, _, ok := splitKey(o.Key)
+		if ok && !slices.Contains(out[d], b) {
+			out[d] = append(out[d], b)
+		}
+	}
+	return out
 }
 
 func TestPublisher_Run_IdempotentKeepBackfill(t *testing.T) {
@@ -612,8 +726,8 @@ func TestPublisher_Run_IdempotentKeepBackfill(t *testing.T) {
 			}
 			var got []string
 			for d, n := range dates {
-				if n != 4 { // csv, mmdb, SHA256SUMS, manifest.json
-					t.Errorf("%s holds %d objects", d, n)
+				if want := 4 * len(storedBuilds(t, st)[d]); n != want { // csv, mmdb, SHA256SUMS, manifest.json a build
+					t.Errorf("%s holds %d objects, want %d", d, n, want)
 				}
 				got = append(got, d)
 			}
@@ -659,8 +773,9 @@ func TestPublisher_Run_PruneIncompleteFolder(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// 2026-11-22 failed after its first file: no manifest.
-	partial := Key("2026-11-22", FileCSV)
+	// 2026-11-22 failed after its first file: no manifest (and it may
+	// still be going: it started just now).
+	partial := Key("2026-11-22", NewBuildID(time.Now()), FileCSV)
 	if _, err := st.Put(t.Context(), partial, strings.NewReader("partial"), 7, "application/gzip"); err != nil {
 		t.Fatal(err)
 	}
@@ -685,7 +800,7 @@ func TestPublisher_Run_PruneIncompleteFolder(t *testing.T) {
 		}
 		for d, n := range tc.wantDates {
 			if n == 3 {
-				if _, err := ReadManifest(t.Context(), st, ManifestKey(d)); err != nil {
+				if _, err := DateManifest(t.Context(), st, d); err != nil {
 					t.Errorf("%s: kept snapshot %s: %v", tc.date, d, err)
 				}
 			}
@@ -710,9 +825,11 @@ func TestPublisher_Run_Event(t *testing.T) {
 	}
 	p := New(testConfig(t), st, n.JS, testutil.Logger(t))
 	g := gen.New(200, 1)
-	if _, err := p.Run(t.Context(), g, "2026-11-23"); err != nil {
+	res, err := p.Run(t.Context(), g, "2026-11-23")
+	if err != nil {
 		t.Fatal(err)
 	}
+	b := res.Manifest.BuildID
 	s, err := n.JS.Stream(t.Context(), "EVENTS")
 	if err != nil {
 		t.Fatal(err)
@@ -725,7 +842,7 @@ func TestPublisher_Run_Event(t *testing.T) {
 	if err := json.Unmarshal(msg.Data, &ev); err != nil {
 		t.Fatal(err)
 	}
-	if ev.SnapshotDate != "2026-11-23" || ev.Manifest != ManifestKey("2026-11-23") || ev.Rows != int64(g.NHosts+g.NRanges) || !ev.Latest || ev.Files[FormatMMDB] != Key("2026-11-23", FileMMDB) {
+	if ev.SnapshotDate != "2026-11-23" || ev.BuildID != b || !ValidBuildID(b) || ev.Manifest != ManifestKey("2026-11-23", b) || ev.Rows != int64(g.NHosts+g.NRanges) || !ev.Latest || ev.Files[FormatMMDB] != Key("2026-11-23", b, FileMMDB) {
 		t.Fatalf("event = %+v", ev)
 	}
 }

@@ -2,10 +2,13 @@ package ipapi
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -26,7 +29,10 @@ const DefaultLinkPrefix = "/api/v1/vpn"
 
 // DatasetResponse is the body of GET /api/v1/export/dataset.
 type DatasetResponse struct {
-	SnapshotDate  string        `json:"snapshot_date"`
+	SnapshotDate string `json:"snapshot_date"`
+	// BuildID names the build of that date the files come from; a later
+	// publish of the same date is another build (docs/snapshot.md).
+	BuildID       string        `json:"build_id,omitempty"`
 	SchemaVersion string        `json:"schema_version"`
 	BuildTime     string        `json:"build_time"`
 	Hosts         int64         `json:"hosts"`
@@ -83,7 +89,7 @@ func (s *Service) dataset(w http.ResponseWriter, r *http.Request, tier Tier) {
 		return
 	}
 	m := &snap.Manifest
-	out := DatasetResponse{SnapshotDate: m.SnapshotDate, SchemaVersion: m.SchemaVersion, BuildTime: m.BuildTime,
+	out := DatasetResponse{SnapshotDate: m.SnapshotDate, BuildID: m.BuildID, SchemaVersion: m.SchemaVersion, BuildTime: m.BuildTime,
 		Hosts: m.Hosts, Ranges: m.Ranges, Files: []DatasetFile{}, Unavailable: []UnavailableFormat{}}
 	for _, f := range m.Files {
 		if only != "" && f.Format != only {
@@ -97,7 +103,7 @@ func (s *Service) dataset(w http.ResponseWriter, r *http.Request, tier Tier) {
 			out.Unavailable = append(out.Unavailable, UnavailableFormat{Format: f.Format, RequiredTier: need.String()})
 			continue
 		}
-		link, err := s.link(r.Context(), m.SnapshotDate, f.Name, f.Key)
+		link, err := s.link(r.Context(), m, f.Name, f.Key)
 		if err != nil {
 			s.log.Error("dataset link", "key", f.Key, "err", err)
 			writeUnavailable(w, "the object store is not reachable; retry shortly")
@@ -106,7 +112,7 @@ func (s *Service) dataset(w http.ResponseWriter, r *http.Request, tier Tier) {
 		out.Files = append(out.Files, DatasetFile{Name: f.Name, Format: f.Format, ContentType: f.ContentType, Size: f.Size, Rows: f.Rows, SHA256: f.SHA256, DatasetLink: link})
 	}
 	if m.SumsKey != "" {
-		if link, err := s.link(r.Context(), m.SnapshotDate, sumsName, m.SumsKey); err == nil {
+		if link, err := s.link(r.Context(), m, sumsName, m.SumsKey); err == nil {
 			out.Checksums = &link
 		}
 	}
@@ -115,8 +121,9 @@ func (s *Service) dataset(w http.ResponseWriter, r *http.Request, tier Tier) {
 
 const sumsName = "SHA256SUMS"
 
-// link presigns key when the store can, else points at the download route.
-func (s *Service) link(ctx context.Context, date, name, key string) (DatasetLink, error) {
+// link presigns key when the store can, else points at the download route
+// of m's build.
+func (s *Service) link(ctx context.Context, m *Manifest, name, key string) (DatasetLink, error) {
 	if s.opts.Store != nil {
 		u, err := s.opts.Store.PresignGet(ctx, key, s.opts.PresignTTL, name)
 		switch {
@@ -131,14 +138,20 @@ func (s *Service) link(ctx context.Context, date, name, key string) (DatasetLink
 	if prefix == "" {
 		prefix = DefaultLinkPrefix
 	}
-	return DatasetLink{URL: strings.TrimRight(s.opts.PublicURL, "/") + prefix + "/export/dataset/files/" + date + "/" + name}, nil
+	u := strings.TrimRight(s.opts.PublicURL, "/") + prefix + "/export/dataset/files/" + m.SnapshotDate + "/" + name
+	if m.BuildID != "" {
+		u += "?build=" + url.QueryEscape(m.BuildID)
+	}
+	return DatasetLink{URL: u}, nil
 }
 
 var dateRe = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
 
-// download is GET /api/v1/export/dataset/files/{date}/{name}: a file of the
-// current snapshot streamed from the object store, with ETag (the file's
-// SHA-256), If-None-Match, Range and If-Range.
+// download is GET /api/v1/export/dataset/files/{date}/{name}[?build=ID]: a
+// file of the current snapshot's manifest streamed from the object store,
+// with ETag (the file's SHA-256 in the manifest), If-None-Match, Range and
+// If-Range; SHA256SUMS is rendered from the same manifest. A link of
+// another build (the date published again since) is 404.
 func (s *Service) download(w http.ResponseWriter, r *http.Request, tier Tier) {
 	date, name := r.PathValue("date"), r.PathValue("name")
 	if tier < tierPro {
@@ -150,15 +163,21 @@ func (s *Service) download(w http.ResponseWriter, r *http.Request, tier Tier) {
 		return
 	}
 	m := &snap.Manifest
+	if b := r.URL.Query().Get("build"); b != "" && date == m.SnapshotDate && b != m.BuildID {
+		writeError(w, http.StatusNotFound, CodeNotFound, "build "+strconv.Quote(truncate(b, 40))+" of "+m.SnapshotDate+" is not the current one ("+m.BuildID+"); fetch "+PathDataset+" again")
+		return
+	}
 	var key, etag, ctype string
+	var size int64
 	if f, ok := m.File(name); ok && date == m.SnapshotDate {
 		if need := formatTier[f.Format]; tier < need {
 			writeTierError(w, "the "+f.Format+" dataset", need)
 			return
 		}
-		key, etag, ctype = f.Key, `"`+f.SHA256+`"`, f.ContentType
+		key, etag, ctype, size = f.Key, `"`+f.SHA256+`"`, f.ContentType, f.Size
 	} else if name == sumsName && date == m.SnapshotDate && m.SumsKey != "" {
-		key, ctype = m.SumsKey, "text/plain; charset=utf-8"
+		s.serveSums(w, r, m)
+		return
 	} else {
 		msg := "no file " + strconv.Quote(truncate(name, 64)) + " in the current snapshot (" + m.SnapshotDate + ")"
 		if !dateRe.MatchString(date) || date != m.SnapshotDate {
@@ -177,17 +196,20 @@ func (s *Service) download(w http.ResponseWriter, r *http.Request, tier Tier) {
 		s.storeError(w, key, err)
 		return
 	}
-	if etag == "" && info.ETag != "" {
-		etag = `"` + strings.Trim(info.ETag, `"`) + `"`
+	if info.Size != size {
+		// Only a snapshot of the older layout, whose date was published
+		// again in place, can get here: never serve bytes under a
+		// checksum they do not have.
+		s.log.Error("object does not match its manifest", "key", key, "size", info.Size, "want", size)
+		writeUnavailable(w, "the snapshot is being replaced; fetch "+PathDataset+" again shortly")
+		return
 	}
 	h := w.Header()
 	h.Set("Accept-Ranges", "bytes")
 	h.Set("Content-Type", ctype)
 	h.Set("Content-Disposition", `attachment; filename="`+name+`"`)
-	if etag != "" {
-		h.Set("ETag", etag)
-	}
-	if inm := r.Header.Get("If-None-Match"); inm != "" && etag != "" && etagMatch(inm, etag) {
+	h.Set("ETag", etag)
+	if inm := r.Header.Get("If-None-Match"); inm != "" && etagMatch(inm, etag) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
@@ -221,6 +243,27 @@ func (s *Service) download(w http.ResponseWriter, r *http.Request, tier Tier) {
 	}
 	if _, err := io.Copy(w, rc); err != nil {
 		s.log.Debug("download stopped", "key", key, "err", err)
+	}
+}
+
+// serveSums answers SHA256SUMS from the manifest, ETag its SHA-256. It is
+// a few hundred bytes: Range is not offered.
+func (s *Service) serveSums(w http.ResponseWriter, r *http.Request, m *Manifest) {
+	b := m.Sums()
+	sum := sha256.Sum256(b)
+	etag := `"` + hex.EncodeToString(sum[:]) + `"`
+	h := w.Header()
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("Content-Disposition", `attachment; filename="`+sumsName+`"`)
+	h.Set("ETag", etag)
+	if inm := r.Header.Get("If-None-Match"); inm != "" && etagMatch(inm, etag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(b)
 	}
 }
 

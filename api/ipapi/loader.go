@@ -159,7 +159,7 @@ func LoadManifest(ctx context.Context, st objstore.Store, m *publish.Manifest) (
 }
 
 func fromPublish(m *publish.Manifest) Manifest {
-	out := Manifest{SnapshotDate: m.SnapshotDate, SchemaVersion: m.SchemaVersion, BuildTime: m.BuildTime, Hosts: m.Hosts, Ranges: m.Ranges, SumsKey: m.SumsKey}
+	out := Manifest{SnapshotDate: m.SnapshotDate, BuildID: m.BuildID, Key: m.Key, SchemaVersion: m.SchemaVersion, BuildTime: m.BuildTime, Hosts: m.Hosts, Ranges: m.Ranges, SumsKey: m.SumsKey}
 	for _, f := range m.Files {
 		out.Files = append(out.Files, ManifestFile{Name: f.Name, Key: f.Key, Format: f.Format, ContentType: f.ContentType, Size: f.Size, Rows: f.Rows, SHA256: f.SHA256})
 	}
@@ -276,7 +276,7 @@ func (s *Service) refresh(ctx context.Context) {
 		s.log.Warn("read latest snapshot pointer", "err", err)
 		return
 	}
-	if cur := s.cur.load(); cur != nil && cur.Manifest.SnapshotDate == p.SnapshotDate && cur.Manifest.BuildTime == p.BuildTime {
+	if cur := s.cur.load(); cur != nil && cur.Manifest.Key == p.Manifest && cur.Manifest.BuildID == p.BuildID && cur.Manifest.BuildTime == p.BuildTime {
 		return
 	}
 	start := time.Now()
@@ -291,7 +291,7 @@ func (s *Service) refresh(ctx context.Context) {
 		return
 	}
 	s.Swap(snap)
-	s.log.Info("snapshot loaded", "date", snap.Manifest.SnapshotDate, "build_time", snap.Manifest.BuildTime, "rows", snap.Rows.Len(), "took", time.Since(start).Round(time.Millisecond))
+	s.log.Info("snapshot loaded", "date", snap.Manifest.SnapshotDate, "build", snap.Manifest.BuildID, "build_time", snap.Manifest.BuildTime, "rows", snap.Rows.Len(), "took", time.Since(start).Round(time.Millisecond))
 }
 
 // row is the part of an NDJSON record the export table needs; decoding

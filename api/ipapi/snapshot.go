@@ -22,7 +22,11 @@ type Index interface {
 // Manifest is what the API tells customers about a snapshot: its date and
 // its files. It mirrors the publish package's manifest.json.
 type Manifest struct {
-	SnapshotDate  string         `json:"snapshot_date"`
+	SnapshotDate string `json:"snapshot_date"`
+	// BuildID is the build of that date ("" for the older layout without
+	// build folders); Key is the manifest's object key.
+	BuildID       string         `json:"build_id,omitempty"`
+	Key           string         `json:"key,omitempty"`
 	SchemaVersion string         `json:"schema_version"`
 	BuildTime     string         `json:"build_time"`
 	Hosts         int64          `json:"hosts"`
@@ -41,6 +45,17 @@ type ManifestFile struct {
 	Size        int64  `json:"size"`
 	Rows        int64  `json:"rows"`
 	SHA256      string `json:"sha256"`
+}
+
+// Sums renders SHA256SUMS (`sha256sum -c` format) from the manifest's
+// files: the bytes the publisher wrote, and never other checksums than the
+// ones the data files are served under.
+func (m *Manifest) Sums() []byte {
+	var b []byte
+	for _, f := range m.Files {
+		b = append(b, f.SHA256+"  "+f.Name+"\n"...)
+	}
+	return b
 }
 
 // File returns the manifest's file with the given name.

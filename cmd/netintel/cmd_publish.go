@@ -49,5 +49,8 @@ func cmdPublish(ctx context.Context, env *Env, args []string) error {
 	for _, d := range res.Pruned {
 		fmt.Fprintf(env.Stdout, "pruned %s\n", d)
 	}
+	for _, b := range res.PrunedBuilds {
+		fmt.Fprintf(env.Stdout, "pruned build %s\n", b)
+	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -137,13 +138,14 @@ func TestPublishCommand_EndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatalf("publish: %v\n%s", err, out)
 	}
+	build := `\d{8}T\d{6}\.\d{3}Z-[0-9a-f]{8}` // each run publishes into a build folder of its own
 	for _, want := range []string{
-		"published snapshots/2026-11-23/manifest.json: 0 hosts, 15 ranges, 0 skipped",
-		"snapshots/2026-11-23/ipintel.parquet",
-		"snapshots/2026-11-23/ipintel.mmdb",
-		"snapshots/latest -> 2026-11-23",
+		`published snapshots/2026-11-23/` + build + `/manifest\.json: 0 hosts, 15 ranges, 0 skipped`,
+		`snapshots/2026-11-23/` + build + `/ipintel\.parquet`,
+		`snapshots/2026-11-23/` + build + `/ipintel\.mmdb`,
+		`snapshots/latest -> 2026-11-23`,
 	} {
-		if !strings.Contains(out, want) {
+		if !regexp.MustCompile(want).MatchString(out) {
 			t.Errorf("publish output lacks %q:\n%s", want, out)
 		}
 	}

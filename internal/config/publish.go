@@ -36,6 +36,10 @@ type Publish struct {
 	RunRetries int `yaml:"run_retries"`
 	// RunRetryWait is the wait before the first retry of a failed run.
 	RunRetryWait time.Duration `yaml:"run_retry_wait"`
+	// SupersededGrace is how long a build stays readable after a newer
+	// complete build of the same date replaced it (API instances that have
+	// not reloaded yet, download links already handed out).
+	SupersededGrace time.Duration `yaml:"superseded_grace"`
 }
 
 func defaultPublish() Publish {
@@ -49,6 +53,7 @@ func defaultPublish() Publish {
 		Timeout:             time.Hour,
 		RunRetries:          3,
 		RunRetryWait:        time.Minute,
+		SupersededGrace:     24 * time.Hour,
 	}
 }
 
@@ -93,6 +98,9 @@ func (c *Publish) validate(path string) []error {
 	}
 	if c.RunRetries > 0 && c.RunRetryWait < time.Second {
 		add("run_retry_wait", "must be >= 1s when run_retries > 0, got %s", c.RunRetryWait)
+	}
+	if c.SupersededGrace < 0 {
+		add("superseded_grace", "must be >= 0, got %s", c.SupersededGrace)
 	}
 	return errs
 }

@@ -29,6 +29,8 @@ func TestPublish_Validate(t *testing.T) {
 		{"retries too many", func(p *Publish) { p.RunRetries = 11 }, []string{"publish.run_retries: must be 0..10, got 11"}},
 		{"retry wait too short", func(p *Publish) { p.RunRetryWait = 0 }, []string{"publish.run_retry_wait: must be >= 1s when run_retries > 0, got 0s"}},
 		{"no retries, no wait", func(p *Publish) { p.RunRetries, p.RunRetryWait = 0, 0 }, nil},
+		{"negative superseded grace", func(p *Publish) { p.SupersededGrace = -time.Second }, []string{"publish.superseded_grace: must be >= 0, got -1s"}},
+		{"superseded builds deleted at the next run", func(p *Publish) { p.SupersededGrace = 0 }, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -23,7 +23,16 @@ type Folder struct {
 
 var _ Store = (*Folder)(nil)
 
-// NewFolder creates dir if needed and returns a store rooted there.
+// TempGrace is how long a Put's temp file (.tmp-*) may go unmodified
+// before the folder store takes it for the leftover of a process that
+// died mid-write and removes it. A live Put writes its temp file as the
+// bytes arrive; an hour without one byte is no live upload.
+const TempGrace = time.Hour
+
+// NewFolder creates dir if needed and returns a store rooted there. It
+// removes the temp files that writers which died mid-Put left anywhere in
+// dir, once they are older than TempGrace (List sweeps those it passes
+// the same way, for a store that stays open).
 func NewFolder(dir string) (*Folder, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("create object dir: %w", err)
@@ -32,7 +41,33 @@ func NewFolder(dir string) (*Folder, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Folder{dir: abs}, nil
+	f := &Folder{dir: abs}
+	if _, err := f.List(context.Background(), ""); err != nil {
+		return nil, fmt.Errorf("sweep object dir: %w", err)
+	}
+	return f, nil
+}
+
+// sweepTemp removes a temp file not modified for TempGrace, and the
+// folders that leaves empty.
+func (f *Folder) sweepTemp(p string, d fs.DirEntry) {
+	st, err := d.Info()
+	if err != nil || time.Since(st.ModTime()) < TempGrace {
+		return
+	}
+	if os.Remove(p) == nil {
+		f.removeEmptyParents(p)
+	}
+}
+
+// removeEmptyParents removes the folders above p that are empty, up to
+// the store's root.
+func (f *Folder) removeEmptyParents(p string) {
+	for d := filepath.Dir(p); d != f.dir && strings.HasPrefix(d, f.dir); d = filepath.Dir(d) {
+		if os.Remove(d) != nil {
+			break
+		}
+	}
 }
 
 func (f *Folder) path(key string) (string, error) {
@@ -162,7 +197,8 @@ func (f *Folder) info(key string, st fs.FileInfo) Info {
 	}
 }
 
-// List walks the folder for keys under prefix.
+// List walks the folder for keys under prefix. Temp files of Puts are
+// never listed; those it passes that are older than TempGrace are removed.
 func (f *Folder) List(ctx context.Context, prefix string) ([]Info, error) {
 	var out []Info
 	err := filepath.WalkDir(f.dir, func(p string, d fs.DirEntry, err error) error {
@@ -183,7 +219,11 @@ func (f *Folder) List(ctx context.Context, prefix string) ([]Info, error) {
 			}
 			return nil
 		}
-		if strings.HasPrefix(d.Name(), ".tmp-") || !strings.HasPrefix(key, prefix) {
+		if strings.HasPrefix(d.Name(), ".tmp-") {
+			f.sweepTemp(p, d)
+			return nil
+		}
+		if !strings.HasPrefix(key, prefix) {
 			return nil
 		}
 		st, err := d.Info()
@@ -206,11 +246,7 @@ func (f *Folder) Delete(_ context.Context, key string) error {
 	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("delete %s: %w", key, err)
 	}
-	for d := filepath.Dir(p); d != f.dir && strings.HasPrefix(d, f.dir); d = filepath.Dir(d) {
-		if os.Remove(d) != nil {
-			break
-		}
-	}
+	f.removeEmptyParents(p)
 	return nil
 }
 

@@ -5,6 +5,8 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -126,5 +128,63 @@ func TestFolder_PutRacingDelete(t *testing.T) {
 		if info.Key != "u/slice" || info.Size != int64(len(body)) || info.ETag == "" || info.ModTime.IsZero() {
 			t.Fatalf("put %d: info %+v", i, info)
 		}
+	}
+}
+
+// A process that dies in the middle of a Put leaves its temp file behind
+// (List never shows it). Opening the store, and listing past it, removes
+// those older than TempGrace, with the folders they leave empty; a temp
+// file written to recently may be a live Put and stays.
+func TestFolder_SweepsStaleTempFiles(t *testing.T) {
+	dir := t.TempDir()
+	old := time.Now().Add(-objstore.TempGrace - time.Minute)
+	leftover := func(rel string, mtime time.Time) string {
+		t.Helper()
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o750); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, make([]byte, 1<<20), 0o640); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	exists := func(p string) bool {
+		_, err := os.Stat(p)
+		return err == nil
+	}
+	crashed := leftover("snapshots/2026-11-23/b1/.tmp-1234", old)
+	live := leftover("uploads/.tmp-5678", time.Now())
+	f, err := objstore.NewFolder(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if exists(crashed) || exists(filepath.Join(dir, "snapshots")) {
+		t.Fatalf("the stale temp file or its empty folders are still there")
+	}
+	if !exists(live) {
+		t.Fatalf("a fresh temp file (maybe a live Put) was removed")
+	}
+
+	// The store stays open; a writer in another process dies later.
+	if _, err := f.Put(t.Context(), "snapshots/latest", strings.NewReader("{}"), 2, "application/json"); err != nil {
+		t.Fatal(err)
+	}
+	later := leftover("snapshots/2026-11-24/b2/.tmp-9999", old)
+	objs, err := f.List(t.Context(), "snapshots/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) != 1 || objs[0].Key != "snapshots/latest" {
+		t.Fatalf("list = %+v", objs)
+	}
+	if exists(later) || exists(filepath.Join(dir, "snapshots", "2026-11-24")) {
+		t.Fatal("List left the stale temp file or its empty folders")
+	}
+	if !exists(live) {
+		t.Fatal("a fresh temp file was removed")
 	}
 }
