@@ -15,9 +15,9 @@ import (
 type openUploads struct {
 	perClient, total int // 0 = no cap
 
-	mu    sync.Mutex
-	n     int
-	by    map[string]int
+	mu sync.Mutex
+	n  int
+	by map[string]int
 }
 
 func newOpenUploads(perClient, total int) *openUploads {

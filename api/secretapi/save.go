@@ -110,7 +110,7 @@ func (h *Handler) saveSecret(w http.ResponseWriter, r *http.Request) {
 // fileForm is the multipart fields of saveFile.
 type fileForm struct {
 	raw      secrets.Raw
-	staged   *secrets.Staged // single request
+	staged   *secrets.Staged    // single request
 	slice    *secrets.SliceData // chunked
 	hasFile  bool
 	badField bool
