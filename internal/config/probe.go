@@ -32,6 +32,10 @@ type Probe struct {
 	Timeout time.Duration `yaml:"timeout"`
 	// WhoisTimeout bounds one WHOIS exchange (connect, query, answer).
 	WhoisTimeout time.Duration `yaml:"whois_timeout"`
+	// DeadTimeout bounds a request to a server that already timed out in
+	// the same run (capped at Timeout and WhoisTimeout); such a request is
+	// not retried and the server is not asked for /help.
+	DeadTimeout time.Duration `yaml:"dead_timeout"`
 	// Retries is how many times a transient failure (timeout, refused, 5xx, 429) is retried.
 	Retries int `yaml:"retries"`
 	// Backoff is the wait before the first retry; it doubles with each retry.
@@ -103,6 +107,7 @@ func defaultProbe() Probe {
 		},
 		Timeout:       10 * time.Second,
 		WhoisTimeout:  10 * time.Second,
+		DeadTimeout:   2 * time.Second,
 		Retries:       2,
 		Backoff:       time.Second,
 		MaxRedirects:  3,
@@ -158,7 +163,7 @@ func (c *Probe) validate(p string) []error {
 	positive := []struct {
 		name string
 		d    time.Duration
-	}{{"timeout", c.Timeout}, {"whois_timeout", c.WhoisTimeout}, {"lock_ttl", c.LockTTL}, {"stall_timeout", c.StallTimeout}, {"run_timeout", c.RunTimeout}, {"poll", c.Poll}}
+	}{{"timeout", c.Timeout}, {"whois_timeout", c.WhoisTimeout}, {"dead_timeout", c.DeadTimeout}, {"lock_ttl", c.LockTTL}, {"stall_timeout", c.StallTimeout}, {"run_timeout", c.RunTimeout}, {"poll", c.Poll}}
 	for _, f := range positive {
 		if f.d <= 0 {
 			add(f.name, "must be > 0, got %s", f.d)
