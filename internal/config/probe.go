@@ -71,6 +71,12 @@ type Probe struct {
 	RunTimeout time.Duration `yaml:"run_timeout"`
 	// Poll is how often a worker looks for a requested or orphaned run.
 	Poll time.Duration `yaml:"poll"`
+	// RunRetries is how many times a failed run (inputs unreachable, the
+	// store down) is run again before the next tick, after RunRetryWait,
+	// then twice that, ...; also the first check at start.
+	RunRetries int `yaml:"run_retries"`
+	// RunRetryWait is the wait before the first retry of a failed run.
+	RunRetryWait time.Duration `yaml:"run_retry_wait"`
 	// RatePerMinute is the API limit per client address (the spec says 100).
 	RatePerMinute int `yaml:"rate_per_minute"`
 }
@@ -120,6 +126,8 @@ func defaultProbe() Probe {
 		StallTimeout:  10 * time.Minute,
 		RunTimeout:    24 * time.Hour,
 		Poll:          10 * time.Second,
+		RunRetries:    5,
+		RunRetryWait:  5 * time.Minute,
 		RatePerMinute: 100,
 	}
 }
@@ -207,6 +215,12 @@ func (c *Probe) validate(p string) []error {
 	}
 	if c.Prefix == "" || strings.HasPrefix(c.Prefix, "/") || !strings.HasSuffix(c.Prefix, "/") {
 		add("prefix", "must be a relative folder ending in /, got %q", c.Prefix)
+	}
+	if c.RunRetries < 0 || c.RunRetries > 10 {
+		add("run_retries", "must be 0..10, got %d", c.RunRetries)
+	}
+	if c.RunRetries > 0 && c.RunRetryWait < time.Second {
+		add("run_retry_wait", "must be >= 1s when run_retries > 0, got %s", c.RunRetryWait)
 	}
 	if c.RatePerMinute < 1 {
 		add("rate_per_minute", "must be >= 1, got %d", c.RatePerMinute)
