@@ -395,7 +395,6 @@ func (s *Service) abort(ctx context.Context, run Run, step string, err error) er
 	return err
 }
 
-
 // drive queues the run's missing work, follows results until every TLD has
 // one, and publishes.
 func (s *Service) drive(ctx context.Context, run Run) error {

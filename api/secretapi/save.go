@@ -151,7 +151,7 @@ func (h *Handler) saveFile(w http.ResponseWriter, r *http.Request) {
 	minRate(w, r, h.minRate, h.rateWindow)
 	r.Body = http.MaxBytesReader(w, r.Body, MaxUploadBody)
 	form, err := h.readForm(r, chunked)
-	defer form.slice.Close()
+	defer func() { _ = form.slice.Close() }() // a spool file, also when reading failed
 	if err != nil {
 		if form.staged != nil {
 			h.svc.Drop(r.Context(), *form.staged)
