@@ -12,9 +12,11 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -33,6 +35,65 @@ type Checker struct {
 	// sleep waits between retries (replaced in tests).
 	sleep func(ctx context.Context, d time.Duration) error
 	m     *metrics
+	dead  timedOut
+}
+
+// timedOut remembers the servers (host:port) that timed out during the
+// current run. Many TLDs share a back-end server: once it hangs, the
+// others of the run ask it once more with dead_timeout, not retried, and
+// never for /help. A server that answers is forgotten.
+type timedOut struct {
+	mu    sync.Mutex
+	run   string
+	hosts map[string]bool
+}
+
+func (d *timedOut) has(run, host string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.run == run && d.hosts[host]
+}
+
+func (d *timedOut) set(run, host string, dead bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.run != run {
+		if !dead {
+			return
+		}
+		d.run, d.hosts = run, map[string]bool{} // a new run starts afresh
+	}
+	if dead {
+		d.hosts[host] = true
+	} else {
+		delete(d.hosts, host)
+	}
+}
+
+// runKey carries the run id of the work item being checked in its context.
+type runKey struct{}
+
+func runOf(ctx context.Context) string {
+	s, _ := ctx.Value(runKey{}).(string)
+	return s
+}
+
+// errTimeout is a server that did not answer in time. It is not retried,
+// and the server is remembered as timed out for the rest of the run.
+var errTimeout = errors.New("timed out")
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout() || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded)
+}
+
+// within is timeout, or dead_timeout (when shorter) for a server that
+// already timed out in this run.
+func (c *Checker) within(ctx context.Context, host string, timeout time.Duration) time.Duration {
+	if c.dead.has(runOf(ctx), host) && c.cfg.DeadTimeout > 0 {
+		return min(timeout, c.cfg.DeadTimeout)
+	}
+	return timeout
 }
 
 // NewChecker returns a checker for cfg.
@@ -66,13 +127,14 @@ var errTransient = errors.New("transient")
 var errNotRDAP = errors.New("not an RDAP answer")
 
 // retry runs f up to 1+Retries times while it fails with errTransient,
-// waiting Backoff, 2*Backoff, ... between attempts.
+// waiting Backoff, 2*Backoff, ... between attempts. A timeout is not
+// retried: a server that hangs would cost the whole timeout again.
 func (c *Checker) retry(ctx context.Context, f func() error) error {
 	wait := c.cfg.Backoff
 	var err error
 	for attempt := 0; ; attempt++ {
 		err = f()
-		if err == nil || !errors.Is(err, errTransient) || attempt >= c.cfg.Retries || ctx.Err() != nil {
+		if err == nil || !errors.Is(err, errTransient) || errors.Is(err, errTimeout) || attempt >= c.cfg.Retries || ctx.Err() != nil {
 			return err
 		}
 		if serr := c.sleep(ctx, wait); serr != nil {
@@ -121,7 +183,10 @@ func (c *Checker) rdapOnce(ctx context.Context, pu *url.URL, u string, allow404 
 		return err
 	}
 	defer release()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	host, run := strings.ToLower(pu.Host), runOf(ctx)
+	rctx, cancel := context.WithTimeout(ctx, c.within(ctx, host, c.cfg.Timeout))
+	defer cancel()
+	req, err := http.NewRequestWithContext(rctx, http.MethodGet, u, nil)
 	if err != nil {
 		return fmt.Errorf("%w: %w", errNotRDAP, err)
 	}
@@ -133,6 +198,10 @@ func (c *Checker) rdapOnce(ctx context.Context, pu *url.URL, u string, allow404 
 		if errors.As(err, &ue) && strings.Contains(ue.Err.Error(), "redirects") {
 			return fmt.Errorf("%w: %w", errNotRDAP, err)
 		}
+		if isTimeout(err) && ctx.Err() == nil {
+			c.dead.set(run, host, true)
+			return fmt.Errorf("%w: %w: %w", errTransient, errTimeout, err)
+		}
 		return fmt.Errorf("%w: %w", errTransient, err)
 	}
 	defer resp.Body.Close()
@@ -140,8 +209,13 @@ func (c *Checker) rdapOnce(ctx context.Context, pu *url.URL, u string, allow404 
 	*statusOut = status
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxRDAPBody))
 	if err != nil {
+		if isTimeout(err) && ctx.Err() == nil {
+			c.dead.set(run, host, true)
+			return fmt.Errorf("%w: %w: read body: %w", errTransient, errTimeout, err)
+		}
 		return fmt.Errorf("%w: read body: %w", errTransient, err)
 	}
+	c.dead.set(run, host, false) // it answered
 	switch {
 	case status >= 500 || status == http.StatusTooManyRequests:
 		return fmt.Errorf("%w: status %d", errTransient, status)
@@ -167,14 +241,18 @@ func (c *Checker) rdapOnce(ctx context.Context, pu *url.URL, u string, allow404 
 // RDAPWorks applies the working rule to one base URL: GET
 // <base>domain/nic.<tld> answers RDAP with 200 or an RDAP-shaped 404 (an
 // unknown name still proves a working server), or else GET <base>help
-// answers RDAP with 200.
+// answers RDAP with 200. A server that timed out on the first query is
+// not asked for help.
 func (c *Checker) RDAPWorks(ctx context.Context, tld, base string) bool {
-	if _, _, err := c.rdapGet(ctx, base+"domain/nic."+tld, true); err == nil {
+	_, _, err := c.rdapGet(ctx, base+"domain/nic."+tld, true)
+	if err == nil {
 		return true
-	} else {
-		c.log.Debug("rdap domain query failed", "tld", tld, "url", base, "err", err)
 	}
-	_, _, err := c.rdapGet(ctx, base+"help", false)
+	c.log.Debug("rdap domain query failed", "tld", tld, "url", base, "err", err)
+	if errors.Is(err, errTimeout) {
+		return false
+	}
+	_, _, err = c.rdapGet(ctx, base+"help", false)
 	if err != nil {
 		c.log.Debug("rdap help query failed", "tld", tld, "url", base, "err", err)
 	}
@@ -222,10 +300,15 @@ func (c *Checker) whoisOnce(ctx context.Context, host, addr, query string, answe
 		return err
 	}
 	defer release()
-	qctx, cancel := context.WithTimeout(ctx, c.cfg.WhoisTimeout)
+	run := runOf(ctx)
+	qctx, cancel := context.WithTimeout(ctx, c.within(ctx, addr, c.cfg.WhoisTimeout))
 	defer cancel()
 	conn, err := c.res.DialContext(qctx, "tcp", addr)
 	if err != nil {
+		if isTimeout(err) && ctx.Err() == nil {
+			c.dead.set(run, addr, true)
+			return fmt.Errorf("%w: %w: %w", errTransient, errTimeout, err)
+		}
 		return fmt.Errorf("%w: %w", errTransient, err)
 	}
 	defer conn.Close()
@@ -240,8 +323,13 @@ func (c *Checker) whoisOnce(ctx context.Context, host, addr, query string, answe
 		if err == nil {
 			err = errors.New("empty answer")
 		}
+		if isTimeout(err) && ctx.Err() == nil {
+			c.dead.set(run, addr, true)
+			return fmt.Errorf("%w: %w: %w", errTransient, errTimeout, err)
+		}
 		return fmt.Errorf("%w: %w", errTransient, err)
 	}
+	c.dead.set(run, addr, false)
 	// Data then a timeout: the server kept the connection open after
 	// answering; the answer stands.
 	return nil
@@ -300,6 +388,7 @@ func WhoisAnswerOK(b []byte) bool {
 // Check runs every check of one work item and returns its TLD result.
 func (c *Checker) Check(ctx context.Context, w Work) Result {
 	defer c.m.checked(time.Now())
+	ctx = context.WithValue(ctx, runKey{}, w.RunID)
 	r := Result{TLD: w.TLD, RDAPURLs: nonNil(w.RDAPURLs), StealthURLs: []string{}}
 	r.RDAPSupported = len(w.RDAPURLs) > 0
 	if r.RDAPSupported {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -312,5 +313,50 @@ func TestChecker_HTTPS(t *testing.T) {
 		if boolStr(r.RDAPWorking) != strconv.FormatBool(insecure) || r.StealthRDAP != insecure {
 			t.Errorf("insecure=%v: rdap_working %s, stealth %v", insecure, boolStr(r.RDAPWorking), r.StealthURLs)
 		}
+	}
+}
+
+// TestChecker_TimedOutServer: one dead RDAP server behind three TLDs. The
+// first TLD costs one timeout (no retry at full timeout, no /help after
+// it); the next TLDs of the same run ask it once with dead_timeout; a new
+// run starts afresh. A hanging WHOIS server is not retried either.
+func TestChecker_TimedOutServer(t *testing.T) {
+	w := newWorld(t)
+	w.rdapHosts["rdap.slow.test"] = "slow"
+	w.whoisTLDs["hung"] = "hang"
+	cfg := w.config()
+	cfg.Timeout, cfg.DeadTimeout, cfg.Retries = 300*time.Millisecond, 50*time.Millisecond, 2
+	ck := NewChecker(cfg, testutil.Logger(t))
+	urls := []string{"http://rdap.slow.test/"}
+	for i, tld := range []string{"one", "two", "three"} {
+		start := time.Now()
+		r := ck.Check(t.Context(), Work{RunID: "run1", TLD: tld, RDAPURLs: urls})
+		took := time.Since(start)
+		if boolStr(r.RDAPWorking) != "false" {
+			t.Fatalf("%s: rdap_working %s", tld, boolStr(r.RDAPWorking))
+		}
+		if got := w.hit("rdap.slow.test", "/domain/nic."+tld); got != 1 {
+			t.Errorf("%s: %d domain queries to the dead server, want 1", tld, got)
+		}
+		if i > 0 && took > 250*time.Millisecond {
+			t.Errorf("%s: took %s with the server known dead, want about dead_timeout (50ms)", tld, took)
+		}
+	}
+	if got := w.hit("rdap.slow.test", "/help"); got != 0 {
+		t.Errorf("/help asked %d times of a server that timed out", got)
+	}
+	start := time.Now()
+	ck.Check(t.Context(), Work{RunID: "run2", TLD: "four", RDAPURLs: urls})
+	if took := time.Since(start); took < 250*time.Millisecond {
+		t.Errorf("a new run used the old run's memory: took %s, want the full timeout", took)
+	}
+	cfg.WhoisServers = map[string]string{"hung": "whois.hung.test"}
+	ck = NewChecker(cfg, testutil.Logger(t))
+	r := ck.Check(t.Context(), Work{RunID: "run1", TLD: "hung"})
+	if boolStr(r.WhoisAvailable) != "false" {
+		t.Fatalf("hanging whois: whois_available %s", boolStr(r.WhoisAvailable))
+	}
+	if v, ok := w.whoisQueries.Load("nic.hung"); !ok || v.(*atomic.Int64).Load() != 1 {
+		t.Errorf("hanging whois server queried %v times, want 1", v)
 	}
 }

@@ -38,7 +38,7 @@ func fetch(ctx context.Context, client *http.Client, userAgent, src string) ([]b
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("fetch %s: status %d", src, resp.StatusCode)
+		return nil, fmt.Errorf("fetch %s: %w", src, &statusError{resp.StatusCode})
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxInput))
 	if err != nil {

@@ -321,11 +321,11 @@ func (s *Service) newRun(ctx context.Context) (Run, error) {
 func (s *Service) loadTLDs(ctx context.Context) ([]string, error) {
 	b, err := fetch(ctx, s.inputs, s.cfg.UserAgent, s.cfg.TLDList)
 	if err != nil {
-		return nil, fmt.Errorf("tld list: %w", err)
+		return nil, &inputError{"TLD list", err}
 	}
 	tlds, err := ParseTLDList(b)
 	if err != nil {
-		return nil, err
+		return nil, &inputError{"TLD list", err}
 	}
 	if len(s.cfg.OnlyTLDs) > 0 {
 		tlds = slices.DeleteFunc(tlds, func(t string) bool {
@@ -336,7 +336,7 @@ func (s *Service) loadTLDs(ctx context.Context) ([]string, error) {
 		tlds = tlds[:s.cfg.MaxTLDs]
 	}
 	if len(tlds) == 0 {
-		return nil, fmt.Errorf("%w: no TLD left to check after only_tlds/max_tlds", ErrBadInput)
+		return nil, &publicError{"no TLD left to check after only_tlds/max_tlds"}
 	}
 	return tlds, nil
 }
@@ -352,10 +352,10 @@ func (s *Service) loadPlan(ctx context.Context) (plan, error) {
 	var p plan
 	b, err := fetch(ctx, s.inputs, s.cfg.UserAgent, s.cfg.RDAPBootstrap)
 	if err != nil {
-		return p, fmt.Errorf("rdap bootstrap: %w", err)
+		return p, &inputError{"RDAP bootstrap", err}
 	}
 	if p.bootstrap, err = ParseBootstrap(b); err != nil {
-		return p, err
+		return p, &inputError{"RDAP bootstrap", err}
 	}
 	// The fallback table and candidate file are optional: a failure is logged.
 	if s.cfg.WhoisFallback != "" {
@@ -379,7 +379,8 @@ func (s *Service) fail(ctx context.Context, run Run, step string, err error) {
 	s.log.Error("tld probe run failed", "run", run.ID, "step", step, "err", err)
 	run.State = StatusFailed
 	_ = s.putJSON(ctx, KeyRun, run)
-	s.setProgress(context.WithoutCancel(ctx), Progress{Status: StatusFailed, CurrentStep: "failed while " + step + ": " + oneLine(err.Error()), TotalTLDs: len(run.TLDs), RunID: run.ID})
+	// The log has the whole error; the status page a reason without addresses.
+	s.setProgress(context.WithoutCancel(ctx), Progress{Status: StatusFailed, CurrentStep: "failed while " + step + ": " + publicReason(err), TotalTLDs: len(run.TLDs), RunID: run.ID})
 }
 
 // abort ends drive with err. The run is recorded as failed, unless this
@@ -393,8 +394,6 @@ func (s *Service) abort(ctx context.Context, run Run, step string, err error) er
 	s.fail(ctx, run, step, err)
 	return err
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // drive queues the run's missing work, follows results until every TLD has
 // one, and publishes.
@@ -455,7 +454,7 @@ func (s *Service) drive(ctx context.Context, run Run) error {
 				s.setProgress(ctx, Progress{Status: StatusRunning, CurrentStep: step, TotalTLDs: total, ProcessedTLDs: reported, RunID: run.ID})
 			}
 			if s.now().After(deadline) {
-				err := fmt.Errorf("%d of %d TLDs unfinished after run_timeout %s", total-len(results), total, s.cfg.RunTimeout)
+				err := &publicError{fmt.Sprintf("%d of %d TLDs unfinished after run_timeout %s", total-len(results), total, s.cfg.RunTimeout)}
 				s.fail(ctx, run, "checking", err)
 				return err
 			}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -420,12 +421,17 @@ func TestService_RequestAndUnreachableInputs(t *testing.T) {
 	cfg.Resolve["data.iana.test:80"] = w.closed
 	s := newTestService(t, n, store, cfg)
 	err := s.RunNow(t.Context())
-	if err == nil || !strings.Contains(err.Error(), "tld list") {
+	if err == nil || !strings.Contains(err.Error(), "TLD list") {
 		t.Fatalf("unreachable inputs: %v", err)
 	}
 	p, _ := s.Progress(t.Context())
-	if p.Status != StatusFailed || !strings.Contains(p.CurrentStep, "data.iana.test") {
+	// The reason names the input and what went wrong, not the address
+	// dialled (the log has that).
+	if p.Status != StatusFailed || p.CurrentStep != "failed while loading inputs: TLD list: connection refused" {
 		t.Errorf("progress: %+v", p)
+	}
+	if host, _, _ := net.SplitHostPort(w.closed); strings.Contains(p.CurrentStep, host) {
+		t.Errorf("status shows an internal address: %q", p.CurrentStep)
 	}
 	// No busy loop: the worker does not retry a failed run by itself.
 	stop := startWorker(t, s)

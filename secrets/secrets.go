@@ -64,6 +64,9 @@ type Options struct {
 	// Now is the clock; nil means time.Now. Tests move it forward to
 	// expire secrets and uploads.
 	Now func() time.Time
+	// SpoolDir holds the slices of chunked uploads while they arrive, as
+	// unlinked files (at most 4 MiB each); "" = the system temp folder.
+	SpoolDir string
 	// BeforeFinish, when set, runs in the request that assembles a
 	// completed upload, before it starts (tests hold that request here).
 	BeforeFinish func(uploadID string)
@@ -343,13 +346,13 @@ func (s *Service) CommitFile(ctx context.Context, st Staged, p Params) (string, 
 	return st.id, nil
 }
 
-// Opened is a secret read with one view used. For a file, Body streams the
-// ciphertext; Close must be called, and deletes the blob when that was the
-// last view.
+// Opened is a secret read with one view used. Close must be called, and
+// deletes the blob when that was the last view.
 type Opened struct {
-	// Msg is the text ciphertext (text secrets).
+	// Msg is the text ciphertext of a text secret kept inline.
 	Msg string
-	// Body is the file ciphertext (file secrets); Size its length.
+	// Body streams the ciphertext kept in the object store: every file,
+	// and text over inline_max (Msg is then empty). Size is its length.
 	Body io.ReadCloser
 	Size int64
 	// ViewsLeft is what remains after this read; 0 means deleted.
@@ -415,7 +418,8 @@ func (s *Service) Read(ctx context.Context, id, token string, kind Kind) (*Opene
 		}
 		o := &Opened{Msg: rec.Msg, Size: rec.Size, ViewsLeft: rec.Views - 1, ExpiresIn: int64(ttlUntil(now, rec.Exp) / time.Second)}
 		// Open the ciphertext before using the view, so a storage failure
-		// costs the reader nothing.
+		// costs the reader nothing; its bytes are read only after the view
+		// is won.
 		if rec.Blob != "" {
 			body, _, err := s.blobs.Get(ctx, rec.Blob, nil)
 			if errors.Is(err, objstore.ErrNotFound) {
@@ -425,16 +429,9 @@ func (s *Service) Read(ctx context.Context, id, token string, kind Kind) (*Opene
 			if err != nil {
 				return nil, fmt.Errorf("open ciphertext: %w", err)
 			}
-			if kind == Text {
-				b, err := io.ReadAll(body)
-				body.Close()
-				if err != nil {
-					return nil, fmt.Errorf("read ciphertext: %w", err)
-				}
-				o.Msg = string(b)
-			} else {
-				o.Body = body
-			}
+			// Opened, not read: a reader that loses the race below has
+			// loaded nothing, and the winner streams it to its client.
+			o.Body = body
 		}
 		if o.ViewsLeft <= 0 {
 			o.ViewsLeft = 0

@@ -220,7 +220,7 @@ func TestSweep(t *testing.T) {
 		t.Fatal(err)
 	}
 	up := secrets.Slice{Upload: strings.Repeat("u", 22), Index: 0, Count: 2, Params: params}
-	if id, err := f.svc.SaveSlice(ctx, up, make([]byte, secrets.SliceSize)); err != nil || id != "" {
+	if id, err := f.svc.SaveSlice(ctx, up, spool(t, f.svc, make([]byte, secrets.SliceSize))); err != nil || id != "" {
 		t.Fatalf("slice: %q %v", id, err)
 	}
 	// Nothing is old enough yet.
@@ -328,15 +328,15 @@ func TestSaveSlice_StaleFinisherTakenOver(t *testing.T) {
 	}
 	first := make(chan result, 1)
 	go func() {
-		id, err := f.svc.SaveSlice(context.Background(), sl, data)
+		id, err := f.svc.SaveSlice(context.Background(), sl, spool(t, f.svc, data))
 		first <- result{id, err}
 	}()
 	<-entered
-	if _, err := f.svc.SaveSlice(t.Context(), sl, data); !errors.Is(err, secrets.ErrRetry) {
+	if _, err := f.svc.SaveSlice(t.Context(), sl, spool(t, f.svc, data)); !errors.Is(err, secrets.ErrRetry) {
 		t.Fatalf("while finishing: %v, want ErrRetry", err)
 	}
 	f.off.Store(int64(3 * time.Minute)) // past finish_stale (2m), within the idle hour
-	id, err := f.svc.SaveSlice(t.Context(), sl, data)
+	id, err := f.svc.SaveSlice(t.Context(), sl, spool(t, f.svc, data))
 	if err != nil || id == "" {
 		t.Fatalf("take-over: %q %v", id, err)
 	}
@@ -344,7 +344,7 @@ func TestSaveSlice_StaleFinisherTakenOver(t *testing.T) {
 	if r := <-first; !errors.Is(r.err, secrets.ErrRetry) {
 		t.Fatalf("stalled finisher: %q %v, want ErrRetry", r.id, r.err)
 	}
-	if again, err := f.svc.SaveSlice(t.Context(), sl, data); err != nil || again != id {
+	if again, err := f.svc.SaveSlice(t.Context(), sl, spool(t, f.svc, data)); err != nil || again != id {
 		t.Fatalf("resend: %q %v, want %q", again, err, id)
 	}
 	keys, err := f.kv.ListKeys(t.Context())
@@ -367,4 +367,15 @@ func TestSaveSlice_StaleFinisherTakenOver(t *testing.T) {
 	if len(blobs) != 1 || blobs[0] != "secrets/b/"+id {
 		t.Fatalf("blobs: %v", blobs)
 	}
+}
+
+// spool holds data as a slice's spooled bytes, closed at test cleanup.
+func spool(t testing.TB, svc *secrets.Service, data []byte) *secrets.SliceData {
+	t.Helper()
+	d, err := svc.SpoolSlice(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
 }

@@ -1,7 +1,6 @@
 package secrets
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -9,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -83,17 +83,67 @@ func CheckSlice(sl Slice, size int) error {
 	return nil
 }
 
-// SaveSlice records one slice of a chunked upload. It returns the new id
+// SliceData is the bytes of one slice, spooled to an unlinked temporary
+// file while they arrive (so a slow client pins a file descriptor, not
+// memory), with their size and SHA-256. Close releases it.
+type SliceData struct {
+	f    *os.File
+	size int64
+	sum  string
+}
+
+// Size is the number of bytes spooled.
+func (d *SliceData) Size() int64 { return d.size }
+
+// Close removes the spooled bytes.
+func (d *SliceData) Close() error {
+	if d == nil || d.f == nil {
+		return nil
+	}
+	err := d.f.Close()
+	d.f = nil
+	return err
+}
+
+// reader reads the spooled bytes from the start (ReaderAt: any number at once).
+func (d *SliceData) reader() *io.SectionReader { return io.NewSectionReader(d.f, 0, d.size) }
+
+// SpoolSlice copies r, at most SliceSize bytes, into an unlinked temporary
+// file in Options.SpoolDir, hashing it on the way. It
+// holds no more than a copy buffer in memory. More than SliceSize bytes is
+// ErrInvalid; an error of r (a body over its limit, a client too slow) is
+// returned wrapped, so the caller can tell it apart.
+func (s *Service) SpoolSlice(r io.Reader) (*SliceData, error) {
+	f, err := os.CreateTemp(s.opt.SpoolDir, "netintel-slice-*")
+	if err != nil {
+		return nil, fmt.Errorf("spool slice: %w", err)
+	}
+	// Unlinked at once: nothing is left behind if the process dies.
+	_ = os.Remove(f.Name())
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(f, h), io.LimitReader(r, SliceSize+1))
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("spool slice: %w", err)
+	}
+	if n > SliceSize {
+		f.Close()
+		return nil, fmt.Errorf("%w: slice over %d bytes", ErrInvalid, SliceSize)
+	}
+	return &SliceData{f: f, size: n, sum: hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+// SaveSlice records one slice of a chunked upload, whose bytes were
+// spooled by SpoolSlice (the caller closes d). It returns the new id
 // when this request completed the file (or the file was completed within
 // UploadMemory), "" while slices are missing. ErrInvalid: the slice breaks
 // a rule (differing fields, different bytes for an index). ErrRetry:
 // another request is assembling the file.
-func (s *Service) SaveSlice(ctx context.Context, sl Slice, data []byte) (string, error) {
-	if err := CheckSlice(sl, len(data)); err != nil {
+func (s *Service) SaveSlice(ctx context.Context, sl Slice, d *SliceData) (string, error) {
+	if err := CheckSlice(sl, int(d.size)); err != nil {
 		return "", err
 	}
-	h := sha256.Sum256(data)
-	sum := hex.EncodeToString(h[:])
+	sum := d.sum
 	stored := "" // the slice blob this request wrote
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		if attempt > 0 {
@@ -142,14 +192,14 @@ func (s *Service) SaveSlice(ctx context.Context, sl Slice, data []byte) (string,
 		if u.Sums[sl.Index] == "" {
 			key := s.sliceKey(sl.Upload, u.Gen, sl.Index, sum)
 			if stored != key {
-				if _, err := s.blobs.Put(ctx, key, bytes.NewReader(data), int64(len(data)), "application/octet-stream"); err != nil {
+				if _, err := s.blobs.Put(ctx, key, d.reader(), d.size, "application/octet-stream"); err != nil {
 					return "", fmt.Errorf("store slice: %w", err)
 				}
 				stored = key
 			}
 			u.Sums[sl.Index] = sum
 			if sl.Index == sl.Count-1 {
-				u.LastSize = int64(len(data))
+				u.LastSize = d.size
 			}
 		}
 		u.Last = nowMs

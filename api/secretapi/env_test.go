@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/netintel/netintel/api/secretapi"
 	"github.com/netintel/netintel/api/secretapi/secretapitest"
 	"github.com/netintel/netintel/internal/objstore"
 	"github.com/netintel/netintel/internal/testutil"
@@ -31,6 +32,8 @@ type envOpts struct {
 	beforeFinish func(string)
 	inlineMax    int
 	store        objstore.Store
+	// api adjusts the handler options (limits under test).
+	api func(*secretapi.Options)
 }
 
 // newEnv runs the real service (secretapitest.Start): an in-process
@@ -38,7 +41,7 @@ type envOpts struct {
 // handlers behind an HTTP server.
 func newEnv(t testing.TB, o envOpts) *env {
 	t.Helper()
-	s := secretapitest.Start(t, secretapitest.Options{RateLimits: o.limits, InlineMax: o.inlineMax, BeforeFinish: o.beforeFinish, Store: o.store})
+	s := secretapitest.Start(t, secretapitest.Options{RateLimits: o.limits, InlineMax: o.inlineMax, BeforeFinish: o.beforeFinish, Store: o.store, API: o.api})
 	e := &env{svc: s.Service, nats: s.NATS, clock: s.Clock, store: s.Store, url: s.URL,
 		c: &client{base: s.URL, hc: &http.Client{Timeout: 60 * time.Second}}}
 	var err error

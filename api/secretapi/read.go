@@ -3,6 +3,7 @@ package secretapi
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 
@@ -50,8 +51,54 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 		h.readFailed(w, err, http.StatusOK)
 		return
 	}
-	o.Close()
-	writeJSON(w, http.StatusOK, statusBody{Status: stOK, CryptedMessage: o.Msg, ViewsLeft: &o.ViewsLeft, ExpiresIn: &o.ExpiresIn})
+	defer o.Close()
+	if o.Body == nil {
+		writeJSON(w, http.StatusOK, statusBody{Status: stOK, CryptedMessage: o.Msg, ViewsLeft: &o.ViewsLeft, ExpiresIn: &o.ExpiresIn})
+		return
+	}
+	h.streamText(w, o)
+}
+
+// streamText writes the answer of get for a text kept in the object store:
+// the bytes writeJSON would write, with the ciphertext copied from the
+// store into the response instead of being held in memory.
+func (h *Handler) streamText(w http.ResponseWriter, o *secrets.Opened) {
+	head := `{"status":"ok","cryptedMessage":"`
+	tail := `","viewsLeft":` + itoa(int64(o.ViewsLeft)) + `,"expiresIn":` + itoa(o.ExpiresIn) + "}\n"
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", itoa(int64(len(head))+o.Size+int64(len(tail))))
+	setOutcome(w, stOK)
+	w.WriteHeader(http.StatusOK)
+	_, err := io.WriteString(w, head)
+	if err == nil {
+		var n int64
+		n, err = io.Copy(w, &wireText{r: io.LimitReader(o.Body, o.Size)})
+		if err == nil && n != o.Size {
+			err = fmt.Errorf("ciphertext has %d bytes, its record says %d", n, o.Size)
+		}
+	}
+	if err == nil {
+		_, err = io.WriteString(w, tail)
+	}
+	if err != nil {
+		// The status is sent; a short body (Content-Length) tells the client.
+		h.log.Warn("send text", "err", err)
+	}
+}
+
+// wireText passes the characters of a text ciphertext on the wire
+// (base64url and "."), which need no escaping inside a JSON string, and
+// fails on any other byte rather than write broken JSON.
+type wireText struct{ r io.Reader }
+
+func (t *wireText) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	for _, c := range p[:n] {
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return 0, errors.New("stored text ciphertext has a byte outside base64url")
+		}
+	}
+	return n, err
 }
 
 // readFailed answers a failed read; serverCode is the status of a server

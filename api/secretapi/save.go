@@ -1,7 +1,6 @@
 package secretapi
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/netintel/netintel/internal/httpx"
 	"github.com/netintel/netintel/secrets"
 )
 
@@ -78,15 +78,20 @@ type saveSecretBody struct {
 
 func (h *Handler) saveSecret(w http.ResponseWriter, r *http.Request) {
 	var body saveSecretBody
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, MaxTextBody))
-	if err := dec.Decode(&body); err != nil {
-		if tooLarge(err) {
+	minRate(w, r, h.minRate, h.rateWindow)
+	r.Body = http.MaxBytesReader(w, r.Body, MaxTextBody)
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+		switch {
+		case tooLarge(err):
 			saveError(w, http.StatusRequestEntityTooLarge)
-			return
+		case tooSlow(err):
+			slowBody(w, saveError)
+		default:
+			saveError(w, http.StatusOK)
 		}
-		saveError(w, http.StatusOK)
 		return
 	}
+	drain(r)
 	raw := secrets.Raw{ReadTokenHash: body.ReadTokenHash, HashedKey: body.HashedKey, V: body.V.ptr(), Duration: body.Duration.ptr(), Views: body.Views.ptr()}
 	p, err := raw.Normalize(false)
 	if err != nil || body.SecretMessage == nil || !secrets.ValidTextCiphertext(*body.SecretMessage) {
@@ -105,8 +110,8 @@ func (h *Handler) saveSecret(w http.ResponseWriter, r *http.Request) {
 // fileForm is the multipart fields of saveFile.
 type fileForm struct {
 	raw      secrets.Raw
-	staged   *secrets.Staged // single request
-	slice    []byte          // chunked
+	staged   *secrets.Staged    // single request
+	slice    *secrets.SliceData // chunked
 	hasFile  bool
 	badField bool
 }
@@ -131,13 +136,33 @@ func (h *Handler) saveFile(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	release, code := h.open.acquire(httpx.ClientIP(r, h.trustProxy))
+	if code != 0 {
+		w.Header().Set("Retry-After", "1")
+		if code == http.StatusServiceUnavailable && chunked {
+			writeJSON(w, code, statusBody{Status: stRetry})
+		} else {
+			fail(code)
+		}
+		setOutcome(w, "too_many_open")
+		return
+	}
+	defer release()
+	minRate(w, r, h.minRate, h.rateWindow)
 	r.Body = http.MaxBytesReader(w, r.Body, MaxUploadBody)
 	form, err := h.readForm(r, chunked)
+	defer func() { _ = form.slice.Close() }() // a spool file, also when reading failed
 	if err != nil {
 		if form.staged != nil {
 			h.svc.Drop(r.Context(), *form.staged)
 		}
 		switch {
+		case tooSlow(err):
+			if chunked {
+				slowBody(w, plainError)
+			} else {
+				slowBody(w, saveError)
+			}
 		case tooLarge(err):
 			fail(http.StatusRequestEntityTooLarge)
 		case errors.Is(err, errBadForm) && chunked:
@@ -154,6 +179,7 @@ func (h *Handler) saveFile(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
+	drain(r)
 	p, perr := form.raw.Normalize(chunked)
 	if !chunked {
 		if perr != nil || form.badField || form.staged == nil {
@@ -196,7 +222,8 @@ func (h *Handler) saveFile(w http.ResponseWriter, r *http.Request) {
 var errBadForm = errors.New("malformed form")
 
 // readForm reads the multipart body part by part: a single request's file
-// streams to the object store, a slice is held in memory (at most 4 MiB).
+// streams to the object store, a slice to a spool file (at most 4 MiB,
+// hashed on the way); neither is held in memory.
 func (h *Handler) readForm(r *http.Request, chunked bool) (fileForm, error) {
 	var f fileForm
 	mr, err := r.MultipartReader()
@@ -221,15 +248,14 @@ func (h *Handler) readForm(r *http.Request, chunked bool) (fileForm, error) {
 			}
 			f.hasFile = true
 			if chunked {
-				var buf bytes.Buffer
-				n, err := io.Copy(&buf, io.LimitReader(part, secrets.SliceSize+1))
+				d, err := h.svc.SpoolSlice(part)
+				if errors.Is(err, secrets.ErrInvalid) {
+					return f, fmt.Errorf("%w: %w", errBadForm, err)
+				}
 				if err != nil {
 					return f, partErr(err)
 				}
-				if n > secrets.SliceSize {
-					return f, fmt.Errorf("%w: slice over %d bytes", errBadForm, secrets.SliceSize)
-				}
-				f.slice = buf.Bytes()
+				f.slice = d
 				continue
 			}
 			st, err := h.svc.StageFile(r.Context(), part)
@@ -251,7 +277,7 @@ func (h *Handler) readForm(r *http.Request, chunked bool) (fileForm, error) {
 // partErr tells a broken or oversized body (the caller's fault) from a
 // storage failure.
 func partErr(err error) error {
-	if tooLarge(err) {
+	if tooLarge(err) || tooSlow(err) {
 		return err
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(err.Error(), "multipart") {

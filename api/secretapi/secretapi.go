@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -43,16 +44,30 @@ type Options struct {
 	// TextRate, FileRate and ReadRate are per-client limits; a zero
 	// PerMinute disables one.
 	TextRate, FileRate, ReadRate config.Rate
+	// OpenUploadsPerClient and OpenUploads cap the saveFile requests in
+	// progress per client address (429 beyond) and in all (503 beyond);
+	// 0 = no cap.
+	OpenUploadsPerClient, OpenUploads int
+	// MinBodyRate (bytes per second) is the slowest a saveSecret or
+	// saveFile body may arrive, with BodyRateWindow of credit (the first
+	// bytes may take that long, a pause may last that long); a body
+	// that falls behind is cut off with 408. 0 = no minimum.
+	MinBodyRate    int
+	BodyRateWindow time.Duration
 	// TrustProxy takes the client address from X-Forwarded-For.
 	TrustProxy bool
 	// Registerer, when set, receives netintel_secrets_requests_total
-	// (by endpoint and outcome: the spec's status, "method" or "rate_limited").
+	// (by endpoint and outcome: the spec's status, "method", "rate_limited",
+	// "too_many_open" or "too_slow").
 	Registerer prometheus.Registerer
 }
 
 // OptionsFrom builds Options from the config.
 func OptionsFrom(c *config.Config) Options {
-	return Options{TextRate: c.Secrets.TextRate, FileRate: c.Secrets.FileRate, ReadRate: c.Secrets.ReadRate, TrustProxy: c.API.TrustProxyHeaders}
+	return Options{TextRate: c.Secrets.TextRate, FileRate: c.Secrets.FileRate, ReadRate: c.Secrets.ReadRate,
+		OpenUploadsPerClient: c.Secrets.OpenUploadsPerClient, OpenUploads: c.Secrets.OpenUploads,
+		MinBodyRate: c.Secrets.MinBodyRate, BodyRateWindow: c.Secrets.BodyRateWindow,
+		TrustProxy: c.API.TrustProxyHeaders}
 }
 
 // Handler serves the API on a Service.
@@ -60,6 +75,9 @@ type Handler struct {
 	svc              *secrets.Service
 	log              *slog.Logger
 	text, file, read *httpx.Limiter
+	open             *openUploads
+	minRate          int
+	rateWindow       time.Duration
 	trustProxy       bool
 	outcomes         *prometheus.CounterVec
 }
@@ -73,7 +91,10 @@ func New(svc *secrets.Service, opt Options, log *slog.Logger) *Handler {
 		return httpx.NewLimiter(r.PerMinute, r.Burst)
 	}
 	h := &Handler{svc: svc, log: log.With("stage", "secretapi"), text: lim(opt.TextRate), file: lim(opt.FileRate),
-		read: lim(opt.ReadRate), trustProxy: opt.TrustProxy}
+		read: lim(opt.ReadRate), trustProxy: opt.TrustProxy, minRate: opt.MinBodyRate, rateWindow: opt.BodyRateWindow}
+	if opt.OpenUploadsPerClient > 0 || opt.OpenUploads > 0 {
+		h.open = newOpenUploads(opt.OpenUploadsPerClient, opt.OpenUploads)
+	}
 	if opt.Registerer != nil {
 		h.outcomes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_secrets_requests_total",
 			Help: "One-time secret API requests by endpoint and outcome."}, []string{"endpoint", "outcome"})
@@ -124,6 +145,21 @@ func saveError(w http.ResponseWriter, code int) {
 
 func plainError(w http.ResponseWriter, code int) {
 	writeJSON(w, code, statusBody{Status: stError})
+}
+
+// setOutcome overrides the outcome label of the answer written to w.
+func setOutcome(w http.ResponseWriter, outcome string) {
+	if ow, ok := w.(*outcomeWriter); ok {
+		ow.outcome = outcome
+	}
+}
+
+// slowBody answers a body cut off under the minimum rate: 408, and the
+// connection is closed (the rest of the body is not read).
+func slowBody(w http.ResponseWriter, fail func(http.ResponseWriter, int)) {
+	w.Header().Set("Connection", "close")
+	fail(w, http.StatusRequestTimeout)
+	setOutcome(w, "too_slow")
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

@@ -2,7 +2,10 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -13,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/netintel/netintel/internal/testutil"
 )
 
 // probeWorld is a loopback RDAP server that answers for every host and a
@@ -150,8 +155,13 @@ func TestProbe_UnreachableIANAFailsGracefully(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if !strings.Contains(status, `"results_available":0`) || !strings.Contains(status, "data.iana.test") || !strings.Contains(status, `"last_update":"1970-01-01 00:00:00"`) {
+	if !strings.Contains(status, `"results_available":0`) || !strings.Contains(status, "TLD list: connection refused") || !strings.Contains(status, `"last_update":"1970-01-01 00:00:00"`) {
 		t.Errorf("status %s", status)
+	}
+	// The reason shows no internal address: not the one dialled (nor a
+	// resolver's); the log has them.
+	if host, _, _ := net.SplitHostPort(closed); strings.Contains(status, host) {
+		t.Errorf("status shows an internal address: %s", status)
 	}
 	if code, body := get(t, base+"/api/results"); code != 200 || !strings.Contains(body, `"results":[]`) {
 		t.Errorf("results %d %s", code, body)
@@ -164,12 +174,61 @@ func TestProbe_UnreachableIANAFailsGracefully(t *testing.T) {
 	}
 	// `netintel probe` reports the failure with its reason, once.
 	out, err := exec.Command(binPath, "probe", "--config", cfg, "--data-dir", data, "--pickup", "10s").CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "TLD check failed") || !strings.Contains(string(out), "data.iana.test") {
+	if err == nil || !strings.Contains(string(out), "TLD check failed") || !strings.Contains(string(out), "TLD list: connection refused") {
 		t.Errorf("netintel probe: %v\n%s", err, out)
 	}
 	// Still serving, not spinning: exactly the two runs were attempted.
 	time.Sleep(time.Second)
 	if n := strings.Count(p.logs(), "tld probe run failed"); n != 2 {
 		t.Errorf("%d failed runs logged, want 2 (start + request)", n)
+	}
+}
+
+// TestProbe_FailedRunRetried: the tld_probe job runs a failed run again
+// within its tick (probe.run_retries after probe.run_retry_wait, doubling),
+// as the snapshot job does, instead of waiting 48 hours; and so does the
+// first check at start.
+func TestProbe_FailedRunRetried(t *testing.T) {
+	n := testutil.StartNATS(t)
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "pipeline.yaml")
+	if err := os.WriteFile(cfgPath, []byte("object_store:\n  type: file\n  file:\n    dir: "+filepath.Join(dir, "objects")+"\nprobe:\n  run_retries: 3\n  run_retry_wait: 2m\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	env := &Env{Stdout: &out, Stderr: &out, Getenv: os.Getenv}
+	cf := commonFlags{config: cfgPath, natsURL: n.URL, logLevel: "error"}
+	s, err := openSystem(t.Context(), env, &cf, roleOpts{ensure: true, store: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	j, ok := job(s, "tld_probe")
+	if !ok {
+		t.Fatal("tld_probe job not registered")
+	}
+	if j.Retries != 3 || j.RetryWait != 2*time.Minute {
+		t.Fatalf("tld_probe job retries %d after %s, want probe.run_retries 3 after 2m", j.Retries, j.RetryWait)
+	}
+	var calls []time.Time
+	fail := errors.New("inputs unreachable")
+	err = retryRun(t.Context(), 3, 20*time.Millisecond, testutil.Logger(t), func(context.Context) error {
+		if calls = append(calls, time.Now()); len(calls) < 3 {
+			return fail
+		}
+		return nil
+	})
+	if err != nil || len(calls) != 3 {
+		t.Fatalf("first check: %d runs, %v; want success on the third", len(calls), err)
+	}
+	if d1, d2 := calls[1].Sub(calls[0]), calls[2].Sub(calls[1]); d1 < 20*time.Millisecond || d2 < 40*time.Millisecond {
+		t.Errorf("waits %s, %s; want 20ms then 40ms", d1, d2)
+	}
+	calls = nil
+	if err := retryRun(t.Context(), 2, time.Millisecond, testutil.Logger(t), func(context.Context) error {
+		calls = append(calls, time.Now())
+		return fail
+	}); !errors.Is(err, fail) || len(calls) != 3 {
+		t.Fatalf("always failing: %d runs, %v; want 1 + 2 retries and the error", len(calls), err)
 	}
 }

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/netintel/netintel/api/tldapi"
 	"github.com/netintel/netintel/probe"
@@ -27,12 +29,14 @@ func setupProbe(ctx context.Context, s *System) error {
 	s.Route("tld", h.Mount)
 	s.SetHealth(h.Health)
 	s.Worker("probe", svc.RunWorker)
-	s.Job("tld_probe", svc.RunNow)
+	// A failed run (inputs unreachable) is run again within its tick,
+	// with a growing wait, rather than 48 hours later.
+	s.JobRetry("tld_probe", s.Cfg.Probe.RunRetries, s.Cfg.Probe.RunRetryWait, svc.RunNow)
 	// The first check at start follows the schedule: "off" disables both
 	// (tests run `netintel run` without reaching IANA).
 	if s.Embedded && strings.TrimSpace(s.Cfg.Schedules["tld_probe"]) != "off" && s.Cfg.Schedules["tld_probe"] != "" {
 		s.OnStart("tld_probe_first", func(ctx context.Context) error {
-			if err := svc.FirstRun(ctx); err != nil {
+			if err := retryRun(ctx, s.Cfg.Probe.RunRetries, s.Cfg.Probe.RunRetryWait, s.Log, svc.FirstRun); err != nil {
 				// Logged with its reason; the system keeps serving the last results.
 				s.Log.Warn("first TLD check did not complete", "err", err)
 			}
@@ -40,4 +44,25 @@ func setupProbe(ctx context.Context, s *System) error {
 		})
 	}
 	return nil
+}
+
+// retryRun runs run, and after a failure runs it again up to retries
+// times, waiting wait, then twice that, and so on (the scheduler does the
+// same for a tick; this is for the first check at start, which no tick
+// covers). It returns the last error, or nil.
+func retryRun(ctx context.Context, retries int, wait time.Duration, log *slog.Logger, run func(context.Context) error) error {
+	err := run(ctx)
+	for attempt := 1; err != nil && attempt <= retries && wait > 0; attempt++ {
+		log.Warn("TLD check failed, retrying", "retry", attempt, "of", retries, "in", wait, "err", err)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		err = run(ctx)
+		wait *= 2
+	}
+	return err
 }

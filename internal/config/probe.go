@@ -32,6 +32,10 @@ type Probe struct {
 	Timeout time.Duration `yaml:"timeout"`
 	// WhoisTimeout bounds one WHOIS exchange (connect, query, answer).
 	WhoisTimeout time.Duration `yaml:"whois_timeout"`
+	// DeadTimeout bounds a request to a server that already timed out in
+	// the same run (capped at Timeout and WhoisTimeout); such a request is
+	// not retried and the server is not asked for /help.
+	DeadTimeout time.Duration `yaml:"dead_timeout"`
 	// Retries is how many times a transient failure (timeout, refused, 5xx, 429) is retried.
 	Retries int `yaml:"retries"`
 	// Backoff is the wait before the first retry; it doubles with each retry.
@@ -67,6 +71,12 @@ type Probe struct {
 	RunTimeout time.Duration `yaml:"run_timeout"`
 	// Poll is how often a worker looks for a requested or orphaned run.
 	Poll time.Duration `yaml:"poll"`
+	// RunRetries is how many times a failed run (inputs unreachable, the
+	// store down) is run again before the next tick, after RunRetryWait,
+	// then twice that, ...; also the first check at start.
+	RunRetries int `yaml:"run_retries"`
+	// RunRetryWait is the wait before the first retry of a failed run.
+	RunRetryWait time.Duration `yaml:"run_retry_wait"`
 	// RatePerMinute is the API limit per client address (the spec says 100).
 	RatePerMinute int `yaml:"rate_per_minute"`
 }
@@ -103,6 +113,7 @@ func defaultProbe() Probe {
 		},
 		Timeout:       10 * time.Second,
 		WhoisTimeout:  10 * time.Second,
+		DeadTimeout:   2 * time.Second,
 		Retries:       2,
 		Backoff:       time.Second,
 		MaxRedirects:  3,
@@ -115,6 +126,8 @@ func defaultProbe() Probe {
 		StallTimeout:  10 * time.Minute,
 		RunTimeout:    24 * time.Hour,
 		Poll:          10 * time.Second,
+		RunRetries:    5,
+		RunRetryWait:  5 * time.Minute,
 		RatePerMinute: 100,
 	}
 }
@@ -158,7 +171,7 @@ func (c *Probe) validate(p string) []error {
 	positive := []struct {
 		name string
 		d    time.Duration
-	}{{"timeout", c.Timeout}, {"whois_timeout", c.WhoisTimeout}, {"lock_ttl", c.LockTTL}, {"stall_timeout", c.StallTimeout}, {"run_timeout", c.RunTimeout}, {"poll", c.Poll}}
+	}{{"timeout", c.Timeout}, {"whois_timeout", c.WhoisTimeout}, {"dead_timeout", c.DeadTimeout}, {"lock_ttl", c.LockTTL}, {"stall_timeout", c.StallTimeout}, {"run_timeout", c.RunTimeout}, {"poll", c.Poll}}
 	for _, f := range positive {
 		if f.d <= 0 {
 			add(f.name, "must be > 0, got %s", f.d)
@@ -202,6 +215,12 @@ func (c *Probe) validate(p string) []error {
 	}
 	if c.Prefix == "" || strings.HasPrefix(c.Prefix, "/") || !strings.HasSuffix(c.Prefix, "/") {
 		add("prefix", "must be a relative folder ending in /, got %q", c.Prefix)
+	}
+	if c.RunRetries < 0 || c.RunRetries > 10 {
+		add("run_retries", "must be 0..10, got %d", c.RunRetries)
+	}
+	if c.RunRetries > 0 && c.RunRetryWait < time.Second {
+		add("run_retry_wait", "must be >= 1s when run_retries > 0, got %s", c.RunRetryWait)
 	}
 	if c.RatePerMinute < 1 {
 		add("rate_per_minute", "must be >= 1, got %d", c.RatePerMinute)

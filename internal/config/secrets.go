@@ -26,6 +26,18 @@ type Secrets struct {
 	FileRate Rate `yaml:"file_rate"`
 	// ReadRate limits get, getFile and secretStatus per client address.
 	ReadRate Rate `yaml:"read_rate"`
+	// OpenUploadsPerClient caps the saveFile requests in progress from one
+	// client address (429 beyond); 0 = no cap.
+	OpenUploadsPerClient int `yaml:"open_uploads_per_client"`
+	// OpenUploads caps the saveFile requests in progress in all (503
+	// beyond); 0 = no cap.
+	OpenUploads int `yaml:"open_uploads"`
+	// MinBodyRate is the slowest, in bytes per second, that a saveSecret or
+	// saveFile body may arrive; slower bodies are cut off (408). 0 = off.
+	MinBodyRate int `yaml:"min_body_rate"`
+	// BodyRateWindow is the credit a body starts with and the longest it
+	// may fall behind MinBodyRate (or pause).
+	BodyRateWindow time.Duration `yaml:"body_rate_window"`
 	// UploadIdle discards a chunked upload this long after its last slice.
 	UploadIdle time.Duration `yaml:"upload_idle"`
 	// UploadMemory is how long a completed upload id answers with its newId.
@@ -51,18 +63,22 @@ type Rate struct {
 
 func defaultSecrets() Secrets {
 	return Secrets{
-		Bucket:        "secrets",
-		UploadsBucket: "uploads",
-		BlobPrefix:    "secrets/",
-		InlineMax:     256 << 10,
-		TextRate:      Rate{PerMinute: 45, Burst: 10},
-		FileRate:      Rate{PerMinute: 120, Burst: 30},
-		ReadRate:      Rate{PerMinute: 60, Burst: 15},
-		UploadIdle:    time.Hour,
-		UploadMemory:  time.Hour,
-		FinishStale:   2 * time.Minute,
-		SweepInterval: time.Minute,
-		SweepGrace:    10 * time.Minute,
+		Bucket:               "secrets",
+		UploadsBucket:        "uploads",
+		BlobPrefix:           "secrets/",
+		InlineMax:            256 << 10,
+		TextRate:             Rate{PerMinute: 45, Burst: 10},
+		FileRate:             Rate{PerMinute: 120, Burst: 30},
+		ReadRate:             Rate{PerMinute: 60, Burst: 15},
+		OpenUploadsPerClient: 4,
+		OpenUploads:          64,
+		MinBodyRate:          4096,
+		BodyRateWindow:       20 * time.Second,
+		UploadIdle:           time.Hour,
+		UploadMemory:         time.Hour,
+		FinishStale:          2 * time.Minute,
+		SweepInterval:        time.Minute,
+		SweepGrace:           10 * time.Minute,
 	}
 }
 
@@ -93,6 +109,21 @@ func (c *Secrets) validate(path string) []error {
 		if r.PerMinute > 0 && r.Burst < 1 {
 			add(name+".burst", "must be >= 1 when per_minute is set, got %d", r.Burst)
 		}
+	}
+	if c.OpenUploadsPerClient < 0 {
+		add("open_uploads_per_client", "must be >= 0 (0 = no cap), got %d", c.OpenUploadsPerClient)
+	}
+	if c.OpenUploads < 0 {
+		add("open_uploads", "must be >= 0 (0 = no cap), got %d", c.OpenUploads)
+	}
+	if c.OpenUploads > 0 && c.OpenUploadsPerClient > c.OpenUploads {
+		add("open_uploads_per_client", "must be <= open_uploads (%d), got %d", c.OpenUploads, c.OpenUploadsPerClient)
+	}
+	if c.MinBodyRate < 0 {
+		add("min_body_rate", "must be >= 0 (0 = off), got %d", c.MinBodyRate)
+	}
+	if c.MinBodyRate > 0 && c.BodyRateWindow < time.Second {
+		add("body_rate_window", "must be >= 1s when min_body_rate is set, got %s", c.BodyRateWindow)
 	}
 	if c.UploadIdle < time.Second {
 		add("upload_idle", "must be >= 1s, got %s", c.UploadIdle)

@@ -22,9 +22,13 @@ import (
 
 // Options tune the test server.
 type Options struct {
-	// RateLimits keeps the spec's per-client rate limits; by default
-	// they are off so that tests can send as fast as they like.
+	// RateLimits keeps the spec's per-client rate limits and the caps on
+	// open uploads; by default they are off so that tests can send as
+	// fast and as many at once as they like.
 	RateLimits bool
+	// API, when set, adjusts the handler options last (tests of the
+	// limits set small ones).
+	API func(*secretapi.Options)
 	// InlineMax overrides secrets.inline_max when not 0.
 	InlineMax int
 	// BeforeFinish runs in the request that assembles a chunked upload.
@@ -100,6 +104,10 @@ func Start(t testing.TB, o Options) *Server {
 	aopt.Registerer = o.Registerer
 	if !o.RateLimits {
 		aopt.TextRate, aopt.FileRate, aopt.ReadRate = config.Rate{}, config.Rate{}, config.Rate{}
+		aopt.OpenUploadsPerClient, aopt.OpenUploads = 0, 0
+	}
+	if o.API != nil {
+		o.API(&aopt)
 	}
 	mux := http.NewServeMux()
 	secretapi.New(s.Service, aopt, testutil.Logger(t)).Mount(mux)
