@@ -5,12 +5,14 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -104,17 +106,45 @@ func (v *Validator) Deduct(ctx context.Context, rec *Record, credits int64, idem
 	return 0, fmt.Errorf("%w: deduct answered %d", ErrValidatorUnavailable, status)
 }
 
-// IdempotencyKey derives the deduction's idempotency key: from the
-// customer's Idempotency-Key header when given (so the customer's own retry
-// is not charged twice), else random (so the gateway's retries share it).
-func IdempotencyKey(keyID, customer string) string {
-	if customer != "" {
-		s := sha256.Sum256([]byte(keyID + "\x00" + customer))
-		return hex.EncodeToString(s[:16])
+// IdemRequest is what a deduction's idempotency key is bound to: the key,
+// the customer's Idempotency-Key header and the request itself.
+type IdemRequest struct {
+	KeyID string
+	// Customer is the customer's Idempotency-Key header; empty makes the
+	// idempotency key random (the gateway's own retries still share it).
+	Customer string
+	// Method, Path (the backend path) and Query (raw, without apiKey) of the
+	// request, Body its body as forwarded (nil when not read), and the
+	// Credits it costs.
+	Method, Path, Query string
+	Body                []byte
+	Credits             int64
+}
+
+// IdempotencyKey derives the deduction's idempotency key. With the
+// customer's Idempotency-Key header it is a hash of that header bound to the
+// key id, method, path, query, a digest of the body and the credits: the
+// customer's retry of the same request is charged once, while the same
+// header on another request (another batch, another query) is another
+// deduction, so reusing a header never makes later requests free. Without
+// the header it is random per request.
+func IdempotencyKey(r IdemRequest) string {
+	if r.Customer == "" {
+		var b [16]byte
+		_, _ = rand.Read(b[:])
+		return hex.EncodeToString(b[:])
 	}
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
+	body := sha256.Sum256(r.Body)
+	h := sha256.New()
+	// Each field is length-prefixed so no two requests share an encoding.
+	for _, f := range []string{"netintel-idem-v2", r.KeyID, r.Customer, r.Method, r.Path, r.Query,
+		string(body[:]), strconv.FormatInt(r.Credits, 10)} {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(f)))
+		h.Write(n[:])
+		h.Write([]byte(f))
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
 // call posts body, retrying on transport errors, timeouts and 5xx. A 4xx

@@ -44,7 +44,7 @@ func TestValidator(t *testing.T) {
 			v := NewValidator(srv.URL+"/", "svc-token", 150*time.Millisecond, 1)
 			_, err := v.Check(t.Context(), rec, tc.credits)
 			if err == nil {
-				_, err = v.Deduct(t.Context(), rec, tc.credits, IdempotencyKey(rec.ID, ""))
+				_, err = v.Deduct(t.Context(), rec, tc.credits, IdempotencyKey(IdemRequest{KeyID: rec.ID, Credits: tc.credits}))
 			}
 			if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil && err != nil) {
 				t.Fatalf("err = %v, want %v", err, tc.wantErr)
@@ -60,15 +60,38 @@ func TestValidator(t *testing.T) {
 }
 
 func TestIdempotencyKey(t *testing.T) {
-	a, b := IdempotencyKey("k1", "retry-1"), IdempotencyKey("k1", "retry-1")
-	if a != b {
-		t.Fatal("same customer key gives different idempotency keys")
+	base := IdemRequest{KeyID: "k1", Customer: "retry-1", Method: "POST", Path: "/api/v1/ip/batch",
+		Query: "x=1", Body: []byte(`{"ips":["192.0.2.1"]}`), Credits: 1}
+	a := IdempotencyKey(base)
+	if b := IdempotencyKey(base); a != b {
+		t.Fatal("the same request with the same customer key gives different idempotency keys")
 	}
-	if a == IdempotencyKey("k2", "retry-1") {
-		t.Fatal("two keys share an idempotency key")
+	// Any difference in the request is another deduction (issue 31 item 1:
+	// a reused header made every later request free).
+	tests := []struct {
+		name string
+		mod  func(r *IdemRequest)
+	}{
+		{"key id", func(r *IdemRequest) { r.KeyID = "k2" }},
+		{"customer key", func(r *IdemRequest) { r.Customer = "retry-2" }},
+		{"method", func(r *IdemRequest) { r.Method = "GET" }},
+		{"path", func(r *IdemRequest) { r.Path = "/api/v1/shadow_vpn/lookup/192.0.2.1" }},
+		{"query", func(r *IdemRequest) { r.Query = "x=2" }},
+		{"body", func(r *IdemRequest) { r.Body = []byte(`{"ips":["192.0.2.2"]}`) }},
+		{"credits", func(r *IdemRequest) { r.Credits = 2 }},
+		{"field boundary", func(r *IdemRequest) { r.Path, r.Query = r.Path+"x", "=1" }},
 	}
-	r1 := IdempotencyKey("k1", "")
-	if r2 := IdempotencyKey("k1", ""); r1 == r2 {
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := base
+			tc.mod(&r)
+			if IdempotencyKey(r) == a {
+				t.Fatal("a different request shares the idempotency key")
+			}
+		})
+	}
+	r1 := IdempotencyKey(IdemRequest{KeyID: "k1"})
+	if r2 := IdempotencyKey(IdemRequest{KeyID: "k1"}); r1 == r2 {
 		t.Fatal("random idempotency keys repeat")
 	}
 }

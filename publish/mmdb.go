@@ -89,8 +89,15 @@ func newMMDBWriter(w io.Writer, dir string, buildTime time.Time) (*mmdbWriter, e
 		// Every address the state holds is published, even in reserved
 		// space, so that the MMDB holds the same records as the other files.
 		IncludeReservedNetworks: true,
-		Inserter:                m.mergeInserter,
-		KeyGenerator:            idKey{},
+		// mmdbwriter's aliasing points ::ffff:0:0/96 and also Teredo
+		// (2001::/32) and 6to4 (2002::/16) at the IPv4 tree, so a Teredo
+		// address answered with its server's IPv4 record and a 6to4 one
+		// with its embedded address (issue 31 item 8); nor could an address
+		// of those blocks hold its own record. Only IPv4-mapped addresses
+		// are the IPv4: Close aliases ::ffff:0:0/96 alone (aliasID).
+		DisableIPv4Aliasing: true,
+		Inserter:            m.mergeInserter,
+		KeyGenerator:        idKey{},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("new mmdb tree: %w", err)
@@ -121,6 +128,20 @@ func (c countWriter) Write(b []byte) (int, error) {
 	return n, err
 }
 
+// ipv4Mapped is the one block answered as the IPv4 address it embeds;
+// ipv4Tree is where an IPv6 MMDB keeps IPv4 (::a.b.c.d).
+var (
+	ipv4Mapped = netip.MustParsePrefix("::ffff:0:0/96")
+	ipv4Tree   = netip.MustParsePrefix("::/96")
+)
+
+// aliasID is the placeholder of ipv4Mapped: rewrite points its record at
+// the IPv4 tree (the node at ::/96), as mmdbwriter's own alias would, so
+// readers that look up ::ffff:a.b.c.d as IPv6 (mmdblookup) find the IPv4
+// record, and readers that skip aliased networks when iterating
+// (maxminddb-golang's Networks) see it as the alias it is.
+const aliasID = math.MaxUint64
+
 // idKey is the tree's KeyGenerator: placeholders are unique by their id.
 type idKey struct{}
 
@@ -137,7 +158,15 @@ func (idKey) Key(v mmdbtype.DataType) ([]byte, error) {
 // Write inserts one record: a range as its network, a host as a /32 or
 // /128. Where networks overlap the values are merged (see mergeRecords),
 // so a host inside a range carries both, whatever the insertion order.
+//
+// An IPv6 network overlapping ::/96 is left out of the MMDB: an IPv6 MMDB
+// keeps the IPv4 tree there, so a record of ::a.b.c.d (the deprecated
+// IPv4-compatible form) would be answered for, and merged into, the IPv4
+// address a.b.c.d. The other files keep it.
 func (m *mmdbWriter) Write(r *ipmodel.Record, pfx netip.Prefix) error {
+	if pfx.Addr().Is6() && pfx.Overlaps(ipv4Tree) {
+		return nil
+	}
 	id := uint64(len(m.spans))
 	start := m.valsLen + int64(m.valsBuf.Buffered())
 	m.buf = appendRecord(m.buf[:0], r)
@@ -219,6 +248,12 @@ func (m *mmdbWriter) Close() error {
 	if err := m.valsBuf.Flush(); err != nil {
 		return fmt.Errorf("mmdb spool: %w", err)
 	}
+	// Inserted last and replacing whatever is there, so no merge involves
+	// it; the state holds IPv4-mapped addresses as IPv4 (ingest unmaps).
+	ipn := &net.IPNet{IP: net.IP(ipv4Mapped.Addr().AsSlice()), Mask: net.CIDRMask(ipv4Mapped.Bits(), 128)}
+	if err := m.tree.InsertFunc(ipn, inserter.ReplaceWith(mmdbtype.Uint64(aliasID))); err != nil {
+		return fmt.Errorf("mmdb alias %s: %w", ipv4Mapped, err)
+	}
 	ph, err := os.CreateTemp(m.dir, "mmdb-tree-*")
 	if err != nil {
 		return fmt.Errorf("mmdb temp file: %w", err)
@@ -267,31 +302,52 @@ func (m *mmdbWriter) rewrite(placeholder string) error {
 	newOff := make([]uint32, len(m.spans)) // id -> data offset + 1
 	bw := bufio.NewWriterSize(m.w, 1<<20)
 	tree := raw[:treeLen]
+	// The IPv4 tree: the record reached by 96 zero bits from the root (a
+	// node, or the empty or data record covering all of IPv4).
+	v4 := uint64(0)
+	for depth := 0; depth < 96 && v4 < nodes; depth++ {
+		v4 = uint64(binary.BigEndian.Uint32(tree[v4*8:]))
+	}
+	idAt := func(v uint64) (uint64, error) {
+		var id uint64
+		if err := db.Decode(uintptr(v-nodes-16), &id); err != nil {
+			return 0, fmt.Errorf("mmdb tree: decode placeholder: %w", err)
+		}
+		return id, nil
+	}
 	for i := uint64(0); i < treeLen; i += 4 {
 		v := uint64(binary.BigEndian.Uint32(tree[i:]))
 		if v > nodes {
-			var id uint64
-			if err := db.Decode(uintptr(v-nodes-16), &id); err != nil {
-				return fmt.Errorf("mmdb tree: decode placeholder: %w", err)
-			}
-			if id >= uint64(len(newOff)) {
-				return fmt.Errorf("mmdb tree: unknown placeholder %d", id)
-			}
-			if newOff[id] == 0 {
-				r, err := m.record(id, 0)
-				if err != nil {
-					return err
+			id, err := idAt(v)
+			if err == nil && id == aliasID {
+				// A node, empty, or the one record covering all of IPv4.
+				if v = v4; v > nodes {
+					id, err = idAt(v)
 				}
-				off := dw.n
-				if err := dw.value(recordValue(&r, dw.in)); err != nil {
-					return err
-				}
-				if nodes+16+uint64(off) >= 1<<32-1 {
-					return errors.New("mmdb: data section exceeds what 32-bit records address (about 4 GiB)")
-				}
-				newOff[id] = uint32(off) + 1
 			}
-			v = nodes + 16 + uint64(newOff[id]-1)
+			if err != nil {
+				return err
+			}
+			if v > nodes {
+				if id >= uint64(len(newOff)) {
+					return fmt.Errorf("mmdb tree: unknown placeholder %d", id)
+				}
+				if newOff[id] == 0 {
+					r, err := m.record(id, 0)
+					if err != nil {
+						return err
+					}
+					off := dw.n
+					if err := dw.value(recordValue(&r, dw.in)); err != nil {
+						return err
+					}
+					if nodes+16+uint64(off) >= 1<<32-1 {
+						return errors.New("mmdb: data section exceeds what 32-bit records address (about 4 GiB)")
+					}
+					newOff[id] = uint32(off) + 1
+				}
+				v = nodes + 16 + uint64(newOff[id]-1)
+			}
 		}
 		var b [4]byte
 		binary.BigEndian.PutUint32(b[:], uint32(v))

@@ -300,3 +300,105 @@ func TestSpool_RoundTrip(t *testing.T) {
 		t.Fatalf("range: %v %s", err, canon(t, got))
 	}
 }
+
+// Issue 31 item 8: only IPv4-mapped addresses (::ffff:0:0/96) are the IPv4
+// they embed. A Teredo address (2001::/32, which embeds its server's IPv4)
+// and a 6to4 address (2002::/16) are IPv6 addresses of their own: answered
+// with their own record or not at all, never with the embedded IPv4's.
+func TestMMDB_OnlyIPv4MappedIsIPv4(t *testing.T) {
+	g := gen.New(10, 3)
+	v4 := g.Host(1)
+	v4.IP = "198.51.100.5"
+	teredo := g.Host(2)
+	teredo.IP = "2001:0:4136:e378:8000:63bf:3fff:fdd2"
+	sixToFour := g.Host(3)
+	sixToFour.IP = "2002:cb00:7105::1"
+	var buf bytes.Buffer
+	w, err := newMMDBWriter(&buf, t.TempDir(), time.Date(2026, 11, 26, 3, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An IPv4-compatible record (::198.51.100.5) would land on the IPv4's
+	// place in the tree and be merged into its record: it stays out.
+	compat := g.Host(4)
+	compat.IP = "::c633:6405"
+	for _, r := range []ipmodel.Record{v4, teredo, sixToFour, compat} {
+		p, err := recordPrefix(&r, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Write(&r, p); err != nil {
+			t.Fatalf("insert %s: %v", r.IP, err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), FileMMDB)
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db, err := maxminddb.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Verify(); err != nil {
+		t.Fatalf("maxminddb Verify: %v", err)
+	}
+	tests := []struct {
+		name string
+		ip   string
+		want *ipmodel.Record // nil: not found
+	}{
+		{"ipv4", "198.51.100.5", &v4},
+		{"ipv4-mapped", "::ffff:198.51.100.5", &v4},
+		{"ipv4 neighbour", "198.51.100.6", nil},
+		{"teredo with the ipv4 as its server", "2001:0:c633:6405::1", nil},
+		{"teredo with the ipv4 as its client", "2001:0:4136:e378:8000:ffff:39cd:9bfa", nil},
+		{"6to4 of the ipv4", "2002:c633:6405::1", nil},
+		{"teredo record", teredo.IP, &teredo},
+		{"6to4 record", sixToFour.IP, &sixToFour},
+		{"ipv4-compatible is not mapped", "::c633:6405", &v4}, // ::/96 is where IPv4 lives in an IPv6 tree
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var got ipmodel.Record
+			_, found, err := db.LookupNetwork(net.ParseIP(tc.ip), &got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if found != (tc.want != nil) {
+				t.Fatalf("maxminddb %s: found %v, want %v (record %s)", tc.ip, found, tc.want != nil, got.LastSeen)
+			}
+			if tc.want != nil && canon(t, got) != canon(t, *tc.want) {
+				t.Fatalf("maxminddb %s: another record", tc.ip)
+			}
+			v, ok := mmdbLookup(t, path, tc.ip, "last_seen")
+			if ok != (tc.want != nil) || (ok && v != tc.want.LastSeen) {
+				t.Fatalf("mmdblookup %s last_seen = %q %v, want %v", tc.ip, v, ok, tc.want != nil)
+			}
+		})
+	}
+	// Iterating without aliases lists each record once: the alias of
+	// ::ffff:0:0/96 is seen as one (it points at the IPv4 tree itself).
+	var nets []string
+	it := db.Networks(maxminddb.SkipAliasedNetworks)
+	for it.Next() {
+		var r ipmodel.Record
+		n, err := it.Network(&r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nets = append(nets, n.String())
+	}
+	if err := it.Err(); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(nets)
+	want := []string{"198.51.100.5/32", sixToFour.IP + "/128", teredo.IP + "/128"}
+	slices.Sort(want)
+	if !slices.Equal(nets, want) {
+		t.Fatalf("networks = %v, want %v", nets, want)
+	}
+}

@@ -271,12 +271,13 @@ func (h *Handler) serve(rt route, w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	credits := int64(1)
+	var body []byte
 	if rt.batch {
-		body, n, ok := h.readBatch(w, r, option)
+		b, n, ok := h.readBatch(w, r, option)
 		if !ok {
 			return
 		}
-		credits = n
+		body, credits = b, n
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
 	}
@@ -286,12 +287,15 @@ func (h *Handler) serve(rt route, w http.ResponseWriter, r *http.Request) {
 		h.limitError(w, option, log, err)
 		return
 	}
+	query := stripAPIKey(r.URL.RawQuery)
 	if option == "b" {
-		if !h.optionB(w, r, log, rec, ch, credits) {
+		idem := gw.IdemRequest{KeyID: rec.ID, Customer: r.Header.Get("Idempotency-Key"),
+			Method: r.Method, Path: backendPath, Query: query, Body: body, Credits: credits}
+		if !h.optionB(w, r, log, rec, ch, idem) {
 			return
 		}
 	}
-	f := &forward{path: backendPath, query: stripAPIKey(r.URL.RawQuery), rec: rec, charge: ch, credits: credits, option: option, limits: lim}
+	f := &forward{path: backendPath, query: query, rec: rec, charge: ch, credits: credits, option: option, limits: lim}
 	h.proxy.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, f)))
 }
 
@@ -303,14 +307,16 @@ func minTier(rt route, r *http.Request) string {
 }
 
 // optionB checks and deducts credits with the validation service; it fails
-// closed (503) when the service cannot answer.
-func (h *Handler) optionB(w http.ResponseWriter, r *http.Request, log *slog.Logger, rec *gw.Record, ch gw.Charge, credits int64) bool {
+// closed (503) when the service cannot answer. The deduction's idempotency
+// key is bound to the request (gw.IdempotencyKey).
+func (h *Handler) optionB(w http.ResponseWriter, r *http.Request, log *slog.Logger, rec *gw.Record, ch gw.Charge, idem gw.IdemRequest) bool {
 	v := h.o.Validator
+	credits := idem.Credits
 	err := func() error {
 		if _, err := v.Check(r.Context(), rec, credits); err != nil {
 			return err
 		}
-		_, err := v.Deduct(r.Context(), rec, credits, gw.IdempotencyKey(rec.ID, r.Header.Get("Idempotency-Key")))
+		_, err := v.Deduct(r.Context(), rec, credits, gw.IdempotencyKey(idem))
 		return err
 	}()
 	if err == nil {

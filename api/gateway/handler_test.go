@@ -580,10 +580,37 @@ func TestHandler_OptionB(t *testing.T) {
 	if fake.Deducted() != 5 {
 		t.Fatalf("after a customer retry deducted %d, want 5", fake.Deducted())
 	}
+	// The same header on other requests is not a retry: ten different
+	// batches of 100 sent with one Idempotency-Key cost 1,000 credits, and
+	// another query or path under that header is charged too (issue 31
+	// item 1: the key was bound to the header alone, so they were free).
+	fake.Set(func(f *gatewaytest.FakeValidator) { f.Credits[id] = 2000 })
+	reused := map[string]string{"Idempotency-Key": "reused-abc"}
+	for i := range 10 {
+		if r := do(t, "POST", batch, reused, batchOf100(i)); r.code != 200 {
+			t.Fatalf("batch %d under a reused Idempotency-Key: %d %s", i, r.code, r.body)
+		}
+	}
+	if fake.Deducted() != 1005 {
+		t.Fatalf("ten batches of 100 under one Idempotency-Key: deducted %d, want 1005", fake.Deducted())
+	}
+	// Its retry (the same batch again) is charged once.
+	if r := do(t, "POST", batch, reused, batchOf100(9)); r.code != 200 || fake.Deducted() != 1005 {
+		t.Fatalf("retry of the last batch: %d, deducted %d want 1005", r.code, fake.Deducted())
+	}
+	for _, u := range []string{lookup + "&min_confidence=0.5", h.url + "/api/v1/vpn/ip/192.0.2.9?apiKey=" + url.QueryEscape(key)} {
+		if r := do(t, "GET", u, map[string]string{"Idempotency-Key": "retry-abc"}, ""); r.code != 200 {
+			t.Fatalf("reused key on another request: %d", r.code)
+		}
+	}
+	if fake.Deducted() != 1007 {
+		t.Fatalf("another query and another path under a used Idempotency-Key: deducted %d, want 1007", fake.Deducted())
+	}
+	fake.Set(func(f *gatewaytest.FakeValidator) { f.Credits[id] = 20 })
 	// A deduction that times out once is retried with the same key: once.
 	fake.Set(func(f *gatewaytest.FakeValidator) { f.StallNext["/deduct"] = 1 })
-	if r := do(t, "GET", lookup, nil, ""); r.code != 200 || fake.Deducted() != 6 {
-		t.Fatalf("after a timed-out deduct: %d, deducted %d want 6", r.code, fake.Deducted())
+	if r := do(t, "GET", lookup, nil, ""); r.code != 200 || fake.Deducted() != 1008 {
+		t.Fatalf("after a timed-out deduct: %d, deducted %d want 1008", r.code, fake.Deducted())
 	}
 	fails := []struct {
 		name     string
@@ -592,10 +619,10 @@ func TestHandler_OptionB(t *testing.T) {
 		code     string
 		deducted int
 	}{
-		{"validator always times out", func(f *gatewaytest.FakeValidator) { f.StallNext["/check"] = 5 }, 503, "validation_unavailable", 6},
-		{"validator 5xx", func(f *gatewaytest.FakeValidator) { f.FailNext["/deduct"] = 5 }, 503, "validation_unavailable", 6},
-		{"no credits", func(f *gatewaytest.FakeValidator) { f.Credits[id] = 0 }, 402, "no_credits", 6},
-		{"inactive", func(f *gatewaytest.FakeValidator) { f.Credits[id] = 9; f.Inactive[id] = true }, 403, "subscription_inactive", 6},
+		{"validator always times out", func(f *gatewaytest.FakeValidator) { f.StallNext["/check"] = 5 }, 503, "validation_unavailable", 1008},
+		{"validator 5xx", func(f *gatewaytest.FakeValidator) { f.FailNext["/deduct"] = 5 }, 503, "validation_unavailable", 1008},
+		{"no credits", func(f *gatewaytest.FakeValidator) { f.Credits[id] = 0 }, 402, "no_credits", 1008},
+		{"inactive", func(f *gatewaytest.FakeValidator) { f.Credits[id] = 9; f.Inactive[id] = true }, 403, "subscription_inactive", 1008},
 	}
 	for _, tc := range fails {
 		t.Run(tc.name, func(t *testing.T) {
@@ -625,6 +652,16 @@ func TestHandler_OptionB(t *testing.T) {
 	if r := do(t, "GET", lookup, nil, ""); r.code != 401 || r.errCode(t) != "revoked_key" {
 		t.Fatalf("revoked key via apiKey: %d %s", r.code, r.body)
 	}
+}
+
+// batchOf100 is a batch body of 100 addresses, different for every n.
+func batchOf100(n int) string {
+	ips := make([]string, 100)
+	for i := range ips {
+		ips[i] = fmt.Sprintf("198.51.%d.%d", n, i+1)
+	}
+	b, _ := json.Marshal(map[string][]string{"ips": ips})
+	return string(b)
 }
 
 // No key secret in logs, errors or metrics, whatever happened.

@@ -32,13 +32,30 @@ type mmdbIndex struct {
 
 var _ Index = mmdbIndex{}
 
-func (m mmdbIndex) Lookup(addr netip.Addr, cves bool) (*ipmodel.Record, bool, error) {
-	res := m.r.Lookup(addr.Unmap())
-	if err := res.Err(); err != nil {
-		return nil, false, fmt.Errorf("mmdb lookup %s: %w", addr, err)
+// ipv4Compatible is ::/96, where an IPv6 MMDB keeps the IPv4 tree: an
+// IPv6 address there (the deprecated IPv4-compatible form ::a.b.c.d) is not
+// the IPv4 address, so it is not looked up. Only IPv4-mapped addresses
+// (::ffff:0:0/96) are answered as IPv4, by Unmap.
+var ipv4Compatible = netip.MustParsePrefix("::/96")
+
+// find looks addr up in the tree: an IPv4-mapped address as its IPv4, and
+// nothing for another address of ::/96 (see ipv4Compatible).
+func (m mmdbIndex) find(addr netip.Addr) (maxminddb.Result, bool, error) {
+	addr = addr.Unmap()
+	if addr.Is6() && ipv4Compatible.Contains(addr) {
+		return maxminddb.Result{}, false, nil
 	}
-	if !res.Found() {
-		return nil, false, nil
+	res := m.r.Lookup(addr)
+	if err := res.Err(); err != nil {
+		return res, false, fmt.Errorf("mmdb lookup %s: %w", addr, err)
+	}
+	return res, res.Found(), nil
+}
+
+func (m mmdbIndex) Lookup(addr netip.Addr, cves bool) (*ipmodel.Record, bool, error) {
+	res, found, err := m.find(addr)
+	if err != nil || !found {
+		return nil, false, err
 	}
 	var rec ipmodel.Record
 	if cves {

@@ -103,12 +103,9 @@ const (
 // (fields in struct order, nil pointers as null, empty lists as []), with
 // no decoded record, no reflection and no allocation.
 func (m mmdbIndex) appendLookup(dst []byte, addr netip.Addr, p lookupParams, tier Tier) ([]byte, int, error) {
-	res := m.r.Lookup(addr)
-	if err := res.Err(); err != nil {
-		return dst, 0, fmt.Errorf("mmdb lookup %s: %w", addr, err)
-	}
-	if !res.Found() {
-		return dst, 0, nil
+	res, found, err := m.find(addr)
+	if err != nil || !found {
+		return dst, 0, err
 	}
 	r := renderer{d: m.data, buf: dst, p: p, tier: tier}
 	n := r.lookup(uint(res.Offset()), addr)

@@ -301,3 +301,47 @@ func TestMMDBData_Head(t *testing.T) {
 		}
 	}
 }
+
+// Issue 31 item 8: only IPv4-mapped addresses are the IPv4 they embed. The
+// Teredo (2001::/32) and 6to4 (2002::/16) addresses that embed
+// 198.51.100.7, and the IPv4-compatible ::198.51.100.7, are IPv6 addresses
+// the snapshot does not know: 404 from the MMDB as from the in-memory index.
+func TestLookup_OnlyIPv4MappedIsIPv4(t *testing.T) {
+	recs := testRecords(t)
+	mem, err := NewMemSnapshot(Manifest{SnapshotDate: "2026-11-23"}, recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, idx := range map[string]Index{"mem": mem.Index, "mmdb": buildMMDB(t, recordState(recs))} {
+		t.Run(name, func(t *testing.T) {
+			svc := New(Options{InternalKey: testKey})
+			svc.Swap(&Snapshot{Manifest: mem.Manifest, Index: idx, Rows: mem.Rows})
+			mux := http.NewServeMux()
+			svc.Mount(mux)
+			tests := []struct {
+				ip     string
+				status int
+			}{
+				{"198.51.100.7", 200},
+				{"::ffff:198.51.100.7", 200},
+				{"::ffff:c633:6407", 200},
+				{"2001:0:c633:6407::1", 404},                  // Teredo, server 198.51.100.7
+				{"2001:0:4136:e378:8000:ffff:39cd:9bf8", 404}, // Teredo, client 198.51.100.7 (obfuscated)
+				{"2002:c633:6407::1", 404},                    // 6to4 of 198.51.100.7
+				{"2002:c633:6407:1:2:3:4:5", 404},             // 6to4, another host behind it
+				{"::c633:6407", 404},                          // IPv4-compatible
+				{"64:ff9b::c633:6407", 404},                   // NAT64 well-known prefix
+			}
+			for _, tc := range tests {
+				r := serve(mux, "GET", "/api/v1/shadow_vpn/lookup/"+tc.ip, "", nil, TierEnterprise.String())
+				if r.Code != tc.status {
+					t.Errorf("%s: %d, want %d: %s", tc.ip, r.Code, tc.status, r.Body)
+					continue
+				}
+				if tc.status == 200 && !bytes.Contains(r.Body.Bytes(), []byte(`"ip":"198.51.100.7"`)) {
+					t.Errorf("%s: body %s, want the IPv4 record as 198.51.100.7", tc.ip, r.Body)
+				}
+			}
+		})
+	}
+}

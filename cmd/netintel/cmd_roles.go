@@ -30,7 +30,7 @@ func cmdRun(ctx context.Context, env *Env, args []string) error {
 	if cf.dataDir == "" {
 		cf.dataDir = "data"
 	}
-	s, err := openSystem(ctx, env, &cf, roleOpts{embedded: true, ensure: true, store: true, listen: *listen})
+	s, err := openSystem(ctx, env, &cf, roleOpts{embedded: true, ensure: true, store: true, products: config.Products, listen: *listen})
 	if err != nil {
 		return err
 	}

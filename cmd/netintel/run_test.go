@@ -415,4 +415,55 @@ func TestRun_BootstrapServesLookupThroughGateway(t *testing.T) {
 	if strings.Contains(p.logs(), key) {
 		t.Fatal("the dev key appears in the logs")
 	}
+	// Issue 31 item 7: the shipped config's internal key opened the
+	// backend on the shared listener. Now the data folder has its own
+	// random key (0600), which never reaches the logs or the output.
+	req, _ := http.NewRequest("GET", "http://"+p.addr+"/api/v1/shadow_vpn/lookup/203.0.113.10", nil)
+	req.Header.Set("X-Internal-Key", "dev-internal-key-change-me")
+	req.Header.Set("X-Tier", "enterprise")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("the published internal key on the shared listener: %d, want 401", resp.StatusCode)
+	}
+	fi, err := os.Stat(filepath.Join(dir, "internal-key"))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("data folder's internal key: %v, mode %v", err, fi.Mode().Perm())
+	}
+	ik, _ := os.ReadFile(filepath.Join(dir, "internal-key"))
+	if k := strings.TrimSpace(string(ik)); len(k) != 64 || strings.Contains(p.logs(), k) || strings.Contains(p.out(), k) {
+		t.Fatalf("internal key: %d characters, or it was printed", len(k))
+	}
+}
+
+// Issue 31 item 7: a role listening beyond loopback with a published key
+// refuses to start, naming the key (before it listens or reaches NATS).
+func TestRoles_RefuseDevKeysBeyondLoopback(t *testing.T) {
+	dir := t.TempDir()
+	old := filepath.Join(dir, "old.yaml")
+	if err := os.WriteFile(old, []byte("api:\n  internal_key: dev-internal-key-change-me\ngateway:\n  hash_key: an-own-hash-key\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("api with the old shipped internal key", func(t *testing.T) {
+		oneLineFailure(t, "api.internal_key: the published development value, and this role listens beyond loopback on 0.0.0.0:0",
+			"dev-internal-key-change-me", "api", "--config", old, "--nats", "nats://127.0.0.1:1", "--listen", "0.0.0.0:0")
+	})
+	t.Run("run with the shipped hash key", func(t *testing.T) {
+		oneLineFailure(t, "gateway.hash_key", "dev-gateway-hash-key-change-me", runArgs(t.TempDir(), "--listen", "0.0.0.0:0")...)
+	})
+	t.Run("gateway with the built-in hash key", func(t *testing.T) {
+		oneLineFailure(t, "gateway.hash_key", "", "gateway", "--config", write0600(t, dir, "g.yaml", "api:\n  listen: \":0\"\n"), "--nats", "nats://127.0.0.1:1")
+	})
+}
+
+func write0600(t *testing.T, dir, name, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

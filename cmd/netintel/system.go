@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -161,6 +162,12 @@ func openSystem(ctx context.Context, env *Env, cf *commonFlags, o roleOpts) (*Sy
 	}
 	log := telemetry.NewLogger(env.Stderr, cf.logLevel)
 	s := &System{Cfg: cfg, Log: log, Reg: telemetry.NewRegistry(), DataDir: cf.dataDir, Env: env, Embedded: o.embedded, listen: o.listen, routes: map[string][]func(*http.ServeMux){}}
+	if err := s.resolveInternalKey(o.embedded); err != nil {
+		return nil, err
+	}
+	if err := cfg.CheckExposedKeys(o.products, s.listenAddr); err != nil {
+		return nil, err
+	}
 	if len(o.products) > 0 && !o.embedded {
 		s.earlyListen(ctx, o.products)
 	}
@@ -212,6 +219,40 @@ func openSystem(ctx context.Context, env *Env, cf *commonFlags, o roleOpts) (*Sy
 		}
 	}
 	return s, nil
+}
+
+// resolveInternalKey: under `netintel run` an api.internal_key that is
+// empty or a published development value is replaced by the data folder's
+// own random key (generated once, mode 0600, reused on restart), so the
+// shipped config never opens the backend. Another role given the --data-dir
+// of a running `netintel run` takes that folder's key the same way, so a
+// gateway started beside it reaches its backend. The key is never logged.
+func (s *System) resolveInternalKey(embedded bool) error {
+	k := s.Cfg.API.InternalKey
+	if k != "" && !config.IsDevInternalKey(k) {
+		return nil
+	}
+	key := ""
+	if s.DataDir != "" {
+		var err error
+		if embedded {
+			key, err = api.EnsureInternalKey(s.DataDir)
+		} else {
+			key, err = api.ReadInternalKey(s.DataDir)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if key == "" {
+		if k != "" {
+			s.Log.Warn("api.internal_key is the published development value: anyone who can reach the backend can use it; set NETINTEL_INTERNAL_KEY")
+		}
+		return nil
+	}
+	s.Cfg.API.InternalKey = key
+	s.Log.Info("api.internal_key not configured: using the data folder's own key", "file", filepath.Join(s.DataDir, api.InternalKeyFile))
+	return nil
 }
 
 func (s *System) close() {

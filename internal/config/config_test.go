@@ -14,6 +14,7 @@ func TestLoad_GoodFiles(t *testing.T) {
 	t.Setenv("S3_ACCESS_KEY", "AKIA-test")
 	t.Setenv("S3_SECRET_KEY", "s3cr3t-value")
 	t.Setenv("NETINTEL_INTERNAL_KEY", "internal-test")
+	t.Setenv("NETINTEL_GATEWAY_HASH_KEY", "hash-test")
 	files, _ := filepath.Glob("testdata/*.good.yml")
 	files = append(files, "../../pipeline.yaml", "../../deploy/pipeline.cluster.yaml")
 	for _, f := range files {

@@ -87,7 +87,8 @@ func benchClusterRun(b *testing.B, setup string, workers int, feed string, n int
 	}
 	s3 := testutil.StartS3(b)
 	env := []string{"S3_ENDPOINT=" + s3.Endpoint, "S3_BUCKET=" + s3.Bucket, "S3_ACCESS_KEY=" + s3.AccessKey,
-		"S3_SECRET_KEY=" + s3.SecretKey, "S3_REGION=us-east-1", "NETINTEL_INTERNAL_KEY=" + internalKey}
+		"S3_SECRET_KEY=" + s3.SecretKey, "S3_REGION=us-east-1", "NETINTEL_INTERNAL_KEY=" + internalKey,
+		"NETINTEL_GATEWAY_HASH_KEY=" + hashKey}
 	var roles []*role
 	for i := 0; i < workers; i++ {
 		roles = append(roles, startRoleEnv(b, fmt.Sprintf("enrich-%d", i+1), env, false, "worker", "--config", cfgPath, "--nats", urls, "enrich"))

@@ -32,7 +32,12 @@ import (
 	"github.com/netintel/netintel/publish"
 )
 
-const internalKey = "cluster-test-internal-key"
+const (
+	internalKey = "cluster-test-internal-key"
+	// hashKey is gateway.hash_key, which deploy/pipeline.cluster.yaml
+	// requires from the environment.
+	hashKey = "cluster-test-hash-key"
+)
 
 // TestCluster_SystemSurvivesNodeLoss runs every role as its own process on
 // a 3-node R3 cluster and S3, ingests 100,000 observations, and kills the
@@ -61,6 +66,7 @@ func TestCluster_SystemSurvivesNodeLoss(t *testing.T) {
 	env := []string{
 		"S3_ENDPOINT=" + s3.Endpoint, "S3_BUCKET=" + s3.Bucket, "S3_ACCESS_KEY=" + s3.AccessKey,
 		"S3_SECRET_KEY=" + s3.SecretKey, "S3_REGION=us-east-1", "NETINTEL_INTERNAL_KEY=" + internalKey,
+		"NETINTEL_GATEWAY_HASH_KEY=" + hashKey,
 	}
 	common := []string{"--config", cfgPath, "--nats", c.URLs()}
 	// Flags first: Go's flag package stops at the first positional argument.
