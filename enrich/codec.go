@@ -329,23 +329,23 @@ func decodeWinner(r *bincodec.Decoder, v byte) *fpWinner {
 // the binary body's (see encodeBody). Documents also marshal to it, for
 // tests and for Sweep's comparison, which JSON's sorted keys make exact.
 type jsonDoc struct {
-	V         int                            `json:"v"`
-	IP        string                         `json:"ip"`
-	Network   string                         `json:"network,omitempty"`
-	FirstSeen string                         `json:"first_seen"`
-	LastSeen  string                         `json:"last_seen"`
+	V         int                  `json:"v"`
+	IP        string               `json:"ip"`
+	Network   string               `json:"network,omitempty"`
+	FirstSeen string               `json:"first_seen"`
+	LastSeen  string               `json:"last_seen"`
 	Signals   map[string]sigEntry  `json:"signals,omitempty"`
 	Claims    map[string]claim     `json:"claims,omitempty"`
 	Assets    map[string]jsonAsset `json:"assets,omitempty"`
 }
 
 type jsonAsset struct {
-	Port      int                            `json:"port"`
-	Family    string                         `json:"family"`
-	FirstSeen string                         `json:"first_seen"`
-	LastSeen  string                         `json:"last_seen"`
-	Svc       *fpWinner                      `json:"svc,omitempty"`
-	Flow      *fpWinner                      `json:"flow,omitempty"`
+	Port      int                    `json:"port"`
+	Family    string                 `json:"family"`
+	FirstSeen string                 `json:"first_seen"`
+	LastSeen  string                 `json:"last_seen"`
+	Svc       *fpWinner              `json:"svc,omitempty"`
+	Flow      *fpWinner              `json:"flow,omitempty"`
 	Sources   map[string]srcEvidence `json:"sources"`
 	Claims    map[string]claim       `json:"claims,omitempty"`
 }
