@@ -117,7 +117,10 @@ func TestPublisher_Run_ReadByOtherTools(t *testing.T) {
 			if m.Hosts != int64(g.NHosts) || m.Ranges != int64(g.NRanges) || m.SchemaVersion != ipmodel.SchemaVersion || m.BuildTime != "2026-11-23T03:00:05Z" {
 				t.Fatalf("manifest = %+v", m)
 			}
-			if len(m.Files) != 4 {
+			// Four formats of the pro and the enterprise builds, the free
+			// build's MMDB (gen's records hold no restricted data, so the
+			// builds are alike).
+			if len(m.Files) != 9 {
 				t.Fatalf("files = %+v", m.Files)
 			}
 			for _, f := range m.Files {
@@ -132,7 +135,7 @@ func TestPublisher_Run_ReadByOtherTools(t *testing.T) {
 				cmd.Dir = dir
 				if out, err := cmd.CombinedOutput(); err != nil {
 					t.Fatalf("sha256sum -c: %v\n%s", err, out)
-				} else if n := strings.Count(string(out), ": OK"); n != 4 {
+				} else if n := strings.Count(string(out), ": OK"); n != len(m.Files) {
 					t.Fatalf("sha256sum -c checked %d files:\n%s", n, out)
 				}
 			})
@@ -546,7 +549,7 @@ func TestPublisher_Run_RerunLatestDateFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, _ := m.File(FormatCSV)
+	f, _ := m.FileFor(FormatCSV, ipmodel.AudiencePro) // the first file uploaded
 	if err := Download(t.Context(), base, f, io.Discard); !errors.Is(err, ErrChecksum) {
 		t.Fatalf("download of a replaced file under the old manifest: %v", err)
 	}
@@ -612,7 +615,7 @@ func TestPublisher_Run_IdempotentKeepBackfill(t *testing.T) {
 			}
 			var got []string
 			for d, n := range dates {
-				if n != 4 { // csv, mmdb, SHA256SUMS, manifest.json
+				if n != 7 { // csv and mmdb of pro and enterprise, the free mmdb, SHA256SUMS, manifest.json
 					t.Errorf("%s holds %d objects", d, n)
 				}
 				got = append(got, d)
@@ -667,10 +670,10 @@ func TestPublisher_Run_PruneIncompleteFolder(t *testing.T) {
 	tests := []struct {
 		date       string
 		wantPruned string
-		wantDates  map[string]int // date -> objects (csv, SHA256SUMS, manifest.json)
+		wantDates  map[string]int // date -> objects (pro and enterprise csv, SHA256SUMS, manifest.json)
 	}{
-		{"2026-11-23", "2026-11-20", map[string]int{"2026-11-21": 3, "2026-11-22": 1, "2026-11-23": 3}},
-		{"2026-11-24", "2026-11-22 2026-11-21", map[string]int{"2026-11-23": 3, "2026-11-24": 3}},
+		{"2026-11-23", "2026-11-20", map[string]int{"2026-11-21": 4, "2026-11-22": 1, "2026-11-23": 4}},
+		{"2026-11-24", "2026-11-22 2026-11-21", map[string]int{"2026-11-23": 4, "2026-11-24": 4}},
 	}
 	for _, tc := range tests {
 		res, err := p.Run(t.Context(), g, tc.date)
