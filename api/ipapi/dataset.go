@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/netintel/netintel/internal/httpx"
+	"github.com/netintel/netintel/internal/ipmodel"
 	"github.com/netintel/netintel/internal/objstore"
 )
 
@@ -86,7 +87,8 @@ func (s *Service) dataset(w http.ResponseWriter, r *http.Request, tier Tier) {
 	out := DatasetResponse{SnapshotDate: m.SnapshotDate, SchemaVersion: m.SchemaVersion, BuildTime: m.BuildTime,
 		Hosts: m.Hosts, Ranges: m.Ranges, Files: []DatasetFile{}, Unavailable: []UnavailableFormat{}}
 	for _, f := range m.Files {
-		if only != "" && f.Format != only {
+		// Each tier is offered its audience's build alone.
+		if only != "" && f.Format != only || fileAudience(f) != tier.Audience() {
 			continue
 		}
 		need, known := formatTier[f.Format]
@@ -127,11 +129,29 @@ func (s *Service) link(ctx context.Context, date, name, key string) (DatasetLink
 			return DatasetLink{}, err
 		}
 	}
-	prefix := s.opts.LinkPrefix
-	if prefix == "" {
-		prefix = DefaultLinkPrefix
+	return DatasetLink{URL: strings.TrimRight(s.opts.PublicURL, "/") + s.linkPrefix() + "/export/dataset/files/" + date + "/" + name}, nil
+}
+
+// linkPrefix is the customer path prefix of this backend's /api/v1 routes
+// (Options.LinkPrefix): links and messages that send a customer to
+// another route name the path the customer calls.
+func (s *Service) linkPrefix() string {
+	if s.opts.LinkPrefix == "" {
+		return DefaultLinkPrefix
 	}
-	return DatasetLink{URL: strings.TrimRight(s.opts.PublicURL, "/") + prefix + "/export/dataset/files/" + date + "/" + name}, nil
+	return s.opts.LinkPrefix
+}
+
+// fileAudience returns the audience whose build a snapshot file belongs
+// to. A file of a manifest written before audiences (no audience) is the
+// complete build: enterprise's. The dataset feed offers each tier its
+// audience's build alone; a download may also fetch a lower build (a
+// subset of what the tier sees).
+func fileAudience(f ManifestFile) ipmodel.Audience {
+	if a, ok := ipmodel.ParseAudience(f.Audience); ok {
+		return a
+	}
+	return ipmodel.AudienceEnterprise
 }
 
 var dateRe = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
@@ -152,6 +172,11 @@ func (s *Service) download(w http.ResponseWriter, r *http.Request, tier Tier) {
 	m := &snap.Manifest
 	var key, etag, ctype string
 	if f, ok := m.File(name); ok && date == m.SnapshotDate {
+		if fa := fileAudience(f); fa > tier.Audience() {
+			// A file of a build above the tier's: another audience's data.
+			writeTierError(w, "the file "+f.Name, ParseTier(fa.String()))
+			return
+		}
 		if need := formatTier[f.Format]; tier < need {
 			writeTierError(w, "the "+f.Format+" dataset", need)
 			return
@@ -162,7 +187,7 @@ func (s *Service) download(w http.ResponseWriter, r *http.Request, tier Tier) {
 	} else {
 		msg := "no file " + strconv.Quote(truncate(name, 64)) + " in the current snapshot (" + m.SnapshotDate + ")"
 		if !dateRe.MatchString(date) || date != m.SnapshotDate {
-			msg = "snapshot " + strconv.Quote(truncate(date, 16)) + " is not the current one (" + m.SnapshotDate + "); fetch " + PathDataset + " again"
+			msg = "snapshot " + strconv.Quote(truncate(date, 16)) + " is not the current one (" + m.SnapshotDate + "); fetch " + s.linkPrefix() + "/export/dataset again"
 		}
 		writeError(w, http.StatusNotFound, CodeNotFound, msg)
 		return
