@@ -296,6 +296,12 @@ func TestBadInput_ClearOneLineErrors(t *testing.T) {
 		oneLineFailure(t, "api.listen", "", "validate", bad)
 		oneLineFailure(t, "give one file", "", "validate", bad, bad)
 	})
+	t.Run("an unknown source class stops validate and run, naming the key", func(t *testing.T) {
+		cfg := write("c.yaml", "ingest:\n  sources:\n    - {name: a, format: tor-exits, path: a}\n    - {name: b, format: tor-exits, path: b}\n    - {name: c, format: tor-exits, path: c}\n    - {name: sightings, format: observations, path: s, class: residental}\n")
+		want := `ingest.sources[3].class: must be one of standard, residential, netflow, got "residental"`
+		oneLineFailure(t, want, "", "validate", cfg)
+		oneLineFailure(t, want, "", "run", "--config", cfg, "--data-dir", t.TempDir())
+	})
 	t.Run("a bad rules file stops validate and run, naming file, rule and field", func(t *testing.T) {
 		rules := write("rules.yaml", "version: 2\nrules:\n  - {id: acme, vendor: A, product: G, protocol_family: f, match: {header.server: '(unclosed'}}\n")
 		cfg := write("r.yaml", "enrich:\n  rules: "+rules+"\n")
