@@ -121,7 +121,12 @@ func (s *Service) Mount(mux *http.ServeMux) {
 	// Any other path of the API: 404 in the error shape, not ServeMux's
 	// plain text (the gateway forwards /api/v1/vpn/export/dataset/{rest...}
 	// here whatever rest is).
-	mux.Handle("/api/v1/", s.guard(func(w http.ResponseWriter, r *http.Request, _ Tier) { notFoundPath(w, r) }))
+	mux.Handle("/api/v1/", s.guard(func(w http.ResponseWriter, _ *http.Request, _ Tier) {
+		// Reached by customers through the gateway's dataset catch-all:
+		// name the routes as they call them.
+		p := s.linkPrefix()
+		writeError(w, http.StatusNotFound, CodeNotFound, "no such path; the routes are "+p+"/ip/{ip}, "+p+"/shadow_vpn/lookup/{ip}, "+p+"/ip/batch, "+p+"/export/csv and "+p+"/export/dataset (docs/ip-api.md)")
+	}))
 	mux.HandleFunc("/public/", notFoundPath)
 }
 
