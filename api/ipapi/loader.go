@@ -139,7 +139,7 @@ func Load(ctx context.Context, st objstore.Store) (*Snapshot, error) {
 // same bytes (a snapshot without restricted data) are loaded once.
 func LoadManifest(ctx context.Context, st objstore.Store, m *publish.Manifest) (*Snapshot, error) {
 	snap := &Snapshot{Manifest: fromPublish(m)}
-	indexes := map[string]Index{}  // by SHA-256 of the MMDB
+	indexes := map[string]Index{} // by SHA-256 of the MMDB
 	tables := map[string]*Table{} // by SHA-256 of the NDJSON (or MMDB)
 	for _, a := range ipmodel.Audiences {
 		mf, ok := m.FileFor(publish.FormatMMDB, a)

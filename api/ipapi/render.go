@@ -448,34 +448,6 @@ func rank(levels []string, s []byte) int {
 	return -1
 }
 
-
-func isASCII(s []byte) bool {
-	for _, c := range s {
-		if c >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
-}
-
-// hasPrefixFold reports whether ASCII s starts with lower-case prefix,
-// ignoring the case of s.
-func hasPrefixFold(s []byte, prefix string) bool {
-	if len(s) < len(prefix) {
-		return false
-	}
-	for i := range len(prefix) {
-		c := s[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != prefix[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // appendJSONFloat formats f as encoding/json does (ES6 number to string:
 // %f, switching to %e below 1e-6 and from 1e21, without exponent padding).
 func appendJSONFloat(b []byte, f float64) []byte {

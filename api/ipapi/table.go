@@ -33,7 +33,7 @@ type Table struct {
 	// its tiers may see).
 	assets []uint16
 	text   []byte
-	ends               []uint32 // row i's text is text[ends[i-1]:ends[i]]
+	ends   []uint32 // row i's text is text[ends[i-1]:ends[i]]
 }
 
 // Len returns the number of rows.

@@ -46,8 +46,6 @@ const (
 	tierPro = TierPro
 	// MMDB and Parquet bulk downloads.
 	tierBulkBinary = TierBusiness
-	// NetFlow protocol attribution (the enterprise audience's build).
-	tierNetFlow = TierEnterprise
 )
 
 // Audience returns the audience whose build of the snapshot the tier is
