@@ -152,7 +152,7 @@ func TestPublishCommand_EndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	m, err := publish.Latest(t.Context(), st)
-	if err != nil || m.SnapshotDate != "2026-11-23" || m.Ranges != 15 || len(m.Files) != 4 {
+	if err != nil || m.SnapshotDate != "2026-11-23" || m.Ranges != 15 || len(m.Files) != 9 {
 		t.Fatalf("latest = %+v, %v", m, err)
 	}
 	for _, f := range m.Files {
