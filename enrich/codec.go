@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -30,7 +32,7 @@ import (
 // publishes.
 const (
 	binMark    = 'b'
-	binVersion = 3 // 1: counts as zig-zag varints, before bincodec; 2: with CVE fields
+	binVersion = 4 // 1: counts as zig-zag varints, before bincodec; 2: with CVE fields; 3: without data classes
 	s2Mark     = 's'
 )
 
@@ -66,7 +68,7 @@ func appendDoc(dst []byte, d *doc) ([]byte, error) {
 
 func decodeDoc(b []byte, d *doc) error {
 	if len(b) > 1 && b[0] == binMark {
-		if b[1] != binVersion && b[1] != 2 {
+		if b[1] != binVersion && b[1] != 3 && b[1] != 2 {
 			return fmt.Errorf("%w: format version %d", errDocFormat, b[1])
 		}
 		bp := bodyPool.Get().(*[]byte)
@@ -91,6 +93,9 @@ func decodeDoc(b []byte, d *doc) error {
 		if err := r.End(); err != nil {
 			return fmt.Errorf("%w: %v", errDocFormat, err)
 		}
+		if b[1] < 4 {
+			d.legacyClasses()
+		}
 		return nil
 	}
 	if len(b) > 0 && b[0] == s2Mark {
@@ -105,7 +110,48 @@ func decodeDoc(b []byte, d *doc) error {
 		return err
 	}
 	d.fromJSON(&j)
+	d.legacyClasses()
 	return nil
+}
+
+// legacyClasses gives the pieces of a document stored before data
+// classes (binary format 2 and 3, JSON) the classes they can be told to
+// have: a residential_proxy signal is residential, and so are the claims
+// of its source; an asset's flow fingerprint is netflow, and so is the
+// evidence of the source that made it and of a source whose name the
+// gating of those versions took for flow telemetry (netflow*, ipfix*,
+// sflow*), with those sources' claims. Such records are rewritten in the
+// current form by the next observation of their address, and age out in
+// enrich.retention_days otherwise.
+func (d *doc) legacyClasses() {
+	for i := range d.Signals {
+		if s := &d.Signals[i]; s.Class == ipmodel.ClassResidentialProxy {
+			s.DC = max(s.DC, dcResidential)
+			for j := range d.Claims {
+				if d.Claims[j].SignalSource == s.Source {
+					d.Claims[j].DC = max(d.Claims[j].DC, dcResidential)
+				}
+			}
+		}
+	}
+	for i := range d.Assets {
+		a := &d.Assets[i]
+		if a.Flow != nil {
+			a.Flow.DC = dcNetflow
+		}
+		for j := range a.Sources {
+			e := &a.Sources[j]
+			n := strings.ToLower(e.Source)
+			if (a.Flow != nil && e.Win == a.Flow.Win) || strings.HasPrefix(n, "netflow") || strings.HasPrefix(n, "ipfix") || strings.HasPrefix(n, "sflow") {
+				e.DC = dcNetflow
+				for k := range a.Claims {
+					if a.Claims[k].SignalSource == e.Source {
+						a.Claims[k].DC = dcNetflow
+					}
+				}
+			}
+		}
+	}
 }
 
 // The body keeps the layout of the map-based documents of format version
@@ -132,6 +178,7 @@ func encodeBody(e *bincodec.Encoder, d *doc) {
 		e.Str(s.FirstSeen)
 		e.Str(s.LastSeen)
 		e.Str(s.Win)
+		e.Int(int(s.DC))
 	}
 	encodeClaims(e, d.Claims)
 	e.Count(len(d.Assets))
@@ -148,11 +195,12 @@ func encodeKey(e *bincodec.Encoder, k []byte) {
 	e.B = append(e.B, k...)
 }
 
-func encodeClaims(e *bincodec.Encoder, cs []ipmodel.Attribution) {
+func encodeClaims(e *bincodec.Encoder, cs []claim) {
 	e.Count(len(cs))
 	for _, c := range cs {
 		e.Str(c.SignalSource)
-		e.Attribution(c)
+		e.Attribution(c.Attribution)
+		e.Int(int(c.DC))
 	}
 }
 
@@ -168,6 +216,9 @@ func encodeAsset(e *bincodec.Encoder, a *assetDoc) {
 		e.Str(s.Source)
 		e.Str(s.Vendor)
 		e.Str(s.Win)
+		e.Int(int(s.DC))
+		e.Str(s.First)
+		e.Str(s.Last)
 	}
 	encodeClaims(e, a.Claims)
 }
@@ -187,9 +238,11 @@ func encodeWinner(e *bincodec.Encoder, w *fpWinner) {
 	e.Str(fp.ExactVersion)
 	e.Str(fp.VersionBand)
 	e.Str(fp.VersionPrecision)
+	e.Int(int(w.DC))
 }
 
-// decodeBody reads a body of format version v (2 or 3).
+// decodeBody reads a body of format version v (2, 3 or 4; before 4 there
+// are no data classes and no per-source times).
 func decodeBody(r *bincodec.Decoder, d *doc, v byte) {
 	d.V = r.Int()
 	d.IP, d.Network, d.FirstSeen, d.LastSeen = r.Str(), r.Str(), r.Str(), r.Str()
@@ -199,9 +252,12 @@ func decodeBody(r *bincodec.Decoder, d *doc, v byte) {
 			r.Str() // source|class
 			d.Signals[i] = sigEntry{Class: r.Str(), Source: r.Str(), Provider: r.Str(), Conf: r.F64(),
 				FirstSeen: r.Str(), LastSeen: r.Str(), Win: r.Str()}
+			if v >= 4 {
+				d.Signals[i].DC = decodeDC(r)
+			}
 		}
 	}
-	d.Claims = decodeClaims(r)
+	d.Claims = decodeClaims(r, v)
 	if n := r.Count(); n > 0 {
 		d.Assets = make([]assetDoc, n)
 		for i := range d.Assets {
@@ -211,29 +267,41 @@ func decodeBody(r *bincodec.Decoder, d *doc, v byte) {
 	}
 }
 
-func decodeClaims(r *bincodec.Decoder) []ipmodel.Attribution {
+// decodeDC reads a data class rank; one outside 0..2 (a corrupt body) is
+// clamped into it.
+func decodeDC(r *bincodec.Decoder) dclass {
+	return dclass(min(max(r.Int(), 0), int(dcNetflow)))
+}
+
+func decodeClaims(r *bincodec.Decoder, v byte) []claim {
 	n := r.Count()
 	if n == 0 {
 		return nil
 	}
-	cs := make([]ipmodel.Attribution, n)
+	cs := make([]claim, n)
 	for i := range cs {
 		r.Str() // the signal source
-		cs[i] = r.Attribution()
+		cs[i].Attribution = r.Attribution()
+		if v >= 4 {
+			cs[i].DC = decodeDC(r)
+		}
 	}
 	return cs
 }
 
 func decodeAsset(r *bincodec.Decoder, a *assetDoc, v byte) {
 	a.Port, a.Family, a.FirstSeen, a.LastSeen = r.Int(), r.Str(), r.Str(), r.Str()
-	a.Svc, a.Flow = decodeWinner(r), decodeWinner(r)
+	a.Svc, a.Flow = decodeWinner(r, v), decodeWinner(r, v)
 	if n := r.Count(); n > 0 {
 		a.Sources = make([]srcEvidence, n)
 		for i := range a.Sources {
 			a.Sources[i] = srcEvidence{Source: r.Str(), Vendor: r.Str(), Win: r.Str()}
+			if v >= 4 {
+				a.Sources[i].DC, a.Sources[i].First, a.Sources[i].Last = decodeDC(r), r.Str(), r.Str()
+			}
 		}
 	}
-	a.Claims = decodeClaims(r)
+	a.Claims = decodeClaims(r, v)
 	if v == 2 { // CVE fields, computed when read since version 3
 		r.CveFindings()
 		r.CveSummary()
@@ -241,7 +309,7 @@ func decodeAsset(r *bincodec.Decoder, a *assetDoc, v byte) {
 	}
 }
 
-func decodeWinner(r *bincodec.Decoder) *fpWinner {
+func decodeWinner(r *bincodec.Decoder, v byte) *fpWinner {
 	if !r.Flag() {
 		return nil
 	}
@@ -250,6 +318,9 @@ func decodeWinner(r *bincodec.Decoder) *fpWinner {
 	fp.RuleID, fp.Vendor, fp.Product = r.Str(), r.Str(), r.Str()
 	fp.CPE = r.Strs()
 	fp.ProtocolFamily, fp.Class, fp.ExactVersion, fp.VersionBand, fp.VersionPrecision = r.Str(), r.Str(), r.Str(), r.Str(), r.Str()
+	if v >= 4 {
+		w.DC = decodeDC(r)
+	}
 	return w
 }
 
@@ -258,34 +329,43 @@ func decodeWinner(r *bincodec.Decoder) *fpWinner {
 // the binary body's (see encodeBody). Documents also marshal to it, for
 // tests and for Sweep's comparison, which JSON's sorted keys make exact.
 type jsonDoc struct {
-	V         int                            `json:"v"`
-	IP        string                         `json:"ip"`
-	Network   string                         `json:"network,omitempty"`
-	FirstSeen string                         `json:"first_seen"`
-	LastSeen  string                         `json:"last_seen"`
-	Signals   map[string]sigEntry            `json:"signals,omitempty"`
-	Claims    map[string]ipmodel.Attribution `json:"claims,omitempty"`
-	Assets    map[string]jsonAsset           `json:"assets,omitempty"`
+	V         int                  `json:"v"`
+	IP        string               `json:"ip"`
+	Network   string               `json:"network,omitempty"`
+	FirstSeen string               `json:"first_seen"`
+	LastSeen  string               `json:"last_seen"`
+	Signals   map[string]sigEntry  `json:"signals,omitempty"`
+	Claims    map[string]claim     `json:"claims,omitempty"`
+	Assets    map[string]jsonAsset `json:"assets,omitempty"`
 }
 
 type jsonAsset struct {
-	Port      int                            `json:"port"`
-	Family    string                         `json:"family"`
-	FirstSeen string                         `json:"first_seen"`
-	LastSeen  string                         `json:"last_seen"`
-	Svc       *fpWinner                      `json:"svc,omitempty"`
-	Flow      *fpWinner                      `json:"flow,omitempty"`
-	Sources   map[string]srcEvidence         `json:"sources"`
-	Claims    map[string]ipmodel.Attribution `json:"claims,omitempty"`
+	Port      int                    `json:"port"`
+	Family    string                 `json:"family"`
+	FirstSeen string                 `json:"first_seen"`
+	LastSeen  string                 `json:"last_seen"`
+	Svc       *fpWinner              `json:"svc,omitempty"`
+	Flow      *fpWinner              `json:"flow,omitempty"`
+	Sources   map[string]srcEvidence `json:"sources"`
+	Claims    map[string]claim       `json:"claims,omitempty"`
 }
 
-func jsonClaims(cs []ipmodel.Attribution) map[string]ipmodel.Attribution {
+// dcKey is a JSON key of an entry of a class: the key itself for
+// standard, key|dc otherwise.
+func dcKey(k string, dc dclass) string {
+	if dc == dcStandard {
+		return k
+	}
+	return k + "|" + strconv.Itoa(int(dc))
+}
+
+func jsonClaims(cs []claim) map[string]claim {
 	if len(cs) == 0 {
 		return nil
 	}
-	m := make(map[string]ipmodel.Attribution, len(cs))
+	m := make(map[string]claim, len(cs))
 	for _, c := range cs {
-		m[c.SignalSource] = c
+		m[dcKey(c.SignalSource, c.DC)] = c
 	}
 	return m
 }
@@ -305,7 +385,7 @@ func (d *doc) MarshalJSON() ([]byte, error) {
 			ja := jsonAsset{Port: a.Port, Family: a.Family, FirstSeen: a.FirstSeen, LastSeen: a.LastSeen, Svc: a.Svc, Flow: a.Flow,
 				Sources: make(map[string]srcEvidence, len(a.Sources)), Claims: jsonClaims(a.Claims)}
 			for _, s := range a.Sources {
-				ja.Sources[s.Source] = s
+				ja.Sources[dcKey(s.Source, s.DC)] = s
 			}
 			j.Assets[string(a.appendKey(nil))] = ja
 		}
@@ -326,14 +406,17 @@ func (d *doc) fromJSON(j *jsonDoc) {
 		for _, src := range slices.Sorted(maps.Keys(ja.Sources)) {
 			e := ja.Sources[src]
 			e.Source = src
+			if i := strings.LastIndexByte(src, '|'); i >= 0 {
+				e.Source = src[:i]
+			}
 			a.Sources = append(a.Sources, e)
 		}
 		d.Assets = append(d.Assets, a)
 	}
 }
 
-func claimsFromJSON(m map[string]ipmodel.Attribution) []ipmodel.Attribution {
-	var cs []ipmodel.Attribution
+func claimsFromJSON(m map[string]claim) []claim {
+	var cs []claim
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		cs = append(cs, m[k])
 	}

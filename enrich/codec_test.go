@@ -4,14 +4,18 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"testing"
 
 	"github.com/klauspost/compress/s2"
 
 	"github.com/netintel/netintel/ingest"
+	"github.com/netintel/netintel/internal/bincodec"
 	"github.com/netintel/netintel/internal/config"
+	"github.com/netintel/netintel/internal/ipmodel"
 	"github.com/netintel/netintel/internal/testutil"
 )
 
@@ -165,9 +169,16 @@ func TestDocCodec_ReadsVersion2(t *testing.T) {
 			t.Fatalf("record %d: %v", i, err)
 		}
 		got, _ := json.Marshal(&d)
+		// The documents as JSON, read as legacy records are: with the
+		// data classes they can be told to have (legacyClasses).
 		var compact bytes.Buffer
 		if i < len(want) {
-			_ = json.Compact(&compact, want[i])
+			var wd doc
+			if err := decodeDoc(want[i], &wd); err != nil {
+				t.Fatal(err)
+			}
+			b, _ := json.Marshal(&wd)
+			compact.Write(b)
 		}
 		if i >= len(want) || !bytes.Equal(got, compact.Bytes()) {
 			t.Fatalf("record %d decoded to\n%s\nwant\n%s", i, got, want[min(i, len(want)-1)])
@@ -309,5 +320,116 @@ func BenchmarkApply(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// encodeV3 stores d as format version 3 did: no data classes, no
+// per-source times.
+func encodeV3(d *doc) []byte {
+	e := bincodec.Encoder{}
+	e.Int(d.V)
+	e.Str(d.IP)
+	e.Str(d.Network)
+	e.Str(d.FirstSeen)
+	e.Str(d.LastSeen)
+	e.Count(len(d.Signals))
+	for i := range d.Signals {
+		s := &d.Signals[i]
+		encodeKey(&e, s.appendKey(nil))
+		e.Str(s.Class)
+		e.Str(s.Source)
+		e.Str(s.Provider)
+		e.F64(s.Conf)
+		e.Str(s.FirstSeen)
+		e.Str(s.LastSeen)
+		e.Str(s.Win)
+	}
+	claims := func(cs []claim) {
+		e.Count(len(cs))
+		for _, c := range cs {
+			e.Str(c.SignalSource)
+			e.Attribution(c.Attribution)
+		}
+	}
+	winner := func(w *fpWinner) {
+		if !e.Flag(w != nil) {
+			return
+		}
+		e.Str(w.Win)
+		fp := &w.Fp
+		e.Str(fp.RuleID)
+		e.Str(fp.Vendor)
+		e.Str(fp.Product)
+		e.Strs(fp.CPE)
+		e.Str(fp.ProtocolFamily)
+		e.Str(fp.Class)
+		e.Str(fp.ExactVersion)
+		e.Str(fp.VersionBand)
+		e.Str(fp.VersionPrecision)
+	}
+	claims(d.Claims)
+	e.Count(len(d.Assets))
+	for i := range d.Assets {
+		a := &d.Assets[i]
+		encodeKey(&e, a.appendKey(nil))
+		e.Int(a.Port)
+		e.Str(a.Family)
+		e.Str(a.FirstSeen)
+		e.Str(a.LastSeen)
+		winner(a.Svc)
+		winner(a.Flow)
+		e.Count(len(a.Sources))
+		for _, s := range a.Sources {
+			e.Str(s.Source)
+			e.Str(s.Vendor)
+			e.Str(s.Win)
+		}
+		claims(a.Claims)
+	}
+	return append([]byte{binMark, 3}, s2.Encode(nil, e.B)...)
+}
+
+// Records of format version 3 (before data classes) still read, with
+// the classes they can be told to have: a residential_proxy signal and
+// its source's claims residential, a flow fingerprint and the evidence
+// and claims of the source that made it netflow, the rest standard.
+func TestDocCodec_ReadsVersion3(t *testing.T) {
+	rules, err := DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &doc{V: 1, IP: "192.0.2.9"}
+	for i, line := range []string{
+		`{"type":"signal","ip":"192.0.2.9","source":"tor-exits","observed_at":"2026-11-20T10:00:00Z","signal":{"kind":"tor_exit","provider":"Tor"}}`,
+		`{"type":"signal","ip":"192.0.2.9","source":"sightings","observed_at":"2026-11-20T10:00:00Z","signal":{"kind":"residential_proxy","provider":"ResiNet"},"claims":[{"org_name":"ResiOrg"}]}`,
+		`{"type":"flow","ip":"192.0.2.9","source":"edge","observed_at":"2026-11-20T10:00:00Z","flow":{"port":51820,"transport":"udp","protocol":"wireguard"},"claims":[{"org_name":"FlowOrg"}]}`,
+	} {
+		var o ingest.Observation
+		if err := json.Unmarshal([]byte(line), &o); err != nil {
+			t.Fatal(err)
+		}
+		if err := o.Normalize(); err != nil {
+			t.Fatal(err)
+		}
+		d.apply(&o, fmt.Sprintf("%032x", i), rules)
+	}
+	var back doc
+	if err := decodeDoc(encodeV3(d), &back); err != nil {
+		t.Fatal(err)
+	}
+	// Per-source times did not exist: a view takes the asset's.
+	for i := range d.Assets {
+		for j := range d.Assets[i].Sources {
+			d.Assets[i].Sources[j].First, d.Assets[i].Sources[j].Last = "", ""
+		}
+	}
+	want, _ := json.Marshal(d)
+	got, _ := json.Marshal(&back)
+	if !bytes.Equal(got, want) {
+		t.Fatalf("decoded\n%s\nwant\n%s", got, want)
+	}
+	free := back.view(ipmodel.AudienceFree).build(nil)
+	if !slices.Equal(free.Classifications, []string{"tor"}) || len(free.Assets) != 0 || len(free.Attributions) != 1 {
+		t.Errorf("free view of a version 3 record: %+v", free)
 	}
 }

@@ -19,6 +19,11 @@ import (
 // nothing, and two workers applying observations in different orders
 // reach the same state.
 //
+// Every piece of knowledge carries its data class (DC, the rank of an
+// ipmodel data class: standard, residential, netflow), taken from the
+// observation that brought it (ingest.Observation.DataClass): record builds
+// one view per audience from the pieces that audience may see.
+//
 // Its collections are small (a handful of entries) and each entry is
 // found by a linear search: slices, where maps cost a worker more to
 // build on every decode than everything it then does with them. Their
@@ -29,9 +34,33 @@ type doc struct {
 	Network   string
 	FirstSeen string
 	LastSeen  string
-	Signals   []sigEntry            // one per (Source, Class)
-	Claims    []ipmodel.Attribution // one per SignalSource
-	Assets    []assetDoc            // one per (Port, Family)
+	Signals   []sigEntry // one per (Source, Class)
+	Claims    []claim    // one per (SignalSource, DC)
+	Assets    []assetDoc // one per (Port, Family)
+}
+
+// dclass is the rank of a data class (ipmodel.DataRank): 0 standard,
+// 1 residential, 2 netflow.
+type dclass = uint8
+
+// Data class ranks.
+const (
+	dcStandard    dclass = 0
+	dcResidential dclass = 1
+	dcNetflow     dclass = 2
+)
+
+func dclassOf(o *ingest.Observation) dclass { return dclass(ipmodel.DataRank(o.DataClass())) }
+
+// sees reports whether audience a may see data of rank dc.
+func sees(a ipmodel.Audience, dc dclass) bool { return int(dc) <= int(a) }
+
+// claim is an attribution claim and the data class of the observation
+// that made it. Claims of one signal source but different classes are
+// kept apart, so a restricted claim never hides a standard one.
+type claim struct {
+	ipmodel.Attribution
+	DC dclass `json:"dc,omitempty"`
 }
 
 type sigEntry struct {
@@ -41,9 +70,11 @@ type sigEntry struct {
 	Conf      float64 `json:"conf"`
 	FirstSeen string  `json:"first_seen"`
 	LastSeen  string  `json:"last_seen"`
-	// Win orders competing values of Provider/Conf (see winKey): a
+	// Win orders competing values of Provider/Conf/DC (see winKey): a
 	// re-listing refreshes LastSeen but wins only with content as new.
 	Win string `json:"win"`
+	// DC is the data class of the winning observation.
+	DC dclass `json:"dc,omitempty"`
 }
 
 type assetDoc struct {
@@ -53,8 +84,8 @@ type assetDoc struct {
 	LastSeen  string
 	Svc       *fpWinner
 	Flow      *fpWinner
-	Sources   []srcEvidence         // one per Source
-	Claims    []ipmodel.Attribution // one per SignalSource
+	Sources   []srcEvidence // one per (Source, DC)
+	Claims    []claim       // one per (SignalSource, DC)
 	// CVE findings are not stored: they follow from the fingerprint and
 	// the catalog, and are computed when the record is read (scorer).
 }
@@ -62,12 +93,19 @@ type assetDoc struct {
 type fpWinner struct {
 	Win string      `json:"win"`
 	Fp  Fingerprint `json:"fp"`
+	DC  dclass      `json:"dc,omitempty"`
 }
 
+// srcEvidence is what one source (of one data class) said about an
+// asset: its newest vendor, and when it saw the asset, so a view without
+// the source's class has the asset's times from the sources it sees.
 type srcEvidence struct {
 	Source string `json:"-"`
 	Vendor string `json:"vendor,omitempty"`
 	Win    string `json:"win"`
+	DC     dclass `json:"dc,omitempty"`
+	First  string `json:"first,omitempty"`
+	Last   string `json:"last,omitempty"`
 }
 
 // classesOfSignal maps a signal kind to classifications. A Tor relay that
@@ -117,8 +155,17 @@ func maxStr(a, b string) string {
 // at is when the claim was last made (the observation's SeenAt): a feed
 // that lists an entry again makes its claim again, which keeps the claim
 // from ageing out, and is what the claim's published observed_at says.
-func mergeClaim(cs []ipmodel.Attribution, c ingest.Claim, at string) []ipmodel.Attribution {
-	return mergeAttribution(cs, ipmodel.Attribution{OrgName: c.OrgName, SignalSource: c.SignalSource, SignalConfidence: c.SignalConfidence, ObservedAt: at})
+func mergeClaim(cs []claim, c ingest.Claim, at string, dc dclass) []claim {
+	n := ipmodel.Attribution{OrgName: c.OrgName, SignalSource: c.SignalSource, SignalConfidence: c.SignalConfidence, ObservedAt: at}
+	for i := range cs {
+		if cs[i].SignalSource == n.SignalSource && cs[i].DC == dc {
+			if newerClaim(n, cs[i].Attribution) {
+				cs[i].Attribution = n
+			}
+			return cs
+		}
+	}
+	return append(cs, claim{n, dc})
 }
 
 // mergeAttribution adds n to cs, or puts it in place of the claim of the
@@ -173,6 +220,7 @@ func winKey(o *ingest.Observation, id string) string {
 func (d *doc) apply(o *ingest.Observation, id string, rules *Rules) {
 	at, seen := o.ObservedAt, o.SeenAt()
 	win := winKey(o, id)
+	dc := dclassOf(o)
 	d.FirstSeen, d.LastSeen = minStr(d.FirstSeen, at), maxStr(d.LastSeen, seen)
 	switch o.Type {
 	case ingest.TypeSignal, ingest.TypeRange:
@@ -187,12 +235,12 @@ func (d *doc) apply(o *ingest.Observation, id string, rules *Rules) {
 			conf = defaultConf
 		}
 		for _, c := range o.Claims {
-			d.Claims = mergeClaim(d.Claims, c, seen)
+			d.Claims = mergeClaim(d.Claims, c, seen, dc)
 		}
 		s := d.signal(o.Source, class, at)
 		s.FirstSeen, s.LastSeen = minStr(s.FirstSeen, at), maxStr(s.LastSeen, seen)
 		if win > s.Win {
-			s.Win, s.Provider, s.Conf = win, provider, conf
+			s.Win, s.Provider, s.Conf, s.DC = win, provider, conf, dc
 		}
 		if o.Signal != nil && o.Signal.Port > 0 {
 			family := o.Signal.ProtocolFamily
@@ -200,7 +248,7 @@ func (d *doc) apply(o *ingest.Observation, id string, rules *Rules) {
 				family = "tcp"
 			}
 			a := d.asset(o.Signal.Port, family, at, seen)
-			a.addSource(o.Source, "", win)
+			a.addSource(o.Source, "", win, dc, at, seen)
 		}
 	case ingest.TypeService:
 		fp, ok := rules.Match(o.Service, nil)
@@ -212,12 +260,12 @@ func (d *doc) apply(o *ingest.Observation, id string, rules *Rules) {
 			}
 		}
 		a := d.asset(o.Service.Port, family, at, seen)
-		a.addSource(o.Source, fp.Vendor, win)
+		a.addSource(o.Source, fp.Vendor, win, dc, at, seen)
 		if a.Svc == nil || win > a.Svc.Win {
-			a.Svc = &fpWinner{Win: win, Fp: fp}
+			a.Svc = &fpWinner{Win: win, Fp: fp, DC: dc}
 		}
 		for _, c := range o.Claims {
-			a.Claims = mergeClaim(a.Claims, c, seen)
+			a.Claims = mergeClaim(a.Claims, c, seen, dc)
 		}
 	case ingest.TypeFlow:
 		fp, ok := rules.Match(nil, o.Flow)
@@ -226,15 +274,15 @@ func (d *doc) apply(o *ingest.Observation, id string, rules *Rules) {
 			family = o.Flow.Protocol
 		}
 		a := d.asset(o.Flow.Port, family, at, seen)
-		a.addSource(o.Source, "", win)
+		a.addSource(o.Source, "", win, dc, at, seen)
 		if fp.Class == "" {
 			fp.Class = classOfFlow[o.Flow.Protocol]
 		}
 		if a.Flow == nil || win > a.Flow.Win {
-			a.Flow = &fpWinner{Win: win, Fp: fp}
+			a.Flow = &fpWinner{Win: win, Fp: fp, DC: dc}
 		}
 		for _, c := range o.Claims {
-			a.Claims = mergeClaim(a.Claims, c, seen)
+			a.Claims = mergeClaim(a.Claims, c, seen, dc)
 		}
 	}
 }
@@ -282,16 +330,17 @@ func (d *doc) asset(port int, family, at, seen string) *assetDoc {
 	return a
 }
 
-func (a *assetDoc) addSource(src, vendor, win string) {
+func (a *assetDoc) addSource(src, vendor, win string, dc dclass, at, seen string) {
 	for i := range a.Sources {
-		if s := &a.Sources[i]; s.Source == src {
+		if s := &a.Sources[i]; s.Source == src && s.DC == dc {
 			if win > s.Win {
 				s.Vendor, s.Win = vendor, win
 			}
+			s.First, s.Last = minStr(s.First, at), maxStr(s.Last, seen)
 			return
 		}
 	}
-	a.Sources = append(a.Sources, srcEvidence{Source: src, Vendor: vendor, Win: win})
+	a.Sources = append(a.Sources, srcEvidence{Source: src, Vendor: vendor, Win: win, DC: dc, First: at, Last: seen})
 }
 
 // fingerprint is the asset's effective fingerprint: the newest service
@@ -374,7 +423,7 @@ func (d *doc) prune(cutoff string) bool {
 	for _, s := range d.Signals {
 		d.LastSeen = maxStr(d.LastSeen, s.LastSeen)
 	}
-	old := func(c ipmodel.Attribution) bool { return c.ObservedAt < cutoff }
+	old := func(c claim) bool { return c.ObservedAt < cutoff }
 	d.Claims = slices.DeleteFunc(d.Claims, old)
 	d.Assets = slices.DeleteFunc(d.Assets, func(a assetDoc) bool { return a.LastSeen < cutoff })
 	for i := range d.Assets {
@@ -387,8 +436,116 @@ func (d *doc) prune(cutoff string) bool {
 
 var bandConf = map[string]float64{"high": 0.9, "medium": 0.75, "low": 0.5}
 
-// record builds the published view of d, with CVE fields from sc.
+// record builds the published record of d (what enterprise sees), with
+// CVE fields from sc; when d holds restricted knowledge, its Views are the
+// records the lower audiences see, each built from that audience's part
+// of d alone (view), so a hidden piece leaves no trace: not in the
+// classifications, provider, confidence, times, sources, assets or
+// attributions.
 func (d *doc) record(sc *scorer) ipmodel.Record {
+	r := d.build(sc)
+	if !d.restricted() {
+		return r
+	}
+	r.Views = &ipmodel.Views{}
+	for _, a := range ipmodel.Audiences[:ipmodel.NumAudiences-1] {
+		if v := d.view(a); v != nil {
+			vr := v.build(sc)
+			r.Views[a] = &vr
+		}
+	}
+	return r
+}
+
+// restricted reports whether any piece of d is above standard.
+func (d *doc) restricted() bool {
+	for i := range d.Signals {
+		if d.Signals[i].DC != dcStandard {
+			return true
+		}
+	}
+	for i := range d.Claims {
+		if d.Claims[i].DC != dcStandard {
+			return true
+		}
+	}
+	for i := range d.Assets {
+		a := &d.Assets[i]
+		if (a.Svc != nil && a.Svc.DC != dcStandard) || (a.Flow != nil && a.Flow.DC != dcStandard) {
+			return true
+		}
+		for j := range a.Sources {
+			if a.Sources[j].DC != dcStandard {
+				return true
+			}
+		}
+		for j := range a.Claims {
+			if a.Claims[j].DC != dcStandard {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// view returns the part of d that audience aud may see, as a document of
+// its own (sharing d's strings), or nil when aud sees nothing of d. An
+// asset stays when a source aud sees reported it; its times are then
+// those sources' and its fingerprint the newest one aud may see (a
+// service fingerprint from a restricted source is left out, not replaced
+// by an older one: the state keeps only the newest).
+func (d *doc) view(aud ipmodel.Audience) *doc {
+	v := &doc{V: d.V, IP: d.IP, Network: d.Network}
+	for _, s := range d.Signals {
+		if sees(aud, s.DC) {
+			v.Signals = append(v.Signals, s)
+			v.FirstSeen, v.LastSeen = minStr(v.FirstSeen, s.FirstSeen), maxStr(v.LastSeen, s.LastSeen)
+		}
+	}
+	for _, c := range d.Claims {
+		if sees(aud, c.DC) {
+			v.Claims = append(v.Claims, c)
+		}
+	}
+	for i := range d.Assets {
+		a := &d.Assets[i]
+		va := assetDoc{Port: a.Port, Family: a.Family}
+		for _, e := range a.Sources {
+			if !sees(aud, e.DC) {
+				continue
+			}
+			va.Sources = append(va.Sources, e)
+			first, last := e.First, e.Last
+			if first == "" { // stored before per-source times
+				first, last = a.FirstSeen, a.LastSeen
+			}
+			va.FirstSeen, va.LastSeen = minStr(va.FirstSeen, first), maxStr(va.LastSeen, last)
+		}
+		if len(va.Sources) == 0 {
+			continue
+		}
+		if a.Svc != nil && sees(aud, a.Svc.DC) {
+			va.Svc = a.Svc
+		}
+		if a.Flow != nil && sees(aud, a.Flow.DC) {
+			va.Flow = a.Flow
+		}
+		for _, c := range a.Claims {
+			if sees(aud, c.DC) {
+				va.Claims = append(va.Claims, c)
+			}
+		}
+		v.Assets = append(v.Assets, va)
+		v.FirstSeen, v.LastSeen = minStr(v.FirstSeen, va.FirstSeen), maxStr(v.LastSeen, va.LastSeen)
+	}
+	if len(v.Signals) == 0 && len(v.Assets) == 0 {
+		return nil
+	}
+	return v
+}
+
+// build builds the record of d's pieces, with CVE fields from sc.
+func (d *doc) build(sc *scorer) ipmodel.Record {
 	r := ipmodel.Record{IP: d.IP, Network: d.Network, FirstSeen: d.FirstSeen, LastSeen: d.LastSeen,
 		Classifications: []string{}, Sources: []string{}, Assets: []ipmodel.Asset{}}
 	classes := map[string]bool{}
@@ -428,7 +585,9 @@ func (d *doc) record(sc *scorer) ipmodel.Record {
 		as.Cves, as.CveSummary = sc.score(fp)
 		for _, e := range a.Sources {
 			s := e.Source
-			as.EvidenceSources = append(as.EvidenceSources, s)
+			if !slices.Contains(as.EvidenceSources, s) {
+				as.EvidenceSources = append(as.EvidenceSources, s)
+			}
 			if fp.Class != "" {
 				sources[s] = math.Max(sources[s], bandConf[band])
 			} else if _, ok := sources[s]; !ok {
@@ -438,7 +597,7 @@ func (d *doc) record(sc *scorer) ipmodel.Record {
 		slices.Sort(as.EvidenceSources)
 		// The newest claim per signal source, of the address's and the asset's.
 		for _, c := range slices.Concat(d.Claims, a.Claims) {
-			as.Attributions = mergeAttribution(as.Attributions, c)
+			as.Attributions = mergeAttribution(as.Attributions, c.Attribution)
 		}
 		slices.SortFunc(as.Attributions, func(x, y ipmodel.Attribution) int { return strings.Compare(x.SignalSource, y.SignalSource) })
 		r.Assets = append(r.Assets, as)
@@ -469,11 +628,11 @@ func (d *doc) record(sc *scorer) ipmodel.Record {
 func (d *doc) attribute(r *ipmodel.Record, sc *scorer) {
 	var out []ipmodel.Attribution
 	for _, c := range d.Claims {
-		out = mergeAttribution(out, c)
+		out = mergeAttribution(out, c.Attribution)
 	}
 	for i := range d.Signals {
 		s := &d.Signals[i]
-		if s.Provider == "" || slices.ContainsFunc(d.Claims, func(c ipmodel.Attribution) bool { return c.SignalSource == s.Source }) {
+		if s.Provider == "" || slices.ContainsFunc(d.Claims, func(c claim) bool { return c.SignalSource == s.Source }) {
 			continue
 		}
 		out = mergeAttribution(out, ipmodel.Attribution{OrgName: s.Provider, SignalSource: s.Source, SignalConfidence: s.Conf, ObservedAt: s.LastSeen})

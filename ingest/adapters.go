@@ -34,6 +34,10 @@ type Options struct {
 	Provider string
 	// Confidence (0..1) of the feed's claims; 0 = the format's default.
 	Confidence float64
+	// Class is the data class the source declares (config class:):
+	// written on every observation of the feed that does not carry a
+	// more restricted one. "" = standard.
+	Class string
 	// ObservedAt is used when the feed carries no time (cidr-list): the
 	// file's modification time or the response's Last-Modified, so an
 	// unchanged file ingested again is recognised as the same observations.

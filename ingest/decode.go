@@ -343,6 +343,8 @@ func readObservation(d *canonDecoder, name string, o *Observation) bool {
 		return d.str(&o.ObservedAt)
 	case "listed_at":
 		return d.str(&o.ListedAt)
+	case "class":
+		return d.str(&o.Class)
 	case "claims":
 		o.Claims = []Claim{}
 		return d.array(func() bool {

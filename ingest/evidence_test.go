@@ -152,3 +152,38 @@ func jsonOf(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// TestObservation_DataClass: the class follows the content (a flow is
+// netflow, a residential-proxy signal or range residential), never the
+// source's name, and a source's declared class only restricts further.
+func TestObservation_DataClass(t *testing.T) {
+	cases := []struct {
+		name string
+		o    Observation
+		want string
+	}{
+		{"flow from a source named edge", Observation{Type: TypeFlow, Source: "edge", Flow: &Flow{}}, "netflow"},
+		{"residential signal from sightings", Observation{Type: TypeSignal, Source: "sightings", Signal: &Signal{Kind: "residential_proxy"}}, "residential"},
+		{"residential range", Observation{Type: TypeRange, Source: "x", Range: &Range{Kind: "residential_proxy"}}, "residential"},
+		{"tor exit from a source named residential-feed", Observation{Type: TypeSignal, Source: "residential-feed", Signal: &Signal{Kind: "tor_exit"}}, "standard"},
+		{"service from netflow-named source", Observation{Type: TypeService, Source: "netflow-scan", Service: &Service{}}, "standard"},
+		{"declared residential", Observation{Type: TypeSignal, Source: "partner", Class: "residential", Signal: &Signal{Kind: "vpn_exit"}}, "residential"},
+		{"declared residential flow stays netflow", Observation{Type: TypeFlow, Source: "edge", Class: "residential", Flow: &Flow{}}, "netflow"},
+		{"declared netflow signal", Observation{Type: TypeSignal, Source: "telemetry", Class: "netflow", Signal: &Signal{Kind: "residential_proxy"}}, "netflow"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.o.DataClass(); got != tc.want {
+				t.Errorf("DataClass() = %q, want %q", got, tc.want)
+			}
+		})
+	}
+	o := Observation{Type: TypeSignal, IP: "192.0.2.1", Source: "s", ObservedAt: "2026-11-20T10:00:00Z", Signal: &Signal{Kind: "vpn_exit"}, Class: "secret"}
+	if err := o.Normalize(); err == nil || !strings.Contains(err.Error(), "class:") {
+		t.Errorf("unknown class: %v", err)
+	}
+	o.Class = "standard"
+	if err := o.Normalize(); err != nil || o.Class != "" {
+		t.Errorf("standard: %v, class %q (want the default, omitted)", err, o.Class)
+	}
+}

@@ -58,6 +58,11 @@ type Observation struct {
 	// is part of the message id, every fetch of an unchanged feed is
 	// stored, while a retry of one fetch is not.
 	ListedAt string `json:"listed_at,omitempty"`
+	// Class (optional) is the data class the source declares for
+	// everything it brings (ipmodel.DataClasses; absent = standard). The
+	// enrich state keeps the more restricted of it and the class the
+	// observation's content implies (DataClass).
+	Class string `json:"class,omitempty"`
 	// Claims are optional attribution claims.
 	Claims  []Claim  `json:"claims,omitempty"`
 	Service *Service `json:"service,omitempty"`
@@ -195,6 +200,13 @@ func (o *Observation) Normalize() error {
 			return fmt.Errorf("listed_at: not RFC 3339: %q", o.ListedAt)
 		}
 		o.ListedAt = ipmodel.FormatTime(lt)
+	}
+	switch o.Class {
+	case "", ipmodel.DataResidential, ipmodel.DataNetflow:
+	case ipmodel.DataStandard:
+		o.Class = "" // the default: one message id for one content
+	default:
+		return fmt.Errorf("class: must be one of %s, got %q", strings.Join(ipmodel.DataClasses, ", "), o.Class)
 	}
 	for i := range o.Claims {
 		c := &o.Claims[i]
@@ -336,6 +348,21 @@ func validSource(s string) bool {
 		}
 	}
 	return true
+}
+
+// DataClass is the data class of what the observation says: netflow for
+// a flow record, residential for a residential-proxy signal or range,
+// else standard; or the class its source declares (Class) when that is
+// more restricted. It follows the content, never the source's name.
+func (o *Observation) DataClass() string {
+	c := ipmodel.DataStandard
+	switch {
+	case o.Type == TypeFlow:
+		c = ipmodel.DataNetflow
+	case o.Signal != nil && o.Signal.Kind == "residential_proxy", o.Range != nil && o.Range.Kind == "residential_proxy":
+		c = ipmodel.DataResidential
+	}
+	return ipmodel.MoreRestricted(c, o.Class)
 }
 
 // SeenAt is when the observation counts as seen: the later of

@@ -212,6 +212,9 @@ func (in *Ingester) Ingest(ctx context.Context, format string, r io.Reader, opt 
 		if o.ListedAt == "" {
 			o.ListedAt = listed
 		}
+		if c := ipmodel.MoreRestricted(o.Class, opt.Class); c != ipmodel.DataStandard {
+			o.Class = c
+		}
 		return pub.Publish(ctx, &o)
 	}, func(le LineError) {
 		in.metrics.bad.WithLabelValues(format).Inc()
@@ -268,5 +271,5 @@ func (in *Ingester) open(ctx context.Context, location string) (io.ReadCloser, t
 
 // SourceOptions are the options a configured source is read with.
 func SourceOptions(src config.IngestSource, cfg config.Ingest) Options {
-	return Options{Source: strings.ToLower(src.Name), Kind: src.Kind, Provider: src.Provider, Confidence: src.Confidence, MaxLineBytes: cfg.MaxLineBytes}
+	return Options{Source: strings.ToLower(src.Name), Kind: src.Kind, Provider: src.Provider, Confidence: src.Confidence, Class: src.Class, MaxLineBytes: cfg.MaxLineBytes}
 }

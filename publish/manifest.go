@@ -70,6 +70,19 @@ const (
 	FileMMDB    = "ipintel.mmdb"
 )
 
+// AudienceFileName returns the data file name of a format in an
+// audience's build: the complete (enterprise) build keeps FileName's
+// names, the others carry the audience (ipintel-pro.csv.gz,
+// ipintel-free.mmdb); "" for an unknown format.
+func AudienceFileName(format string, a ipmodel.Audience) string {
+	n := FileName(format)
+	if n == "" || a == ipmodel.AudienceEnterprise {
+		return n
+	}
+	base, ext, _ := strings.Cut(n, ".")
+	return base + "-" + a.String() + "." + ext
+}
+
 // FileName returns the data file name of a format, or "" for an unknown one.
 func FileName(format string) string {
 	switch format {
@@ -136,6 +149,12 @@ type File struct {
 	Rows int64 `json:"rows"`
 	// SHA256 is the lower-case hex SHA-256 of the file's bytes.
 	SHA256 string `json:"sha256"`
+	// Audience names the build the file belongs to (free, pro,
+	// enterprise: ipmodel.Audience) and Tiers the plan tiers it is for;
+	// each build holds only the data classes its tiers may see. Empty in
+	// manifests written before audiences (one complete build).
+	Audience string   `json:"audience,omitempty"`
+	Tiers    []string `json:"tiers,omitempty"`
 }
 
 // Manifest describes one complete snapshot.
@@ -164,10 +183,21 @@ type Manifest struct {
 	SumsKey string `json:"sha256sums_key"`
 }
 
-// File returns the manifest's file of the given format.
+// File returns the manifest's file of the given format in the complete
+// (enterprise) build.
 func (m *Manifest) File(format string) (File, bool) {
+	return m.FileFor(format, ipmodel.AudienceEnterprise)
+}
+
+// FileFor returns the manifest's file of the given format in audience a's
+// build. A manifest written before audiences has only the complete build:
+// it is the enterprise one, and the other audiences have none.
+func (m *Manifest) FileFor(format string, a ipmodel.Audience) (File, bool) {
 	for _, f := range m.Files {
-		if f.Format == format {
+		if f.Format != format {
+			continue
+		}
+		if f.Audience == a.String() || (f.Audience == "" && a == ipmodel.AudienceEnterprise) {
 			return f, true
 		}
 	}
@@ -370,6 +400,9 @@ func (m *Manifest) check() error {
 		if FileName(f.Format) == "" {
 			return fmt.Errorf("files[%d].format: unknown %q", i, f.Format)
 		}
+		if _, ok := ipmodel.ParseAudience(f.Audience); !ok && f.Audience != "" {
+			return fmt.Errorf("files[%d].audience: unknown %q", i, f.Audience)
+		}
 		if want := Key(m.SnapshotDate, m.BuildID, f.Name); f.Key != want {
 			return fmt.Errorf("files[%d].key %q is not %s", i, f.Key, want)
 		}
@@ -439,6 +472,7 @@ type Event struct {
 	// Latest is true when snapshots/latest now names this snapshot (false
 	// for a backfill of a date older than the latest).
 	Latest bool `json:"latest"`
-	// Files maps each format to its object key.
+	// Files maps each format to the object key of its complete
+	// (enterprise) build.
 	Files map[string]string `json:"files"`
 }

@@ -163,7 +163,9 @@ func (p *Publisher) announce(ctx context.Context, m *Manifest, latest bool) {
 	}
 	ev := Event{SnapshotDate: m.SnapshotDate, BuildID: m.BuildID, Manifest: m.Key, BuildTime: m.BuildTime, SchemaVersion: m.SchemaVersion, Rows: m.Hosts + m.Ranges, Latest: latest, Files: map[string]string{}}
 	for _, f := range m.Files {
-		ev.Files[f.Format] = f.Key
+		if f.Audience == ipmodel.AudienceEnterprise.String() {
+			ev.Files[f.Format] = f.Key
+		}
 	}
 	b, _ := json.Marshal(ev)
 	if _, err := p.js.Publish(ctx, EventSubject, b, jetstream.WithMsgID("snapshot-"+m.SnapshotDate+"-"+m.BuildID)); err != nil {
@@ -442,9 +444,16 @@ const batchSize = 256
 
 // Build reads state once (ranges, then hosts) and streams every record
 // through the writers of the selected formats in parallel, into files in
-// dir. It fills m's Hosts, Ranges and Skipped counts and returns the files
-// (name, key, format, size, rows, sha256) in Formats order. Records whose
-// address or network does not parse are skipped in every format.
+// dir: one build per audience (ipmodel.Audiences), each holding every
+// record as that audience sees it (ipmodel.Record.For) and leaving out
+// the records it sees nothing of. The pro and enterprise builds are
+// written in every selected format; the free build, which no tier
+// downloads (the dataset feed starts at pro) and the API serves lookups
+// from, only as MMDB. It fills m's Hosts, Ranges and Skipped counts (of
+// the complete build) and returns the files (name, key, format, size,
+// rows, sha256, audience, tiers), audience by audience, each in Formats
+// order. Records whose address or network does not parse are skipped in
+// every format.
 func Build(ctx context.Context, state ipmodel.State, dir string, o BuildOptions, m *Manifest) ([]File, error) {
 	formats := o.Formats
 	if len(formats) == 0 {
@@ -452,6 +461,8 @@ func Build(ctx context.Context, state ipmodel.State, dir string, o BuildOptions,
 	}
 	type out struct {
 		format string
+		aud    ipmodel.Audience
+		name   string
 		hf     *hashFile
 		w      formatWriter
 		ch     chan []item
@@ -462,33 +473,40 @@ func Build(ctx context.Context, state ipmodel.State, dir string, o BuildOptions,
 			o.hf.f.Close()
 		}
 	}
-	for _, f := range Formats {
-		if !slices.Contains(formats, f) {
-			continue
-		}
-		fh, err := os.Create(filepath.Join(dir, FileName(f)))
-		if err != nil {
-			closeAll()
-			return nil, fmt.Errorf("create %s: %w", FileName(f), err)
-		}
-		hf := &hashFile{f: fh, bw: bufio.NewWriterSize(fh, 1<<20), h: sha256.New()}
-		// Writers get only Write: the Parquet writer would close an io.Closer.
-		sink := struct{ io.Writer }{hf}
-		var w formatWriter
-		switch f {
-		case FormatCSV:
-			w, err = newCSVWriter(sink)
-		case FormatNDJSON:
-			w = newNDJSONWriter(sink)
-		case FormatParquet:
-			w, err = newParquetWriter(sink, o.RowGroupRows, o.ParquetCompression)
-		case FormatMMDB:
-			w, err = newMMDBWriter(sink, dir, o.BuildTime)
-		}
-		outs = append(outs, &out{format: f, hf: hf, w: w, ch: make(chan []item, 8)})
-		if err != nil {
-			closeAll()
-			return nil, fmt.Errorf("open %s writer: %w", f, err)
+	for _, aud := range ipmodel.Audiences {
+		for _, f := range Formats {
+			if !slices.Contains(formats, f) || (aud == ipmodel.AudienceFree && f != FormatMMDB) {
+				continue
+			}
+			name := AudienceFileName(f, aud)
+			fh, err := os.Create(filepath.Join(dir, name))
+			if err != nil {
+				closeAll()
+				return nil, fmt.Errorf("create %s: %w", name, err)
+			}
+			hf := &hashFile{f: fh, bw: bufio.NewWriterSize(fh, 1<<20), h: sha256.New()}
+			// Writers get only Write: the Parquet writer would close an io.Closer.
+			sink := struct{ io.Writer }{hf}
+			var w formatWriter
+			switch f {
+			case FormatCSV:
+				w, err = newCSVWriter(sink)
+			case FormatNDJSON:
+				w = newNDJSONWriter(sink)
+			case FormatParquet:
+				w, err = newParquetWriter(sink, o.RowGroupRows, o.ParquetCompression)
+			case FormatMMDB:
+				// Each MMDB writer spools into a folder of its own.
+				sub := filepath.Join(dir, "mmdb-"+aud.String())
+				if err = os.MkdirAll(sub, 0o700); err == nil {
+					w, err = newMMDBWriter(sink, sub, o.BuildTime)
+				}
+			}
+			outs = append(outs, &out{format: f, aud: aud, name: name, hf: hf, w: w, ch: make(chan []item, 8)})
+			if err != nil {
+				closeAll()
+				return nil, fmt.Errorf("open %s writer: %w", name, err)
+			}
 		}
 	}
 	if len(outs) == 0 {
@@ -506,12 +524,12 @@ func Build(ctx context.Context, state ipmodel.State, dir string, o BuildOptions,
 							for range o.ch {
 							}
 						}()
-						return fmt.Errorf("%s: %w", o.format, err)
+						return fmt.Errorf("%s: %w", o.name, err)
 					}
 				}
 			}
 			if err := o.w.Close(); err != nil {
-				return fmt.Errorf("%s: %w", o.format, err)
+				return fmt.Errorf("%s: %w", o.name, err)
 			}
 			return nil
 		})
@@ -522,19 +540,27 @@ func Build(ctx context.Context, state ipmodel.State, dir string, o BuildOptions,
 				close(o.ch)
 			}
 		}()
-		batch := make([]item, 0, batchSize)
-		flush := func() error {
-			if len(batch) == 0 {
+		// One batch per audience; a record every audience sees alike (no
+		// Views) is the same item in each.
+		var batches [ipmodel.NumAudiences][]item
+		for a := range batches {
+			batches[a] = make([]item, 0, batchSize)
+		}
+		flush := func(a ipmodel.Audience) error {
+			if len(batches[a]) == 0 {
 				return nil
 			}
 			for _, o := range outs {
+				if o.aud != a {
+					continue
+				}
 				select {
-				case o.ch <- batch:
+				case o.ch <- batches[a]:
 				case <-gctx.Done():
 					return gctx.Err()
 				}
 			}
-			batch = make([]item, 0, batchSize)
+			batches[a] = make([]item, 0, batchSize)
 			return nil
 		}
 		feed := func(isRange bool, count *int64) func(ipmodel.Record) error {
@@ -544,17 +570,27 @@ func Build(ctx context.Context, state ipmodel.State, dir string, o BuildOptions,
 					m.Skipped++
 					return nil
 				}
-				if isRange {
-					r.Network = pfx.String()
-					r.IP = pfx.Addr().String()
-				} else {
-					r.Network = ""
-					r.IP = pfx.Addr().String()
-				}
 				*count++
-				batch = append(batch, item{r, pfx})
-				if len(batch) == batchSize {
-					return flush()
+				for _, a := range ipmodel.Audiences {
+					v, ok := r.For(a)
+					if !ok {
+						continue
+					}
+					rec := *v
+					rec.Views = nil
+					if isRange {
+						rec.Network = pfx.String()
+						rec.IP = pfx.Addr().String()
+					} else {
+						rec.Network = ""
+						rec.IP = pfx.Addr().String()
+					}
+					batches[a] = append(batches[a], item{rec, pfx})
+					if len(batches[a]) == batchSize {
+						if err := flush(a); err != nil {
+							return err
+						}
+					}
 				}
 				return nil
 			}
@@ -565,7 +601,12 @@ func Build(ctx context.Context, state ipmodel.State, dir string, o BuildOptions,
 		if err := state.Hosts(gctx, feed(false, &m.Hosts)); err != nil {
 			return fmt.Errorf("read hosts: %w", err)
 		}
-		return flush()
+		for _, a := range ipmodel.Audiences {
+			if err := flush(a); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	err := g.Wait()
 	if err != nil {
@@ -575,12 +616,12 @@ func Build(ctx context.Context, state ipmodel.State, dir string, o BuildOptions,
 	var files []File
 	for _, o := range outs {
 		if err := o.hf.Close(); err != nil {
-			return nil, fmt.Errorf("write %s: %w", FileName(o.format), err)
+			return nil, fmt.Errorf("write %s: %w", o.name, err)
 		}
-		name := FileName(o.format)
 		files = append(files, File{
-			Name: name, Key: Key(m.SnapshotDate, m.BuildID, name), Format: o.format, ContentType: ContentType(o.format),
+			Name: o.name, Key: Key(m.SnapshotDate, m.BuildID, o.name), Format: o.format, ContentType: ContentType(o.format),
 			Size: o.hf.n, Rows: o.w.Rows(), SHA256: hex.EncodeToString(o.hf.h.Sum(nil)),
+			Audience: o.aud.String(), Tiers: o.aud.Tiers(),
 		})
 	}
 	return files, nil

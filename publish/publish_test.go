@@ -118,7 +118,10 @@ func TestPublisher_Run_ReadByOtherTools(t *testing.T) {
 			if m.Hosts != int64(g.NHosts) || m.Ranges != int64(g.NRanges) || m.SchemaVersion != ipmodel.SchemaVersion || m.BuildTime != "2026-11-23T03:00:05Z" {
 				t.Fatalf("manifest = %+v", m)
 			}
-			if len(m.Files) != 4 {
+			// Four formats of the pro and the enterprise builds, the free
+			// build's MMDB (gen's records hold no restricted data, so the
+			// builds are alike).
+			if len(m.Files) != 9 {
 				t.Fatalf("files = %+v", m.Files)
 			}
 			for _, f := range m.Files {
@@ -133,7 +136,7 @@ func TestPublisher_Run_ReadByOtherTools(t *testing.T) {
 				cmd.Dir = dir
 				if out, err := cmd.CombinedOutput(); err != nil {
 					t.Fatalf("sha256sum -c: %v\n%s", err, out)
-				} else if n := strings.Count(string(out), ": OK"); n != 4 {
+				} else if n := strings.Count(string(out), ": OK"); n != len(m.Files) {
 					t.Fatalf("sha256sum -c checked %d files:\n%s", n, out)
 				}
 			})
@@ -602,7 +605,7 @@ func TestPublisher_Run_RerunLatestDateFails(t *testing.T) {
 	if m.Key != first.Manifest.Key {
 		t.Fatalf("latest names %s after the failed run, want %s", m.Key, first.Manifest.Key)
 	}
-	sha256sumCheck(t, dir, 2)
+	sha256sumCheck(t, dir, 4) // csv and ndjson of the pro and enterprise builds
 	for _, f := range m.Files {
 		if err := Download(t.Context(), base, f, io.Discard); err != nil {
 			t.Fatalf("after the failed run: %v", err)
@@ -622,7 +625,7 @@ func TestPublisher_Run_RerunLatestDateFails(t *testing.T) {
 	if m.Key != second.Manifest.Key {
 		t.Fatalf("latest = %s, want %s", m.Key, second.Manifest.Key)
 	}
-	sha256sumCheck(t, dir, 2)
+	sha256sumCheck(t, dir, 4)
 	if f1, f2 := first.Manifest.Files[0], second.Manifest.Files[0]; f1.SHA256 == f2.SHA256 {
 		t.Fatal("the changed state gave the same CSV")
 	}
@@ -726,7 +729,8 @@ func TestPublisher_Run_IdempotentKeepBackfill(t *testing.T) {
 			}
 			var got []string
 			for d, n := range dates {
-				if want := 4 * len(storedBuilds(t, st)[d]); n != want { // csv, mmdb, SHA256SUMS, manifest.json a build
+				// csv and mmdb of pro and enterprise, the free mmdb, SHA256SUMS, manifest.json a build
+				if want := 7 * len(storedBuilds(t, st)[d]); n != want {
 					t.Errorf("%s holds %d objects, want %d", d, n, want)
 				}
 				got = append(got, d)
@@ -782,10 +786,10 @@ func TestPublisher_Run_PruneIncompleteFolder(t *testing.T) {
 	tests := []struct {
 		date       string
 		wantPruned string
-		wantDates  map[string]int // date -> objects (csv, SHA256SUMS, manifest.json)
+		wantDates  map[string]int // date -> objects (pro and enterprise csv, SHA256SUMS, manifest.json)
 	}{
-		{"2026-11-23", "2026-11-20", map[string]int{"2026-11-21": 3, "2026-11-22": 1, "2026-11-23": 3}},
-		{"2026-11-24", "2026-11-22 2026-11-21", map[string]int{"2026-11-23": 3, "2026-11-24": 3}},
+		{"2026-11-23", "2026-11-20", map[string]int{"2026-11-21": 4, "2026-11-22": 1, "2026-11-23": 4}},
+		{"2026-11-24", "2026-11-22 2026-11-21", map[string]int{"2026-11-23": 4, "2026-11-24": 4}},
 	}
 	for _, tc := range tests {
 		res, err := p.Run(t.Context(), g, tc.date)

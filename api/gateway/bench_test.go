@@ -74,7 +74,7 @@ func BenchmarkGateway(b *testing.B) {
 			b.Fatalf("status %d from %s", resp.StatusCode, u)
 		}
 	}
-	direct := backend.URL + "/api/v1/shadow_vpn/lookup/192.0.2.1"
+	direct := backend.URL + "/api/v1/ip/192.0.2.1"
 	via := gwSrv.URL + "/api/v1/vpn/ip/192.0.2.1"
 	const seq, conc, workers = 2000, 8000, 8
 	for range b.N {

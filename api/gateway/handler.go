@@ -93,7 +93,11 @@ type route struct {
 
 // Routes is the customer → backend path map (docs/gateway.md).
 var routes = []route{
+	// The single-address classification (with the address's assets).
 	{pattern: "/api/v1/vpn/ip/{ip}", method: http.MethodGet,
+		backend: func(r *http.Request) string { return "/api/v1/ip/" + url.PathEscape(r.PathValue("ip")) }},
+	// The asset lookup (spec's LookupResult; 404 without assets).
+	{pattern: "/api/v1/vpn/shadow_vpn/lookup/{ip}", method: http.MethodGet,
 		backend: func(r *http.Request) string { return "/api/v1/shadow_vpn/lookup/" + url.PathEscape(r.PathValue("ip")) }},
 	{pattern: "/api/v1/vpn/ip/batch", method: http.MethodPost, batch: true,
 		backend: func(*http.Request) string { return "/api/v1/ip/batch" }},

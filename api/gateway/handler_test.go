@@ -213,10 +213,11 @@ func TestHandler_PathMapping(t *testing.T) {
 		name, method, path, body string
 		wantPath, wantQuery      string
 	}{
-		{"lookup", "GET", "/api/v1/vpn/ip/192.0.2.1", "", "/api/v1/shadow_vpn/lookup/192.0.2.1", ""},
+		{"lookup", "GET", "/api/v1/vpn/ip/192.0.2.1", "", "/api/v1/ip/192.0.2.1", ""},
 		{"lookup ipv6 and query", "GET", "/api/v1/vpn/ip/2001:db8::1?include=cves&min_confidence=0.5&kev_only=true", "",
-			"/api/v1/shadow_vpn/lookup/2001:db8::1", "include=cves&min_confidence=0.5&kev_only=true"},
-		{"apiKey never forwarded", "GET", "/api/v1/vpn/ip/192.0.2.1?apiKey=svc_vpn_x&include=cves", "", "/api/v1/shadow_vpn/lookup/192.0.2.1", "include=cves"},
+			"/api/v1/ip/2001:db8::1", "include=cves&min_confidence=0.5&kev_only=true"},
+		{"apiKey never forwarded", "GET", "/api/v1/vpn/ip/192.0.2.1?apiKey=svc_vpn_x&include=cves", "", "/api/v1/ip/192.0.2.1", "include=cves"},
+		{"asset lookup", "GET", "/api/v1/vpn/shadow_vpn/lookup/192.0.2.1?min_confidence=0.5", "", "/api/v1/shadow_vpn/lookup/192.0.2.1", "min_confidence=0.5"},
 		{"batch", "POST", "/api/v1/vpn/ip/batch", `{"ips":["192.0.2.1"]}`, "/api/v1/ip/batch", ""},
 		{"batch alias", "POST", "/api/v1/vpn/batch", `{"ips":["192.0.2.1"]}`, "/api/v1/ip/batch", ""},
 		{"csv export", "GET", "/api/v1/vpn/export/csv?classification=vpn&limit=10", "", "/api/v1/export/csv", "classification=vpn&limit=10"},
@@ -265,10 +266,10 @@ func TestHandler_PathValuesEscapedOnce(t *testing.T) {
 		name, path            string
 		wantPath, wantEscaped string
 	}{
-		{"unicode", "/api/v1/vpn/ip/%C3%A9", "/api/v1/shadow_vpn/lookup/é", "/api/v1/shadow_vpn/lookup/%C3%A9"},
-		{"zone id", "/api/v1/vpn/ip/fe80::1%25eth0", "/api/v1/shadow_vpn/lookup/fe80::1%eth0", "/api/v1/shadow_vpn/lookup/fe80::1%25eth0"},
-		{"slash in value", "/api/v1/vpn/ip/1.2.3.4%2F5", "/api/v1/shadow_vpn/lookup/1.2.3.4/5", "/api/v1/shadow_vpn/lookup/1.2.3.4%2F5"},
-		{"space", "/api/v1/vpn/ip/a%20b", "/api/v1/shadow_vpn/lookup/a b", "/api/v1/shadow_vpn/lookup/a%20b"},
+		{"unicode", "/api/v1/vpn/ip/%C3%A9", "/api/v1/ip/é", "/api/v1/ip/%C3%A9"},
+		{"zone id", "/api/v1/vpn/ip/fe80::1%25eth0", "/api/v1/ip/fe80::1%eth0", "/api/v1/ip/fe80::1%25eth0"},
+		{"slash in value", "/api/v1/vpn/ip/1.2.3.4%2F5", "/api/v1/ip/1.2.3.4/5", "/api/v1/ip/1.2.3.4%2F5"},
+		{"space", "/api/v1/vpn/ip/a%20b", "/api/v1/ip/a b", "/api/v1/ip/a%20b"},
 		{"download name", "/api/v1/vpn/export/dataset/files/2026-11-23/a%25b.csv", "/api/v1/export/dataset/files/2026-11-23/a%b.csv", "/api/v1/export/dataset/files/2026-11-23/a%25b.csv"},
 	}
 	for _, tc := range tests {

@@ -20,7 +20,7 @@ func TestBatch_Records(t *testing.T) {
 			"error:not-an-ip",
 			"2001:db8::5|true|vpn|1|false",
 			"10.9.9.9|false||0|false",
-			"192.0.2.44|true||0|false",
+			"192.0.2.44|false||0|false", // residential data only: free sees nothing
 			"203.0.113.10|true|hosting|0|false",
 			"192.0.2.80|true|tor|0|false",
 		}},

@@ -378,7 +378,7 @@ func BenchmarkIPAPI(b *testing.B) {
 	const conns, dur = 50, 5 * time.Second
 	// testing keeps 10 lines of a benchmark's log: 9 are written.
 	b.Logf("published %d addresses in %s, loaded in %s (%d rows); load average at start %s",
-		n, publishTime.Round(time.Millisecond), loadTime.Round(time.Millisecond), snap.Rows.Len(), loadAverage())
+		n, publishTime.Round(time.Millisecond), loadTime.Round(time.Millisecond), snap.Complete().Rows.Len(), loadAverage())
 	b.ResetTimer()
 	for range b.N {
 		// Saturation. Warm both up, then alternate so that neither gets a

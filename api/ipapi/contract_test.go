@@ -148,7 +148,7 @@ func TestAPI_Contract(t *testing.T) {
 	down := newFixture(t, Options{Store: downStore{}})
 	corrupt := newFixture(t, Options{})
 	cur := corrupt.svc.Current()
-	corrupt.svc.Swap(&Snapshot{Manifest: cur.Manifest, Index: brokenIndex{}, Rows: cur.Rows})
+	corrupt.svc.Swap(sameView(cur.Manifest, brokenIndex{}, cur.Complete().Rows))
 
 	type tc struct {
 		name, method, pattern, path, body string
@@ -167,6 +167,16 @@ func TestAPI_Contract(t *testing.T) {
 		{"lookup bad query", "GET", PathLookup, "/api/v1/shadow_vpn/lookup/198.51.100.7?min_confidence=1.5&min_severity=urgent&kev_only=maybe", "", F, key("pro"), 422},
 		{"lookup no snapshot", "GET", PathLookup, "/api/v1/shadow_vpn/lookup/198.51.100.7", "", N, key("pro"), 503},
 		{"lookup corrupt snapshot", "GET", PathLookup, "/api/v1/shadow_vpn/lookup/198.51.100.7", "", C, key("pro"), 500},
+		{"ip tor exit", "GET", PathIP, "/api/v1/ip/192.0.2.80", "", F, key("free"), 200},
+		{"ip with assets", "GET", PathIP, "/api/v1/ip/198.51.100.7?include=cves", "", F, key("enterprise"), 200},
+		{"ip range", "GET", PathIP, "/api/v1/ip/203.0.113.10", "", F, key("pro"), 200},
+		{"ip malformed", "GET", PathIP, "/api/v1/ip/1.2.3", "", F, key("pro"), 400},
+		{"ip no key", "GET", PathIP, "/api/v1/ip/192.0.2.80", "", F, nil, 401},
+		{"ip unknown", "GET", PathIP, "/api/v1/ip/10.1.2.3", "", F, key("pro"), 404},
+		{"ip residential for free", "GET", PathIP, "/api/v1/ip/192.0.2.44", "", F, key("free"), 404},
+		{"ip bad query", "GET", PathIP, "/api/v1/ip/192.0.2.80?min_confidence=2", "", F, key("pro"), 422},
+		{"ip no snapshot", "GET", PathIP, "/api/v1/ip/192.0.2.80", "", N, key("pro"), 503},
+		{"ip corrupt snapshot", "GET", PathIP, "/api/v1/ip/192.0.2.80", "", C, key("pro"), 500},
 		{"batch", "POST", PathBatch, PathBatch, `{"ips":["198.51.100.7","nope","10.9.9.9","2001:db8::5"]}`, F, key("pro"), 200},
 		{"batch no key", "POST", PathBatch, PathBatch, `{"ips":["198.51.100.7"]}`, F, nil, 401},
 		{"batch not json", "POST", PathBatch, PathBatch, `{"ips":`, F, key("pro"), 422},
@@ -218,6 +228,8 @@ func TestAPI_Contract(t *testing.T) {
 	}{
 		{"lookup POST", "POST", "GET", PathLookup, "/api/v1/shadow_vpn/lookup/198.51.100.7", "GET, HEAD"},
 		{"batch GET", "GET", "POST", PathBatch, PathBatch, "POST"},
+		{"batch PUT", "PUT", "POST", PathBatch, PathBatch, "POST"},
+		{"ip POST", "POST", "GET", PathIP, "/api/v1/ip/192.0.2.80", "GET, HEAD"},
 		{"csv PUT", "PUT", "GET", PathCSV, PathCSV, "GET, HEAD"},
 		{"dataset DELETE", "DELETE", "GET", PathDataset, PathDataset, "GET, HEAD"},
 		{"download POST", "POST", "GET", PathDownload, dl + "ipintel.csv.gz", "GET, HEAD"},

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/netintel/netintel/internal/httpx"
+	"github.com/netintel/netintel/internal/ipmodel"
 	"github.com/netintel/netintel/internal/objstore"
 )
 
@@ -92,7 +93,8 @@ func (s *Service) dataset(w http.ResponseWriter, r *http.Request, tier Tier) {
 	out := DatasetResponse{SnapshotDate: m.SnapshotDate, BuildID: m.BuildID, SchemaVersion: m.SchemaVersion, BuildTime: m.BuildTime,
 		Hosts: m.Hosts, Ranges: m.Ranges, Files: []DatasetFile{}, Unavailable: []UnavailableFormat{}}
 	for _, f := range m.Files {
-		if only != "" && f.Format != only {
+		// Each tier is offered its audience's build alone.
+		if only != "" && f.Format != only || fileAudience(f) != tier.Audience() {
 			continue
 		}
 		need, known := formatTier[f.Format]
@@ -134,15 +136,33 @@ func (s *Service) link(ctx context.Context, m *Manifest, name, key string) (Data
 			return DatasetLink{}, err
 		}
 	}
-	prefix := s.opts.LinkPrefix
-	if prefix == "" {
-		prefix = DefaultLinkPrefix
-	}
-	u := strings.TrimRight(s.opts.PublicURL, "/") + prefix + "/export/dataset/files/" + m.SnapshotDate + "/" + name
+	u := strings.TrimRight(s.opts.PublicURL, "/") + s.linkPrefix() + "/export/dataset/files/" + m.SnapshotDate + "/" + name
 	if m.BuildID != "" {
 		u += "?build=" + url.QueryEscape(m.BuildID)
 	}
 	return DatasetLink{URL: u}, nil
+}
+
+// linkPrefix is the customer path prefix of this backend's /api/v1 routes
+// (Options.LinkPrefix): links and messages that send a customer to
+// another route name the path the customer calls.
+func (s *Service) linkPrefix() string {
+	if s.opts.LinkPrefix == "" {
+		return DefaultLinkPrefix
+	}
+	return s.opts.LinkPrefix
+}
+
+// fileAudience returns the audience whose build a snapshot file belongs
+// to. A file of a manifest written before audiences (no audience) is the
+// complete build: enterprise's. The dataset feed offers each tier its
+// audience's build alone; a download may also fetch a lower build (a
+// subset of what the tier sees).
+func fileAudience(f ManifestFile) ipmodel.Audience {
+	if a, ok := ipmodel.ParseAudience(f.Audience); ok {
+		return a
+	}
+	return ipmodel.AudienceEnterprise
 }
 
 var dateRe = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
@@ -170,6 +190,11 @@ func (s *Service) download(w http.ResponseWriter, r *http.Request, tier Tier) {
 	var key, etag, ctype string
 	var size int64
 	if f, ok := m.File(name); ok && date == m.SnapshotDate {
+		if fa := fileAudience(f); fa > tier.Audience() {
+			// A file of a build above the tier's: another audience's data.
+			writeTierError(w, "the file "+f.Name, ParseTier(fa.String()))
+			return
+		}
 		if need := formatTier[f.Format]; tier < need {
 			writeTierError(w, "the "+f.Format+" dataset", need)
 			return
@@ -181,7 +206,7 @@ func (s *Service) download(w http.ResponseWriter, r *http.Request, tier Tier) {
 	} else {
 		msg := "no file " + strconv.Quote(truncate(name, 64)) + " in the current snapshot (" + m.SnapshotDate + ")"
 		if !dateRe.MatchString(date) || date != m.SnapshotDate {
-			msg = "snapshot " + strconv.Quote(truncate(date, 16)) + " is not the current one (" + m.SnapshotDate + "); fetch " + PathDataset + " again"
+			msg = "snapshot " + strconv.Quote(truncate(date, 16)) + " is not the current one (" + m.SnapshotDate + "); fetch " + s.linkPrefix() + "/export/dataset again"
 		}
 		writeError(w, http.StatusNotFound, CodeNotFound, msg)
 		return

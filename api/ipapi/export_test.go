@@ -153,7 +153,7 @@ func (w *blockingWriter) Write(p []byte) (int, error) {
 func TestExportCSV_Streams(t *testing.T) {
 	tbl := bigTable(t, 200_000)
 	svc := New(Options{InternalKey: testKey})
-	svc.Swap(&Snapshot{Manifest: Manifest{SnapshotDate: "2026-11-23"}, Index: NewMemIndex(nil), Rows: tbl})
+	svc.Swap(sameView(Manifest{SnapshotDate: "2026-11-23"}, NewMemIndex(nil), tbl))
 	mux := http.NewServeMux()
 	svc.Mount(mux)
 
@@ -205,7 +205,7 @@ func TestTable_Example(t *testing.T) {
 	}{
 		{"empty", nil, ""},
 		{"first with assets", testRecords(t), "198.51.100.7"},
-		{"flow-only skipped", []ipmodel.Record{testRecords(t)[5], testRecords(t)[3]}, "203.0.113.9"},
+		{"without assets skipped", []ipmodel.Record{testRecords(t)[2], testRecords(t)[3]}, "203.0.113.9"},
 		{"none with assets", []ipmodel.Record{testRecords(t)[2]}, "203.0.113.0"},
 	}
 	for _, tt := range cases {

@@ -135,7 +135,7 @@ func BenchmarkLookupHandler(b *testing.B) {
 	// handler then decodes the record (reflection), shapes it and encodes
 	// it with encoding/json, as every lookup did before render.go.
 	decoded := New(Options{InternalKey: testKey})
-	decoded.Swap(&Snapshot{Manifest: fx.snap.Manifest, Index: struct{ Index }{fx.snap.Index}, Rows: fx.snap.Rows})
+	decoded.Swap(sameView(fx.snap.Manifest, struct{ Index }{fx.snap.Complete().Index}, fx.snap.Complete().Rows))
 	decodedMux := http.NewServeMux()
 	decoded.Mount(decodedMux)
 
@@ -152,7 +152,7 @@ func BenchmarkLookupHandler(b *testing.B) {
 func BenchmarkAppendLookup(b *testing.B) {
 	testutil.Micro(b)
 	fx := mmdbSnapshot(b)
-	idx := fx.snap.Index.(mmdbIndex)
+	idx := fx.snap.Complete().Index.(mmdbIndex)
 	addrs := make([]netip.Addr, 1024)
 	for i := range addrs {
 		addrs[i] = netip.MustParseAddr(fx.addrs[(i*7919)%len(fx.addrs)])

@@ -37,7 +37,7 @@ func (s *Service) lookup(w http.ResponseWriter, r *http.Request, tier Tier) {
 		return
 	}
 	bp := bodyPool.Get().(*[]byte)
-	body, n, err := appendLookup((*bp)[:0], snap.Index, addr, p, tier)
+	body, n, err := appendLookup((*bp)[:0], snap.For(tier).Index, addr, p, tier)
 	switch {
 	case err != nil:
 		s.log.Error("lookup", "snapshot", snap.Manifest.SnapshotDate, "err", err)
@@ -50,6 +50,43 @@ func (s *Service) lookup(w http.ResponseWriter, r *http.Request, tier Tier) {
 	if cap(body) <= maxPooledBody {
 		*bp = body
 		bodyPool.Put(bp)
+	}
+}
+
+// ipLookup is GET /api/v1/ip/{ip} (the customer's /api/v1/vpn/ip/{ip}):
+// the single-address classification, a batch item's fields as the tier
+// sees them, with the address's assets shaped as the asset lookup shapes
+// them (same query parameters). 404 only when the tier's build knows
+// nothing of the address; an address with classifications and no assets
+// (a Tor exit, a cloud range) answers 200 with "assets": [].
+func (s *Service) ipLookup(w http.ResponseWriter, r *http.Request, tier Tier) {
+	raw := r.PathValue("ip")
+	addr, ok := parseAddr(raw)
+	if !ok {
+		writeError(w, http.StatusBadRequest, CodeInvalidIP, "not an IPv4 or IPv6 address: "+strconv.Quote(truncate(raw, 64)))
+		return
+	}
+	p := defaultLookupParams
+	if r.URL.RawQuery != "" {
+		var errs problems
+		if p, errs = parseLookupQuery(r.URL.Query()); len(errs) > 0 {
+			errs.write(w)
+			return
+		}
+	}
+	snap := s.snapshotOr503(w)
+	if snap == nil {
+		return
+	}
+	rec, found, err := snap.For(tier).Index.Lookup(addr, p.cves)
+	switch {
+	case err != nil:
+		s.log.Error("ip lookup", "snapshot", snap.Manifest.SnapshotDate, "err", err)
+		writeError(w, http.StatusInternalServerError, CodeInternal, "the snapshot could not be read at this address")
+	case !found:
+		writeError(w, http.StatusNotFound, CodeNotFound, "nothing is known about "+addr.String())
+	default:
+		httpx.WriteJSON(w, http.StatusOK, IPResult{BatchRecord: shapeBatch(0, addr.String(), rec, tier), Assets: shapeLookup(addr.String(), rec, p, tier).Assets})
 	}
 }
 
@@ -71,6 +108,7 @@ func (s *Service) batch(w http.ResponseWriter, r *http.Request, tier Tier) {
 	if snap == nil {
 		return
 	}
+	idx := snap.For(tier).Index
 	res := BatchResponse{Results: make([]any, len(ips)), CreditsUsed: len(ips)}
 	for i, raw := range ips {
 		addr, ok := parseAddr(raw)
@@ -78,7 +116,7 @@ func (s *Service) batch(w http.ResponseWriter, r *http.Request, tier Tier) {
 			res.Results[i] = BatchError{Index: i, Input: truncate(raw, 64), Error: ErrorDetail{Code: CodeInvalidIP, Message: "not an IPv4 or IPv6 address"}}
 			continue
 		}
-		rec, found, err := snap.Index.Lookup(addr, false)
+		rec, found, err := idx.Lookup(addr, false)
 		if err != nil {
 			s.log.Error("batch lookup", "snapshot", snap.Manifest.SnapshotDate, "err", err)
 			res.Results[i] = BatchError{Index: i, Input: truncate(raw, 64), Error: ErrorDetail{Code: CodeInternal, Message: "the snapshot could not be read at this address"}}
@@ -177,12 +215,11 @@ func (s *Service) exportCSV(w http.ResponseWriter, r *http.Request, tier Tier) {
 	if snap == nil {
 		return
 	}
-	p.filter.WithFlow = tier >= tierNetFlow
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 	w.Header().Set("Content-Disposition", `attachment; filename="ipintel-`+snap.Manifest.SnapshotDate+`.csv"`)
 	w.Header().Set("X-Snapshot-Date", snap.Manifest.SnapshotDate)
 	w.WriteHeader(http.StatusOK)
-	if _, err := snap.Rows.WriteCSV(r.Context(), w, p.filter, p.limit); err != nil {
+	if _, err := snap.For(tier).Rows.WriteCSV(r.Context(), w, p.filter, p.limit); err != nil {
 		s.log.Debug("csv export stopped", "err", err)
 	}
 }
@@ -199,7 +236,7 @@ func (s *Service) publicLookup(w http.ResponseWriter, r *http.Request) {
 	if snap == nil {
 		return
 	}
-	rec, found, err := snap.Index.Lookup(addr, false)
+	rec, found, err := snap.For(TierFree).Index.Lookup(addr, false)
 	if err != nil {
 		s.log.Error("public lookup", "snapshot", snap.Manifest.SnapshotDate, "err", err)
 		found = false

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -20,7 +21,62 @@ import (
 
 const testKey = "test-internal-key"
 
-// testRecords reads testdata/records.ndjson.
+// fixtureClasses are the data classes of the restricted pieces of
+// testdata/records.ndjson (which, as a snapshot file, carries none):
+// "ip" a whole record, "ip port" an asset, "ip @signal_source" an
+// attribution. The names in the file would mislead a name-based gate:
+// the residential attribution's source is residential-proxy-feed but the
+// netflow asset of 198.51.100.7 is reported by "collector-a"-like names.
+var fixtureClasses = map[string]string{
+	"192.0.2.44":                           ipmodel.DataResidential,
+	"198.51.100.7 2055":                    ipmodel.DataNetflow,
+	"198.51.100.7 @residential-proxy-feed": ipmodel.DataResidential,
+	"192.0.2.80 9001":                      ipmodel.DataNetflow,
+}
+
+// withViews gives each record that fixtureClasses restricts the Views the
+// state would: the record without the pieces each audience may not see.
+func withViews(recs []ipmodel.Record) {
+	for i := range recs {
+		r := &recs[i]
+		restricted := false
+		for k := range fixtureClasses {
+			if k == r.IP || strings.HasPrefix(k, r.IP+" ") {
+				restricted = true
+			}
+		}
+		if !restricted {
+			continue
+		}
+		r.Views = &ipmodel.Views{}
+		for _, a := range ipmodel.Audiences[:ipmodel.NumAudiences-1] {
+			if c, ok := fixtureClasses[r.IP]; ok && !a.Sees(c) {
+				continue
+			}
+			v := cloneRecord(r)
+			v.Views = nil
+			v.Assets = v.Assets[:0]
+			for _, as := range r.Assets {
+				if c, ok := fixtureClasses[fmt.Sprintf("%s %d", r.IP, as.Port)]; ok && !a.Sees(c) {
+					continue
+				}
+				var keep []ipmodel.Attribution
+				for _, at := range as.Attributions {
+					if c, ok := fixtureClasses[r.IP+" @"+at.SignalSource]; ok && !a.Sees(c) {
+						continue
+					}
+					keep = append(keep, at)
+				}
+				as.Attributions = keep
+				v.Assets = append(v.Assets, as)
+			}
+			r.Views[a] = v
+		}
+	}
+}
+
+// testRecords reads testdata/records.ndjson, with the Views its
+// restricted pieces (fixtureClasses) give.
 func testRecords(t testing.TB) []ipmodel.Record {
 	t.Helper()
 	f, err := os.Open("testdata/records.ndjson")
@@ -32,15 +88,19 @@ func testRecords(t testing.TB) []ipmodel.Record {
 	if err := ReadNDJSON(f, func(r *ipmodel.Record) error { out = append(out, *r); return nil }); err != nil {
 		t.Fatal(err)
 	}
+	withViews(out)
 	return out
 }
 
 // putFiles stores files for a snapshot date in st and returns their
-// manifest entries.
+// manifest entries: ipintel.* as the pro audience's build,
+// ipintel-enterprise.* as enterprise's (the API goes by the manifest's
+// audience, not by names).
 func putFiles(t testing.TB, st objstore.Store, date string, files map[string][]byte) []ManifestFile {
 	t.Helper()
 	var out []ManifestFile
-	for _, name := range []string{"ipintel.csv.gz", "ipintel.ndjson.gz", "ipintel.parquet", "ipintel.mmdb"} {
+	for _, name := range []string{"ipintel.csv.gz", "ipintel.ndjson.gz", "ipintel.parquet", "ipintel.mmdb",
+		"ipintel-enterprise.csv.gz", "ipintel-enterprise.ndjson.gz", "ipintel-enterprise.parquet", "ipintel-enterprise.mmdb"} {
 		b, ok := files[name]
 		if !ok {
 			continue
@@ -50,8 +110,13 @@ func putFiles(t testing.TB, st objstore.Store, date string, files map[string][]b
 			t.Fatal(err)
 		}
 		sum := sha256.Sum256(b)
-		format := strings.TrimSuffix(strings.TrimPrefix(name, "ipintel."), ".gz")
-		out = append(out, ManifestFile{Name: name, Key: key, Format: format, ContentType: "application/octet-stream", Size: int64(len(b)), Rows: 7, SHA256: hex.EncodeToString(sum[:])})
+		aud, ext, _ := strings.Cut(name, ".")
+		format := strings.TrimSuffix(ext, ".gz")
+		audience := "pro"
+		if aud == "ipintel-enterprise" {
+			audience = "enterprise"
+		}
+		out = append(out, ManifestFile{Name: name, Key: key, Format: format, ContentType: "application/octet-stream", Size: int64(len(b)), Rows: 7, SHA256: hex.EncodeToString(sum[:]), Audience: audience})
 	}
 	return out
 }
@@ -76,6 +141,9 @@ func newFixture(t testing.TB, opts Options) *fixture {
 		"ipintel.ndjson.gz": []byte("ndjson bytes"),
 		"ipintel.parquet":   []byte("PAR1 parquet bytes PAR1"),
 		"ipintel.mmdb":      bytes.Repeat([]byte{0xab, 0xcd}, 500),
+	}
+	for _, n := range []string{"csv.gz", "ndjson.gz", "parquet", "mmdb"} {
+		files["ipintel-enterprise."+n] = append([]byte("enterprise "), files["ipintel."+n]...)
 	}
 	m := Manifest{SnapshotDate: "2026-11-23", SchemaVersion: ipmodel.SchemaVersion, BuildTime: "2026-11-23T03:00:00Z", Hosts: 6, Ranges: 1,
 		Files: putFiles(t, st, "2026-11-23", files), SumsKey: "snapshots/2026-11-23/SHA256SUMS"}
@@ -152,4 +220,14 @@ func call(t testing.TB, base, method, path string, body string, hdr ...string) r
 // key returns the internal headers for a tier.
 func key(tier string) []string {
 	return []string{"X-Internal-Key: " + testKey, "X-Tier: " + tier}
+}
+
+// sameView is a snapshot that serves every audience the same index and
+// table: for tests whose data holds no restricted class.
+func sameView(m Manifest, idx Index, rows *Table) *Snapshot {
+	s := &Snapshot{Manifest: m}
+	for a := range s.Views {
+		s.Views[a] = View{Index: idx, Rows: rows}
+	}
+	return s
 }

@@ -148,37 +148,63 @@ func Load(ctx context.Context, st objstore.Store) (*Snapshot, error) {
 	return LoadManifest(ctx, st, m)
 }
 
-// LoadManifest loads the snapshot m describes.
+// LoadManifest loads the snapshot m describes: each audience's build
+// (ipmodel.Audiences), its MMDB for lookups and, for the audiences that
+// export CSV (pro and enterprise), its NDJSON for the export table. A
+// snapshot without an audience's MMDB (one published before audiences)
+// is refused, so no tier is ever served another's data. Builds with the
+// same bytes (a snapshot without restricted data) are loaded once.
 func LoadManifest(ctx context.Context, st objstore.Store, m *publish.Manifest) (*Snapshot, error) {
-	mf, ok := m.File(publish.FormatMMDB)
-	if !ok {
-		return nil, fmt.Errorf("snapshot %s: no mmdb file", m.SnapshotDate)
+	snap := &Snapshot{Manifest: fromPublish(m)}
+	indexes := map[string]Index{} // by SHA-256 of the MMDB
+	tables := map[string]*Table{} // by SHA-256 of the NDJSON (or MMDB)
+	for _, a := range ipmodel.Audiences {
+		mf, ok := m.FileFor(publish.FormatMMDB, a)
+		if !ok {
+			return nil, fmt.Errorf("snapshot %s: no mmdb file for audience %s (published before audiences? publish again)", m.SnapshotDate, a)
+		}
+		idx, ok := indexes[mf.SHA256]
+		if !ok {
+			var buf bytes.Buffer
+			buf.Grow(int(mf.Size))
+			if err := publish.Download(ctx, st, mf, &buf); err != nil {
+				return nil, err
+			}
+			var err error
+			if idx, err = OpenMMDB(buf.Bytes()); err != nil {
+				return nil, fmt.Errorf("snapshot %s: %s: %w", m.SnapshotDate, mf.Name, err)
+			}
+			indexes[mf.SHA256] = idx
+		}
+		rows := &Table{} // the free audience exports nothing (CSV is pro+)
+		if a >= ipmodel.AudiencePro {
+			nf, hasNDJSON := m.FileFor(publish.FormatNDJSON, a)
+			src := mf.SHA256
+			if hasNDJSON {
+				src = nf.SHA256
+			}
+			if rows, ok = tables[src]; !ok {
+				var err error
+				if hasNDJSON {
+					rows, err = loadTable(ctx, st, nf)
+				} else {
+					rows, err = tableFromMMDB(idx.(mmdbIndex).r)
+				}
+				if err != nil {
+					return nil, fmt.Errorf("snapshot %s: %w", m.SnapshotDate, err)
+				}
+				tables[src] = rows
+			}
+		}
+		snap.Views[a] = View{Index: idx, Rows: rows}
 	}
-	var buf bytes.Buffer
-	buf.Grow(int(mf.Size))
-	if err := publish.Download(ctx, st, mf, &buf); err != nil {
-		return nil, err
-	}
-	idx, err := OpenMMDB(buf.Bytes())
-	if err != nil {
-		return nil, fmt.Errorf("snapshot %s: %w", m.SnapshotDate, err)
-	}
-	var rows *Table
-	if nf, ok := m.File(publish.FormatNDJSON); ok {
-		rows, err = loadTable(ctx, st, nf)
-	} else {
-		rows, err = tableFromMMDB(idx.(mmdbIndex).r)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("snapshot %s: %w", m.SnapshotDate, err)
-	}
-	return &Snapshot{Manifest: fromPublish(m), Index: idx, Rows: rows}, nil
+	return snap, nil
 }
 
 func fromPublish(m *publish.Manifest) Manifest {
 	out := Manifest{SnapshotDate: m.SnapshotDate, BuildID: m.BuildID, Key: m.Key, SchemaVersion: m.SchemaVersion, BuildTime: m.BuildTime, Hosts: m.Hosts, Ranges: m.Ranges, SumsKey: m.SumsKey}
 	for _, f := range m.Files {
-		out.Files = append(out.Files, ManifestFile{Name: f.Name, Key: f.Key, Format: f.Format, ContentType: f.ContentType, Size: f.Size, Rows: f.Rows, SHA256: f.SHA256})
+		out.Files = append(out.Files, ManifestFile{Name: f.Name, Key: f.Key, Format: f.Format, ContentType: f.ContentType, Size: f.Size, Rows: f.Rows, SHA256: f.SHA256, Audience: f.Audience})
 	}
 	return out
 }
@@ -308,7 +334,7 @@ func (s *Service) refresh(ctx context.Context) {
 		return
 	}
 	s.Swap(snap)
-	s.log.Info("snapshot loaded", "date", snap.Manifest.SnapshotDate, "build", snap.Manifest.BuildID, "build_time", snap.Manifest.BuildTime, "rows", snap.Rows.Len(), "took", time.Since(start).Round(time.Millisecond))
+	s.log.Info("snapshot loaded", "date", snap.Manifest.SnapshotDate, "build", snap.Manifest.BuildID, "build_time", snap.Manifest.BuildTime, "rows", snap.Views[ipmodel.AudienceEnterprise].Rows.Len(), "took", time.Since(start).Round(time.Millisecond))
 }
 
 // row is the part of an NDJSON record the export table needs; decoding
@@ -332,7 +358,6 @@ func readRows(r io.Reader, tb *TableBuilder) error {
 	sc.Buffer(make([]byte, 0, 1<<20), maxLine)
 	line := 0
 	var x row
-	var a ipmodel.Asset
 	for sc.Scan() {
 		line++
 		if len(sc.Bytes()) == 0 {
@@ -342,18 +367,11 @@ func readRows(r io.Reader, tb *TableBuilder) error {
 		if err := json.Unmarshal(sc.Bytes(), &x); err != nil {
 			return fmt.Errorf("ndjson line %d: %w", line, err)
 		}
-		flow := 0
-		for _, as := range x.Assets {
-			a.EvidenceSources = as.EvidenceSources
-			if flowOnly(&a) {
-				flow++
-			}
-		}
 		network := ""
 		if x.Network != nil {
 			network = *x.Network
 		}
-		tb.add(x.IP, network, x.Classifications, x.Provider, x.Confidence, x.FirstSeen, x.LastSeen, len(x.Assets), flow)
+		tb.add(x.IP, network, x.Classifications, x.Provider, x.Confidence, x.FirstSeen, x.LastSeen, len(x.Assets))
 	}
 	if err := sc.Err(); err != nil {
 		return fmt.Errorf("ndjson line %d: %w", line+1, err)

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/netip"
 	"strconv"
-	"strings"
 	"sync"
 	"unicode/utf8"
 )
@@ -177,17 +176,15 @@ func (r *renderer) assets(off uint) (int, uint) {
 }
 
 // asset renders the asset at off as shapeLookup shapes it, preceded by a
-// comma when comma is set, and reports whether it was shown (flow-only
-// assets are for enterprise) and where it ends.
+// comma when comma is set, and reports whether it was shown and where it
+// ends. The snapshot's build for the tier's audience holds only what the
+// tier may see, so nothing is filtered here but by the query.
 func (r *renderer) asset(off uint, comma bool) (bool, uint) {
 	var a mmdbMap
 	end, err := r.d.fields(off, assetKeys, &a)
 	if err != nil {
 		r.fail(err)
 		return false, 0
-	}
-	if r.tier < tierNetFlow && r.flowOnly(&a) {
-		return false, end
 	}
 	if comma {
 		r.buf = append(r.buf, ',')
@@ -263,29 +260,6 @@ func (r *renderer) asset(off uint, comma bool) (bool, uint) {
 	return true, end
 }
 
-// flowOnly is flowOnly (tier.go) on the asset's evidence_sources.
-func (r *renderer) flowOnly(a *mmdbMap) bool {
-	if !a.has(aEvidenceSources) {
-		return false
-	}
-	n, el, _, err := r.d.array(a.at[aEvidenceSources])
-	if err != nil || n == 0 {
-		r.fail(err)
-		return false
-	}
-	for range n {
-		var s []byte
-		if s, el, err = r.d.str(el); err != nil {
-			r.fail(err)
-			return false
-		}
-		if !isFlowSourceBytes(s) {
-			return false
-		}
-	}
-	return true
-}
-
 // attribution renders the attribution at off unless min_confidence or the
 // tier leaves it out, and reports whether it did and where it ends.
 func (r *renderer) attribution(off uint, comma bool) (bool, uint) {
@@ -304,16 +278,6 @@ func (r *renderer) attribution(off uint, comma bool) (bool, uint) {
 	}
 	if conf < r.p.minConfidence {
 		return false, end
-	}
-	if r.tier < tierPro && at.has(atSignalSource) {
-		s, _, err := r.d.str(at.at[atSignalSource])
-		if err != nil {
-			r.fail(err)
-			return false, 0
-		}
-		if isResidentialBytes(s) {
-			return false, end
-		}
 	}
 	if comma {
 		r.buf = append(r.buf, ',')
@@ -479,56 +443,6 @@ func rank(levels []string, s []byte) int {
 		}
 	}
 	return -1
-}
-
-// isFlowSourceBytes is isFlowSource on a byte string; ASCII, the usual
-// case, is compared in place.
-func isFlowSourceBytes(s []byte) bool {
-	if !isASCII(s) {
-		return isFlowSource(string(s))
-	}
-	return hasPrefixFold(s, "netflow") || hasPrefixFold(s, "ipfix") || hasPrefixFold(s, "sflow")
-}
-
-// isResidentialBytes is isResidentialAttribution on a signal source.
-func isResidentialBytes(s []byte) bool {
-	if !isASCII(s) {
-		return strings.Contains(strings.ToLower(string(s)), "residential")
-	}
-	const word = "residential"
-	for i := 0; i+len(word) <= len(s); i++ {
-		if hasPrefixFold(s[i:], word) {
-			return true
-		}
-	}
-	return false
-}
-
-func isASCII(s []byte) bool {
-	for _, c := range s {
-		if c >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
-}
-
-// hasPrefixFold reports whether ASCII s starts with lower-case prefix,
-// ignoring the case of s.
-func hasPrefixFold(s []byte, prefix string) bool {
-	if len(s) < len(prefix) {
-		return false
-	}
-	for i := range len(prefix) {
-		c := s[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != prefix[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // appendJSONFloat formats f as encoding/json does (ES6 number to string:

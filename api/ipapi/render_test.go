@@ -52,10 +52,11 @@ func buildMMDB(t testing.TB, state ipmodel.State) mmdbIndex {
 	dir := t.TempDir()
 	var m publish.Manifest
 	files, err := publish.Build(t.Context(), state, dir, publish.BuildOptions{Formats: []string{publish.FormatMMDB}, BuildTime: time.Date(2026, 11, 23, 3, 0, 0, 0, time.UTC)}, &m)
-	if err != nil || len(files) != 1 {
+	// One MMDB per audience; the renderer is compared on the complete one.
+	if err != nil || len(files) != 3 || files[2].Audience != "enterprise" {
 		t.Fatalf("build mmdb: %v (%d files)", err, len(files))
 	}
-	b, err := os.ReadFile(filepath.Join(dir, files[0].Name))
+	b, err := os.ReadFile(filepath.Join(dir, files[2].Name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +137,7 @@ func TestAppendLookup_MatchesEncodingJSON(t *testing.T) {
 	})
 	t.Run("generated", func(t *testing.T) {
 		fx := mmdbSnapshot(t)
-		idx := fx.snap.Index.(mmdbIndex)
+		idx := fx.snap.Complete().Index.(mmdbIndex)
 		var addrs []netip.Addr
 		for i := 0; i < fx.n; i += 23 {
 			addrs = append(addrs, gen.HostAddr(i))
@@ -158,12 +159,12 @@ func TestLookup_MMDBMatchesMemIndex(t *testing.T) {
 	}
 	serveWith := func(idx Index) http.Handler {
 		svc := New(Options{InternalKey: testKey})
-		svc.Swap(&Snapshot{Manifest: mem.Manifest, Index: idx, Rows: mem.Rows})
+		svc.Swap(sameView(mem.Manifest, idx, mem.Complete().Rows))
 		mux := http.NewServeMux()
 		svc.Mount(mux)
 		return mux
 	}
-	a, b := serveWith(mem.Index), serveWith(buildMMDB(t, recordState(recs)))
+	a, b := serveWith(mem.Complete().Index), serveWith(buildMMDB(t, recordState(recs)))
 	ips := []string{"203.0.113.10", "192.0.2.250", "2001:0db8::5", "::ffff:198.51.100.7", "not-an-ip"}
 	for _, r := range recs {
 		if r.IP != "" {

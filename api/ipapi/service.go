@@ -90,6 +90,7 @@ func (s *Service) Current() *Snapshot { return s.cur.load() }
 const (
 	PathLookup   = "/api/v1/shadow_vpn/lookup/{ip}"
 	PathBatch    = "/api/v1/ip/batch"
+	PathIP       = "/api/v1/ip/{ip}"
 	PathCSV      = "/api/v1/export/csv"
 	PathDataset  = "/api/v1/export/dataset"
 	PathDownload = "/api/v1/export/dataset/files/{date}/{name}"
@@ -102,6 +103,7 @@ const (
 func (s *Service) Mount(mux *http.ServeMux) {
 	mux.Handle("GET "+PathLookup, s.guard(s.lookup))
 	mux.Handle("POST "+PathBatch, s.guard(s.batch))
+	mux.Handle("GET "+PathIP, ipOrBatch(s.guard(s.ipLookup)))
 	mux.Handle("GET "+PathCSV, withRowLimit(s.guard(s.exportCSV)))
 	mux.Handle("GET "+PathDataset, s.guard(s.dataset))
 	mux.Handle("GET "+PathDownload, s.guard(s.download))
@@ -113,12 +115,32 @@ func (s *Service) Mount(mux *http.ServeMux) {
 	for _, p := range []string{PathLookup, PathCSV, PathDataset, PathDownload, PathPublic, PathPublicSn, PathOpenAPI} {
 		mux.Handle(p, httpx.MethodNotAllowed("GET, HEAD"))
 	}
-	mux.Handle(PathBatch, httpx.MethodNotAllowed(http.MethodPost))
+	// /api/v1/ip/batch is POST and /api/v1/ip/{ip} GET: one pattern for
+	// both paths' other methods (two would conflict in ServeMux).
+	mux.Handle(PathIP, ipOrBatch(httpx.MethodNotAllowed("GET, HEAD")))
 	// Any other path of the API: 404 in the error shape, not ServeMux's
 	// plain text (the gateway forwards /api/v1/vpn/export/dataset/{rest...}
 	// here whatever rest is).
-	mux.Handle("/api/v1/", s.guard(func(w http.ResponseWriter, r *http.Request, _ Tier) { notFoundPath(w, r) }))
+	mux.Handle("/api/v1/", s.guard(func(w http.ResponseWriter, _ *http.Request, _ Tier) {
+		// Reached by customers through the gateway's dataset catch-all:
+		// name the routes as they call them.
+		p := s.linkPrefix()
+		writeError(w, http.StatusNotFound, CodeNotFound, "no such path; the routes are "+p+"/ip/{ip}, "+p+"/shadow_vpn/lookup/{ip}, "+p+"/ip/batch, "+p+"/export/csv and "+p+"/export/dataset (docs/ip-api.md)")
+	}))
 	mux.HandleFunc("/public/", notFoundPath)
+}
+
+// ipOrBatch sends a request whose {ip} is "batch" (the batch path, in any
+// method but POST) to 405 naming POST, and any other to h.
+func ipOrBatch(h http.Handler) http.Handler {
+	batch := httpx.MethodNotAllowed(http.MethodPost)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.PathValue("ip") == "batch" {
+			batch.ServeHTTP(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 func notFoundPath(w http.ResponseWriter, _ *http.Request) {

@@ -26,15 +26,14 @@ type summaryOut struct {
 	LastComputedAt *string `json:"last_computed_at,omitempty"`
 }
 
-// shapeLookup applies the query's filters and the tier's features to a
-// record's assets. The result has no assets when nothing is left to show.
+// shapeLookup applies the query's filters and the tier's fields to a
+// record's assets; r comes from the tier's audience build, so it holds
+// only data classes the tier may see. The result has no assets when
+// nothing is left to show.
 func shapeLookup(ip string, r *ipmodel.Record, p lookupParams, tier Tier) LookupResult {
 	out := LookupResult{IP: ip, Assets: make([]assetOut, 0, len(r.Assets))}
 	for i := range r.Assets {
 		a := &r.Assets[i]
-		if tier < tierNetFlow && flowOnly(a) {
-			continue
-		}
 		o := assetOut{Asset: *a}
 		o.Asset.Cves = nil
 		if o.EvidenceSources == nil {
@@ -44,9 +43,6 @@ func shapeLookup(ip string, r *ipmodel.Record, p lookupParams, tier Tier) Lookup
 		for j := range a.Attributions {
 			at := &a.Attributions[j]
 			if at.SignalConfidence < p.minConfidence {
-				continue
-			}
-			if tier < tierPro && isResidentialAttribution(at) {
 				continue
 			}
 			attrs = append(attrs, *at)
@@ -116,6 +112,16 @@ type BatchRecord struct {
 	AssetCount         int      `json:"asset_count"`
 }
 
+// IPResult is the single-address classification (GET /api/v1/ip/{ip}):
+// the fields of a batch item, without its index, and the address's assets
+// as the asset lookup shows them.
+type IPResult struct {
+	BatchRecord
+	// Index hides the batch item's index (nil: omitted).
+	Index  *int       `json:"index,omitempty"`
+	Assets []assetOut `json:"assets"`
+}
+
 // BatchError is the entry of a batch item that is not an address.
 type BatchError struct {
 	Index int         `json:"index"`
@@ -145,11 +151,7 @@ func shapeBatch(i int, ip string, r *ipmodel.Record, tier Tier) BatchRecord {
 		c, fs, ls := r.Confidence, r.FirstSeen, r.LastSeen
 		b.Confidence, b.FirstSeen, b.LastSeen = &c, &fs, &ls
 	}
-	for i := range r.Assets {
-		if tier >= tierNetFlow || !flowOnly(&r.Assets[i]) {
-			b.AssetCount++
-		}
-	}
+	b.AssetCount = len(r.Assets)
 	return b
 }
 

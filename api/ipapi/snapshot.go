@@ -45,6 +45,8 @@ type ManifestFile struct {
 	Size        int64  `json:"size"`
 	Rows        int64  `json:"rows"`
 	SHA256      string `json:"sha256"`
+	// Audience is the build the file belongs to (free, pro, enterprise).
+	Audience string `json:"audience,omitempty"`
 }
 
 // Sums renders SHA256SUMS (`sha256sum -c` format) from the manifest's
@@ -67,13 +69,36 @@ func (m *Manifest) File(name string) (ManifestFile, bool) {
 	return m.Files[i], true
 }
 
-// Snapshot is one loaded published snapshot: a point index for lookups and
-// batch, and a row table for the CSV export. It never changes once built;
-// a newer snapshot replaces it as a whole.
+// View is one audience's build of a snapshot: a point index for lookups
+// and batch, and a row table for the CSV export. It holds only the data
+// classes the audience's tiers may see.
+type View struct {
+	Index Index
+	Rows  *Table
+}
+
+// Snapshot is one loaded published snapshot: a View per audience. It
+// never changes once built; a newer snapshot replaces it as a whole.
 type Snapshot struct {
 	Manifest Manifest
-	Index    Index
-	Rows     *Table
+	// Views are indexed by ipmodel.Audience. An audience without a view
+	// is served an empty one (nothing known), never another's.
+	Views [ipmodel.NumAudiences]View
+}
+
+// Complete returns the enterprise view: every data class.
+func (s *Snapshot) Complete() View { return s.Views[ipmodel.AudienceEnterprise] }
+
+// emptyView is what an audience without a build is served.
+var emptyView = View{Index: NewMemIndex(nil), Rows: &Table{}}
+
+// For returns the view tier t is served from: its audience's build.
+func (s *Snapshot) For(t Tier) View {
+	v := s.Views[t.Audience()]
+	if v.Index == nil || v.Rows == nil {
+		return emptyView
+	}
+	return v
 }
 
 // current holds the snapshot requests read. Swapping is one atomic store:

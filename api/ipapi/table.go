@@ -29,11 +29,11 @@ type Table struct {
 	class []uint8   // bit i = ipmodel.Classes[i]
 	conf  []float64 // record confidence
 	last  []int64   // last_seen, Unix seconds (math.MinInt64 when unknown)
-	// assets and flowAssets count a row's assets, and those of them whose
-	// evidence is only flow telemetry (shown to enterprise only).
-	assets, flowAssets []uint16
-	text               []byte
-	ends               []uint32 // row i's text is text[ends[i-1]:ends[i]]
+	// assets counts a row's assets (of the audience's build: only those
+	// its tiers may see).
+	assets []uint16
+	text   []byte
+	ends   []uint32 // row i's text is text[ends[i-1]:ends[i]]
 }
 
 // Len returns the number of rows.
@@ -47,19 +47,11 @@ type TableBuilder struct {
 
 // Add appends a record (a host, or a range with Network set).
 func (b *TableBuilder) Add(r *ipmodel.Record) {
-	var all, flow int
-	for i := range r.Assets {
-		all++
-		if flowOnly(&r.Assets[i]) {
-			flow++
-		}
-	}
-	b.add(r.IP, r.Network, r.Classifications, r.Provider, r.Confidence, r.FirstSeen, r.LastSeen, all, flow)
+	b.add(r.IP, r.Network, r.Classifications, r.Provider, r.Confidence, r.FirstSeen, r.LastSeen, len(r.Assets))
 }
 
-// add appends one row from its parts; assets and flow count the row's
-// assets and its flow-only ones.
-func (b *TableBuilder) add(ip, network string, classes []string, provider *string, confidence float64, firstSeen, lastSeen string, assets, flow int) {
+// add appends one row from its parts; assets counts the row's assets.
+func (b *TableBuilder) add(ip, network string, classes []string, provider *string, confidence float64, firstSeen, lastSeen string, assets int) {
 	if b.err != nil {
 		return
 	}
@@ -109,7 +101,6 @@ func (b *TableBuilder) add(ip, network string, classes []string, provider *strin
 	t.conf = append(t.conf, confidence)
 	t.last = append(t.last, last)
 	t.assets = append(t.assets, clampU16(assets))
-	t.flowAssets = append(t.flowAssets, clampU16(flow))
 }
 
 // Table returns the built table, or the error that stopped the build.
@@ -153,8 +144,6 @@ type Filter struct {
 	// LastSeenFrom, when set, keeps rows last seen at or after it (Unix seconds).
 	LastSeenFrom int64
 	HasLastSeen  bool
-	// WithFlow counts flow-only assets in asset_count (enterprise).
-	WithFlow bool
 }
 
 // classBit returns the Filter.Class bit of a classification name.
@@ -189,11 +178,7 @@ func (t *Table) WriteCSV(ctx context.Context, w io.Writer, f Filter, limit int) 
 			if _, err := bw.Write(t.text[start:end]); err != nil {
 				return n, err
 			}
-			c := t.assets[i]
-			if !f.WithFlow {
-				c -= t.flowAssets[i]
-			}
-			line := strconv.AppendUint(num[:0], uint64(c), 10)
+			line := strconv.AppendUint(num[:0], uint64(t.assets[i]), 10)
 			line = append(line, '\n')
 			if _, err := bw.Write(line); err != nil {
 				return n, err
@@ -210,7 +195,7 @@ func (t *Table) WriteCSV(ctx context.Context, w io.Writer, f Filter, limit int) 
 func (t *Table) Example() string {
 	pick := -1
 	for i := range t.ends {
-		if t.assets[i] > t.flowAssets[i] {
+		if t.assets[i] > 0 {
 			pick = i
 			break
 		}

@@ -46,33 +46,9 @@ const (
 	tierPro = TierPro
 	// MMDB and Parquet bulk downloads.
 	tierBulkBinary = TierBusiness
-	// NetFlow protocol attribution.
-	tierNetFlow = TierEnterprise
 )
 
-// isFlowSource reports whether an evidence source is flow telemetry
-// (NetFlow, IPFIX, sFlow) rather than an active scan or a feed.
-func isFlowSource(s string) bool {
-	s = strings.ToLower(s)
-	return strings.HasPrefix(s, "netflow") || strings.HasPrefix(s, "ipfix") || strings.HasPrefix(s, "sflow")
-}
-
-// flowOnly reports whether every piece of an asset's evidence is flow
-// telemetry: such an asset is a NetFlow protocol attribution.
-func flowOnly(a *ipmodel.Asset) bool {
-	if len(a.EvidenceSources) == 0 {
-		return false
-	}
-	for _, s := range a.EvidenceSources {
-		if !isFlowSource(s) {
-			return false
-		}
-	}
-	return true
-}
-
-// isResidentialAttribution reports whether an attribution claim comes from
-// residential proxy intelligence (its signal source names it).
-func isResidentialAttribution(a *ipmodel.Attribution) bool {
-	return strings.Contains(strings.ToLower(a.SignalSource), "residential")
-}
+// Audience returns the audience whose build of the snapshot the tier is
+// served from (ipmodel.AudienceOfTier): what it may see follows from the
+// data class of each piece of knowledge, never from a feed's name.
+func (t Tier) Audience() ipmodel.Audience { return ipmodel.AudienceOfTier(t.String()) }

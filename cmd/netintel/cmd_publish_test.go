@@ -85,7 +85,7 @@ func TestPublishSnapshot_System(t *testing.T) {
 	}
 	st, _ := objstore.NewFolder(objDir)
 	m, err := publish.Latest(t.Context(), st)
-	if err != nil || m.SnapshotDate != "2026-11-23" || m.Hosts != 300 || len(m.Files) != 4 || res.Manifest.Key != m.Key {
+	if err != nil || m.SnapshotDate != "2026-11-23" || m.Hosts != 300 || len(m.Files) != 9 || res.Manifest.Key != m.Key {
 		t.Fatalf("latest = %+v, %v", m, err)
 	}
 	stream, err := n.JS.Stream(t.Context(), "EVENTS")
@@ -154,7 +154,7 @@ func TestPublishCommand_EndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	m, err := publish.Latest(t.Context(), st)
-	if err != nil || m.SnapshotDate != "2026-11-23" || m.Ranges != 15 || len(m.Files) != 4 {
+	if err != nil || m.SnapshotDate != "2026-11-23" || m.Ranges != 15 || len(m.Files) != 9 {
 		t.Fatalf("latest = %+v, %v", m, err)
 	}
 	for _, f := range m.Files {

@@ -86,10 +86,10 @@ func printExamples(s *System) {
 	fmt.Fprintf(s.Env.Stdout, `
 Try it (the dev key is in %[1]s):
   KEY=$(cat %[1]s)
-  curl -H "Authorization: Bearer $KEY" %[2]s/api/v1/vpn/ip/185.220.101.1
-  curl -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' -d '{"ips":["185.220.101.1","8.8.8.8"]}' %[2]s/api/v1/vpn/batch
+  curl -H "Authorization: Bearer $KEY" %[2]s/api/v1/vpn/ip/185.220.101.4
+  curl -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' -d '{"ips":["185.220.101.4","8.8.8.8"]}' %[2]s/api/v1/vpn/batch
   curl -H "Authorization: Bearer $KEY" '%[2]s/api/v1/vpn/export/csv?classification=tor&limit=5'
-  curl %[2]s/public/v1/lookup/185.220.101.1
+  curl %[2]s/public/v1/lookup/185.220.101.4
   curl %[2]s/api/status
   open %[2]s/ to share a one-time secret
 `, keyFile, base)

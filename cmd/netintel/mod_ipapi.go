@@ -65,8 +65,8 @@ func ipHint(ctx context.Context, s *System, svc *ipapi.Service) error {
 	}
 	snap := svc.Current()
 	base := s.baseURL("ip")
-	ip := snap.Rows.Example()
-	fmt.Fprintf(s.Env.Stdout, "IP intelligence snapshot %s loaded (%d rows). Try:\n", snap.Manifest.SnapshotDate, snap.Rows.Len())
+	ip := snap.For(ipapi.TierPro).Rows.Example()
+	fmt.Fprintf(s.Env.Stdout, "IP intelligence snapshot %s loaded (%d rows). Try:\n", snap.Manifest.SnapshotDate, snap.Complete().Rows.Len())
 	fmt.Fprintf(s.Env.Stdout, "  curl %s/public/v1/lookup/%s\n", base, ip)
 	fmt.Fprintf(s.Env.Stdout, "  curl %s/public/v1/snapshot\n", base)
 	fmt.Fprintf(s.Env.Stdout, "  curl %s/openapi.json\n", base)

@@ -296,6 +296,12 @@ func TestBadInput_ClearOneLineErrors(t *testing.T) {
 		oneLineFailure(t, "api.listen", "", "validate", bad)
 		oneLineFailure(t, "give one file", "", "validate", bad, bad)
 	})
+	t.Run("an unknown source class stops validate and run, naming the key", func(t *testing.T) {
+		cfg := write("c.yaml", "ingest:\n  sources:\n    - {name: a, format: tor-exits, path: a}\n    - {name: b, format: tor-exits, path: b}\n    - {name: c, format: tor-exits, path: c}\n    - {name: sightings, format: observations, path: s, class: residental}\n")
+		want := `ingest.sources[3].class: must be one of standard, residential, netflow, got "residental"`
+		oneLineFailure(t, want, "", "validate", cfg)
+		oneLineFailure(t, want, "", "run", "--config", cfg, "--data-dir", t.TempDir())
+	})
 	t.Run("a bad rules file stops validate and run, naming file, rule and field", func(t *testing.T) {
 		rules := write("rules.yaml", "version: 2\nrules:\n  - {id: acme, vendor: A, product: G, protocol_family: f, match: {header.server: '(unclosed'}}\n")
 		cfg := write("r.yaml", "enrich:\n  rules: "+rules+"\n")
@@ -385,6 +391,26 @@ func TestRun_BootstrapServesLookupThroughGateway(t *testing.T) {
 	if code != 200 || !strings.Contains(body, `"ip":"203.0.113.10"`) || !strings.Contains(body, `"vendor":"Fortinet"`) {
 		t.Fatalf("lookup after bootstrap = %d %s\n%s", code, body, p.logs())
 	}
+	// The README's first example, a Tor exit with no asset: the
+	// single-IP route answers its classification (issue 30), and the
+	// asset lookup keeps its 404.
+	for _, c := range []struct {
+		path string
+		code int
+		want string
+	}{{"/api/v1/vpn/ip/185.220.101.4", 200, `"classifications":["tor"]`}, {"/api/v1/vpn/shadow_vpn/lookup/185.220.101.4", 404, `"not_found"`}} {
+		req, _ := http.NewRequest("GET", "http://"+p.addr+c.path, nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.code || !strings.Contains(string(b), c.want) {
+			t.Errorf("%s = %d %s, want %d with %s", c.path, resp.StatusCode, b, c.code, c.want)
+		}
+	}
 	// CVE findings, computed from the bundled catalog when the snapshot
 	// read the state.
 	if !strings.Contains(body, `"cve_id":"CVE-`) || !strings.Contains(body, `"kev_added_at":"`) {
@@ -409,7 +435,7 @@ func TestRun_BootstrapServesLookupThroughGateway(t *testing.T) {
 			t.Fatalf("example names %s, the process listens on %s:\n%s", u, p.addr, p.out())
 		}
 	}
-	if code, body := get(t, "http://"+p.addr+"/public/v1/lookup/185.220.101.1"); code != 200 {
+	if code, body := get(t, "http://"+p.addr+"/public/v1/lookup/185.220.101.4"); code != 200 {
 		t.Fatalf("printed public example = %d %s", code, body)
 	}
 	if strings.Contains(p.logs(), key) {

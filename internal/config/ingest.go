@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/netintel/netintel/internal/ipmodel"
 	"github.com/netintel/netintel/internal/schedule"
 )
 
@@ -95,6 +96,11 @@ type IngestSource struct {
 	Provider string `yaml:"provider"`
 	// Confidence (0..1) of the source's claims; 0 = the format's default.
 	Confidence float64 `yaml:"confidence"`
+	// Class declares everything the source brings restricted: one of
+	// ipmodel.DataClasses ("" = standard). Residential-proxy signals and
+	// flow records are restricted whatever the source declares; a class
+	// only ever makes the source's knowledge more restricted.
+	Class string `yaml:"class"`
 }
 
 // CheckIngestKind says what is wrong with the kind and provider given to a
@@ -178,6 +184,9 @@ func (c *Ingest) validate(path string) []error {
 		}
 		if s.Confidence < 0 || s.Confidence > 1 {
 			add(p+".confidence", "must be 0..1, got %g", s.Confidence)
+		}
+		if s.Class != "" && !slices.Contains(ipmodel.DataClasses, s.Class) {
+			add(p+".class", "must be one of %s, got %q", strings.Join(ipmodel.DataClasses, ", "), s.Class)
 		}
 	}
 	return errs

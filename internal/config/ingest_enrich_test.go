@@ -20,6 +20,9 @@ ingest:
     - {name: geo, format: geofeed, url: "https://geoip.linode.com/", kind: hosting, provider: Akamai}
     - {name: proxies, format: proxy-list, path: p.txt.gz, kind: socks5}
     - {name: relay, format: private-relay, url: "https://mask-api.icloud.com/egress-ip-ranges.csv"}
+    - {name: sightings, format: observations, path: s.ndjson, class: residential}
+    - {name: edge, format: goflow2, path: f.json, class: netflow}
+    - {name: feed, format: tor-exits, path: t.txt, class: standard}
 `, nil},
 		{"bad sources", `
 ingest:
@@ -31,7 +34,8 @@ ingest:
     - {name: geo, format: geofeed, path: a, kind: vpn}
     - {name: proxies, format: proxy-list, path: a, kind: vpn}
     - {name: aws, format: aws-ranges, path: a, provider: AWS}
-`, []string{"ingest.sources[3].provider: geofeed needs a provider", "ingest.sources[4].kind: a proxy-list kind is its protocol",
+    - {name: resi, format: observations, path: a, class: residental}
+`, []string{"ingest.sources[6].class: must be one of standard, residential, netflow, got \"residental\"", "ingest.sources[3].provider: geofeed needs a provider", "ingest.sources[4].kind: a proxy-list kind is its protocol",
 			"ingest.sources[5].provider: only a cidr-list or geofeed takes a provider", "ingest.max_in_flight", "ingest.sources[0].name", "ingest.sources[0].format", "ingest.sources[0].url: set exactly one",
 			"ingest.sources[0].schedule", "ingest.sources[1].kind: cidr-list needs a kind", "ingest.sources[1].url", "ingest.sources[1].confidence",
 			"ingest.sources[2].name: duplicate", "ingest.sources[2].kind: only a cidr-list, geofeed or proxy-list takes a kind"}},

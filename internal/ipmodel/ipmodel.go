@@ -125,6 +125,11 @@ type Record struct {
 	// MMDB, those of the ranges that cover a host. Each asset's
 	// attributions include them.
 	Attributions []Attribution `json:"attributions,omitempty" maxminddb:"attributions"`
+	// Views, set by the state on a record that holds restricted knowledge
+	// (residential or netflow data), are the record as the lower
+	// audiences see it (Record.For). Never published: each audience's
+	// files hold its own view.
+	Views *Views `json:"-" maxminddb:"-"`
 }
 
 // Has reports whether the record carries classification c.
