@@ -313,10 +313,12 @@ func TestLookup_OnlyIPv4MappedIsIPv4(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, idx := range map[string]Index{"mem": mem.Index, "mmdb": buildMMDB(t, recordState(recs))} {
+	for name, idx := range map[string]Index{"mem": mem.Complete().Index, "mmdb": buildMMDB(t, recordState(recs))} {
 		t.Run(name, func(t *testing.T) {
 			svc := New(Options{InternalKey: testKey})
-			svc.Swap(&Snapshot{Manifest: mem.Manifest, Index: idx, Rows: mem.Rows})
+			snap := &Snapshot{Manifest: mem.Manifest}
+			snap.Views[ipmodel.AudienceEnterprise] = View{Index: idx, Rows: mem.Complete().Rows}
+			svc.Swap(snap)
 			mux := http.NewServeMux()
 			svc.Mount(mux)
 			tests := []struct {
