@@ -442,8 +442,9 @@ type item struct {
 
 const batchSize = 256
 
-// Build reads state once (ranges, then hosts) and streams every record
-// through the writers of the selected formats in parallel, into files in
+// Build reads state (ranges, then hosts; twice, see below) and streams
+// every record through the writers of the selected formats in parallel,
+// into files in
 // dir: one build per audience (ipmodel.Audiences), each holding every
 // record as that audience sees it (ipmodel.Record.For) and leaving out
 // the records it sees nothing of. The pro and enterprise builds are
@@ -459,14 +460,7 @@ func Build(ctx context.Context, state ipmodel.State, dir string, o BuildOptions,
 	if len(formats) == 0 {
 		formats = Formats
 	}
-	type out struct {
-		format string
-		aud    ipmodel.Audience
-		name   string
-		hf     *hashFile
-		w      formatWriter
-		ch     chan []item
-	}
+	type out = buildOut
 	var outs []*out
 	closeAll := func() {
 		for _, o := range outs {
@@ -513,6 +507,57 @@ func Build(ctx context.Context, state ipmodel.State, dir string, o BuildOptions,
 		return nil, fmt.Errorf("no known format in %v", formats)
 	}
 
+	// The MMDB trees live in memory until written (about 740 MiB for
+	// 1,000,000 addresses), so they are not all built at once: the first
+	// pass over the state writes every tabular file and the complete
+	// build's MMDB, the second the lower audiences' MMDBs. A pass reads
+	// the state again (3 s for 1,000,000 addresses) rather than hold it.
+	var first, second []*out
+	for _, o := range outs {
+		if o.format == FormatMMDB && o.aud != ipmodel.AudienceEnterprise {
+			second = append(second, o)
+		} else {
+			first = append(first, o)
+		}
+	}
+	for i, pass := range [][]*out{first, second} {
+		if len(pass) == 0 {
+			continue
+		}
+		if err := buildPass(ctx, state, pass, m, i == 0); err != nil {
+			closeAll()
+			return nil, fmt.Errorf("build snapshot: %w", err)
+		}
+	}
+	var files []File
+	for _, o := range outs {
+		if err := o.hf.Close(); err != nil {
+			return nil, fmt.Errorf("write %s: %w", o.name, err)
+		}
+		files = append(files, File{
+			Name: o.name, Key: Key(m.SnapshotDate, m.BuildID, o.name), Format: o.format, ContentType: ContentType(o.format),
+			Size: o.hf.n, Rows: o.w.Rows(), SHA256: hex.EncodeToString(o.hf.h.Sum(nil)),
+			Audience: o.aud.String(), Tiers: o.aud.Tiers(),
+		})
+	}
+	return files, nil
+}
+
+// buildOut is one file a build writes: its format, audience, writer and
+// the channel of record batches its goroutine drains.
+type buildOut struct {
+	format string
+	aud    ipmodel.Audience
+	name   string
+	hf     *hashFile
+	w      formatWriter
+	ch     chan []item
+}
+
+// buildPass reads the state once (ranges, then hosts) and streams every
+// record, as each audience sees it, through outs in parallel, closing
+// them at the end; counting fills m's Hosts, Ranges and Skipped.
+func buildPass(ctx context.Context, state ipmodel.State, outs []*buildOut, m *Manifest, counting bool) error {
 	g, gctx := errgroup.WithContext(ctx)
 	for _, o := range outs {
 		g.Go(func() error {
@@ -543,6 +588,10 @@ func Build(ctx context.Context, state ipmodel.State, dir string, o BuildOptions,
 		// One batch per audience; a record every audience sees alike (no
 		// Views) is the same item in each.
 		var batches [ipmodel.NumAudiences][]item
+		var active [ipmodel.NumAudiences]bool // audiences with a file in this pass
+		for _, o := range outs {
+			active[o.aud] = true
+		}
 		for a := range batches {
 			batches[a] = make([]item, 0, batchSize)
 		}
@@ -567,11 +616,18 @@ func Build(ctx context.Context, state ipmodel.State, dir string, o BuildOptions,
 			return func(r ipmodel.Record) error {
 				pfx, err := recordPrefix(&r, isRange)
 				if err != nil {
-					m.Skipped++
+					if counting {
+						m.Skipped++
+					}
 					return nil
 				}
-				*count++
+				if counting {
+					*count++
+				}
 				for _, a := range ipmodel.Audiences {
+					if !active[a] {
+						continue
+					}
 					v, ok := r.For(a)
 					if !ok {
 						continue
@@ -608,21 +664,5 @@ func Build(ctx context.Context, state ipmodel.State, dir string, o BuildOptions,
 		}
 		return nil
 	})
-	err := g.Wait()
-	if err != nil {
-		closeAll()
-		return nil, fmt.Errorf("build snapshot: %w", err)
-	}
-	var files []File
-	for _, o := range outs {
-		if err := o.hf.Close(); err != nil {
-			return nil, fmt.Errorf("write %s: %w", o.name, err)
-		}
-		files = append(files, File{
-			Name: o.name, Key: Key(m.SnapshotDate, m.BuildID, o.name), Format: o.format, ContentType: ContentType(o.format),
-			Size: o.hf.n, Rows: o.w.Rows(), SHA256: hex.EncodeToString(o.hf.h.Sum(nil)),
-			Audience: o.aud.String(), Tiers: o.aud.Tiers(),
-		})
-	}
-	return files, nil
+	return g.Wait()
 }
