@@ -1,6 +1,7 @@
 package enrich
 
 import (
+	"encoding/binary"
 	"regexp"
 	"regexp/syntax"
 	"strings"
@@ -138,8 +139,16 @@ func (p *pattern) MatchString(s string) bool {
 	return p.possible(s) && p.re.MatchString(s)
 }
 
+// isASCII reports whether every byte of s is below 0x80, eight bytes at
+// a time: the prefilter asks it of whole bodies.
 func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		if binary.LittleEndian.Uint64([]byte(s[i:i+8]))&0x8080808080808080 != 0 {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
 			return false
 		}
@@ -152,29 +161,58 @@ func isASCII(s string) bool {
 func containsFoldASCII(s, lit string) bool { return indexFold(s, lit) >= 0 }
 
 // indexFold is the index of the first lit (ASCII lower case, not empty)
-// in s in any mix of ASCII case, or -1.
+// in s in any mix of ASCII case, or -1. Candidates are found with
+// strings.IndexByte (vectorised) for the first byte's lower and upper
+// case, each position searched for once, so a long body that lacks the
+// literal costs two fast scans rather than a loop over every byte.
 func indexFold(s, lit string) int {
-	first, firstUpper := lit[0], lit[0]
-	if 'a' <= first && first <= 'z' {
-		firstUpper -= 'a' - 'A'
+	lo, up := lit[0], lit[0]
+	if 'a' <= lo && lo <= 'z' {
+		up -= 'a' - 'A'
 	}
-	for i := 0; i+len(lit) <= len(s); i++ {
-		if c := s[i]; c != first && c != firstUpper {
-			continue
-		}
-		j := 1
-		for ; j < len(lit); j++ {
-			c := s[i+j]
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
+	last := len(s) - len(lit) // the last position a match can start at
+	nextLo, nextUp := -1, -1  // the next position of each case, from i on
+	if lo == up {
+		nextUp = len(s)
+	}
+	for i := 0; i <= last; {
+		if nextLo < i {
+			if k := strings.IndexByte(s[i:], lo); k >= 0 {
+				nextLo = i + k
+			} else {
+				nextLo = len(s)
 			}
-			if c != lit[j] {
-				break
+		}
+		if nextUp < i {
+			if k := strings.IndexByte(s[i:], up); k >= 0 {
+				nextUp = i + k
+			} else {
+				nextUp = len(s)
 			}
 		}
-		if j == len(lit) {
+		i = min(nextLo, nextUp)
+		if i > last {
+			return -1
+		}
+		if restEqualFold(s[i+1:i+len(lit)], lit[1:]) {
 			return i
 		}
+		i++
 	}
 	return -1
+}
+
+// restEqualFold reports whether s equals lit (ASCII lower case, as long
+// as s) in any mix of ASCII case.
+func restEqualFold(s, lit string) bool {
+	for j := 0; j < len(lit); j++ {
+		c := s[j]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lit[j] {
+			return false
+		}
+	}
+	return true
 }

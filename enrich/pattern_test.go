@@ -1,6 +1,7 @@
 package enrich
 
 import (
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -151,5 +152,41 @@ func BenchmarkPattern(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// indexFold finds what a search of the lower-cased input finds.
+func TestIndexFold_AgreesWithLowerIndex(t *testing.T) {
+	alphabet := "aAbBkK-0 <>\"é"
+	rng := rand.New(rand.NewPCG(1, 2))
+	word := func(n int) string {
+		var b strings.Builder
+		for range n {
+			b.WriteByte(alphabet[rng.IntN(len(alphabet))])
+		}
+		return b.String()
+	}
+	for range 20000 {
+		s, lit := word(rng.IntN(40)), strings.ToLower(word(1+rng.IntN(4)))
+		if !isASCII(lit) {
+			continue
+		}
+		want := -1
+		if isASCII(s) {
+			want = strings.Index(strings.ToLower(s), lit)
+		} else {
+			// ToLower of a non-ASCII string may change byte offsets; fold
+			// ASCII letters only.
+			b := []byte(s)
+			for i, c := range b {
+				if 'A' <= c && c <= 'Z' {
+					b[i] = c + 'a' - 'A'
+				}
+			}
+			want = strings.Index(string(b), lit)
+		}
+		if got := indexFold(s, lit); got != want {
+			t.Fatalf("indexFold(%q, %q) = %d, want %d", s, lit, got, want)
+		}
 	}
 }
