@@ -563,6 +563,8 @@ func Build(ctx context.Context, state ipmodel.State, dir string, o BuildOptions,
 			batches[a] = make([]item, 0, batchSize)
 			return nil
 		}
+		// The ranges' claims, for the hosts inside (rangeIndex).
+		ranges := newRangeIndex()
 		feed := func(isRange bool, count *int64) func(ipmodel.Record) error {
 			return func(r ipmodel.Record) error {
 				pfx, err := recordPrefix(&r, isRange)
@@ -571,9 +573,11 @@ func Build(ctx context.Context, state ipmodel.State, dir string, o BuildOptions,
 					return nil
 				}
 				*count++
+				var prev *ipmodel.Record
 				for _, a := range ipmodel.Audiences {
 					v, ok := r.For(a)
 					if !ok {
+						prev = nil
 						continue
 					}
 					rec := *v
@@ -581,10 +585,13 @@ func Build(ctx context.Context, state ipmodel.State, dir string, o BuildOptions,
 					if isRange {
 						rec.Network = pfx.String()
 						rec.IP = pfx.Addr().String()
+						ranges.add(pfx, a, &rec, v == prev)
 					} else {
 						rec.Network = ""
 						rec.IP = pfx.Addr().String()
+						ranges.apply(&rec, pfx.Addr(), a)
 					}
+					prev = v
 					batches[a] = append(batches[a], item{rec, pfx})
 					if len(batches[a]) == batchSize {
 						if err := flush(a); err != nil {
