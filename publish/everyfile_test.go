@@ -89,7 +89,7 @@ func everyFileState() (fixedState, map[string]map[ipmodel.Audience]claimsOf) {
 	insidePro.Assets = [][]ipmodel.Attribution{{aws, hostAS, relay, scan, resi}}
 	none := claimsOf{Attributions: []ipmodel.Attribution{}, Assets: [][]ipmodel.Attribution{}}
 	want := map[string]map[ipmodel.Audience]claimsOf{
-		"3.5.140.10": {ipmodel.AudienceFree: geo(inside), ipmodel.AudiencePro: geo(insidePro), ipmodel.AudienceEnterprise: geo(insidePro)},
+		"3.5.140.10":   {ipmodel.AudienceFree: geo(inside), ipmodel.AudiencePro: geo(insidePro), ipmodel.AudienceEnterprise: geo(insidePro)},
 		"198.51.100.7": {ipmodel.AudienceFree: none, ipmodel.AudiencePro: none, ipmodel.AudienceEnterprise: none},
 	}
 	return st, want
