@@ -453,7 +453,8 @@ const batchSize = 256
 // the complete build) and returns the files (name, key, format, size,
 // rows, sha256, audience, tiers), audience by audience, each in Formats
 // order. Records whose address or network does not parse are skipped in
-// every format.
+// every format. Each host gets the claims of the ranges around it as its
+// audience sees them (rangeIndex, inheritClaims), in every format.
 func Build(ctx context.Context, state ipmodel.State, dir string, o BuildOptions, m *Manifest) ([]File, error) {
 	formats := o.Formats
 	if len(formats) == 0 {
