@@ -32,7 +32,7 @@ import (
 // publishes.
 const (
 	binMark    = 'b'
-	binVersion = 4 // 1: counts as zig-zag varints, before bincodec; 2: with CVE fields; 3: without data classes
+	binVersion = 5 // 1: counts as zig-zag varints, before bincodec; 2: with CVE fields; 3: without data classes; 4: without range geography and flow confidence
 	s2Mark     = 's'
 )
 
@@ -68,7 +68,7 @@ func appendDoc(dst []byte, d *doc) ([]byte, error) {
 
 func decodeDoc(b []byte, d *doc) error {
 	if len(b) > 1 && b[0] == binMark {
-		if b[1] != binVersion && b[1] != 3 && b[1] != 2 {
+		if b[1] < 2 || b[1] > binVersion {
 			return fmt.Errorf("%w: format version %d", errDocFormat, b[1])
 		}
 		bp := bodyPool.Get().(*[]byte)
@@ -179,6 +179,9 @@ func encodeBody(e *bincodec.Encoder, d *doc) {
 		e.Str(s.LastSeen)
 		e.Str(s.Win)
 		e.Int(int(s.DC))
+		e.Str(s.Country)
+		e.Str(s.Region)
+		e.Str(s.City)
 	}
 	encodeClaims(e, d.Claims)
 	e.Count(len(d.Assets))
@@ -219,6 +222,7 @@ func encodeAsset(e *bincodec.Encoder, a *assetDoc) {
 		e.Int(int(s.DC))
 		e.Str(s.First)
 		e.Str(s.Last)
+		e.F64(s.Flow)
 	}
 	encodeClaims(e, a.Claims)
 }
@@ -241,8 +245,9 @@ func encodeWinner(e *bincodec.Encoder, w *fpWinner) {
 	e.Int(int(w.DC))
 }
 
-// decodeBody reads a body of format version v (2, 3 or 4; before 4 there
-// are no data classes and no per-source times).
+// decodeBody reads a body of format version v (2 to 5; before 4 there
+// are no data classes and no per-source times, before 5 no range
+// geography and no flow confidence).
 func decodeBody(r *bincodec.Decoder, d *doc, v byte) {
 	d.V = r.Int()
 	d.IP, d.Network, d.FirstSeen, d.LastSeen = r.Str(), r.Str(), r.Str(), r.Str()
@@ -254,6 +259,9 @@ func decodeBody(r *bincodec.Decoder, d *doc, v byte) {
 				FirstSeen: r.Str(), LastSeen: r.Str(), Win: r.Str()}
 			if v >= 4 {
 				d.Signals[i].DC = decodeDC(r)
+			}
+			if v >= 5 {
+				d.Signals[i].Country, d.Signals[i].Region, d.Signals[i].City = r.Str(), r.Str(), r.Str()
 			}
 		}
 	}
@@ -298,6 +306,9 @@ func decodeAsset(r *bincodec.Decoder, a *assetDoc, v byte) {
 			a.Sources[i] = srcEvidence{Source: r.Str(), Vendor: r.Str(), Win: r.Str()}
 			if v >= 4 {
 				a.Sources[i].DC, a.Sources[i].First, a.Sources[i].Last = decodeDC(r), r.Str(), r.Str()
+			}
+			if v >= 5 {
+				a.Sources[i].Flow = r.F64()
 			}
 		}
 	}

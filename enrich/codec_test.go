@@ -417,10 +417,12 @@ func TestDocCodec_ReadsVersion3(t *testing.T) {
 	if err := decodeDoc(encodeV3(d), &back); err != nil {
 		t.Fatal(err)
 	}
-	// Per-source times did not exist: a view takes the asset's.
+	// Per-source times did not exist: a view takes the asset's; nor did
+	// flow confidences.
 	for i := range d.Assets {
 		for j := range d.Assets[i].Sources {
 			d.Assets[i].Sources[j].First, d.Assets[i].Sources[j].Last = "", ""
+			d.Assets[i].Sources[j].Flow = 0
 		}
 	}
 	want, _ := json.Marshal(d)

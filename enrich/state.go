@@ -75,6 +75,12 @@ type sigEntry struct {
 	Win string `json:"win"`
 	// DC is the data class of the winning observation.
 	DC dclass `json:"dc,omitempty"`
+	// Country, Region and City are where the winning observation's range
+	// is used (a geofeed, the Private Relay list); a cloud's region
+	// without a country is not geography and is not kept.
+	Country string `json:"country,omitempty"`
+	Region  string `json:"region,omitempty"`
+	City    string `json:"city,omitempty"`
 }
 
 type assetDoc struct {
@@ -106,6 +112,11 @@ type srcEvidence struct {
 	DC     dclass `json:"dc,omitempty"`
 	First  string `json:"first,omitempty"`
 	Last   string `json:"last,omitempty"`
+	// Flow is how sure the source's newest observation of the asset, a
+	// flow, was of its protocol (ingest.Flow.ProtocolConfidence: 0.5 for
+	// a guess from the port, 1 for a protocol the source named); 0 when
+	// that observation was not a flow, or was stored before format 5.
+	Flow float64 `json:"flow,omitempty"`
 }
 
 // classesOfSignal maps a signal kind to classifications. A Tor relay that
@@ -224,12 +235,15 @@ func (d *doc) apply(o *ingest.Observation, id string, rules *Rules) {
 	d.FirstSeen, d.LastSeen = minStr(d.FirstSeen, at), maxStr(d.LastSeen, seen)
 	switch o.Type {
 	case ingest.TypeSignal, ingest.TypeRange:
-		var class, provider string
+		var class, provider, country, region, city string
 		var conf float64
 		if o.Signal != nil {
 			class, provider, conf = classesOfSignal[o.Signal.Kind], o.Signal.Provider, o.Signal.Confidence
 		} else {
 			class, provider, conf = o.Range.Kind, o.Range.Provider, o.Range.Confidence
+			if country, city = o.Range.Country, o.Range.City; country != "" || city != "" {
+				region = o.Range.Region
+			}
 		}
 		if conf == 0 {
 			conf = defaultConf
@@ -241,6 +255,7 @@ func (d *doc) apply(o *ingest.Observation, id string, rules *Rules) {
 		s.FirstSeen, s.LastSeen = minStr(s.FirstSeen, at), maxStr(s.LastSeen, seen)
 		if win > s.Win {
 			s.Win, s.Provider, s.Conf, s.DC = win, provider, conf, dc
+			s.Country, s.Region, s.City = country, region, city
 		}
 		if o.Signal != nil && o.Signal.Port > 0 {
 			family := o.Signal.ProtocolFamily
@@ -248,7 +263,7 @@ func (d *doc) apply(o *ingest.Observation, id string, rules *Rules) {
 				family = "tcp"
 			}
 			a := d.asset(o.Signal.Port, family, at, seen)
-			a.addSource(o.Source, "", win, dc, at, seen)
+			a.addSource(o.Source, "", win, dc, at, seen, 0)
 		}
 	case ingest.TypeService:
 		fp, ok := rules.Match(o.Service, nil)
@@ -260,7 +275,7 @@ func (d *doc) apply(o *ingest.Observation, id string, rules *Rules) {
 			}
 		}
 		a := d.asset(o.Service.Port, family, at, seen)
-		a.addSource(o.Source, fp.Vendor, win, dc, at, seen)
+		a.addSource(o.Source, fp.Vendor, win, dc, at, seen, 0)
 		if a.Svc == nil || win > a.Svc.Win {
 			a.Svc = &fpWinner{Win: win, Fp: fp, DC: dc}
 		}
@@ -274,7 +289,7 @@ func (d *doc) apply(o *ingest.Observation, id string, rules *Rules) {
 			family = o.Flow.Protocol
 		}
 		a := d.asset(o.Flow.Port, family, at, seen)
-		a.addSource(o.Source, "", win, dc, at, seen)
+		a.addSource(o.Source, "", win, dc, at, seen, o.Flow.ProtocolConfidence())
 		if fp.Class == "" {
 			fp.Class = classOfFlow[o.Flow.Protocol]
 		}
@@ -330,17 +345,20 @@ func (d *doc) asset(port int, family, at, seen string) *assetDoc {
 	return a
 }
 
-func (a *assetDoc) addSource(src, vendor, win string, dc dclass, at, seen string) {
+// addSource records what source said of the asset: vendor and flow (the
+// flow's protocol confidence, 0 for anything but a flow) are the newest
+// observation's.
+func (a *assetDoc) addSource(src, vendor, win string, dc dclass, at, seen string, flow float64) {
 	for i := range a.Sources {
 		if s := &a.Sources[i]; s.Source == src && s.DC == dc {
 			if win > s.Win {
-				s.Vendor, s.Win = vendor, win
+				s.Vendor, s.Win, s.Flow = vendor, win, flow
 			}
 			s.First, s.Last = minStr(s.First, at), maxStr(s.Last, seen)
 			return
 		}
 	}
-	a.Sources = append(a.Sources, srcEvidence{Source: src, Vendor: vendor, Win: win, DC: dc, First: at, Last: seen})
+	a.Sources = append(a.Sources, srcEvidence{Source: src, Vendor: vendor, Win: win, DC: dc, First: at, Last: seen, Flow: flow})
 }
 
 // fingerprint is the asset's effective fingerprint: the newest service
@@ -360,8 +378,55 @@ func (a *assetDoc) fingerprint() Fingerprint {
 
 // band grades how far the evidence agrees: high when two or more sources
 // back the vendor and none contradicts it, medium when agreeing sources
-// outnumber contradicting ones, low otherwise or without a vendor.
+// outnumber contradicting ones, low otherwise or without a vendor. An
+// asset known from flows alone is graded no higher than the surest of
+// its flows' protocols (flowCap): two exporters guessing WireGuard from
+// port 51820 are two guesses, not two confirmations.
 func (a *assetDoc) band() string {
+	return capBand(a.agreement(), a.flowCap())
+}
+
+// flowCap is the highest protocol confidence of the asset's flows when
+// flows are all its sources say of it; 0 (no cap) when a source backs it
+// otherwise (a scan, a signal on its port), or a flow's confidence is
+// unknown (stored before format 5).
+func (a *assetDoc) flowCap() float64 {
+	c := 0.0
+	for i := range a.Sources {
+		f := a.Sources[i].Flow
+		if f == 0 {
+			return 0
+		}
+		c = max(c, f)
+	}
+	return c
+}
+
+// confBand is the highest band whose confidence (bandConf) c reaches.
+func confBand(c float64) string {
+	switch {
+	case c >= bandConf["high"]:
+		return "high"
+	case c >= bandConf["medium"]:
+		return "medium"
+	}
+	return "low"
+}
+
+// capBand returns the lower of band b and the band of confidence c; c 0
+// caps nothing.
+func capBand(b string, c float64) string {
+	if c == 0 {
+		return b
+	}
+	if cb := confBand(c); slices.Index(ipmodel.ConfidenceBands, cb) < slices.Index(ipmodel.ConfidenceBands, b) {
+		return cb
+	}
+	return b
+}
+
+// agreement is band's grade before the flows' cap.
+func (a *assetDoc) agreement() string {
 	v := a.fingerprint().Vendor
 	if v == "" {
 		return "low"
@@ -550,17 +615,26 @@ func (d *doc) build(sc *scorer) ipmodel.Record {
 		Classifications: []string{}, Sources: []string{}, Assets: []ipmodel.Asset{}}
 	classes := map[string]bool{}
 	sources := map[string]float64{} // source -> best confidence
-	var prov *sigEntry
+	var prov, geo *sigEntry
+	surer := func(s, than *sigEntry) bool {
+		return than == nil || s.Conf > than.Conf || (s.Conf == than.Conf && s.Win > than.Win)
+	}
 	for i := range d.Signals {
 		s := &d.Signals[i]
 		classes[s.Class] = true
 		sources[s.Source] = math.Max(sources[s.Source], s.Conf)
-		if s.Provider != "" && (prov == nil || s.Conf > prov.Conf || (s.Conf == prov.Conf && s.Win > prov.Win)) {
+		if s.Provider != "" && surer(s, prov) {
 			prov = s
+		}
+		if (s.Country != "" || s.City != "") && surer(s, geo) {
+			geo = s
 		}
 	}
 	if prov != nil {
 		r.Provider = strPtr(prov.Provider)
+	}
+	if geo != nil {
+		r.Country, r.Region, r.City = optStr(geo.Country), optStr(geo.Region), optStr(geo.City)
 	}
 	assets := make([]*assetDoc, len(d.Assets))
 	for i := range d.Assets {
@@ -589,7 +663,12 @@ func (d *doc) build(sc *scorer) ipmodel.Record {
 				as.EvidenceSources = append(as.EvidenceSources, s)
 			}
 			if fp.Class != "" {
-				sources[s] = math.Max(sources[s], bandConf[band])
+				// A flow counts no surer than its protocol was inferred.
+				c := bandConf[band]
+				if e.Flow > 0 {
+					c = math.Min(c, e.Flow)
+				}
+				sources[s] = math.Max(sources[s], c)
 			} else if _, ok := sources[s]; !ok {
 				sources[s] = 0
 			}

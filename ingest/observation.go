@@ -171,6 +171,27 @@ type Flow struct {
 // FlowBases are the values Flow.Basis may take.
 var FlowBases = []string{"label", "ip_protocol", "port", "size", "port+size"}
 
+// ProtocolConfidence is how sure the flow is of its Protocol: its
+// Confidence, else the default of its basis (the inference's: ip_protocol
+// 0.9, port+size 0.85, size 0.7, port 0.5), and 1 for a protocol the
+// source named (basis label or empty).
+func (f *Flow) ProtocolConfidence() float64 {
+	if f.Confidence > 0 {
+		return f.Confidence
+	}
+	switch f.Basis {
+	case "ip_protocol":
+		return confIPProtocol
+	case "port+size":
+		return confPortSize
+	case "size":
+		return confSize
+	case "port":
+		return confPort
+	}
+	return 1
+}
+
 // FlowProtocols are the protocols a flow may name.
 var FlowProtocols = []string{"wireguard", "openvpn", "ipsec", "ikev2", "l2tp", "pptp", "sstp", "ssh", "tor"}
 

@@ -500,6 +500,15 @@ func recordValue(r *ipmodel.Record, in *interner) mmdbtype.Map {
 	if len(r.Attributions) > 0 {
 		v["attributions"] = attributionsValue(r.Attributions, in)
 	}
+	if r.Country != nil {
+		v["country"] = in.str(*r.Country)
+	}
+	if r.Region != nil {
+		v["region"] = in.str(*r.Region)
+	}
+	if r.City != nil {
+		v["city"] = in.str(*r.City)
+	}
 	return v
 }
 
@@ -699,11 +708,8 @@ func (in *interner) cve(c *ipmodel.CveFinding) mmdbtype.Map {
 // specific record (a host, which has no network, beats any range; between
 // ranges the longer prefix; a missing provider is taken from the other);
 // assets are concatenated and sorted by port and protocol family.
-// Attributions are united per signal source, the more specific record's
-// winning, and every asset gets those of the other record that it lacks:
-// a host inside a cloud's or a relay's range carries the range's claim
-// (its provider, source and confidence) on each of its assets. The ASN is
-// the more specific record's, else the other's.
+// The more specific record inherits the other's claims (inheritClaims):
+// attributions, ASN and place.
 func mergeRecords(a, b ipmodel.Record) ipmodel.Record {
 	if moreSpecific(b, a) {
 		a, b = b, a
@@ -715,16 +721,7 @@ func mergeRecords(a, b ipmodel.Record) ipmodel.Record {
 	if out.Provider == nil {
 		out.Provider = b.Provider
 	}
-	if out.ASN == 0 {
-		out.ASN = b.ASN
-	}
-	out.Attributions = addAttributions(a.Attributions, b.Attributions)
-	if len(b.Attributions) > 0 && len(a.Assets) > 0 {
-		out.Assets = slices.Clone(a.Assets)
-		for i := range out.Assets {
-			out.Assets[i].Attributions = addAttributions(out.Assets[i].Attributions, b.Attributions)
-		}
-	}
+	inheritClaims(&out, &b)
 	out.Classifications = union(a.Classifications, b.Classifications, classRank)
 	out.Sources = union(a.Sources, b.Sources, strings.Compare)
 	out.Confidence = max(a.Confidence, b.Confidence)
@@ -740,6 +737,33 @@ func mergeRecords(a, b ipmodel.Record) ipmodel.Record {
 		})
 	}
 	return out
+}
+
+// inheritClaims gives r what it takes of a less specific record that
+// covers it, wider (a host of the ranges around it, a range of a wider
+// one): wider's attributions of the signal sources r has none of, on r
+// and on each of r's assets (so a host inside a cloud's or a relay's
+// range carries the range's claim, its provider, source and confidence);
+// wider's ASN when r has none; wider's place (country, region and city,
+// together) when r has none. r's slices are replaced, never modified, so
+// r may share them with another record. This is the one merge of claims:
+// the MMDB's merge of overlapping records (mergeRecords) and the host
+// rows of the other files (rangeIndex) both use it, so every file says
+// the same of an address.
+func inheritClaims(r, wider *ipmodel.Record) {
+	if r.ASN == 0 {
+		r.ASN = wider.ASN
+	}
+	if r.Country == nil && r.Region == nil && r.City == nil {
+		r.Country, r.Region, r.City = wider.Country, wider.Region, wider.City
+	}
+	r.Attributions = addAttributions(r.Attributions, wider.Attributions)
+	if len(wider.Attributions) > 0 && len(r.Assets) > 0 {
+		r.Assets = slices.Clone(r.Assets)
+		for i := range r.Assets {
+			r.Assets[i].Attributions = addAttributions(r.Assets[i].Attributions, wider.Attributions)
+		}
+	}
 }
 
 // addAttributions returns own with those of other whose signal source own

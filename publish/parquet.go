@@ -71,6 +71,9 @@ var ParquetSchema = arrow.NewSchema([]arrow.Field{
 	{Name: FlagResidentialProxy, Type: arrow.FixedWidthTypes.Boolean},
 	{Name: FlagTorExitNode, Type: arrow.FixedWidthTypes.Boolean},
 	{Name: "assets", Type: arrow.ListOf(assetType)},
+	{Name: "asn", Type: arrow.PrimitiveTypes.Uint32, Nullable: true},
+	{Name: "attributions", Type: arrow.ListOf(attributionType)},
+	str("country", true), str("region", true), str("city", true),
 }, nil)
 
 // parquetCodec maps a config name to a Parquet compression codec.
@@ -173,6 +176,15 @@ func (p *parquetWriter) Write(r *ipmodel.Record, _ netip.Prefix) error {
 	for i := range r.Assets {
 		appendAsset(ab, &r.Assets[i])
 	}
+	if r.ASN == 0 {
+		b.Field(15).AppendNull()
+	} else {
+		b.Field(15).(*array.Uint32Builder).Append(r.ASN)
+	}
+	appendAttributions(b.Field(16).(*array.ListBuilder), r.Attributions)
+	appendOptStr(b.Field(17), r.Country)
+	appendOptStr(b.Field(18), r.Region)
+	appendOptStr(b.Field(19), r.City)
 	p.rows++
 	p.pending++
 	if p.pending >= p.rowGroup {
@@ -194,16 +206,7 @@ func appendAsset(ab *array.StructBuilder, a *ipmodel.Asset) {
 	appendStrs(ab.FieldBuilder(8), a.EvidenceSources)
 	ab.FieldBuilder(9).(*array.StringBuilder).Append(a.FirstSeen)
 	ab.FieldBuilder(10).(*array.StringBuilder).Append(a.LastSeen)
-	atl := ab.FieldBuilder(11).(*array.ListBuilder)
-	atl.Append(true)
-	atb := atl.ValueBuilder().(*array.StructBuilder)
-	for _, at := range a.Attributions {
-		atb.Append(true)
-		atb.FieldBuilder(0).(*array.StringBuilder).Append(at.OrgName)
-		atb.FieldBuilder(1).(*array.StringBuilder).Append(at.SignalSource)
-		atb.FieldBuilder(2).(*array.Float64Builder).Append(at.SignalConfidence)
-		atb.FieldBuilder(3).(*array.StringBuilder).Append(at.ObservedAt)
-	}
+	appendAttributions(ab.FieldBuilder(11).(*array.ListBuilder), a.Attributions)
 	sb := ab.FieldBuilder(12).(*array.StructBuilder)
 	if s := a.CveSummary; s == nil {
 		sb.AppendNull()
@@ -234,6 +237,19 @@ func appendAsset(ab *array.StructBuilder, a *ipmodel.Asset) {
 		appendOptStr(cb.FieldBuilder(9), c.EuvdID)
 		appendOptStr(cb.FieldBuilder(10), c.JvnID)
 		appendOptStr(cb.FieldBuilder(11), c.MatchedVia)
+	}
+}
+
+// appendAttributions appends one list of attributions (empty for none).
+func appendAttributions(atl *array.ListBuilder, as []ipmodel.Attribution) {
+	atl.Append(true)
+	atb := atl.ValueBuilder().(*array.StructBuilder)
+	for _, at := range as {
+		atb.Append(true)
+		atb.FieldBuilder(0).(*array.StringBuilder).Append(at.OrgName)
+		atb.FieldBuilder(1).(*array.StringBuilder).Append(at.SignalSource)
+		atb.FieldBuilder(2).(*array.Float64Builder).Append(at.SignalConfidence)
+		atb.FieldBuilder(3).(*array.StringBuilder).Append(at.ObservedAt)
 	}
 }
 

@@ -454,7 +454,8 @@ const batchSize = 256
 // the complete build) and returns the files (name, key, format, size,
 // rows, sha256, audience, tiers), audience by audience, each in Formats
 // order. Records whose address or network does not parse are skipped in
-// every format.
+// every format. Each host gets the claims of the ranges around it as its
+// audience sees them (rangeIndex, inheritClaims), in every format.
 func Build(ctx context.Context, state ipmodel.State, dir string, o BuildOptions, m *Manifest) ([]File, error) {
 	formats := o.Formats
 	if len(formats) == 0 {
@@ -612,6 +613,8 @@ func buildPass(ctx context.Context, state ipmodel.State, outs []*buildOut, m *Ma
 			batches[a] = make([]item, 0, batchSize)
 			return nil
 		}
+		// The ranges' claims, for the hosts inside (rangeIndex).
+		ranges := newRangeIndex()
 		feed := func(isRange bool, count *int64) func(ipmodel.Record) error {
 			return func(r ipmodel.Record) error {
 				pfx, err := recordPrefix(&r, isRange)
@@ -624,12 +627,14 @@ func buildPass(ctx context.Context, state ipmodel.State, outs []*buildOut, m *Ma
 				if counting {
 					*count++
 				}
+				var prev *ipmodel.Record
 				for _, a := range ipmodel.Audiences {
 					if !active[a] {
 						continue
 					}
 					v, ok := r.For(a)
 					if !ok {
+						prev = nil
 						continue
 					}
 					rec := *v
@@ -637,10 +642,13 @@ func buildPass(ctx context.Context, state ipmodel.State, outs []*buildOut, m *Ma
 					if isRange {
 						rec.Network = pfx.String()
 						rec.IP = pfx.Addr().String()
+						ranges.add(pfx, a, &rec, v == prev)
 					} else {
 						rec.Network = ""
 						rec.IP = pfx.Addr().String()
+						ranges.apply(&rec, pfx.Addr(), a)
 					}
+					prev = v
 					batches[a] = append(batches[a], item{rec, pfx})
 					if len(batches[a]) == batchSize {
 						if err := flush(a); err != nil {

@@ -55,4 +55,5 @@ var Columns = []string{
 	"first_seen", "last_seen", "sources",
 	FlagAnonymous, FlagAnonymousVPN, FlagHostingProvider, FlagPublicProxy, FlagResidentialProxy, FlagTorExitNode,
 	"assets",
+	"asn", "attributions", "country", "region", "city",
 }

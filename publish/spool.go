@@ -52,6 +52,9 @@ func appendRecord(b []byte, r *ipmodel.Record) []byte {
 	for _, at := range r.Attributions {
 		e.Attribution(at)
 	}
+	e.OptStr(r.Country)
+	e.OptStr(r.Region)
+	e.OptStr(r.City)
 	return e.B
 }
 
@@ -88,6 +91,7 @@ func decodeRecord(b []byte) (ipmodel.Record, error) {
 	for k := range r.Attributions {
 		r.Attributions[k] = d.Attribution()
 	}
+	r.Country, r.Region, r.City = d.OptStr(), d.OptStr(), d.OptStr()
 	if err := d.End(); err != nil {
 		return r, fmt.Errorf("%w: %v", errSpool, err)
 	}

@@ -57,6 +57,12 @@ type ndRecord struct {
 	IsResidentialProxy bool      `json:"is_residential_proxy"`
 	IsTorExitNode      bool      `json:"is_tor_exit_node"`
 	Assets             []ndAsset `json:"assets"`
+	// ASN is null when unknown.
+	ASN          *uint32               `json:"asn"`
+	Attributions []ipmodel.Attribution `json:"attributions"`
+	Country      *string               `json:"country"`
+	Region       *string               `json:"region"`
+	City         *string               `json:"city"`
 }
 
 func nonNil[T any](s []T) []T {
@@ -82,7 +88,12 @@ func toND(r *ipmodel.Record) ndRecord {
 		IP: r.IP, Classifications: nonNil(r.Classifications), Provider: r.Provider,
 		Confidence: r.Confidence, FirstSeen: r.FirstSeen, LastSeen: r.LastSeen, Sources: nonNil(r.Sources),
 		IsAnonymous: f[0], IsAnonymousVPN: f[1], IsHostingProvider: f[2], IsPublicProxy: f[3], IsResidentialProxy: f[4], IsTorExitNode: f[5],
-		Assets: ndAssets(r.Assets),
+		Assets: ndAssets(r.Assets), Attributions: nonNil(r.Attributions),
+		Country: r.Country, Region: r.Region, City: r.City,
+	}
+	if r.ASN != 0 {
+		asn := r.ASN
+		n.ASN = &asn
 	}
 	if r.Network != "" {
 		nw := r.Network
@@ -141,9 +152,9 @@ func (n *ndjsonWriter) Close() error {
 func (n *ndjsonWriter) Rows() int64 { return n.rows }
 
 // csvWriter writes gzip-compressed RFC 4180 CSV with a header row. Lists
-// of strings are joined with ListSeparator; assets are a JSON array (the
-// same objects as in NDJSON); a null is an empty field; booleans are true
-// or false.
+// of strings are joined with ListSeparator; assets and attributions are
+// JSON arrays (the same objects as in NDJSON); a null is an empty field;
+// booleans are true or false.
 type csvWriter struct {
 	z    *gzipFile
 	cw   *csv.Writer
@@ -183,16 +194,40 @@ func (c *csvWriter) Write(r *ipmodel.Record, _ netip.Prefix) error {
 	for i := range f {
 		row[8+i] = strconv.FormatBool(f[i])
 	}
-	c.sb.Reset()
-	if err := c.enc.Encode(ndAssets(r.Assets)); err != nil {
-		return fmt.Errorf("write csv: %w", err)
+	var err error
+	if row[14], err = c.json(ndAssets(r.Assets)); err != nil {
+		return err
 	}
-	row[14] = strings.TrimSuffix(c.sb.String(), "\n")
+	row[15] = ""
+	if r.ASN != 0 {
+		row[15] = strconv.FormatUint(uint64(r.ASN), 10)
+	}
+	if row[16], err = c.json(nonNil(r.Attributions)); err != nil {
+		return err
+	}
+	row[17], row[18], row[19] = deref(r.Country), deref(r.Region), deref(r.City)
 	if err := c.cw.Write(row); err != nil {
 		return fmt.Errorf("write csv: %w", err)
 	}
 	c.rows++
 	return nil
+}
+
+// json returns v as JSON, without the encoder's line end.
+func (c *csvWriter) json(v any) (string, error) {
+	c.sb.Reset()
+	if err := c.enc.Encode(v); err != nil {
+		return "", fmt.Errorf("write csv: %w", err)
+	}
+	return strings.TrimSuffix(c.sb.String(), "\n"), nil
+}
+
+// deref is *p, or "" (a CSV null) for nil.
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
 }
 
 func (c *csvWriter) Close() error {

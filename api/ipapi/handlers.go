@@ -86,7 +86,8 @@ func (s *Service) ipLookup(w http.ResponseWriter, r *http.Request, tier Tier) {
 	case !found:
 		writeError(w, http.StatusNotFound, CodeNotFound, "nothing is known about "+addr.String())
 	default:
-		httpx.WriteJSON(w, http.StatusOK, IPResult{BatchRecord: shapeBatch(0, addr.String(), rec, tier), Assets: shapeLookup(addr.String(), rec, p, tier).Assets})
+		httpx.WriteJSON(w, http.StatusOK, IPResult{BatchRecord: shapeBatch(0, addr.String(), rec, tier),
+			Country: rec.Country, Region: rec.Region, City: rec.City, Assets: shapeLookup(addr.String(), rec, p, tier).Assets})
 	}
 }
 

@@ -70,7 +70,8 @@ func (m mmdbIndex) Lookup(addr netip.Addr, cves bool) (*ipmodel.Record, bool, er
 		}
 		rec = ipmodel.Record{Network: light.Network, Classifications: light.Classifications, Provider: light.Provider,
 			Confidence: light.Confidence, FirstSeen: light.FirstSeen, LastSeen: light.LastSeen, Sources: light.Sources,
-			Assets: make([]ipmodel.Asset, len(light.Assets)), ASN: light.ASN, Attributions: light.Attributions}
+			Assets: make([]ipmodel.Asset, len(light.Assets)), ASN: light.ASN, Attributions: light.Attributions,
+			Country: light.Country, Region: light.Region, City: light.City}
 		for i := range light.Assets {
 			rec.Assets[i] = ipmodel.Asset(light.Assets[i])
 		}
@@ -109,6 +110,9 @@ type lightRecord struct {
 	Assets          []lightAsset          `maxminddb:"assets"`
 	ASN             uint32                `maxminddb:"asn"`
 	Attributions    []ipmodel.Attribution `maxminddb:"attributions"`
+	Country         *string               `maxminddb:"country"`
+	Region          *string               `maxminddb:"region"`
+	City            *string               `maxminddb:"city"`
 }
 
 // metadataMarker starts an MMDB's metadata section, which follows the

@@ -113,13 +113,18 @@ type BatchRecord struct {
 }
 
 // IPResult is the single-address classification (GET /api/v1/ip/{ip}):
-// the fields of a batch item, without its index, and the address's assets
-// as the asset lookup shows them.
+// the fields of a batch item, without its index, where the address is
+// (the place of the range it is in: a geofeed, the Private Relay list;
+// null when unknown) and the address's assets as the asset lookup shows
+// them.
 type IPResult struct {
 	BatchRecord
 	// Index hides the batch item's index (nil: omitted).
-	Index  *int       `json:"index,omitempty"`
-	Assets []assetOut `json:"assets"`
+	Index   *int       `json:"index,omitempty"`
+	Country *string    `json:"country"`
+	Region  *string    `json:"region"`
+	City    *string    `json:"city"`
+	Assets  []assetOut `json:"assets"`
 }
 
 // BatchError is the entry of a batch item that is not an address.

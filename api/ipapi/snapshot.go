@@ -170,6 +170,9 @@ func (m *memIndex) Lookup(addr netip.Addr, _ bool) (*ipmodel.Record, bool, error
 	if out.Provider == nil {
 		out.Provider = rng.Provider
 	}
+	if out.Country == nil && out.Region == nil && out.City == nil {
+		out.Country, out.Region, out.City = rng.Country, rng.Region, rng.City
+	}
 	for _, s := range rng.Sources {
 		if !slices.Contains(out.Sources, s) {
 			out.Sources = append(out.Sources, s)

@@ -125,6 +125,15 @@ type Record struct {
 	// MMDB, those of the ranges that cover a host. Each asset's
 	// attributions include them.
 	Attributions []Attribution `json:"attributions,omitempty" maxminddb:"attributions"`
+	// Country (ISO 3166-1 alpha-2), Region (ISO 3166-2) and City are where
+	// a range is used, as a geofeed (RFC 8805) or the Private Relay list
+	// states it; a host inside such a range has them in the MMDB and in
+	// the other files (the range's, when the host has none). Not spec
+	// fields (the spec leaves the record's fields open): documented
+	// extensions, nil when unknown.
+	Country *string `json:"country,omitempty" maxminddb:"country"`
+	Region  *string `json:"region,omitempty" maxminddb:"region"`
+	City    *string `json:"city,omitempty" maxminddb:"city"`
 	// Views, set by the state on a record that holds restricted knowledge
 	// (residential or netflow data), are the record as the lower
 	// audiences see it (Record.For). Never published: each audience's
