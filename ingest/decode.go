@@ -345,6 +345,8 @@ func readObservation(d *canonDecoder, name string, o *Observation) bool {
 		return d.str(&o.ListedAt)
 	case "class":
 		return d.str(&o.Class)
+	case "hostnames":
+		return d.strings(&o.Hostnames)
 	case "claims":
 		o.Claims = []Claim{}
 		return d.array(func() bool {
@@ -375,6 +377,8 @@ func readClaim(d *canonDecoder, name string, c *Claim) bool {
 		return d.str(&c.SignalSource)
 	case "signal_confidence":
 		return d.float(&c.SignalConfidence)
+	case "asn":
+		return d.int64(&c.ASN, 64)
 	}
 	return false
 }

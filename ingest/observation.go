@@ -65,11 +65,15 @@ type Observation struct {
 	// observation's content implies (DataClass).
 	Class string `json:"class,omitempty"`
 	// Claims are optional attribution claims.
-	Claims  []Claim  `json:"claims,omitempty"`
-	Service *Service `json:"service,omitempty"`
-	Signal  *Signal  `json:"signal,omitempty"`
-	Range   *Range   `json:"range,omitempty"`
-	Flow    *Flow    `json:"flow,omitempty"`
+	Claims []Claim `json:"claims,omitempty"`
+	// Hostnames are the names the source knew the address by (a scan's
+	// target name or virtual host, Shodan's hostnames and domains, nmap's
+	// hostnames): lower case, at most MaxHostnames.
+	Hostnames []string `json:"hostnames,omitempty"`
+	Service   *Service `json:"service,omitempty"`
+	Signal    *Signal  `json:"signal,omitempty"`
+	Range     *Range   `json:"range,omitempty"`
+	Flow      *Flow    `json:"flow,omitempty"`
 }
 
 // Claim is an attribution claim: who operates the address, per whom.
@@ -77,7 +81,13 @@ type Claim struct {
 	OrgName          string  `json:"org_name"`
 	SignalSource     string  `json:"signal_source,omitempty"`
 	SignalConfidence float64 `json:"signal_confidence"`
+	// ASN is the autonomous system the source says announces the address,
+	// where it says one (Shodan's asn).
+	ASN int64 `json:"asn,omitempty"`
 }
+
+// MaxHostnames is the most host names an observation keeps.
+const MaxHostnames = 64
 
 // Service is a service seen on a port with the evidence to fingerprint it.
 type Service struct {
@@ -241,7 +251,11 @@ func (o *Observation) Normalize() error {
 		if c.SignalConfidence < 0 || c.SignalConfidence > 1 {
 			return fmt.Errorf("claims[%d].signal_confidence: must be 0..1, got %g", i, c.SignalConfidence)
 		}
+		if c.ASN < 0 || c.ASN > 1<<32-1 {
+			return fmt.Errorf("claims[%d].asn: must be 0..4294967295, got %d", i, c.ASN)
+		}
 	}
+	o.Hostnames = normalizeHostnames(o.Hostnames)
 	n := 0
 	for _, set := range []bool{o.Service != nil, o.Signal != nil, o.Range != nil, o.Flow != nil} {
 		if set {
@@ -329,6 +343,29 @@ func (o *Observation) Normalize() error {
 		return fmt.Errorf("type: must be service, signal, range or flow, got %q", o.Type)
 	}
 	return nil
+}
+
+// normalizeHostnames lower-cases and trims the names, drops empty ones and
+// repeats, and keeps at most MaxHostnames, each cut at MaxFieldBytes.
+func normalizeHostnames(names []string) []string {
+	if len(names) == 0 {
+		return nil
+	}
+	out := names[:0]
+	for _, n := range names {
+		n = strings.TrimSuffix(strings.ToLower(strings.TrimSpace(n)), ".")
+		cutField(&n)
+		if n == "" || slices.Contains(out, n) {
+			continue
+		}
+		if out = append(out, n); len(out) == MaxHostnames {
+			break
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // canonicalTime reports whether s, which parses as RFC 3339, is already

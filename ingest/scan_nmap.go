@@ -98,6 +98,9 @@ type nmapHost struct {
 		Addr     string `xml:"addr,attr"`
 		AddrType string `xml:"addrtype,attr"`
 	} `xml:"address"`
+	Hostnames []struct {
+		Name string `xml:"name,attr"`
+	} `xml:"hostnames>hostname"`
 	Ports []nmapPort `xml:"ports>port"`
 }
 
@@ -189,6 +192,9 @@ func (h *nmapHost) emit(line int, src string, opt Options, runStart time.Time, e
 			continue
 		}
 		o := Observation{Type: TypeService, IP: ip, Source: src, ObservedAt: opt.when(at), Service: p.service(port)}
+		for _, hn := range h.Hostnames {
+			o.Hostnames = append(o.Hostnames, hn.Name)
+		}
 		if err := emitChecked(line, o, emit, bad); err != nil {
 			return err
 		}

@@ -31,6 +31,9 @@ type shodanBanner struct {
 	CPE23     []string        `json:"cpe23"`
 	CPE       json.RawMessage `json:"cpe"`
 	Org       string          `json:"org"`
+	ASN       string          `json:"asn"`
+	Hostnames []string        `json:"hostnames"`
+	Domains   []string        `json:"domains"`
 	Shodan    *struct {
 		Module string `json:"module"`
 	} `json:"_shodan"`
@@ -94,8 +97,10 @@ type shodanBanner struct {
 //   - product, version, info (with os and devicetype), cpe23 (or cpe) and
 //     _shodan.module are Detected{By: "shodan"};
 //   - org is a claim (signal_source "shodan", confidence 0.5 or
-//     --confidence). isp, asn, hostnames, domains and location have no
-//     place in a service observation and are not kept.
+//     --confidence) with the asn ("AS15169") as its ASN; hostnames and
+//     domains are the observation's hostnames. isp (most often the org
+//     again) and location (the IP's geolocation, which netintel takes from
+//     the operators' own geofeeds) are not kept.
 func Shodan(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	src := opt.source("shodan")
 	return opt.lines(r, "shodan", bad, func(n int, b []byte) error {
@@ -130,8 +135,13 @@ func Shodan(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 		o := Observation{Type: TypeService, IP: ip, Source: src, ObservedAt: opt.when(scanTime(sb.Timestamp)),
 			Service: &Service{Port: sb.Port, Transport: transport, Probes: sb.probes(), Detected: sb.detected()}}
 		if strings.TrimSpace(sb.Org) != "" {
-			o.Claims = []Claim{{OrgName: sb.Org, SignalSource: "shodan", SignalConfidence: opt.conf(0.5)}}
+			c := Claim{OrgName: sb.Org, SignalSource: "shodan", SignalConfidence: opt.conf(0.5)}
+			if asn, err := strconv.ParseInt(strings.TrimPrefix(strings.ToUpper(sb.ASN), "AS"), 10, 64); err == nil && asn > 0 && asn < 1<<32 {
+				c.ASN = asn
+			}
+			o.Claims = []Claim{c}
 		}
+		o.Hostnames = append(append(o.Hostnames, sb.Hostnames...), sb.Domains...)
 		return emitChecked(n, o, emit, bad)
 	})
 }

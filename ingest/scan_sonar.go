@@ -76,6 +76,9 @@ func SonarHTTP(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 		}
 		o := Observation{Type: TypeService, IP: ip, Source: src, ObservedAt: opt.when(scanTime(strings.Trim(string(ts), `"`))),
 			Service: &Service{Port: port, Transport: "tcp", Probes: []Probe{p}}}
+		if host != "" {
+			o.Hostnames = []string{host}
+		}
 		return emitChecked(n, o, emit, bad)
 	})
 }

@@ -200,7 +200,8 @@ func TestNmapXML_RealSamples(t *testing.T) {
 	}
 	d := r.obs[2].Service.Detected
 	if r.obs[2].Service.Port != 80 || d.By != "nmap" || d.Service != "http" || d.Product != "Apache httpd" || d.Version != "2.2.2" || d.Info != "(Fedora)" ||
-		r.obs[2].ObservedAt != "2009-07-10T23:49:15Z" || r.obs[3].Service.Transport != "udp" {
+		r.obs[2].ObservedAt != "2009-07-10T23:49:15Z" || r.obs[3].Service.Transport != "udp" ||
+		len(r.obs[0].Hostnames) != 1 || r.obs[0].Hostnames[0] != "scanme.nmap.org" {
 		t.Errorf("observations = %s", mustJSON(t, r.obs))
 	}
 
@@ -265,7 +266,8 @@ func TestShodan_Samples(t *testing.T) {
 	dns := r.obs[0]
 	if dns.IP != "8.8.8.8" || dns.Service.Transport != "udp" || dns.ObservedAt != "2021-01-28T07:21:33Z" ||
 		dns.Service.Probes[0].Banner.Received.Text() != "Recursion: enabled" || dns.Claims[0].OrgName != "Google" ||
-		dns.Claims[0].SignalSource != "shodan" || dns.Service.Detected.Service != "dns-udp" {
+		dns.Claims[0].SignalSource != "shodan" || dns.Service.Detected.Service != "dns-udp" ||
+		dns.Claims[0].ASN != 15169 || len(dns.Hostnames) != 1 || dns.Hostnames[0] != "dns.google" {
 		t.Errorf("dns = %s", mustJSON(t, dns))
 	}
 	s := r.obs[1].Service

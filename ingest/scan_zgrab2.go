@@ -124,6 +124,9 @@ func ZGrab2(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 				}
 				o = &Observation{Type: TypeService, IP: zl.IP, Source: src, ObservedAt: opt.when(scanTime(m.Timestamp)),
 					Service: &Service{Port: port, Transport: transport}}
+				if zl.Domain != "" {
+					o.Hostnames = []string{zl.Domain}
+				}
 				byPort[port] = o
 				order = append(order, port)
 			}

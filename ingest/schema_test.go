@@ -190,7 +190,7 @@ func TestSchema_MatchesTypes(t *testing.T) {
 	dn := &DN{CN: "x", O: []string{"x"}, OU: []string{"x"}, C: "x", ST: "x", L: "x", Email: "x", DN: "x"}
 	headers := []Header{{Name: "x", Value: "x", Truncated: true}}
 	full := Observation{V: 1, Type: TypeService, IP: "x", Network: "x", Source: "x", ObservedAt: "x", ListedAt: "x", Class: "x",
-		Claims: []Claim{{OrgName: "x", SignalSource: "x", SignalConfidence: 1}},
+		Claims: []Claim{{OrgName: "x", SignalSource: "x", SignalConfidence: 1, ASN: 1}}, Hostnames: []string{"x"},
 		Service: &Service{Port: 1, Transport: "x", ProtocolFamily: "x", Banner: "x",
 			Probes: []Probe{{Name: "x", Request: &Request{Method: "x", Path: "x", Host: "x", Headers: headers, Body: body},
 				Response: &Response{Status: 1, Reason: "x", Protocol: "x", Headers: headers, Title: "x", Body: body},
