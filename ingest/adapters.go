@@ -353,17 +353,24 @@ func jsonTime(raw json.RawMessage, what, key string) (time.Time, error) {
 	return t, nil
 }
 
+// timedRanges is jsonRanges over the one array member of a feed whose
+// time stamp member timeKey (read into *at before the array, as the
+// feeds order them) is all its header says.
+func timedRanges(r io.Reader, array, timeKey, what string, at *time.Time, each func(line int, raw json.RawMessage)) error {
+	return jsonRanges(r, []string{array}, func(key string, raw json.RawMessage) (err error) {
+		if key == timeKey {
+			*at, err = jsonTime(raw, what, key)
+		}
+		return err
+	}, each, what)
+}
+
 // GCPRanges reads Google Cloud's cloud.json; observed_at is its creationTime.
 func GCPRanges(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	src := opt.source("gcp-ranges")
 	var created time.Time
 	var emitErr error
-	err := jsonRanges(r, []string{"prefixes"}, func(key string, raw json.RawMessage) (err error) {
-		if key == "creationTime" {
-			created, err = jsonTime(raw, "gcp ranges", key)
-		}
-		return err
-	}, func(line int, raw json.RawMessage) {
+	err := timedRanges(r, "prefixes", "creationTime", "gcp ranges", &created, func(line int, raw json.RawMessage) {
 		if emitErr != nil {
 			return
 		}
@@ -385,7 +392,7 @@ func GCPRanges(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 			Range:  &Range{Kind: "hosting", Provider: "Google Cloud", Region: p.Scope, Service: p.Service, Confidence: opt.conf(0.95)},
 			Claims: []Claim{{OrgName: "Google LLC", SignalConfidence: opt.conf(0.95)}}}
 		emitErr = emitChecked(line, o, emit, bad)
-	}, "gcp ranges")
+	})
 	return errors.Join(err, emitErr)
 }
 

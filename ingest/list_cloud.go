@@ -132,12 +132,7 @@ func OracleRanges(r io.Reader, opt Options, emit Emit, bad func(LineError)) erro
 	src := opt.source("oracle-ranges")
 	var updated time.Time
 	var emitErr error
-	err := jsonRanges(r, []string{"regions"}, func(key string, raw json.RawMessage) (err error) {
-		if key == "last_updated_timestamp" {
-			updated, err = jsonTime(raw, "oracle ranges", key)
-		}
-		return err
-	}, func(line int, raw json.RawMessage) {
+	err := timedRanges(r, "regions", "last_updated_timestamp", "oracle ranges", &updated, func(line int, raw json.RawMessage) {
 		if emitErr != nil {
 			return
 		}
@@ -164,7 +159,7 @@ func OracleRanges(r io.Reader, opt Options, emit Emit, bad func(LineError)) erro
 				return
 			}
 		}
-	}, "oracle ranges")
+	})
 	return errors.Join(err, emitErr)
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/netip"
 	"strconv"
 
 	"github.com/netintel/netintel/internal/httpx"
@@ -18,22 +19,8 @@ const maxBatchBody = 64 << 10
 // lookup is GET /api/v1/shadow_vpn/lookup/{ip}. The body is rendered into
 // a pooled buffer (from the MMDB in place, see render.go) and written once.
 func (s *Service) lookup(w http.ResponseWriter, r *http.Request, tier Tier) {
-	raw := r.PathValue("ip")
-	addr, ok := parseAddr(raw)
+	addr, p, snap, ok := s.lookupRequest(w, r)
 	if !ok {
-		writeError(w, http.StatusBadRequest, CodeInvalidIP, "not an IPv4 or IPv6 address: "+strconv.Quote(truncate(raw, 64)))
-		return
-	}
-	p := defaultLookupParams
-	if r.URL.RawQuery != "" { // most lookups have no query: no url.Values for them
-		var errs problems
-		if p, errs = parseLookupQuery(r.URL.Query()); len(errs) > 0 {
-			errs.write(w)
-			return
-		}
-	}
-	snap := s.snapshotOr503(w)
-	if snap == nil {
 		return
 	}
 	bp := bodyPool.Get().(*[]byte)
@@ -60,22 +47,8 @@ func (s *Service) lookup(w http.ResponseWriter, r *http.Request, tier Tier) {
 // nothing of the address; an address with classifications and no assets
 // (a Tor exit, a cloud range) answers 200 with "assets": [].
 func (s *Service) ipLookup(w http.ResponseWriter, r *http.Request, tier Tier) {
-	raw := r.PathValue("ip")
-	addr, ok := parseAddr(raw)
+	addr, p, snap, ok := s.lookupRequest(w, r)
 	if !ok {
-		writeError(w, http.StatusBadRequest, CodeInvalidIP, "not an IPv4 or IPv6 address: "+strconv.Quote(truncate(raw, 64)))
-		return
-	}
-	p := defaultLookupParams
-	if r.URL.RawQuery != "" {
-		var errs problems
-		if p, errs = parseLookupQuery(r.URL.Query()); len(errs) > 0 {
-			errs.write(w)
-			return
-		}
-	}
-	snap := s.snapshotOr503(w)
-	if snap == nil {
 		return
 	}
 	rec, found, err := snap.For(tier).Index.Lookup(addr, p.cves)
@@ -89,6 +62,28 @@ func (s *Service) ipLookup(w http.ResponseWriter, r *http.Request, tier Tier) {
 		httpx.WriteJSON(w, http.StatusOK, IPResult{BatchRecord: shapeBatch(0, addr.String(), rec, tier),
 			Country: rec.Country, Region: rec.Region, City: rec.City, Assets: shapeLookup(addr.String(), rec, p, tier).Assets})
 	}
+}
+
+// lookupRequest reads what both single-address routes take: the address,
+// the lookup parameters and the current snapshot; false means the error
+// answer is written.
+func (s *Service) lookupRequest(w http.ResponseWriter, r *http.Request) (netip.Addr, lookupParams, *Snapshot, bool) {
+	raw := r.PathValue("ip")
+	addr, ok := parseAddr(raw)
+	if !ok {
+		writeError(w, http.StatusBadRequest, CodeInvalidIP, "not an IPv4 or IPv6 address: "+strconv.Quote(truncate(raw, 64)))
+		return addr, lookupParams{}, nil, false
+	}
+	p := defaultLookupParams
+	if r.URL.RawQuery != "" { // most lookups have no query: no url.Values for them
+		var errs problems
+		if p, errs = parseLookupQuery(r.URL.Query()); len(errs) > 0 {
+			errs.write(w)
+			return addr, p, nil, false
+		}
+	}
+	snap := s.snapshotOr503(w)
+	return addr, p, snap, snap != nil
 }
 
 func truncate(s string, n int) string {
