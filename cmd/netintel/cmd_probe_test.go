@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -189,20 +188,7 @@ func TestProbe_UnreachableIANAFailsGracefully(t *testing.T) {
 // as the snapshot job does, instead of waiting 48 hours; and so does the
 // first check at start.
 func TestProbe_FailedRunRetried(t *testing.T) {
-	n := testutil.StartNATS(t)
-	dir := t.TempDir()
-	cfgPath := filepath.Join(dir, "pipeline.yaml")
-	if err := os.WriteFile(cfgPath, []byte("object_store:\n  type: file\n  file:\n    dir: "+filepath.Join(dir, "objects")+"\nprobe:\n  run_retries: 3\n  run_retry_wait: 2m\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	env := &Env{Stdout: &out, Stderr: &out, Getenv: os.Getenv}
-	cf := commonFlags{config: cfgPath, natsURL: n.URL, logLevel: "error"}
-	s, err := openSystem(t.Context(), env, &cf, roleOpts{ensure: true, store: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.close()
+	s, _ := openTestSystem(t, func(dir string) string { return "probe:\n  run_retries: 3\n  run_retry_wait: 2m\n" })
 	j, ok := job(s, "tld_probe")
 	if !ok {
 		t.Fatal("tld_probe job not registered")
@@ -212,7 +198,7 @@ func TestProbe_FailedRunRetried(t *testing.T) {
 	}
 	var calls []time.Time
 	fail := errors.New("inputs unreachable")
-	err = retryRun(t.Context(), 3, 20*time.Millisecond, testutil.Logger(t), func(context.Context) error {
+	err := retryRun(t.Context(), 3, 20*time.Millisecond, testutil.Logger(t), func(context.Context) error {
 		if calls = append(calls, time.Now()); len(calls) < 3 {
 			return fail
 		}

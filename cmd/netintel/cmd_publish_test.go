@@ -56,21 +56,10 @@ func TestPublishSnapshot_NoState(t *testing.T) {
 // uses: openSystem against NATS, the folder store from the config, the
 // state the enrich module would set.
 func TestPublishSnapshot_System(t *testing.T) {
-	n := testutil.StartNATS(t)
-	dir := t.TempDir()
+	s, dir := openTestSystem(t, func(dir string) string {
+		return "publish:\n  keep: 3\n  run_retries: 2\n  work_dir: " + filepath.Join(dir, "work") + "\n"
+	})
 	objDir := filepath.Join(dir, "objects")
-	cfgPath := filepath.Join(dir, "pipeline.yaml")
-	if err := os.WriteFile(cfgPath, []byte("object_store:\n  type: file\n  file:\n    dir: "+objDir+"\npublish:\n  keep: 3\n  run_retries: 2\n  work_dir: "+filepath.Join(dir, "work")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	env := &Env{Stdout: &out, Stderr: &out, Getenv: os.Getenv}
-	cf := commonFlags{config: cfgPath, natsURL: n.URL, logLevel: "error"}
-	s, err := openSystem(t.Context(), env, &cf, roleOpts{ensure: true, store: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.close()
 	j, ok := job(s, "snapshot")
 	if !ok {
 		t.Fatal("snapshot job not registered")
@@ -88,7 +77,7 @@ func TestPublishSnapshot_System(t *testing.T) {
 	if err != nil || m.SnapshotDate != "2026-11-23" || m.Hosts != 300 || len(m.Files) != 9 || res.Manifest.Key != m.Key {
 		t.Fatalf("latest = %+v, %v", m, err)
 	}
-	stream, err := n.JS.Stream(t.Context(), "EVENTS")
+	stream, err := s.Bus.JS.Stream(t.Context(), "EVENTS")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,4 +159,27 @@ func TestPublishCommand_EndToEnd(t *testing.T) {
 	if m, err := publish.Latest(t.Context(), st); err != nil || m.SnapshotDate != "2026-11-23" {
 		t.Fatalf("latest after backfill = %+v, %v", m, err)
 	}
+}
+
+// openTestSystem opens the system of a role on a real nats-server and a
+// folder object store in a temp dir, with tail (given the dir) appended to
+// the configuration; it is closed at the test's end.
+func openTestSystem(t *testing.T, tail func(dir string) string) (*System, string) {
+	t.Helper()
+	n := testutil.StartNATS(t)
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "pipeline.yaml")
+	cfg := "object_store:\n  type: file\n  file:\n    dir: " + filepath.Join(dir, "objects") + "\n" + tail(dir)
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	env := &Env{Stdout: &out, Stderr: &out, Getenv: os.Getenv}
+	cf := commonFlags{config: cfgPath, natsURL: n.URL, logLevel: "error"}
+	s, err := openSystem(t.Context(), env, &cf, roleOpts{ensure: true, store: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.close)
+	return s, dir
 }
