@@ -613,8 +613,16 @@ func buildPass(ctx context.Context, state ipmodel.State, outs []*buildOut, m *Ma
 			batches[a] = make([]item, 0, batchSize)
 			return nil
 		}
-		// The ranges' claims, for the hosts inside (rangeIndex).
-		ranges := newRangeIndex()
+		// The ranges' claims, for the hosts inside (rangeIndex): the row
+		// files need them; an MMDB merges a host with its ranges itself,
+		// so a pass of MMDBs alone keeps no index.
+		var ranges *rangeIndex
+		for _, o := range outs {
+			if o.format != FormatMMDB {
+				ranges = newRangeIndex()
+				break
+			}
+		}
 		feed := func(isRange bool, count *int64) func(ipmodel.Record) error {
 			return func(r ipmodel.Record) error {
 				pfx, err := recordPrefix(&r, isRange)
@@ -630,6 +638,7 @@ func buildPass(ctx context.Context, state ipmodel.State, outs []*buildOut, m *Ma
 				var prev *ipmodel.Record
 				for _, a := range ipmodel.Audiences {
 					if !active[a] {
+						prev = nil // rangeIndex.add shares with the audience just before
 						continue
 					}
 					v, ok := r.For(a)
@@ -642,11 +651,15 @@ func buildPass(ctx context.Context, state ipmodel.State, outs []*buildOut, m *Ma
 					if isRange {
 						rec.Network = pfx.String()
 						rec.IP = pfx.Addr().String()
-						ranges.add(pfx, a, &rec, v == prev)
+						if ranges != nil {
+							ranges.add(pfx, a, &rec, v == prev)
+						}
 					} else {
 						rec.Network = ""
 						rec.IP = pfx.Addr().String()
-						ranges.apply(&rec, pfx.Addr(), a)
+						if ranges != nil {
+							ranges.apply(&rec, pfx.Addr(), a)
+						}
 					}
 					prev = v
 					batches[a] = append(batches[a], item{rec, pfx})
