@@ -3,6 +3,7 @@ package ingest
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -268,28 +269,13 @@ func zgrab2BannerBody(s string, res map[string]json.RawMessage) *Body {
 	if fits([]byte(s)) {
 		return BytesBody([]byte(s))
 	}
-	if b, err := hexDecode(s); err == nil && fits(b) {
+	if b, err := hex.DecodeString(s); err == nil && fits(b) {
 		return BytesBody(b)
 	}
 	if b, err := base64.StdEncoding.DecodeString(s); err == nil && fits(b) {
 		return BytesBody(b)
 	}
 	return TextBody(s)
-}
-
-func hexDecode(s string) ([]byte, error) {
-	if len(s)%2 != 0 {
-		return nil, errors.New("odd length")
-	}
-	out := make([]byte, len(s)/2)
-	for i := range out {
-		v, err := strconv.ParseUint(s[2*i:2*i+2], 16, 8)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = byte(v)
-	}
-	return out, nil
 }
 
 // zgrab2Headers is a header map as zgrab2 writes it: lower-case names
