@@ -210,32 +210,7 @@ func dnString(d *ingest.DN) string {
 	if d.DN != "" {
 		return d.DN
 	}
-	return joinDN(d, ", ", true)
-}
-
-// joinDN writes a name's attributes as CN=..,OU=..,O=..,L=..,ST=..,C=..
-// joined by sep, with the emailAddress when email is set.
-func joinDN(d *ingest.DN, sep string, email bool) string {
-	var parts []string
-	add := func(k, v string) {
-		if v != "" {
-			parts = append(parts, k+"="+v)
-		}
-	}
-	add("CN", d.CN)
-	for _, o := range d.OU {
-		add("OU", o)
-	}
-	for _, o := range d.O {
-		add("O", o)
-	}
-	add("L", d.L)
-	add("ST", d.ST)
-	add("C", d.C)
-	if email {
-		add("emailAddress", d.Email)
-	}
-	return strings.Join(parts, sep)
+	return d.Join(", ", true)
 }
 
 func eachDNAttr(d *ingest.DN, attr string, fn func(string) bool) bool {

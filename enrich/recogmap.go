@@ -142,7 +142,7 @@ func (e *evidence) recogValues(fn func(field, value string) bool) bool {
 
 // recogDN writes a name as Recog's x509 examples do: CN, OU, O, L, ST, C,
 // joined by commas without spaces.
-func recogDN(d *ingest.DN) string { return joinDN(d, ",", false) }
+func recogDN(d *ingest.DN) string { return d.Join(",", false) }
 
 // staticVendor is the vendor a fingerprint asserts whatever it matches,
 // "" when it takes the vendor from the value (or names none), in the

@@ -489,6 +489,32 @@ func (s *Service) upgradeV1() {
 	s.HTTP, s.TLS, s.Banner = nil, nil, ""
 }
 
+// Join writes the name's attributes as CN=..,OU=..,O=..,L=..,ST=..,C=..
+// (each OU and O in turn) joined by sep, with the emailAddress when email
+// is set: a whole name for a scanner that gives only the attributes.
+func (d *DN) Join(sep string, email bool) string {
+	var parts []string
+	add := func(k, v string) {
+		if v != "" {
+			parts = append(parts, k+"="+v)
+		}
+	}
+	add("CN", d.CN)
+	for _, o := range d.OU {
+		add("OU", o)
+	}
+	for _, o := range d.O {
+		add("O", o)
+	}
+	add("L", d.L)
+	add("ST", d.ST)
+	add("C", d.C)
+	if email {
+		add("emailAddress", d.Email)
+	}
+	return strings.Join(parts, sep)
+}
+
 // ParseDN reads a distinguished name as scanners print it, in RFC 4514
 // order ("CN=x,O=y") or OpenSSL's ("/C=US/O=y/CN=x"), into its
 // attributes; the whole string is kept in DN.

@@ -230,13 +230,7 @@ func shodanDN(m map[string]string) *DN {
 	if m["OU"] != "" {
 		d.OU = []string{m["OU"]}
 	}
-	var parts []string
-	for _, k := range []string{"CN", "OU", "O", "L", "ST", "C"} {
-		if m[k] != "" {
-			parts = append(parts, k+"="+m[k])
-		}
-	}
-	d.DN = strings.Join(parts, ",")
+	d.DN = d.Join(",", false)
 	return d
 }
 
