@@ -165,17 +165,25 @@ func staticVendor(f *recog.Fingerprint) (string, bool) {
 // them at most; the rest would only cost time.
 func (rs *Rules) selectRecog(db *recog.DB) {
 	rs.recogFPs = map[string][]*recog.Fingerprint{}
+	rs.recogByRule = map[*rule]map[string][]*recog.Fingerprint{}
 	for _, field := range recogFields {
 		for _, f := range db.Fingerprints(field) {
 			v, static := staticVendor(f)
-			keep := !static
+			var rules []*rule // the rules a mapping of which could accept f
 			for _, m := range rs.recogMaps {
-				if keep = keep || (v != "" && m.vendor != nil && m.vendor.MatchString(v)); keep {
-					break
+				if (!static || (v != "" && m.vendor != nil && m.vendor.MatchString(v))) && !slices.Contains(rules, m.rule) {
+					rules = append(rules, m.rule)
 				}
 			}
-			if keep {
-				rs.recogFPs[field] = append(rs.recogFPs[field], f)
+			if len(rules) == 0 {
+				continue
+			}
+			rs.recogFPs[field] = append(rs.recogFPs[field], f)
+			for _, r := range rules {
+				if rs.recogByRule[r] == nil {
+					rs.recogByRule[r] = map[string][]*recog.Fingerprint{}
+				}
+				rs.recogByRule[r][field] = append(rs.recogByRule[r][field], f)
 			}
 		}
 	}
@@ -184,13 +192,19 @@ func (rs *Rules) selectRecog(db *recog.DB) {
 // recogMatch finds the first (evidence value, Recog fingerprint, mapping)
 // that names one of our rules; only names rule want when want is not nil.
 func (rs *Rules) recogMatch(e *evidence, want *rule) (*recogMap, recog.Match, bool) {
-	if len(rs.recogFPs) == 0 {
+	fps := rs.recogFPs
+	if want != nil {
+		// Only the fingerprints a mapping of want could accept: a rule
+		// no mapping names costs no walk of the evidence at all.
+		fps = rs.recogByRule[want]
+	}
+	if len(fps) == 0 {
 		return nil, recog.Match{}, false
 	}
 	var found *recogMap
 	var hit recog.Match
 	e.recogValues(func(field, value string) bool {
-		for _, f := range rs.recogFPs[field] {
+		for _, f := range fps[field] {
 			if !f.MayMatch(value) {
 				continue
 			}

@@ -39,6 +39,9 @@ type Rules struct {
 	// its vendors and products to rules (recogmap.go).
 	recogMaps []*recogMap
 	recogFPs  map[string][]*recog.Fingerprint
+	// recogByRule are recogFPs narrowed to those a mapping of each rule
+	// could accept, for the version a matched rule lacks.
+	recogByRule map[*rule]map[string][]*recog.Fingerprint
 	// files are the names the rules came from, in order.
 	files []string
 }
