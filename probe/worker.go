@@ -43,12 +43,14 @@ func (s *Service) consume(ctx context.Context, cons jetstream.Consumer) error {
 		select {
 		case sem <- struct{}{}:
 		case <-ctx.Done():
+			handBack(it)
 			return nil
 		}
 		msg, err := it.Next()
 		if err != nil {
 			<-sem
 			if ctx.Err() != nil {
+				handBack(it)
 				return nil
 			}
 			if errors.Is(err, jetstream.ErrMsgIteratorClosed) {
@@ -67,6 +69,20 @@ func (s *Service) consume(ctx context.Context, cons jetstream.Consumer) error {
 			defer func() { <-sem }()
 			s.handle(ctx, msg)
 		}()
+	}
+}
+
+// handBack gives the stream back, at once, the items the iterator
+// fetched and nobody took, once it is draining: another worker starts them
+// now rather than after the consumer's ack wait (minutes). A crash leaves
+// them to that wait; a shutdown need not.
+func handBack(it jetstream.MessagesContext) {
+	for {
+		msg, err := it.Next(jetstream.NextMaxWait(2 * time.Second))
+		if err != nil {
+			return
+		}
+		_ = msg.Nak()
 	}
 }
 
