@@ -110,7 +110,7 @@ func (m *mmdbWriter) Write(r *ipmodel.Record, pfx netip.Prefix) error {
 	if pfx.Addr().Is6() && pfx.Overlaps(ipv4Tree) {
 		return nil
 	}
-	e := netEntry{off: m.valsLen + int64(m.valsBuf.Buffered())}
+	e := netEntry{off: m.valsLen + int64(m.valsBuf.Buffered()), host: r.Network == ""}
 	pfx = pfx.Masked()
 	if pfx.Addr().Is4() {
 		a4 := pfx.Addr().As4()
@@ -491,16 +491,23 @@ func (p plainWriter) WriteOrWritePointer(t mmdbtype.DataType) (int64, error) {
 }
 
 // netEntry is one network to sort: its address in the IPv6 tree (IPv4 at
-// ::a.b.c.d), prefix length there, and its record in the spool (off is
-// also the order of Writes, which keeps equal networks in that order).
+// ::a.b.c.d), prefix length there, whether it is a host, and its record
+// in the spool (off is also the order of Writes).
+//
+// The order (address, shorter prefix first, a range before a host of the
+// same prefix, then Writes) is the order of the merge: a record merges
+// into the merge of the wider ones (a host record after the ranges, even
+// a /32 one, as Build writes ranges first); a network written twice
+// merges in the order of the Writes.
 type netEntry struct {
 	addr [16]byte
 	bits uint8
+	host bool
 	n    int32
 	off  int64
 }
 
-const netEntrySize = 16 + 1 + 4 + 8
+const netEntrySize = 16 + 1 + 1 + 4 + 8
 
 func compareEntries(a, b netEntry) int {
 	if c := bytes.Compare(a.addr[:], b.addr[:]); c != 0 {
@@ -508,6 +515,12 @@ func compareEntries(a, b netEntry) int {
 	}
 	if c := cmp.Compare(a.bits, b.bits); c != 0 {
 		return c
+	}
+	if a.host != b.host {
+		if a.host {
+			return 1
+		}
+		return -1
 	}
 	return cmp.Compare(a.off, b.off)
 }
@@ -565,16 +578,21 @@ func (s *netSorter) spill() error {
 func putEntry(b []byte, e netEntry) {
 	copy(b, e.addr[:])
 	b[16] = e.bits
-	binary.LittleEndian.PutUint32(b[17:], uint32(e.n))
-	binary.LittleEndian.PutUint64(b[21:], uint64(e.off))
+	b[17] = 0
+	if e.host {
+		b[17] = 1
+	}
+	binary.LittleEndian.PutUint32(b[18:], uint32(e.n))
+	binary.LittleEndian.PutUint64(b[22:], uint64(e.off))
 }
 
 func getEntry(b []byte) netEntry {
 	var e netEntry
 	copy(e.addr[:], b)
 	e.bits = b[16]
-	e.n = int32(binary.LittleEndian.Uint32(b[17:]))
-	e.off = int64(binary.LittleEndian.Uint64(b[21:]))
+	e.host = b[17] == 1
+	e.n = int32(binary.LittleEndian.Uint32(b[18:]))
+	e.off = int64(binary.LittleEndian.Uint64(b[22:]))
 	return e
 }
 
