@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -24,6 +26,7 @@ import (
 const (
 	benchChildEnv = "NETINTEL_SNAPSHOT_BENCH_CHILD" // "baseline", a format, or "all"
 	benchSizeEnv  = "NETINTEL_SNAPSHOT_BENCH_ADDRESSES"
+	benchJobsEnv  = "NETINTEL_SNAPSHOT_BENCH_JOBS" // comma-separated subset of the jobs
 )
 
 type childResult struct {
@@ -77,7 +80,14 @@ func TestSnapshotBenchChild(t *testing.T) {
 		}
 	default:
 		m := &Manifest{SnapshotDate: "2026-11-23"}
-		files, err := Build(ctx, g, t.TempDir(), BuildOptions{Formats: []string{job}, BuildTime: start}, m)
+		o := BuildOptions{Formats: []string{job}, BuildTime: start}
+		if job == "mmdb-ref" {
+			// The MMDBs with mmdbwriter's in-memory tree (the writer
+			// publish used before issue 33), in two passes as it was.
+			o.Formats = []string{FormatMMDB}
+			o.newMMDB = func(w io.Writer, dir string, t time.Time) (formatWriter, error) { return newRefMMDBWriter(w, dir, t) }
+		}
+		files, err := Build(ctx, g, t.TempDir(), o, m)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,7 +102,11 @@ func TestSnapshotBenchChild(t *testing.T) {
 // addresses (NETINTEL_SNAPSHOT_BENCH_ADDRESSES overrides) in child
 // processes, one per format and one for the whole publish run, and reports
 // wall time and peak RSS (the child's getrusage ru_maxrss) of each. The
-// baseline is a child that only reads the generated state.
+// baseline is a child that only reads the generated state; mmdb-ref
+// builds the MMDBs with mmdbwriter's in-memory tree (the reference the
+// mmdb job is compared with). NETINTEL_SNAPSHOT_BENCH_JOBS runs a subset
+// (e.g. "mmdb,all" for 10,000,000 addresses, where mmdb-ref needs more
+// than 16 GiB).
 func BenchmarkSnapshot(b *testing.B) {
 	n := 1_000_000
 	if v := os.Getenv(benchSizeEnv); v != "" {
@@ -101,7 +115,10 @@ func BenchmarkSnapshot(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	jobs := append([]string{"baseline"}, append(Formats, "all")...)
+	jobs := slices.Concat([]string{"baseline"}, Formats, []string{"mmdb-ref", "all"})
+	if v := os.Getenv(benchJobsEnv); v != "" {
+		jobs = append([]string{"baseline"}, slices.DeleteFunc(strings.Split(v, ","), func(j string) bool { return j == "baseline" })...)
+	}
 	results := map[string]childResult{}
 	rss := map[string]float64{}
 	cpu := map[string]float64{}
@@ -143,5 +160,12 @@ func BenchmarkSnapshot(b *testing.B) {
 		b.Logf("%-8s %7.2fs wall  %7.2fs CPU  peak RSS %6.0f MiB  %6.1f MiB on disk  %.1fx baseline time", job, r.Seconds, cpu[job], rss[job], float64(r.Bytes)/(1<<20), r.Seconds/base.Seconds)
 	}
 	b.ReportMetric(base.Seconds, "s/baseline")
-	b.ReportMetric(results["all"].Seconds/base.Seconds, "x-baseline/all")
+	if r, ok := results["all"]; ok {
+		b.ReportMetric(r.Seconds/base.Seconds, "x-baseline/all")
+	}
+	if r, ok := results["mmdb-ref"]; ok && results["mmdb"].Seconds > 0 && rss["mmdb"] > 0 {
+		b.ReportMetric(r.Seconds/results["mmdb"].Seconds, "x-time-ref/mmdb")
+		b.ReportMetric(rss["mmdb-ref"]/rss["mmdb"], "x-rss-ref/mmdb")
+		b.Logf("mmdb (streaming tree) vs mmdb-ref (mmdbwriter): %.2fx faster, %.2fx less peak RSS", r.Seconds/results["mmdb"].Seconds, rss["mmdb-ref"]/rss["mmdb"])
+	}
 }

@@ -410,6 +410,11 @@ type BuildOptions struct {
 	RowGroupRows int
 	// ParquetCompression: zstd (default), snappy, gzip or none.
 	ParquetCompression string
+
+	// newMMDB replaces the MMDB writer (tests and benchmarks: the
+	// mmdbwriter reference); its trees live in memory, so Build then
+	// writes the lower audiences' MMDBs in a second pass.
+	newMMDB func(w io.Writer, dir string, buildTime time.Time) (formatWriter, error)
 }
 
 // hashFile counts and hashes what is written to a file.
@@ -442,7 +447,7 @@ type item struct {
 
 const batchSize = 256
 
-// Build reads state (ranges, then hosts; twice, see below) and streams
+// Build reads state (ranges, then hosts) once and streams
 // every record through the writers of the selected formats in parallel,
 // into files in
 // dir: one build per audience (ipmodel.Audiences), each holding every
@@ -494,7 +499,11 @@ func Build(ctx context.Context, state ipmodel.State, dir string, o BuildOptions,
 				// Each MMDB writer spools into a folder of its own.
 				sub := filepath.Join(dir, "mmdb-"+aud.String())
 				if err = os.MkdirAll(sub, 0o700); err == nil {
-					w, err = newMMDBWriter(sink, sub, o.BuildTime)
+					if o.newMMDB != nil {
+						w, err = o.newMMDB(sink, sub, o.BuildTime)
+					} else {
+						w, err = newMMDBWriter(sink, sub, o.BuildTime)
+					}
 				}
 			}
 			outs = append(outs, &out{format: f, aud: aud, name: name, hf: hf, w: w, ch: make(chan []item, 8)})
@@ -508,14 +517,13 @@ func Build(ctx context.Context, state ipmodel.State, dir string, o BuildOptions,
 		return nil, fmt.Errorf("no known format in %v", formats)
 	}
 
-	// The MMDB trees live in memory until written (about 740 MiB for
-	// 1,000,000 addresses), so they are not all built at once: the first
-	// pass over the state writes every tabular file and the complete
-	// build's MMDB, the second the lower audiences' MMDBs. A pass reads
-	// the state again (3 s for 1,000,000 addresses) rather than hold it.
+	// One pass over the state writes every file: the MMDB writer's memory
+	// does not grow with the data (mmdbtree.go). The in-memory reference
+	// (o.newMMDB) writes the lower audiences' MMDBs in a second pass.
+	inMemory := o.newMMDB != nil
 	var first, second []*out
 	for _, o := range outs {
-		if o.format == FormatMMDB && o.aud != ipmodel.AudienceEnterprise {
+		if o.format == FormatMMDB && o.aud != ipmodel.AudienceEnterprise && inMemory {
 			second = append(second, o)
 		} else {
 			first = append(first, o)
