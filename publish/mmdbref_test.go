@@ -14,9 +14,9 @@ import (
 	"io"
 	"math"
 	"net"
+	"net/netip"
 	"os"
 	"time"
-	"net/netip"
 
 	"github.com/maxmind/mmdbwriter"
 	"github.com/maxmind/mmdbwriter/inserter"
@@ -100,7 +100,6 @@ type span struct {
 	off int64
 	n   int32
 }
-
 
 // aliasID is the placeholder of ipv4Mapped: rewrite points its record at
 // the IPv4 tree (the node at ::/96), as mmdbwriter's own alias would, so
@@ -237,7 +236,6 @@ func (m *refMMDBWriter) Close() error {
 	return m.rewrite(ph.Name())
 }
 
-
 func (m *refMMDBWriter) rewrite(placeholder string) error {
 	db, err := maxminddb.Open(placeholder)
 	if err != nil {
@@ -340,5 +338,3 @@ func (m *refMMDBWriter) rewrite(placeholder string) error {
 	}
 	return nil
 }
-
-
