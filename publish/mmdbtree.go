@@ -58,6 +58,9 @@ type mmdbWriter struct {
 	sorter  *netSorter
 	buf     []byte
 	rows    int64
+	// minRecordSize raises the record size (tests: every size is read
+	// back alike); 0 picks the smallest that fits.
+	minRecordSize int
 }
 
 // newMMDBWriter returns a writer of a GeoIP2-Anonymous-IP MMDB with IPv4
@@ -183,7 +186,7 @@ func (m *mmdbWriter) Close() error {
 	if err := b.dw.flush(); err != nil {
 		return fmt.Errorf("mmdb temp file: %w", err)
 	}
-	return writeMMDBFile(m.w, nodes, b.nodeCount, data, b.dw.n, m.buildTime)
+	return writeMMDBFile(m.w, nodes, b.nodeCount, data, b.dw.n, m.buildTime, m.minRecordSize)
 }
 
 // A ref is a record of the search tree while it is built: a node (by its
@@ -389,14 +392,15 @@ func (b *treeBuilder) data(r *ipmodel.Record) (int64, error) {
 
 // writeMMDBFile writes the MMDB: the search tree from the node file
 // (nodeCount nodes, in completion order), the separator, the data section
-// (dataLen bytes) and the metadata.
-func writeMMDBFile(w io.Writer, nodes *os.File, nodeCount uint64, data *os.File, dataLen int64, buildTime time.Time) error {
+// (dataLen bytes) and the metadata, with the smallest record size of at
+// least minRecordSize that addresses them.
+func writeMMDBFile(w io.Writer, nodes *os.File, nodeCount uint64, data *os.File, dataLen int64, buildTime time.Time, minRecordSize int) error {
 	maxRef := nodeCount + 16 + uint64(dataLen)
 	var recordSize int
 	switch {
-	case maxRef < 1<<24:
+	case maxRef < 1<<24 && minRecordSize <= 24:
 		recordSize = 24
-	case maxRef < 1<<28:
+	case maxRef < 1<<28 && minRecordSize <= 28:
 		recordSize = 28
 	case maxRef < 1<<32:
 		recordSize = 32

@@ -46,7 +46,7 @@ func writeMMDBItems(tb testing.TB, w formatWriter, out *bytes.Buffer, items []it
 // buildBoth writes items with the streaming writer (sort chunks of chunk
 // entries, so that small inputs are sorted on disk too) in the order
 // given, and with mmdbwriter's (the reference) in refOrder.
-func buildBoth(tb testing.TB, items, refOrder []item, chunk int) (got, want string) {
+func buildBoth(tb testing.TB, items, refOrder []item, chunk, recordSize int) (got, want string) {
 	tb.Helper()
 	dir := tb.TempDir()
 	var gb, wb bytes.Buffer
@@ -55,6 +55,7 @@ func buildBoth(tb testing.TB, items, refOrder []item, chunk int) (got, want stri
 		tb.Fatal(err)
 	}
 	gw.sorter = newNetSorter(gw.dir, chunk)
+	gw.minRecordSize = recordSize
 	got = writeMMDBItems(tb, gw, &gb, items, dir, "got.mmdb")
 	ww, err := newRefMMDBWriter(&wb, tb.TempDir(), mmdbTestTime)
 	if err != nil {
@@ -221,7 +222,7 @@ func mmdbProbes(rng *rand.Rand, items []item, random int) []netip.Addr {
 // compareMMDBs checks that the MMDB at got answers exactly as the one at
 // want does: metadata, every network maxminddb iterates (with and without
 // the aliased ones) with its record, and each probe's lookup.
-func compareMMDBs(tb testing.TB, got, want string, probes []netip.Addr) {
+func compareMMDBs(tb testing.TB, got, want string, probes []netip.Addr, minRecordSize uint) {
 	tb.Helper()
 	g, err := maxminddb.Open(got)
 	if err != nil {
@@ -237,8 +238,8 @@ func compareMMDBs(tb testing.TB, got, want string, probes []netip.Addr) {
 		tb.Fatalf("maxminddb Verify: %v", err)
 	}
 	gm, wm := g.Metadata, w.Metadata
-	if gm.RecordSize != 24 && gm.RecordSize != 28 && gm.RecordSize != 32 {
-		tb.Fatalf("record size %d", gm.RecordSize)
+	if want := max(wantRecordSize(gm.NodeCount, got), minRecordSize); gm.RecordSize != want {
+		tb.Fatalf("record size %d, want %d", gm.RecordSize, want)
 	}
 	gm.RecordSize, wm.RecordSize = 0, 0
 	if !reflect.DeepEqual(gm, wm) {
@@ -296,6 +297,28 @@ func compareMMDBs(tb testing.TB, got, want string, probes []netip.Addr) {
 	}
 }
 
+// wantRecordSize is the record size of an MMDB of nodes nodes at path, if
+// the writer picked the smallest: the file's size less its tree, separator
+// and metadata is its data section.
+func wantRecordSize(nodes uint, path string) uint {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	meta := bytes.LastIndex(raw, metadataMarker)
+	for _, size := range []uint{24, 28, 32} {
+		tree := nodes * size / 4
+		if meta < int(tree)+16 {
+			continue
+		}
+		data := uint(meta) - tree - 16
+		if nodes+16+data < 1<<size {
+			return size
+		}
+	}
+	return 0
+}
+
 // compareWithTools looks each probe up in both files with mmdblookup
 // (the whole record as it prints it) and geoip2-golang (AnonymousIP).
 func compareWithTools(t *testing.T, got, want string, probes []netip.Addr) {
@@ -339,15 +362,18 @@ func compareWithTools(t *testing.T, got, want string, probes []netip.Addr) {
 
 func TestMMDBWriter_MatchesMMDBWriter(t *testing.T) {
 	tests := []struct {
-		name  string
-		seed  uint64
-		n     int
-		chunk int // sort chunk: small ones sort on disk
+		name       string
+		seed       uint64
+		n          int
+		chunk      int // sort chunk: small ones sort on disk
+		recordSize int // at least; 0: the smallest that fits (24 here)
 	}{
-		{"few", 1, 12, 1 << 18},
-		{"random", 2, 400, 1 << 18},
-		{"random, sorted on disk", 3, 1500, 97},
-		{"random, two-entry chunks", 4, 200, 2},
+		{"few", 1, 12, 1 << 18, 0},
+		{"random", 2, 400, 1 << 18, 0},
+		{"random, sorted on disk", 3, 1500, 97, 0},
+		{"random, two-entry chunks", 4, 200, 2, 0},
+		{"28-bit records", 5, 300, 1 << 18, 28},
+		{"32-bit records", 6, 300, 64, 32},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -372,9 +398,9 @@ func TestMMDBWriter_MatchesMMDBWriter(t *testing.T) {
 				}
 				return a.pfx.Bits() - b.pfx.Bits()
 			})
-			got, want := buildBoth(t, shuffled, ref, tc.chunk)
+			got, want := buildBoth(t, shuffled, ref, tc.chunk, tc.recordSize)
 			probes := mmdbProbes(rng, items, 200)
-			compareMMDBs(t, got, want, probes)
+			compareMMDBs(t, got, want, probes, uint(tc.recordSize))
 			sample := probes
 			if len(sample) > 150 {
 				rng.Shuffle(len(sample), func(i, j int) { sample[i], sample[j] = sample[j], sample[i] })
@@ -424,13 +450,13 @@ func compareGen(tb testing.TB, n, chunk int) {
 	if err := g.Hosts(tb.Context(), collect(false)); err != nil {
 		tb.Fatal(err)
 	}
-	got, want := buildBoth(tb, items, items, chunk)
+	got, want := buildBoth(tb, items, items, chunk, 0)
 	rng := rand.New(rand.NewPCG(5, 5))
 	sample := make([]item, 0, 2000)
 	for range cap(sample) {
 		sample = append(sample, items[rng.IntN(len(items))])
 	}
-	compareMMDBs(tb, got, want, mmdbProbes(rng, sample, 20_000))
+	compareMMDBs(tb, got, want, mmdbProbes(rng, sample, 20_000), 0)
 	if t, ok := tb.(*testing.T); ok {
 		compareWithTools(t, got, want, mmdbProbes(rng, sample[:20], 20))
 	}
@@ -444,6 +470,36 @@ func compareGen(tb testing.TB, n, chunk int) {
 func BenchmarkMMDBWriter_Compare(b *testing.B) {
 	for range b.N {
 		compareGen(b, 1_000_000, sortChunk)
+	}
+}
+
+// An MMDB of no record is valid and answers nothing, as mmdbwriter's.
+func TestMMDBWriter_Empty(t *testing.T) {
+	got, want := buildBoth(t, nil, nil, 4, 0)
+	db, err := maxminddb.Open(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	ref, err := maxminddb.Open(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	if db.Metadata.NodeCount != ref.Metadata.NodeCount {
+		t.Fatalf("node count %d, mmdbwriter's %d", db.Metadata.NodeCount, ref.Metadata.NodeCount)
+	}
+	for _, ip := range []string{"1.2.3.4", "::ffff:1.2.3.4", "2001:db8::1"} {
+		var r any
+		if _, ok, err := db.LookupNetwork(net.ParseIP(ip), &r); err != nil || ok {
+			t.Fatalf("lookup %s: found %v, err %v", ip, ok, err)
+		}
+		if out, err := exec.Command("mmdblookup", "--file", got, "--ip", ip).CombinedOutput(); err == nil || !bytes.Contains(out, []byte("Could not find")) {
+			t.Fatalf("mmdblookup %s: %v\n%s", ip, err, out)
+		}
 	}
 }
 
