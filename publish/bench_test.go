@@ -143,11 +143,11 @@ func BenchmarkSnapshot(b *testing.B) {
 				b.Fatalf("%s: no result\n%s", job, out.String())
 			}
 			results[job] = res
-			fmt.Fprintf(os.Stderr, "snapshot bench: %s done in %.1fs\n", job, res.Seconds)
 			if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 				rss[job] = float64(ru.Maxrss) / 1024 // KiB -> MiB
 				cpu[job] = time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 			}
+			fmt.Fprintf(os.Stderr, "snapshot bench: %s done in %.1fs (%.1fs CPU, peak RSS %.0f MiB)\n", job, res.Seconds, cpu[job], rss[job])
 		}
 	}
 	base := results["baseline"]
