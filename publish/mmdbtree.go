@@ -533,13 +533,27 @@ func compareEntries(a, b netEntry) int {
 // before they are spilled to disk as a run.
 const sortChunk = 1 << 18
 
+// maxRuns is how many runs of one level the sorter keeps before it
+// merges them into one run of the next level, so that open files and
+// read buffers stay bounded (64 runs of 262,144 entries are 16 M
+// networks; 64 of those a billion) and each entry is rewritten once per
+// level.
+const maxRuns = 64
+
 // netSorter sorts network entries in bounded memory: chunks are sorted
 // and written to run files, which stream merges.
 type netSorter struct {
 	dir  string
 	max  int
 	buf  []netEntry
-	runs []*os.File
+	runs []sortRun
+}
+
+// sortRun is a sorted run file and its level (0: a chunk; n+1: the merge
+// of maxRuns runs of level n).
+type sortRun struct {
+	f     *os.File
+	level int
 }
 
 func newNetSorter(dir string, chunk int) *netSorter {
@@ -563,7 +577,7 @@ func (s *netSorter) spill() error {
 	if err != nil {
 		return fmt.Errorf("mmdb sort: %w", err)
 	}
-	s.runs = append(s.runs, f)
+	s.runs = append(s.runs, sortRun{f: f})
 	bw := bufio.NewWriterSize(f, 1<<16)
 	var b [netEntrySize]byte
 	for _, e := range s.buf {
@@ -576,6 +590,52 @@ func (s *netSorter) spill() error {
 		return fmt.Errorf("mmdb sort: %w", err)
 	}
 	s.buf = s.buf[:0]
+	// Runs are appended in level order (a merge's result replaces the
+	// newest runs), so full levels are at the end.
+	for n := len(s.runs); n >= maxRuns && s.runs[n-maxRuns].level == s.runs[n-1].level; n = len(s.runs) {
+		if err := s.mergeTail(maxRuns); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// mergeTail merges the last k runs into one of the next level.
+func (s *netSorter) mergeTail(k int) error {
+	tail := s.runs[len(s.runs)-k:]
+	f, err := os.CreateTemp(s.dir, "mmdb-sort-*")
+	if err != nil {
+		return fmt.Errorf("mmdb sort: %w", err)
+	}
+	st, err := mergeRuns(tail)
+	if err == nil {
+		bw := bufio.NewWriterSize(f, 1<<16)
+		var b [netEntrySize]byte
+		for {
+			e, ok, err2 := st.next()
+			if err = err2; err != nil || !ok {
+				break
+			}
+			putEntry(b[:], e)
+			if _, err = bw.Write(b[:]); err != nil {
+				break
+			}
+		}
+		if err == nil {
+			err = bw.Flush()
+		}
+	}
+	if err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return fmt.Errorf("mmdb sort: merge runs: %w", err)
+	}
+	level := tail[0].level + 1
+	for _, r := range tail {
+		r.f.Close()
+		os.Remove(r.f.Name())
+	}
+	s.runs = append(s.runs[:len(s.runs)-k], sortRun{f: f, level: level})
 	return nil
 }
 
@@ -602,9 +662,9 @@ func getEntry(b []byte) netEntry {
 
 // remove deletes the run files.
 func (s *netSorter) remove() {
-	for _, f := range s.runs {
-		f.Close()
-		os.Remove(f.Name())
+	for _, r := range s.runs {
+		r.f.Close()
+		os.Remove(r.f.Name())
 	}
 	s.runs = nil
 	s.buf = nil
@@ -623,9 +683,14 @@ func (s *netSorter) stream() (*netStream, error) {
 		}
 	}
 	s.buf = nil
-	st := &netStream{}
-	for _, f := range s.runs {
-		r := &runReader{r: bufio.NewReaderSize(io.NewSectionReader(f, 0, math.MaxInt64), 1<<16)}
+	return mergeRuns(s.runs)
+}
+
+// mergeRuns streams the entries of sorted runs in order.
+func mergeRuns(runs []sortRun) (*netStream, error) {
+	st := &netStream{heap: runHeap{}}
+	for _, run := range runs {
+		r := &runReader{r: bufio.NewReaderSize(io.NewSectionReader(run.f, 0, math.MaxInt64), 1<<16)}
 		ok, err := r.read()
 		if err != nil {
 			return nil, err

@@ -521,6 +521,10 @@ func TestNetSorter_Order(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			// 150 runs of two: merged into level-1 runs on the way.
+			if len(s.runs) >= maxRuns {
+				t.Fatalf("%d runs kept", len(s.runs))
+			}
 			slices.SortFunc(want, compareEntries)
 			st, err := s.stream()
 			if err != nil {
