@@ -180,6 +180,9 @@ func (m *mmdbWriter) Close() error {
 	if root&refKind != refNode || b.nodeCount == 0 || uint64(root&refValue) != b.nodeCount-1 {
 		return errors.New("mmdb: tree has no root node")
 	}
+	if b.hasHead {
+		return fmt.Errorf("mmdb: network %x/%d left unplaced", b.head.addr, b.head.bits)
+	}
 	if err := b.nodes.Flush(); err != nil {
 		return fmt.Errorf("mmdb temp file: %w", err)
 	}
