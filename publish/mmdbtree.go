@@ -291,17 +291,23 @@ func (b *treeBuilder) build(addr [16]byte, bits int) (ref, error) {
 		split = true // down to the alias
 	}
 	if split {
-		left, err := b.build(addr, bits+1)
-		if err != nil {
-			return 0, err
+		// Both children from one call site: the runtime's allocation
+		// profile keeps a record per distinct call stack, and two sites
+		// would make every path down the tree a stack of its own (2^depth
+		// records, never freed: memory that grew with the data).
+		var kids [2]ref
+		for side := range kids {
+			child := addr
+			if side == 1 {
+				child[bits/8] |= 0x80 >> (bits % 8)
+			}
+			var err error
+			if kids[side], err = b.build(child, bits+1); err != nil {
+				return 0, err
+			}
 		}
-		raddr := addr
-		raddr[bits/8] |= 0x80 >> (bits % 8)
-		right, err := b.build(raddr, bits+1)
-		if err != nil {
-			return 0, err
-		}
-		if r, err = b.node(left, right); err != nil {
+		var err error
+		if r, err = b.node(kids[0], kids[1]); err != nil {
 			return 0, err
 		}
 	} else {
