@@ -154,43 +154,49 @@ func appendStrs(b array.Builder, ss []string) {
 }
 
 func (p *parquetWriter) Write(r *ipmodel.Record, _ netip.Prefix) error {
-	b := p.b
-	b.Field(0).(*array.StringBuilder).Append(r.IP)
-	if r.Network == "" {
-		b.Field(1).AppendNull()
-	} else {
-		b.Field(1).(*array.StringBuilder).Append(r.Network)
-	}
-	appendStrs(b.Field(2), r.Classifications)
-	appendOptStr(b.Field(3), r.Provider)
-	b.Field(4).(*array.Float64Builder).Append(r.Confidence)
-	b.Field(5).(*array.StringBuilder).Append(r.FirstSeen)
-	b.Field(6).(*array.StringBuilder).Append(r.LastSeen)
-	appendStrs(b.Field(7), r.Sources)
-	for i, set := range Flags(r) {
-		b.Field(8 + i).(*array.BooleanBuilder).Append(set)
-	}
-	al := b.Field(14).(*array.ListBuilder)
-	al.Append(true)
-	ab := al.ValueBuilder().(*array.StructBuilder)
-	for i := range r.Assets {
-		appendAsset(ab, &r.Assets[i])
-	}
-	if r.ASN == 0 {
-		b.Field(15).AppendNull()
-	} else {
-		b.Field(15).(*array.Uint32Builder).Append(r.ASN)
-	}
-	appendAttributions(b.Field(16).(*array.ListBuilder), r.Attributions)
-	appendOptStr(b.Field(17), r.Country)
-	appendOptStr(b.Field(18), r.Region)
-	appendOptStr(b.Field(19), r.City)
+	appendRecordFields(p.b.Field, r)
 	p.rows++
 	p.pending++
 	if p.pending >= p.rowGroup {
 		return p.flush()
 	}
 	return nil
+}
+
+// appendRecordFields appends r to the builders of ParquetSchema's columns
+// (field(i) is column i's): the rows of a RecordBuilder, or the fields of
+// a StructBuilder of the same columns (the delta's record).
+func appendRecordFields(field func(int) array.Builder, r *ipmodel.Record) {
+	field(0).(*array.StringBuilder).Append(r.IP)
+	if r.Network == "" {
+		field(1).AppendNull()
+	} else {
+		field(1).(*array.StringBuilder).Append(r.Network)
+	}
+	appendStrs(field(2), r.Classifications)
+	appendOptStr(field(3), r.Provider)
+	field(4).(*array.Float64Builder).Append(r.Confidence)
+	field(5).(*array.StringBuilder).Append(r.FirstSeen)
+	field(6).(*array.StringBuilder).Append(r.LastSeen)
+	appendStrs(field(7), r.Sources)
+	for i, set := range Flags(r) {
+		field(8 + i).(*array.BooleanBuilder).Append(set)
+	}
+	al := field(14).(*array.ListBuilder)
+	al.Append(true)
+	ab := al.ValueBuilder().(*array.StructBuilder)
+	for i := range r.Assets {
+		appendAsset(ab, &r.Assets[i])
+	}
+	if r.ASN == 0 {
+		field(15).AppendNull()
+	} else {
+		field(15).(*array.Uint32Builder).Append(r.ASN)
+	}
+	appendAttributions(field(16).(*array.ListBuilder), r.Attributions)
+	appendOptStr(field(17), r.Country)
+	appendOptStr(field(18), r.Region)
+	appendOptStr(field(19), r.City)
 }
 
 func appendAsset(ab *array.StructBuilder, a *ipmodel.Asset) {
