@@ -4,13 +4,16 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
+	"net/netip"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -275,5 +278,96 @@ func regzip(t *testing.T, from, to string) {
 	zw.Close()
 	if err := os.WriteFile(to, b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestLineSorter_Each(t *testing.T) {
+	for _, n := range []int{0, 1, 500, 20000} {
+		t.Run(strconv.Itoa(n), func(t *testing.T) {
+			dir := t.TempDir()
+			// A buffer of 256 bytes: about 10 lines a run, so 20,000 lines
+			// make more runs than one merge reads (several rounds).
+			s := newLineSorter(dir, 256)
+			want := map[string]bool{}
+			for i := 0; i < n; i++ {
+				a := gen.HostAddr(i)
+				line := `{"ip":"` + a.String() + `","n":` + strconv.Itoa(i) + `}`
+				want[line] = true
+				if err := s.add(MakeSortKey(netip.PrefixFrom(a, a.BitLen()), false), []byte(line)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if n == 20000 && len(s.runs) <= sortFanIn {
+				t.Fatalf("%d runs: the test does not reach a second merge round", len(s.runs))
+			}
+			var prev SortKey
+			got := 0
+			err := s.each(func(k SortKey, line []byte) error {
+				if got > 0 && bytes.Compare(prev[:], k[:]) >= 0 {
+					t.Fatalf("line %d out of order", got)
+				}
+				if !want[string(line)] {
+					t.Fatalf("line %q was not added (or twice)", line)
+				}
+				delete(want, string(line))
+				prev = k
+				got++
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != n || len(want) != 0 {
+				t.Fatalf("got %d lines of %d", got, n)
+			}
+			if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+				t.Fatalf("runs left behind: %v", ents)
+			}
+		})
+	}
+}
+
+func TestMakeSortKey_Order(t *testing.T) {
+	// In key order: IPv4 first, a range before what it contains, a range
+	// before a host of the same address and length.
+	keys := []struct {
+		s      string
+		range_ bool
+	}{
+		{"1.2.0.0/16", true}, {"1.2.3.0/24", true}, {"1.2.3.0/32", true}, {"1.2.3.0/32", false},
+		{"1.2.3.4/32", false}, {"10.0.0.0/8", true}, {"2a00::/12", true}, {"2a00::1/128", false},
+	}
+	for i := 1; i < len(keys); i++ {
+		a := MakeSortKey(netip.MustParsePrefix(keys[i-1].s), keys[i-1].range_)
+		b := MakeSortKey(netip.MustParsePrefix(keys[i].s), keys[i].range_)
+		if bytes.Compare(a[:], b[:]) >= 0 {
+			t.Errorf("%v is not before %v", keys[i-1], keys[i])
+		}
+	}
+}
+
+func TestBuild_DeltaAgainstUnsortedBase(t *testing.T) {
+	// A base published before deltas lists its rows in the state's order:
+	// the next snapshot says why it has no delta, and is published whole.
+	base := gen.New(2000, 3)
+	dir1 := t.TempDir()
+	m1 := &Manifest{SnapshotDate: "2026-11-21"}
+	files, err := Build(t.Context(), base, dir1, BuildOptions{Formats: []string{FormatNDJSON}, unsorted: true}, m1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srcs := map[ipmodel.Audience]DeltaSource{}
+	for _, f := range files {
+		a, _ := ipmodel.ParseAudience(f.Audience)
+		srcs[a] = DeltaSource{File: f, Open: func(context.Context) (io.ReadCloser, error) { return os.Open(filepath.Join(dir1, f.Name)) }}
+	}
+	m2 := &Manifest{SnapshotDate: "2026-11-22"}
+	files, err = Build(t.Context(), &gen.Churned{Base: base, Every: 300}, t.TempDir(), BuildOptions{Formats: []string{FormatNDJSON, FormatParquet},
+		DeltaBase: &DeltaBase{SnapshotDate: "2026-11-21"}, DeltaSources: srcs}, m2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 4 || m2.DeltaBase != nil || !strings.Contains(m2.DeltaNote, "not in key order") {
+		t.Fatalf("files %d, delta_base %+v, note %q", len(files), m2.DeltaBase, m2.DeltaNote)
 	}
 }

@@ -17,12 +17,15 @@ import (
 	"github.com/netintel/netintel/internal/httpx"
 	"github.com/netintel/netintel/internal/ipmodel"
 	"github.com/netintel/netintel/internal/objstore"
+	"github.com/netintel/netintel/publish"
 )
 
-// Dataset formats and the tier each needs.
-var formatTier = map[string]Tier{"csv": tierPro, "ndjson": tierPro, "parquet": tierBulkBinary, "mmdb": tierBulkBinary}
+// Dataset formats and the tier each needs; a delta file needs the tier of
+// its full format.
+var formatTier = map[string]Tier{"csv": tierPro, "ndjson": tierPro, "parquet": tierBulkBinary, "mmdb": tierBulkBinary,
+	"ndjson-delta": tierPro, "parquet-delta": tierBulkBinary}
 
-var datasetFormats = []string{"csv", "ndjson", "parquet", "mmdb"}
+var datasetFormats = []string{"csv", "ndjson", "parquet", "mmdb", "ndjson-delta", "parquet-delta"}
 
 // DefaultLinkPrefix is the customer-facing path prefix that the gateway
 // forwards to this backend's /api/v1/... paths.
@@ -39,6 +42,10 @@ type DatasetResponse struct {
 	Hosts         int64         `json:"hosts"`
 	Ranges        int64         `json:"ranges"`
 	Files         []DatasetFile `json:"files"`
+	// DeltaBase is the snapshot the delta files are against (null when
+	// there are none); DeltaNote says why an audience has no delta.
+	DeltaBase *publish.DeltaBase `json:"delta_base"`
+	DeltaNote string             `json:"delta_note,omitempty"`
 	// Checksums is the SHA256SUMS file (`sha256sum -c` format), when published.
 	Checksums *DatasetLink `json:"checksums"`
 	// Unavailable lists formats the caller's tier does not include.
@@ -53,6 +60,10 @@ type DatasetFile struct {
 	Size        int64  `json:"size"`
 	Rows        int64  `json:"rows"`
 	SHA256      string `json:"sha256"`
+	// ContentSHA256 (NDJSON files) is the SHA-256 of the uncompressed lines.
+	ContentSHA256 string `json:"content_sha256,omitempty"`
+	// Ops counts a delta file's rows by operation.
+	Ops *publish.DeltaOps `json:"ops,omitempty"`
 	DatasetLink
 }
 
@@ -91,7 +102,7 @@ func (s *Service) dataset(w http.ResponseWriter, r *http.Request, tier Tier) {
 	}
 	m := &snap.Manifest
 	out := DatasetResponse{SnapshotDate: m.SnapshotDate, BuildID: m.BuildID, SchemaVersion: m.SchemaVersion, BuildTime: m.BuildTime,
-		Hosts: m.Hosts, Ranges: m.Ranges, Files: []DatasetFile{}, Unavailable: []UnavailableFormat{}}
+		Hosts: m.Hosts, Ranges: m.Ranges, Files: []DatasetFile{}, Unavailable: []UnavailableFormat{}, DeltaBase: m.DeltaBase, DeltaNote: m.DeltaNote}
 	for _, f := range m.Files {
 		// Each tier is offered its audience's build alone.
 		if only != "" && f.Format != only || fileAudience(f) != tier.Audience() {
@@ -111,7 +122,8 @@ func (s *Service) dataset(w http.ResponseWriter, r *http.Request, tier Tier) {
 			writeUnavailable(w, "the object store is not reachable; retry shortly")
 			return
 		}
-		out.Files = append(out.Files, DatasetFile{Name: f.Name, Format: f.Format, ContentType: f.ContentType, Size: f.Size, Rows: f.Rows, SHA256: f.SHA256, DatasetLink: link})
+		out.Files = append(out.Files, DatasetFile{Name: f.Name, Format: f.Format, ContentType: f.ContentType, Size: f.Size, Rows: f.Rows, SHA256: f.SHA256,
+			ContentSHA256: f.ContentSHA256, Ops: f.Ops, DatasetLink: link})
 	}
 	if m.SumsKey != "" {
 		if link, err := s.link(r.Context(), m, sumsName, m.SumsKey); err == nil {

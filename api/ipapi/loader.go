@@ -206,9 +206,11 @@ func LoadManifest(ctx context.Context, st objstore.Store, m *publish.Manifest) (
 }
 
 func fromPublish(m *publish.Manifest) Manifest {
-	out := Manifest{SnapshotDate: m.SnapshotDate, BuildID: m.BuildID, Key: m.Key, SchemaVersion: m.SchemaVersion, BuildTime: m.BuildTime, Hosts: m.Hosts, Ranges: m.Ranges, SumsKey: m.SumsKey}
+	out := Manifest{SnapshotDate: m.SnapshotDate, BuildID: m.BuildID, Key: m.Key, SchemaVersion: m.SchemaVersion, BuildTime: m.BuildTime, Hosts: m.Hosts, Ranges: m.Ranges, SumsKey: m.SumsKey,
+		DeltaBase: m.DeltaBase, DeltaNote: m.DeltaNote}
 	for _, f := range m.Files {
-		out.Files = append(out.Files, ManifestFile{Name: f.Name, Key: f.Key, Format: f.Format, ContentType: f.ContentType, Size: f.Size, Rows: f.Rows, SHA256: f.SHA256, Audience: f.Audience})
+		out.Files = append(out.Files, ManifestFile{Name: f.Name, Key: f.Key, Format: f.Format, ContentType: f.ContentType, Size: f.Size, Rows: f.Rows, SHA256: f.SHA256, Audience: f.Audience,
+			ContentSHA256: f.ContentSHA256, Ops: f.Ops})
 	}
 	return out
 }
