@@ -1,6 +1,6 @@
 // Package tldapi serves the TLD RDAP/WHOIS status API: GET /api/status,
-// /api/results, /download/json, /download/csv, /download/summary, and the
-// body of /health. It answers from the shared state only (the tldprogress
+// /api/results, /download/json, /download/csv, /download/summary, the
+// history (/api/history/{tld}, /api/changes) and the body of /health. It answers from the shared state only (the tldprogress
 // bucket and the object store), so every instance gives the same answer.
 package tldapi
 
@@ -37,6 +37,9 @@ type Options struct {
 	RatePerMinute int
 	// TrustProxy takes the client address from X-Forwarded-For.
 	TrustProxy bool
+	// HistoryRuns is how many runs the probe keeps (probe.history_runs):
+	// the history routes cache that many parsed runs.
+	HistoryRuns int
 }
 
 // Handler serves the TLD status endpoints.
@@ -47,6 +50,7 @@ type Handler struct {
 	lim   *httpx.Limiter
 	log   *slog.Logger
 	now   func() time.Time
+	cache *runCache
 }
 
 // New returns the handlers over state and store.
@@ -55,7 +59,7 @@ func New(state State, store objstore.Store, opt Options, log *slog.Logger) *Hand
 		opt.RatePerMinute = 100
 	}
 	return &Handler{state: state, store: store, opt: opt, lim: httpx.NewLimiter(float64(opt.RatePerMinute), opt.RatePerMinute),
-		log: log.With("stage", "tldapi"), now: time.Now}
+		log: log.With("stage", "tldapi"), now: time.Now, cache: &runCache{max: max(opt.HistoryRuns, 30) + 2}}
 }
 
 // Status is the spec's Status (GET /api/status).
@@ -87,9 +91,12 @@ func (h *Handler) Mount(mux *http.ServeMux) {
 	mux.Handle("GET /download/json", h.limit(h.download(probe.LatestJSON, "tld_status_results.json", "application/json")))
 	mux.Handle("GET /download/csv", h.limit(h.download(probe.LatestCSV, "tld_status_results.csv", "text/csv; charset=utf-8")))
 	mux.Handle("GET /download/summary", h.limit(h.download(probe.LatestSummary, "tld_status_summary.json", "application/json")))
+	mux.Handle("GET /api/history/{tld}", h.limit(h.history))
+	mux.Handle("GET /api/changes", h.limit(h.changes))
+	mux.Handle("/api/history/{tld}", httpx.MethodNotAllowed("GET, HEAD"))
 	// Any other method: 405 with Allow and the JSON error body (ServeMux
 	// alone would answer in plain text).
-	for _, p := range []string{"/api/status", "/api/results", "/download/json", "/download/csv", "/download/summary"} {
+	for _, p := range []string{"/api/status", "/api/results", "/download/json", "/download/csv", "/download/summary", "/api/changes"} {
 		mux.Handle(p, httpx.MethodNotAllowed("GET, HEAD"))
 	}
 	// Any other path under /api/ or /download/: 404 in the same shape.

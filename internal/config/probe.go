@@ -79,6 +79,9 @@ type Probe struct {
 	RunRetryWait time.Duration `yaml:"run_retry_wait"`
 	// RatePerMinute is the API limit per client address (the spec says 100).
 	RatePerMinute int `yaml:"rate_per_minute"`
+	// HistoryRuns is how many runs' results stay in the object store
+	// (prefix runs/<run>/) for /api/history and /api/changes.
+	HistoryRuns int `yaml:"history_runs"`
 }
 
 // Stealth configures stealth RDAP discovery.
@@ -129,6 +132,7 @@ func defaultProbe() Probe {
 		RunRetries:    5,
 		RunRetryWait:  5 * time.Minute,
 		RatePerMinute: 100,
+		HistoryRuns:   30,
 	}
 }
 
@@ -224,6 +228,9 @@ func (c *Probe) validate(p string) []error {
 	}
 	if c.RatePerMinute < 1 {
 		add("rate_per_minute", "must be >= 1, got %d", c.RatePerMinute)
+	}
+	if c.HistoryRuns < 1 || c.HistoryRuns > 1000 {
+		add("history_runs", "must be 1..1000, got %d", c.HistoryRuns)
 	}
 	return errs
 }
