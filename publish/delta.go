@@ -242,17 +242,22 @@ func newDiffer(ctx context.Context, src DeltaSource, base *DeltaBase, dir string
 			return nil, err
 		}
 	}
-	rc, err := src.Open(ctx)
+	return d, nil
+}
+
+// start opens the base: only when the merge begins, so that no object
+// store response sits idle while the state is read.
+func (d *differ) start() {
+	rc, err := d.src.Open(d.ctx)
 	if err != nil {
-		d.err = fmt.Errorf("open base %s: %w", src.File.Key, err)
-		return d, nil
+		d.fail(fmt.Errorf("open base %s: %w", d.src.File.Key, err))
+		return
 	}
 	if d.base, err = newLineReader(rc); err != nil {
-		d.err = fmt.Errorf("read base %s: %w", src.File.Key, err)
-		return d, nil
+		d.fail(fmt.Errorf("read base %s: %w", d.src.File.Key, err))
+		return
 	}
 	d.advance()
-	return d, nil
 }
 
 // deltaName is the file name of a delta format for the audience of the
@@ -381,6 +386,9 @@ func (d *differ) emit(op, key string, line []byte, changed []string) {
 func (d *differ) finish(hdr FileHeader) ([]File, error) {
 	dir := d.dir
 	defer d.discard()
+	if d.base == nil && d.err == nil {
+		d.start() // no new rows: every base row is a removal
+	}
 	for d.err == nil && d.have {
 		d.emit(OpRemove, d.cur.text, nil, nil)
 		d.advance()

@@ -195,6 +195,9 @@ func (n *ndjsonWriter) out(line []byte) error {
 
 func (n *ndjsonWriter) Close() error {
 	if n.sorter != nil {
+		if n.differ != nil {
+			n.differ.start()
+		}
 		err := n.sorter.each(func(k SortKey, line []byte) error {
 			if n.differ != nil {
 				n.differ.next(k, line)
