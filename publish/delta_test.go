@@ -346,28 +346,52 @@ func TestMakeSortKey_Order(t *testing.T) {
 	}
 }
 
-func TestBuild_DeltaAgainstUnsortedBase(t *testing.T) {
-	// A base published before deltas lists its rows in the state's order:
-	// the next snapshot says why it has no delta, and is published whole.
+func TestBuild_DeltaBaseFaults(t *testing.T) {
+	// A base that cannot serve as one gives no delta for its audience,
+	// says why in delta_note, and the snapshot is built whole all the same.
 	base := gen.New(2000, 3)
 	dir1 := t.TempDir()
-	m1 := &Manifest{SnapshotDate: "2026-11-21"}
-	files, err := Build(t.Context(), base, dir1, BuildOptions{Formats: []string{FormatNDJSON}, unsorted: true}, m1)
-	if err != nil {
-		t.Fatal(err)
+	build := func(unsorted bool) []File {
+		files, err := Build(t.Context(), base, dir1, BuildOptions{Formats: []string{FormatNDJSON}, unsorted: unsorted}, &Manifest{SnapshotDate: "2026-11-21"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return files
 	}
-	srcs := map[ipmodel.Audience]DeltaSource{}
-	for _, f := range files {
-		a, _ := ipmodel.ParseAudience(f.Audience)
-		srcs[a] = DeltaSource{File: f, Open: func(context.Context) (io.ReadCloser, error) { return os.Open(filepath.Join(dir1, f.Name)) }}
+	open := func(f File) func(context.Context) (io.ReadCloser, error) {
+		return func(context.Context) (io.ReadCloser, error) { return os.Open(filepath.Join(dir1, f.Name)) }
 	}
-	m2 := &Manifest{SnapshotDate: "2026-11-22"}
-	files, err = Build(t.Context(), &gen.Churned{Base: base, Every: 300}, t.TempDir(), BuildOptions{Formats: []string{FormatNDJSON, FormatParquet},
-		DeltaBase: &DeltaBase{SnapshotDate: "2026-11-21"}, DeltaSources: srcs}, m2)
-	if err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name     string
+		unsorted bool
+		src      func(f File) DeltaSource
+		want     string
+	}{
+		{"published before deltas", true, func(f File) DeltaSource { return DeltaSource{File: f, Open: open(f)} }, "not in key order"},
+		{"store down", false, func(f File) DeltaSource {
+			return DeltaSource{File: f, Open: func(context.Context) (io.ReadCloser, error) { return nil, errors.New("connection refused") }}
+		}, "connection refused"},
+		{"bytes do not match the manifest", false, func(f File) DeltaSource {
+			f.SHA256 = strings.Repeat("0", 64)
+			return DeltaSource{File: f, Open: open(f)}
+		}, "checksum mismatch"},
 	}
-	if len(files) != 4 || m2.DeltaBase != nil || !strings.Contains(m2.DeltaNote, "not in key order") {
-		t.Fatalf("files %d, delta_base %+v, note %q", len(files), m2.DeltaBase, m2.DeltaNote)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srcs := map[ipmodel.Audience]DeltaSource{}
+			for _, f := range build(tt.unsorted) {
+				a, _ := ipmodel.ParseAudience(f.Audience)
+				srcs[a] = tt.src(f)
+			}
+			m2 := &Manifest{SnapshotDate: "2026-11-22"}
+			files, err := Build(t.Context(), &gen.Churned{Base: base, Every: 300}, t.TempDir(), BuildOptions{Formats: []string{FormatNDJSON, FormatParquet},
+				DeltaBase: &DeltaBase{SnapshotDate: "2026-11-21"}, DeltaSources: srcs}, m2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(files) != 4 || m2.DeltaBase != nil || !strings.Contains(m2.DeltaNote, tt.want) || !strings.Contains(m2.DeltaNote, "pro: no delta") {
+				t.Fatalf("files %d, delta_base %+v, note %q", len(files), m2.DeltaBase, m2.DeltaNote)
+			}
+		})
 	}
 }
