@@ -22,11 +22,11 @@ import (
 // RunsDir is the folder of the runs' results under the prefix.
 const RunsDir = "runs/"
 
-// runIDRe matches a run id: its start time in UTC, then 8 hex digits.
-var runIDRe = regexp.MustCompile(`^\d{8}T\d{6}Z[0-9a-f]{8}$`)
+// runIDRe matches a run id: its start time in UTC, then 4 hex digits.
+var runIDRe = regexp.MustCompile(`^\d{8}T\d{6}Z[0-9a-f]{4,16}$`)
 
 // ValidRunID reports whether s has the shape of a run id
-// (20261123T030000Z9f86d081).
+// (20261123T030000Z9f86).
 func ValidRunID(s string) bool { return runIDRe.MatchString(s) }
 
 // RunKey returns the object key of a file of a run's results.

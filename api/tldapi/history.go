@@ -229,7 +229,7 @@ func (h *Handler) changes(w http.ResponseWriter, r *http.Request) {
 		}
 		sinceTime, isDate = t.Unix(), true
 	default:
-		httpx.WriteError(w, http.StatusBadRequest, "invalid_parameter", "since: want a run id (e.g. 20261123T030000Z9f86d081) or a date YYYY-MM-DD, got "+strconv.Quote(truncate(since, 40)))
+		httpx.WriteError(w, http.StatusBadRequest, "invalid_parameter", "since: want a run id (e.g. 20261123T030000Z9f86) or a date YYYY-MM-DD, got "+strconv.Quote(truncate(since, 40)))
 		return
 	}
 	asCSV, ok := wantCSV(w, r)
