@@ -40,7 +40,7 @@ func ApplyDelta(basePath, deltaPath, outPath string) (FileHeader, error) {
 	if err != nil {
 		return FileHeader{}, err
 	}
-	delta, err := newLineReader(df)
+	delta, err := newLineReader(df, false)
 	if err != nil {
 		return FileHeader{}, fmt.Errorf("delta %s: %w", deltaPath, err)
 	}
@@ -53,7 +53,7 @@ func ApplyDelta(basePath, deltaPath, outPath string) (FileHeader, error) {
 	if err != nil {
 		return dh, err
 	}
-	base, err := newLineReader(bf)
+	base, err := newLineReader(bf, false)
 	if err != nil {
 		return dh, fmt.Errorf("base %s: %w", basePath, err)
 	}

@@ -371,8 +371,16 @@ func TestBuild_DeltaBaseFaults(t *testing.T) {
 		{"store down", false, func(f File) DeltaSource {
 			return DeltaSource{File: f, Open: func(context.Context) (io.ReadCloser, error) { return nil, errors.New("connection refused") }}
 		}, "connection refused"},
-		{"bytes do not match the manifest", false, func(f File) DeltaSource {
-			f.SHA256 = strings.Repeat("0", 64)
+		{"lines do not match the manifest", false, func(f File) DeltaSource {
+			f.ContentSHA256 = strings.Repeat("0", 64)
+			return DeltaSource{File: f, Open: open(f)}
+		}, "content checksum mismatch"},
+		{"bytes do not match a manifest without content_sha256", false, func(f File) DeltaSource {
+			f.ContentSHA256, f.SHA256 = "", strings.Repeat("0", 64)
+			return DeltaSource{File: f, Open: open(f)}
+		}, "checksum mismatch"},
+		{"size does not match the manifest", false, func(f File) DeltaSource {
+			f.Size++
 			return DeltaSource{File: f, Open: open(f)}
 		}, "checksum mismatch"},
 	}

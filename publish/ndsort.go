@@ -118,7 +118,7 @@ func fastKey(line []byte) (ip, network string, ok bool) {
 
 const (
 	// sortBufBytes is the memory buffer of one sorting writer.
-	sortBufBytes = 64 << 20
+	sortBufBytes = 32 << 20
 	// sortFanIn is how many runs one merge reads at once.
 	sortFanIn = 64
 )
@@ -152,6 +152,11 @@ func (s *lineSorter) add(k SortKey, line []byte) error {
 		if err := s.spill(); err != nil {
 			return err
 		}
+	}
+	if s.buf == nil {
+		// The whole buffer at once: growing it by doubling would hold up
+		// to twice the limit.
+		s.buf = make([]byte, 0, max(s.limit, len(line)))
 	}
 	s.ents = append(s.ents, sortEnt{key: k, off: uint32(len(s.buf)), n: uint32(len(line))})
 	s.buf = append(s.buf, line...)

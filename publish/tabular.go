@@ -178,17 +178,22 @@ func (n *ndjsonWriter) Write(r *ipmodel.Record, p netip.Prefix) error {
 	}
 	n.rows++
 	if n.sorter == nil {
-		return n.out(n.line.Bytes())
+		return n.out(n.line.Bytes(), false)
 	}
 	b := n.line.Bytes()
 	return n.sorter.add(MakeSortKey(p, r.Network != ""), b[:len(b)-1])
 }
 
-// out writes one line, with its line end.
-func (n *ndjsonWriter) out(line []byte) error {
+// out writes one line; addEOL appends its line end (else line has it).
+func (n *ndjsonWriter) out(line []byte, addEOL bool) error {
 	n.content.Write(line)
 	if _, err := n.z.buf.Write(line); err != nil {
 		return fmt.Errorf("write ndjson: %w", err)
+	}
+	if addEOL {
+		eol := [1]byte{'\n'}
+		n.content.Write(eol[:])
+		return n.z.buf.WriteByte('\n')
 	}
 	return nil
 }
@@ -202,10 +207,7 @@ func (n *ndjsonWriter) Close() error {
 			if n.differ != nil {
 				n.differ.next(k, line)
 			}
-			n.line.Reset()
-			n.line.Write(line)
-			n.line.WriteByte('\n')
-			return n.out(n.line.Bytes())
+			return n.out(line, true)
 		})
 		if err != nil {
 			if n.differ != nil {
