@@ -121,6 +121,8 @@ const (
 	sortBufBytes = 32 << 20
 	// sortFanIn is how many runs one merge reads at once.
 	sortFanIn = 64
+	// runBlockBytes is the s2 block size of a run file.
+	runBlockBytes = 128 << 10
 )
 
 type sortEnt struct {
@@ -260,7 +262,9 @@ type runWriter struct {
 }
 
 func newRunWriter(f *os.File) *runWriter {
-	z := s2.NewWriter(f, s2.WriterConcurrency(1))
+	// Small blocks: a merge holds a block (and its compressed form) per
+	// run it reads, and it reads up to sortFanIn runs at once.
+	z := s2.NewWriter(f, s2.WriterConcurrency(1), s2.WriterBlockSize(runBlockBytes))
 	return &runWriter{f: f, z: z, bw: bufio.NewWriterSize(z, 256<<10)}
 }
 
