@@ -39,7 +39,13 @@ func cmdPublish(ctx context.Context, env *Env, args []string) error {
 	m := res.Manifest
 	fmt.Fprintf(env.Stdout, "published %s: %d hosts, %d ranges, %d skipped\n", m.Key, m.Hosts, m.Ranges, m.Skipped)
 	for _, f := range m.Files {
-		fmt.Fprintf(env.Stdout, "  %-8s %s  %d bytes  %d rows  sha256 %s\n", f.Format, f.Key, f.Size, f.Rows, f.SHA256)
+		fmt.Fprintf(env.Stdout, "  %-13s %s  %d bytes  %d rows  sha256 %s\n", f.Format, f.Key, f.Size, f.Rows, f.SHA256)
+	}
+	if b := m.DeltaBase; b != nil {
+		fmt.Fprintf(env.Stdout, "delta against %s build %s (%d days without a snapshot between)\n", b.SnapshotDate, b.BuildID, b.GapDays)
+	}
+	if m.DeltaNote != "" {
+		fmt.Fprintf(env.Stdout, "delta: %s\n", m.DeltaNote)
 	}
 	if res.Latest {
 		fmt.Fprintf(env.Stdout, "%s -> %s\n", publish.LatestKey, m.SnapshotDate)

@@ -133,6 +133,7 @@ func TestPublishCommand_EndToEnd(t *testing.T) {
 		`snapshots/2026-11-23/` + build + `/ipintel\.parquet`,
 		`snapshots/2026-11-23/` + build + `/ipintel\.mmdb`,
 		`snapshots/latest -> 2026-11-23`,
+		`delta: no earlier snapshot: no delta`,
 	} {
 		if !regexp.MustCompile(want).MatchString(out) {
 			t.Errorf("publish output lacks %q:\n%s", want, out)
