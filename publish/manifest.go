@@ -10,6 +10,8 @@
 //	snapshots/YYYY-MM-DD/BUILD/ipintel.ndjson.gz
 //	snapshots/YYYY-MM-DD/BUILD/ipintel.parquet
 //	snapshots/YYYY-MM-DD/BUILD/ipintel.mmdb
+//	snapshots/YYYY-MM-DD/BUILD/ipintel-delta.ndjson.gz   rows changed since delta_base (delta.go)
+//	snapshots/YYYY-MM-DD/BUILD/ipintel-delta.parquet
 //	snapshots/YYYY-MM-DD/BUILD/SHA256SUMS
 //	snapshots/YYYY-MM-DD/BUILD/manifest.json   written after every file above
 //	snapshots/latest                           written last: names the date, build and manifest

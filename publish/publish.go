@@ -537,8 +537,10 @@ const batchSize = 256
 // from, only as MMDB. It fills m's Hosts, Ranges and Skipped counts (of
 // the complete build) and returns the files (name, key, format, size,
 // rows, sha256, audience, tiers), audience by audience, each in Formats
-// order. Records whose address or network does not parse are skipped in
-// every format. Each host gets the claims of the ranges around it as its
+// order, then each audience's delta files when o names a base for it
+// (the NDJSON is written in key order, SortKey, and the delta computed
+// while it is written: delta.go). Records whose address or network does
+// not parse are skipped in every format. Each host gets the claims of the ranges around it as its
 // audience sees them (rangeIndex, inheritClaims), in every format.
 func Build(ctx context.Context, state ipmodel.State, dir string, o BuildOptions, m *Manifest) ([]File, error) {
 	formats := o.Formats
