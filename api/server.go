@@ -129,6 +129,10 @@ func (s *statusWriter) Flush() {
 type Listener struct {
 	Addr    string
 	Handler http.Handler
+	// BodyIdleTimeout is how long a request body may send nothing before
+	// the read fails and the connection is closed; 0 means
+	// DefaultBodyIdleTimeout.
+	BodyIdleTimeout time.Duration
 }
 
 // Serve runs every listener until ctx is cancelled, then shuts them down,
@@ -146,7 +150,11 @@ func Serve(ctx context.Context, log *slog.Logger, ls []Listener, timeout time.Du
 			}
 			return err
 		}
-		srv := &http.Server{Handler: bodyIdleTimeout(l.Handler, BodyIdleTimeout), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		idle := l.BodyIdleTimeout
+		if idle <= 0 {
+			idle = DefaultBodyIdleTimeout
+		}
+		srv := &http.Server{Handler: bodyIdleTimeout(l.Handler, idle), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 			BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) }}
 		servers = append(servers, srv)
 		log.Info("http listening", "addr", ln.Addr().String())
@@ -175,12 +183,13 @@ func Serve(ctx context.Context, log *slog.Logger, ls []Listener, timeout time.Du
 	return err
 }
 
-// BodyIdleTimeout is how long a request body may send nothing before the
-// read fails and the connection is closed. A whole-request deadline would
+// DefaultBodyIdleTimeout is how long a request body may send nothing
+// before the read fails and the connection is closed (Listener's
+// BodyIdleTimeout when unset). A whole-request deadline would
 // cut off large uploads on slow links; this only stops a client that sends
 // headers and then trickles or stalls, which would otherwise hold a
 // connection and a goroutine for as long as it likes.
-var BodyIdleTimeout = 30 * time.Second
+const DefaultBodyIdleTimeout = 30 * time.Second
 
 // bodyIdleTimeout gives every request with a body a read deadline of d that
 // moves forward with each read that returns data and is cleared when the

@@ -14,8 +14,9 @@ import (
 	"github.com/netintel/netintel/internal/config"
 )
 
-// EnsureWait bounds how long Ensure retries while a cluster is still forming.
-var EnsureWait = 2 * time.Minute
+// EnsureWait bounds how long Ensure retries while a cluster is still
+// forming; a caller that wants less gives a context with a deadline.
+const EnsureWait = 2 * time.Minute
 
 // Ensure creates every stream, consumer and bucket that cfg declares, and
 // updates one whose declared settings differ. It is idempotent and safe to
@@ -241,7 +242,8 @@ func (e *RefusedError) Error() string {
 func (e *RefusedError) Unwrap() error { return e.Err }
 
 // Retry repeats f while the cluster is not ready (no leader yet, no peers,
-// timeouts), for at most EnsureWait, logging each wait on what.
+// timeouts), for at most EnsureWait or until ctx ends, logging each wait
+// on what.
 func Retry(ctx context.Context, log *slog.Logger, what string, f func() error) error {
 	deadline := time.Now().Add(EnsureWait)
 	wait := 200 * time.Millisecond
