@@ -63,8 +63,11 @@ type Worker struct {
 	// ackWait bounds the wait for a state write's acknowledgement
 	// (stateAckWait; tests shorten it).
 	ackWait time.Duration
-	loaded  sync.Mutex
-	follow  sync.Once
+	// memberTTL is how long this process's member key lives unless
+	// renewed (defaultMemberTTL; tests shorten it).
+	memberTTL time.Duration
+	loaded    sync.Mutex
+	follow    sync.Once
 	// lastMembers is the number of enrich processes last seen (logged).
 	lastMembers int
 	// beforeStore, when set, is called with each batch's context before
@@ -138,7 +141,7 @@ func NewWorker(js jetstream.JetStream, cfg config.Enrich, rules *Rules, cat *Cat
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	w := &Worker{js: js, cfg: cfg, log: log.With("stage", "enrich"), rules: rules, m: newMetrics(reg),
-		store: NewState(js, cfg.Bucket), cache: newStateCache(cfg.CacheMB << 20), id: hex.EncodeToString(b[:]), now: time.Now, ackWait: stateAckWait}
+		store: NewState(js, cfg.Bucket), cache: newStateCache(cfg.CacheMB << 20), id: hex.EncodeToString(b[:]), now: time.Now, ackWait: stateAckWait, memberTTL: defaultMemberTTL}
 	w.store.catCfg = &w.cfg.Catalog
 	if cat != nil {
 		w.store.SetCatalog(cat)
