@@ -32,8 +32,8 @@ import (
 
 // Names of the stream, consumer and subjects the workers use.
 const (
-	Stream       = "OBSERVATIONS"
-	ConsumerName = "enrich"
+	Stream       = config.EnrichStream
+	ConsumerName = config.EnrichConsumer
 	// DeadLetterSubject receives observations that cannot be enriched,
 	// with the reason in the ErrorHeader header.
 	DeadLetterSubject = "dlq.enrich"

@@ -296,6 +296,20 @@ func TestBadInput_ClearOneLineErrors(t *testing.T) {
 		oneLineFailure(t, "api.listen", "", "validate", bad)
 		oneLineFailure(t, "give one file", "", "validate", bad, bad)
 	})
+	t.Run("validate and run refuse every bad config fixture alike", func(t *testing.T) {
+		files, _ := filepath.Glob("../../internal/config/testdata/*.bad.yml")
+		if len(files) < 5 {
+			t.Fatalf("found %d bad fixtures", len(files))
+		}
+		for _, f := range files {
+			out, err := exec.Command(binPath, "validate", f).CombinedOutput()
+			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+				t.Fatalf("validate %s: exit %v\n%s", f, err, out)
+			}
+			first, _, _ := strings.Cut(string(out), "\n")
+			oneLineFailure(t, first, "", "run", "--config", f, "--data-dir", t.TempDir())
+		}
+	})
 	t.Run("an unknown source class stops validate and run, naming the key", func(t *testing.T) {
 		cfg := write("c.yaml", "ingest:\n  sources:\n    - {name: a, format: tor-exits, path: a}\n    - {name: b, format: tor-exits, path: b}\n    - {name: c, format: tor-exits, path: c}\n    - {name: sightings, format: observations, path: s, class: residental}\n")
 		want := `ingest.sources[3].class: must be one of standard, residential, netflow, got "residental"`

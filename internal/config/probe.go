@@ -151,8 +151,8 @@ func (c *Probe) validate(p string) []error {
 	if c.WhoisPort < 1 || c.WhoisPort > 65535 {
 		add("whois_port", "must be 1..65535, got %d", c.WhoisPort)
 	}
-	for tld, host := range c.WhoisServers {
-		if strings.TrimSpace(host) == "" {
+	for _, tld := range sortedKeys(c.WhoisServers) {
+		if strings.TrimSpace(c.WhoisServers[tld]) == "" {
 			add("whois_servers."+tld, "%v", errRequired)
 		}
 	}
@@ -198,7 +198,8 @@ func (c *Probe) validate(p string) []error {
 	if strings.TrimSpace(c.UserAgent) == "" {
 		add("user_agent", "%v", errRequired)
 	}
-	for k, v := range c.Resolve {
+	for _, k := range sortedKeys(c.Resolve) {
+		v := c.Resolve[k]
 		if _, err := path.Match(k, "x"); err != nil {
 			add("resolve."+k, "bad pattern: %v", err)
 		}
