@@ -293,34 +293,30 @@ type parts struct {
 }
 
 func (s *System) serve(ctx context.Context, p parts) error {
-	defer s.close()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var wg sync.WaitGroup
-	errc := make(chan error, 64)
-	start := func(name string, f func(context.Context) error) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := f(ctx); err != nil && ctx.Err() == nil {
-				errc <- fmt.Errorf("%s: %w", name, err)
-			}
-		}()
-	}
-	var ran int
-	for _, w := range s.workers {
-		if slices.Contains(p.workers, "*") || slices.Contains(p.workers, w.name) {
-			start("worker "+w.name, w.run)
-			ran++
-		}
-	}
+	defer s.close() // after every part has stopped (the deferred stop below runs first)
 	for _, want := range p.workers {
 		if want != "*" && !slices.ContainsFunc(s.workers, func(w namedRun) bool { return w.name == want }) {
 			return fmt.Errorf("unknown worker %q (have: %s)", want, strings.Join(s.workerNames(), ", "))
 		}
 	}
+	g := newPartGroup(ctx)
+	defer func() {
+		// The API takes up to shutdown_timeout to finish its requests;
+		// every part gets that, and stopGrace more, to return.
+		if !g.stop(s.shutdownTimeout() + stopGrace) {
+			s.Log.Warn("some parts did not stop in time")
+		}
+		s.Log.Info("stopped")
+	}()
+	ran := 0
+	for _, w := range s.workers {
+		if slices.Contains(p.workers, "*") || slices.Contains(p.workers, w.name) {
+			g.start("worker "+w.name, w.run)
+			ran++
+		}
+	}
 	if p.jobs && len(s.jobs) > 0 {
-		kv, err := bus.OpenKV(ctx, s.Bus.JS, s.Log, "schedule")
+		kv, err := bus.OpenKV(g.ctx, s.Bus.JS, s.Log, "schedule")
 		if err != nil {
 			return fmt.Errorf("scheduler: kv bucket schedule: %w", err)
 		}
@@ -328,40 +324,12 @@ func (s *System) serve(ctx context.Context, p parts) error {
 		if err != nil {
 			return err
 		}
-		start("scheduler", sched.Run)
+		g.start("scheduler", sched.Run)
 		ran++
 	}
-	// up is closed once every listener is bound, so that start-up hooks
-	// print addresses that answer (port 0 resolved).
 	up := make(chan struct{})
 	if len(p.products) > 0 {
-		ls := s.listeners(p.products)
-		if s.gates != nil {
-			close(up) // bound by earlyListen
-			for _, l := range ls {
-				s.gates[l.Addr].Open(l.Handler)
-			}
-			start("api", func(ctx context.Context) error {
-				select {
-				case err := <-s.gateDone:
-					return err
-				case <-ctx.Done():
-					return <-s.gateDone
-				}
-			})
-		} else {
-			var n int
-			bound := func(configured, addr string) {
-				s.recordBound(configured, addr)
-				if p.bound != nil {
-					p.bound(addr)
-				}
-				if n++; n == len(ls) {
-					close(up)
-				}
-			}
-			start("api", func(ctx context.Context) error { return api.Serve(ctx, s.Log, ls, s.shutdownTimeout(), bound) })
-		}
+		s.startAPI(g, p, up)
 		ran++
 	} else {
 		close(up)
@@ -371,7 +339,7 @@ func (s *System) serve(ctx context.Context, p parts) error {
 	}
 	if p.onStart {
 		for _, h := range s.onStart {
-			start("start "+h.name, func(ctx context.Context) error {
+			g.start("start "+h.name, func(ctx context.Context) error {
 				select {
 				case <-up:
 				case <-ctx.Done():
@@ -381,22 +349,94 @@ func (s *System) serve(ctx context.Context, p parts) error {
 			})
 		}
 	}
-	var err error
 	select {
-	case <-ctx.Done():
-	case err = <-errc:
+	case <-g.ctx.Done():
+		return nil
+	case err := <-g.errc:
 		s.Log.Error("stopping after failure", "err", err)
+		return err
 	}
-	cancel()
+}
+
+// startAPI serves the products' listeners; up is closed once every
+// listener is bound, so that start-up hooks print addresses that answer
+// (port 0 resolved).
+func (s *System) startAPI(g *partGroup, p parts, up chan struct{}) {
+	ls := s.listeners(p.products)
+	if s.gates != nil {
+		close(up) // bound by earlyListen
+		for _, l := range ls {
+			s.gates[l.Addr].Open(l.Handler)
+		}
+		g.start("api", func(ctx context.Context) error {
+			select {
+			case err := <-s.gateDone:
+				return err
+			case <-ctx.Done():
+				return <-s.gateDone
+			}
+		})
+		return
+	}
+	var n int
+	bound := func(configured, addr string) {
+		s.recordBound(configured, addr)
+		if p.bound != nil {
+			p.bound(addr)
+		}
+		if n++; n == len(ls) {
+			close(up)
+		}
+	}
+	g.start("api", func(ctx context.Context) error { return api.Serve(ctx, s.Log, ls, s.shutdownTimeout(), bound) })
+}
+
+// stopGrace is how long the parts get to return beyond the API's
+// shutdown timeout (a worker acknowledging what it finished).
+const stopGrace = 2 * time.Second
+
+// partGroup runs the parts of a role, each in its own goroutine under one
+// context, and stops them together: the first part to fail ends the others.
+type partGroup struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	errc   chan error
+}
+
+func newPartGroup(ctx context.Context) *partGroup {
+	ctx, cancel := context.WithCancel(ctx)
+	return &partGroup{ctx: ctx, cancel: cancel, errc: make(chan error, 64)}
+}
+
+// start runs f; its error, unless the group is stopping, is the group's.
+func (g *partGroup) start(name string, f func(context.Context) error) {
+	g.wg.Add(1)
+	go func() {
+		defer g.wg.Done()
+		if err := f(g.ctx); err != nil && g.ctx.Err() == nil {
+			select {
+			case g.errc <- fmt.Errorf("%s: %w", name, err):
+			default: // the group is failing already
+			}
+		}
+	}()
+}
+
+// stop cancels every part and waits up to d for them to return; it
+// reports whether they all did.
+func (g *partGroup) stop(d time.Duration) bool {
+	g.cancel()
 	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
+	go func() { g.wg.Wait(); close(done) }()
+	t := time.NewTimer(d)
+	defer t.Stop()
 	select {
 	case <-done:
-	case <-time.After(14 * time.Second):
-		s.Log.Warn("some parts did not stop in time")
+		return true
+	case <-t.C:
+		return false
 	}
-	s.Log.Info("stopped")
-	return err
 }
 
 func (s *System) shutdownTimeout() time.Duration {
