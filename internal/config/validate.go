@@ -150,5 +150,6 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.Probe.validate("probe")...)
 	errs = append(errs, c.Secrets.validate("secrets")...)
 	errs = append(errs, c.Gateway.validate("gateway")...)
+	errs = append(errs, c.Console.validate("console")...)
 	return errors.Join(errs...)
 }
