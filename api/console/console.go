@@ -231,10 +231,16 @@ var (
 	errForbiddenKey     = "the console needs an operator key: sign in at /console/login or send Authorization: Bearer KEY (docs/console.md)"
 )
 
-// loopbackClient reports whether the request comes from this machine.
+// loopbackClient reports whether the request comes from this machine:
+// the connection's peer is loopback and, with a trusted proxy, so is the
+// client the proxy names. A proxy on this machine forwarding a remote
+// client is not enough, nor is a remote client's forged X-Forwarded-For.
 func (h *Handler) loopbackClient(r *http.Request) bool {
-	a, err := netip.ParseAddr(httpx.ClientIP(r, h.opt.TrustProxy))
-	return err == nil && a.Unmap().IsLoopback()
+	loop := func(s string) bool {
+		a, err := netip.ParseAddr(s)
+		return err == nil && a.Unmap().IsLoopback()
+	}
+	return loop(httpx.ClientIP(r, false)) && loop(httpx.ClientIP(r, h.opt.TrustProxy))
 }
 
 func (h *Handler) allows(what string) bool { return slices.Contains(h.opt.Allow, what) }

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strings"
@@ -384,6 +385,36 @@ func TestHandler_Routes(t *testing.T) {
 		code, b, h := e.get(t, tc.path)
 		if code != tc.code || !strings.HasPrefix(h.Get("Content-Type"), tc.ctype) {
 			t.Errorf("%s: %d %q %.80s", tc.path, code, h.Get("Content-Type"), b)
+		}
+	}
+}
+
+// Loopback means the connection's peer and, behind a trusted proxy, the
+// client it names: a remote client cannot forge its way in, and a proxy
+// on this machine does not open the console to the world.
+func TestHandler_LoopbackNeedsThePeer(t *testing.T) {
+	mux := http.NewServeMux()
+	console.New(console.Options{Allow: []string{console.AllowLoopback}, TrustProxy: true}).Mount(mux)
+	for _, tc := range []struct {
+		name, peer, xff string
+		want            int
+	}{
+		{"local", "127.0.0.1:5000", "", 200},
+		{"local ipv6", "[::1]:5000", "", 200},
+		{"local proxy, local client", "127.0.0.1:5000", "127.0.0.1", 200},
+		{"local proxy, remote client", "127.0.0.1:5000", "198.51.100.7", 403},
+		{"remote forging loopback", "203.0.113.5:5000", "127.0.0.1", 403},
+		{"remote", "203.0.113.5:5000", "", 403},
+	} {
+		req := httptest.NewRequest(http.MethodGet, "/console/", nil)
+		req.RemoteAddr = tc.peer
+		if tc.xff != "" {
+			req.Header.Set("X-Forwarded-For", tc.xff)
+		}
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, req)
+		if rec.Code != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, rec.Code, tc.want)
 		}
 	}
 }

@@ -278,7 +278,7 @@ async function loadSnapshots() {
       const open = el("button", {class: "ghost", type: "button", "aria-expanded": "false"}, s.files.length + " files");
       const tr = el("tr", {"data-date": s.snapshot_date},
         el("td", {}, s.snapshot_date, " ", s.latest ? badge("latest", "good") : null),
-        el("td", {class: "mono", title: s.build_id}, s.build_id ? s.build_id.slice(0, 20) : "(old layout)"),
+        el("td", {class: "mono"}, s.build_id || "(old layout)"),
         timeCell(s.build_time), el("td", {class: "num"}, num(s.hosts)), el("td", {class: "num"}, num(s.ranges)),
         el("td", {class: "num"}, open), el("td", {class: "num"}, bytes(s.size)),
         el("td", {}, el("a", {href: s.sums_url}, "SHA256SUMS")));
@@ -329,7 +329,7 @@ async function loadTLD(withTable) {
     const pub = res.published;
     f.append(el("dt", {}, "Published"), el("dd", {title: pub ? stamp(pub.last_update) : null}, pub ? ago(pub.last_update) : "never"));
     f.append(el("dt", {}, "TLDs in results"), el("dd", {}, pub ? num(pub.results_available) : "–"));
-    f.append(el("dt", {}, "Stealth RDAP"), el("dd", {}, pub ? num(pub.stealth_count) + " TLDs" : "–"));
+    f.append(el("dt", {}, "Stealth RDAP"), el("dd", {}, pub ? num(pub.stealth_count) + (pub.stealth_count === 1 ? " TLD" : " TLDs") : "–"));
     if (withTable || res.results.length !== tldResults.length) {
       tldResults = res.results;
       renderTLDTable();
