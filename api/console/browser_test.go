@@ -97,6 +97,13 @@ func TestConsole_Browser(t *testing.T) {
 		t.Errorf("progress %q", p)
 	}
 	shot("console-tld")
+	// The running check moves on: the page follows it.
+	kv, err := e.nats.JS.KeyValue(t.Context(), probe.ProgressKV)
+	if err != nil {
+		t.Fatal(err)
+	}
+	putJSON(t, kv, probe.KeyProgress, probe.Progress{Status: probe.StatusRunning, CurrentStep: "checking RDAP, WHOIS and stealth RDAP", TotalTLDs: 1400, ProcessedTLDs: 700, LastUpdate: time.Now().Unix(), RunID: "20261122T000000Zbeef"})
+	b.WaitTrue(t, `document.getElementById("tld-progress").textContent === "700 / 1,400 TLDs (50%)"`)
 	b.Do(t, chromedp.SendKeys(chromedp.CSS("#tld-filter"), "de"))
 	b.WaitTrue(t, `[...document.querySelectorAll('#tld-table tr[data-tld]')].map(r => r.dataset.tld).join() === "de"`)
 	browsertest.Eval[bool](t, b, `(() => {

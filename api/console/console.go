@@ -142,7 +142,6 @@ type Options struct {
 type Handler struct {
 	opt Options
 	log *slog.Logger
-	now func() time.Time
 }
 
 // New returns the console over opt.
@@ -153,7 +152,7 @@ func New(opt Options) *Handler {
 	if opt.IPClient == nil {
 		opt.IPClient = http.DefaultClient
 	}
-	return &Handler{opt: opt, log: opt.Log.With("stage", "console"), now: time.Now}
+	return &Handler{opt: opt, log: opt.Log.With("stage", "console")}
 }
 
 // Mount adds the console's routes to mux.

@@ -150,6 +150,11 @@ func TestHandler_TLD(t *testing.T) {
 	if got.Published == nil || got.Published.StealthCount != 1 || len(got.Results) != 4 || got.Results[1].TLD != "de" {
 		t.Errorf("published %+v, results %+v", got.Published, got.Results)
 	}
+	// A progress poll leaves the results out.
+	code, b, _ = e.get(t, "/console/api/tld?results=false")
+	if poll := decode[console.TLDStatus](t, b); code != 200 || poll.Results != nil || poll.Progress.ProcessedTLDs != 350 {
+		t.Errorf("poll: %d %s", code, b)
+	}
 	code, b, _ = e.get(t, "/console/api/tld/history")
 	if code != 200 {
 		t.Fatalf("%d %s", code, b)
@@ -244,7 +249,10 @@ func TestSampler_RingKeepsSize(t *testing.T) {
 }
 
 func TestHandler_Access(t *testing.T) {
-	both := func(o *console.Options) { o.Allow = []string{console.AllowLoopback, console.AllowKeys}; o.TrustProxy = true }
+	both := func(o *console.Options) {
+		o.Allow = []string{console.AllowLoopback, console.AllowKeys}
+		o.TrustProxy = true
+	}
 	keysOnly := func(o *console.Options) { o.Allow = []string{console.AllowKeys}; o.TrustProxy = true }
 	loopOnly := func(o *console.Options) { o.TrustProxy = true }
 	type req struct {

@@ -280,7 +280,7 @@ func (h *Handler) snapshotFile(w http.ResponseWriter, r *http.Request) {
 }
 
 // TLDStatus is GET /console/api/tld: the live progress, the latest
-// publish and its results.
+// publish and its results (null with ?results=false, for polls).
 type TLDStatus struct {
 	Progress  probe.Progress   `json:"progress"`
 	Published *probe.Published `json:"published"`
@@ -306,7 +306,9 @@ func (h *Handler) tld(w http.ResponseWriter, r *http.Request) {
 	if ok {
 		out.Published = &pub
 	}
-	if h.opt.Store != nil {
+	if r.URL.Query().Get("results") == "false" {
+		out.Results = nil // a progress poll: the page has the results
+	} else if h.opt.Store != nil {
 		var res probe.Results
 		err := readJSON(r.Context(), h.opt.Store, h.opt.TLDPrefix+probe.LatestJSON, 64<<20, &res)
 		switch {
@@ -542,7 +544,10 @@ func (h *Handler) natsUnavailable(w http.ResponseWriter, err error) {
 // message that cannot be read (deleted meanwhile) is skipped.
 func deadLetters(ctx context.Context, st jetstream.Stream, name string, info *jetstream.StreamInfo) *DeadLetters {
 	d := &DeadLetters{Stream: name, Count: info.State.Msgs, Total: info.State.LastSeq, Recent: []DeadLetter{}}
-	for seq := info.State.LastSeq; seq >= info.State.FirstSeq && seq > 0 && len(d.Recent) < recentDead; seq-- {
+	// Deleted messages leave gaps: look at no more than 10 times as many.
+	tries := 0
+	for seq := info.State.LastSeq; seq >= info.State.FirstSeq && seq > 0 && len(d.Recent) < recentDead && tries < 10*recentDead; seq-- {
+		tries++
 		m, err := st.GetMsg(ctx, seq)
 		if err != nil {
 			if ctx.Err() != nil {

@@ -139,8 +139,10 @@ func newEnv(t *testing.T, mutate func(*console.Options)) *env {
 		},
 		Store: e.store, TLD: svc, TLDPrefix: cfg.Probe.Prefix, History: console.StoreHistory{Store: e.store, Prefix: cfg.Probe.Prefix},
 		JS: e.nats.JS, Streams: streams, JobStatus: status, Sampler: e.sampler,
-		Jobs: func() []console.Job { return []console.Job{{Name: "snapshot", Spec: "0 3 * * *", Next: time.Now().Add(time.Hour)}, {Name: "tld_probe", Spec: "@every 48h"}} },
-		Log:  testutil.Logger(t),
+		Jobs: func() []console.Job {
+			return []console.Job{{Name: "snapshot", Spec: "0 3 * * *", Next: time.Now().Add(time.Hour)}, {Name: "tld_probe", Spec: "@every 48h"}}
+		},
+		Log: testutil.Logger(t),
 	}
 	if mutate != nil {
 		mutate(&e.opt)
@@ -237,4 +239,3 @@ func publishDead(t *testing.T, js jetstream.JetStream) {
 		t.Fatal(err)
 	}
 }
-

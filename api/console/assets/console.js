@@ -313,9 +313,18 @@ function stat(label, value, sub) {
 let tldResults = [];
 const tldType = (t) => (t.startsWith("xn--") ? "IDN" : t.length === 2 ? "country code" : "generic");
 
+// loadTLD refreshes the progress; the results (the whole root zone) are
+// fetched on the first load and again only when a new check was published.
+let tldPublished = null;
 async function loadTLD(withTable) {
   try {
-    const res = await api("tld");
+    let res = await api(withTable ? "tld" : "tld?results=false");
+    const pubAt = res.published ? res.published.last_update : 0;
+    if (!withTable && pubAt !== tldPublished) {
+      res = await api("tld");
+      withTable = true;
+    }
+    tldPublished = pubAt;
     showError($("tld-error"), "");
     const p = res.progress;
     const kind = {running: "info", completed: "good", failed: "bad", idle: ""}[p.status] || "";
@@ -330,7 +339,7 @@ async function loadTLD(withTable) {
     f.append(el("dt", {}, "Published"), el("dd", {title: pub ? stamp(pub.last_update) : null}, pub ? ago(pub.last_update) : "never"));
     f.append(el("dt", {}, "TLDs in results"), el("dd", {}, pub ? num(pub.results_available) : "–"));
     f.append(el("dt", {}, "Stealth RDAP"), el("dd", {}, pub ? num(pub.stealth_count) + (pub.stealth_count === 1 ? " TLD" : " TLDs") : "–"));
-    if (withTable || res.results.length !== tldResults.length) {
+    if (withTable) {
       tldResults = res.results;
       renderTLDTable();
     }
