@@ -63,9 +63,10 @@ func TestConsole_Browser(t *testing.T) {
 	}
 	base := e.srv.URL + "/console/"
 
-	// IP lookup.
-	b.Do(t, chromedp.Navigate(base), chromedp.WaitVisible(chromedp.CSS("#ip-input")),
-		chromedp.SendKeys(chromedp.CSS("#ip-input"), e.cveIP), chromedp.Click(chromedp.CSS("#ip-submit")))
+	// IP lookup: the page offers an address of the snapshot; type it.
+	b.Do(t, chromedp.Navigate(base), chromedp.WaitVisible(chromedp.CSS("#ip-input")))
+	b.WaitTrue(t, `document.querySelector('#ip-examples a')?.textContent === "`+e.cveIP+`"`)
+	b.Do(t, chromedp.SendKeys(chromedp.CSS("#ip-input"), e.cveIP), chromedp.Click(chromedp.CSS("#ip-submit")))
 	b.WaitTrue(t, `document.querySelector('#cve-table tr[data-cve="`+e.cve+`"]') !== null`)
 	want := e.gen.Host(hostIndex(t, e, e.cveIP)).Classifications[0]
 	if got := browsertest.Eval[string](t, b, `document.querySelector('#ip-classes .chip[data-class="`+want+`"]')?.textContent || ""`); got == "" {

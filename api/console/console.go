@@ -116,6 +116,9 @@ type Options struct {
 	InternalKey string
 	// Records adds the ASN and record claims to a lookup; may be nil.
 	Records RecordSource
+	// Examples lists a few addresses the loaded snapshot knows, offered
+	// on the lookup page; may be nil.
+	Examples func(ctx context.Context) []string
 
 	// Store holds the snapshots and the TLD results.
 	Store objstore.Store
@@ -176,6 +179,7 @@ func (h *Handler) Mount(mux *http.ServeMux) {
 		mux.Handle("GET /console/api/"+pattern, h.guard(noStore(fn)))
 	}
 	api("ip/{ip}", h.ipLookup)
+	api("examples", h.examples)
 	api("snapshots", h.snapshots)
 	api("snapshots/{date}/{build}/{name}", h.snapshotFile)
 	api("tld", h.tld)

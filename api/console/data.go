@@ -102,6 +102,19 @@ func (h *Handler) ipLookup(w http.ResponseWriter, r *http.Request) {
 	httpx.WriteJSON(w, http.StatusOK, out)
 }
 
+// Examples is GET /console/api/examples: addresses worth a lookup.
+type Examples struct {
+	Addresses []string `json:"addresses"`
+}
+
+func (h *Handler) examples(w http.ResponseWriter, r *http.Request) {
+	out := Examples{Addresses: []string{}}
+	if h.opt.Examples != nil {
+		out.Addresses = nonNil(h.opt.Examples(r.Context()))
+	}
+	httpx.WriteJSON(w, http.StatusOK, out)
+}
+
 func nonNil[T any](s []T) []T {
 	if s == nil {
 		return []T{}

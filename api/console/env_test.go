@@ -137,7 +137,8 @@ func newEnv(t *testing.T, mutate func(*console.Options)) *env {
 			rec, ok, err := s.Complete().Index.Lookup(addr, false)
 			return rec, s.Manifest.SnapshotDate, ok, err
 		},
-		Store: e.store, TLD: svc, TLDPrefix: cfg.Probe.Prefix, History: console.StoreHistory{Store: e.store, Prefix: cfg.Probe.Prefix},
+		Examples: func(context.Context) []string { return []string{e.cveIP} },
+		Store:    e.store, TLD: svc, TLDPrefix: cfg.Probe.Prefix, History: console.StoreHistory{Store: e.store, Prefix: cfg.Probe.Prefix},
 		JS: e.nats.JS, Streams: streams, JobStatus: status, Sampler: e.sampler,
 		Jobs: func() []console.Job {
 			return []console.Job{{Name: "snapshot", Spec: "0 3 * * *", Next: time.Now().Add(time.Hour)}, {Name: "tld_probe", Spec: "@every 48h"}}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"net/http"
 	"net/netip"
@@ -13,6 +14,7 @@ import (
 	apigw "github.com/netintel/netintel/api/gateway"
 
 	"github.com/netintel/netintel/api/console"
+	"github.com/netintel/netintel/api/ipapi"
 	"github.com/netintel/netintel/enrich"
 	gw "github.com/netintel/netintel/gateway"
 	"github.com/netintel/netintel/internal/ipmodel"
@@ -55,6 +57,7 @@ func setupConsole(ctx context.Context, s *System) error {
 				rec, ok, err := snap.Complete().Index.Lookup(addr, false)
 				return rec, snap.Manifest.SnapshotDate, ok, err
 			}
+			opt.Examples = func(ctx context.Context) []string { return snapshotExamples(ctx, svc.Current()) }
 		}
 		if s.TLD != nil {
 			opt.TLD = s.TLD
@@ -126,6 +129,32 @@ func consoleJobs(jobs []schedule.Job) []console.Job {
 			cj.Next = sched.Next(now)
 		}
 		out = append(out, cj)
+	}
+	return out
+}
+
+// snapshotExamples picks addresses of the loaded snapshot worth a lookup:
+// a host with services, then the first Tor exit, VPN and hosting address.
+func snapshotExamples(ctx context.Context, snap *ipapi.Snapshot) []string {
+	if snap == nil {
+		return nil
+	}
+	rows := snap.Complete().Rows
+	var out []string
+	add := func(ip string) {
+		if ip != "" && !slices.Contains(out, ip) {
+			out = append(out, ip)
+		}
+	}
+	add(rows.Example())
+	for _, class := range []string{ipmodel.ClassTor, ipmodel.ClassVPN, ipmodel.ClassHosting} {
+		var buf bytes.Buffer
+		if n, err := rows.WriteCSV(ctx, &buf, ipapi.Filter{Class: 1 << slices.Index(ipmodel.Classes, class)}, 1); err != nil || n == 0 {
+			continue
+		}
+		_, row, _ := strings.Cut(buf.String(), "\n")
+		ip, _, _ := strings.Cut(row, ",")
+		add(ip)
 	}
 	return out
 }

@@ -7,10 +7,13 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/netintel/netintel/api/ipapi"
 	"github.com/netintel/netintel/internal/config"
+	"github.com/netintel/netintel/internal/ipmodel"
 )
 
 // Under `netintel run` the console shares the listener with every
@@ -83,6 +86,29 @@ func TestConsole_Wiring(t *testing.T) {
 			if code, b := get("/console/api/snapshots"); code != 200 || b != "{\"latest\":null,\"snapshots\":[]}\n" {
 				t.Errorf("snapshots: %d %q", code, b)
 			}
+			if code, b := get("/console/api/examples"); code != 200 || b != "{\"addresses\":[]}\n" {
+				t.Errorf("examples before a snapshot: %d %q", code, b)
+			}
 		})
+	}
+}
+
+func TestSnapshotExamples(t *testing.T) {
+	str := func(s string) *string { return &s }
+	snap, err := ipapi.NewMemSnapshot(ipapi.Manifest{SnapshotDate: "2026-11-22"}, []ipmodel.Record{
+		{IP: "198.51.100.1", Classifications: []string{"hosting"}, Network: "198.51.100.0/24", Provider: str("Acme"), Confidence: 0.9},
+		{IP: "203.0.113.20", Classifications: []string{"vpn"}, Confidence: 0.8, Assets: []ipmodel.Asset{{Port: 443, ProtocolFamily: "ssl-vpn", ConfidenceBand: "high"}}},
+		{IP: "185.220.101.4", Classifications: []string{"tor"}, Confidence: 0.99},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := snapshotExamples(t.Context(), snap)
+	want := []string{"203.0.113.20", "185.220.101.4", "198.51.100.1"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("examples = %v, want %v (services first, then tor, vpn, hosting, each once)", got, want)
+	}
+	if got := snapshotExamples(t.Context(), nil); got != nil {
+		t.Fatalf("no snapshot: %v", got)
 	}
 }

@@ -117,8 +117,8 @@ function lineChart(box, series, opts) {
   let x0 = Math.min(...all.map((p) => p.x.getTime()));
   let x1 = Math.max(...all.map((p) => p.x.getTime()));
   if (x0 === x1) { x0 -= 3600e3; x1 += 3600e3; }
-  let y1 = Math.max(...all.map((p) => p.y), opts.minMax || 1);
-  y1 = niceCeil(y1);
+  // Four gridline steps of a round size.
+  const y1 = 4 * niceCeil(Math.max(...all.map((p) => p.y), opts.minMax || 4) / 4);
   const sx = (x) => L + ((x - x0) / (x1 - x0)) * (W - L - R);
   const sy = (y) => T + (1 - y / y1) * (H - T - B);
   const g = svg("svg", {viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": opts.label || "chart"});
@@ -258,6 +258,20 @@ function renderLookup(res) {
       c.epss_score === null ? "–" : (c.epss_score * 100).toFixed(2) + "%"),
     el("td", {}, c.kev_added_at ? badge("KEV", "bad", "added " + c.kev_added_at) : el("span", {class: "muted"}, "no")),
     el("td", {}, c.detection_confidence), el("td", {}, c.source))), 8, "No CVEs matched.");
+}
+
+// loadExamples offers a few addresses the snapshot knows.
+async function loadExamples() {
+  try {
+    const res = await api("examples");
+    const box = $("ip-examples");
+    box.replaceChildren();
+    if (!res.addresses.length) return;
+    box.append("Try: ");
+    for (const ip of res.addresses) box.append(el("a", {href: "#lookup/" + ip}, ip));
+  } catch (e) {
+    // No examples: the form works without them.
+  }
 }
 
 // ---------- snapshots ----------
@@ -409,7 +423,7 @@ async function loadPipeline() {
     const span = res.interval_seconds ? "Sampling every " + res.interval_seconds + " s; the first point comes after two samples." : "Not sampled in this process.";
     lineChart($("rate-chart"), [{name: "Ingest/s", points: pts("ingest_per_second")}, {name: "Enrich/s", points: pts("enrich_per_second")}],
       {label: "ingest and enrich rates", yFormat: (v) => rate(v), empty: span});
-    lineChart($("backlog-chart"), [{name: "Backlog", points: pts("backlog")}], {label: "enrich backlog", empty: span});
+    lineChart($("backlog-chart"), [{name: "Backlog", points: pts("backlog")}], {label: "enrich backlog", empty: span, minMax: 4, yFormat: (v) => shortNum(Math.round(v))});
     fill($("jobs-table"), res.jobs.map((j) => {
       const bad = failing.includes(j);
       return el("tr", {"data-job": j.name},
@@ -417,7 +431,7 @@ async function loadPipeline() {
         timeCell(j.last_success),
         el("td", {title: j.last_error || null}, j.last_failure ? ago(j.last_failure) : "never", bad && j.last_error ? el("div", {class: "muted wrap"}, j.last_error) : null),
         el("td", {}, j.last_start && !j.running ? j.last_duration_seconds.toFixed(1) + " s" : "–"),
-        timeCell(j.next),
+        j.next ? timeCell(j.next) : el("td", {class: "muted"}, "–"),
         el("td", {}, j.running ? badge("running", "info") : bad ? badge("failing", "bad") : j.last_success ? badge("ok", "good") : badge("not run yet", "")));
     }), 7, "No job is scheduled (schedules in pipeline.yaml).");
     fill($("consumers-table"), res.consumers.map((c) => el("tr", {},
@@ -463,11 +477,7 @@ function show() {
 
 document.addEventListener("DOMContentLoaded", () => {
   $("ip-form").addEventListener("submit", (e) => { e.preventDefault(); lookup($("ip-input").value); });
-  for (const ip of ["185.220.101.4", "8.8.8.8", "2606:4700::1111"]) {
-    const a = el("a", {href: "#lookup/" + ip}, ip);
-    $("ip-examples").append(a);
-  }
-  $("ip-examples").prepend("Try: ");
+  loadExamples();
   $("tld-filter").addEventListener("input", renderTLDTable);
   $("tld-kind").addEventListener("change", renderTLDTable);
   window.addEventListener("hashchange", show);
