@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
+	"regexp"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -74,7 +76,7 @@ func (s *Scheduler) recordEnd(ctx context.Context, job string, start time.Time, 
 			return
 		}
 		st.LastFailure = &end
-		msg := err.Error()
+		msg := redactURLs(err.Error())
 		if len(msg) > maxStatusError {
 			msg = msg[:maxStatusError] + "..."
 		}
@@ -111,4 +113,26 @@ func ReadStatuses(ctx context.Context, kv jetstream.KeyValue) (map[string]Status
 		out[k] = st
 	}
 	return out, nil
+}
+
+var urlRe = regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://[^\s"'<>]+`)
+
+// redactURLs drops the credentials and query of every URL in msg: a feed
+// URL may carry a token, and the status is shown to operators who need
+// the host and path, never the secret.
+func redactURLs(msg string) string {
+	return urlRe.ReplaceAllStringFunc(msg, func(raw string) string {
+		u, err := url.Parse(raw)
+		if err != nil {
+			return "(a URL)"
+		}
+		if u.User != nil {
+			u.User = url.User("REDACTED")
+		}
+		if u.RawQuery != "" {
+			u.RawQuery = "REDACTED"
+		}
+		u.Fragment = ""
+		return u.String()
+	})
 }

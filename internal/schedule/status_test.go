@@ -24,7 +24,7 @@ func TestScheduler_RecordsStatus(t *testing.T) {
 	fail := false
 	job := schedule.Job{Name: "snapshot", Spec: "@every 1h", Run: func(context.Context) error {
 		if fail {
-			return errors.New("object store unreachable: " + strings.Repeat("x", 400))
+			return errors.New("object store unreachable: fetch https://feed:pw@example.net/list.csv?token=s3cret: " + strings.Repeat("x", 400))
 		}
 		return nil
 	}}
@@ -52,6 +52,10 @@ func TestScheduler_RecordsStatus(t *testing.T) {
 	st = got["snapshot"]
 	if st.LastSuccess == nil || st.LastFailure == nil || !strings.HasPrefix(st.LastError, "object store unreachable") || len(st.LastError) > 310 {
 		t.Fatalf("after a failure: %+v", st)
+	}
+	// A URL keeps its host and path, never its credentials or query.
+	if !strings.Contains(st.LastError, "https://REDACTED@example.net/list.csv?REDACTED") || strings.Contains(st.LastError, "s3cret") || strings.Contains(st.LastError, "pw@") {
+		t.Errorf("error kept a secret: %s", st.LastError)
 	}
 }
 
