@@ -81,7 +81,7 @@ func TestConsole_Browser(t *testing.T) {
 	shot("console-lookup")
 
 	// Snapshot history.
-	b.Do(t, chromedp.Navigate(base+"#snapshots"))
+	b.Do(t, chromedp.Navigate(base+"#snapshots"), chromedp.WaitReady(chromedp.CSS("#snap-table")))
 	b.WaitTrue(t, `document.querySelectorAll('#snap-table tr[data-date]').length === 2`)
 	if first := browsertest.Eval[string](t, b, `document.querySelector('#snap-table tr[data-date]').dataset.date`); first != "2026-11-22" {
 		t.Errorf("first row %s, want the newest date", first)
@@ -91,7 +91,7 @@ func TestConsole_Browser(t *testing.T) {
 	shot("console-snapshots")
 
 	// TLD status: the table, its filters, the progress and the chart.
-	b.Do(t, chromedp.Navigate(base+"#tld"))
+	b.Do(t, chromedp.Navigate(base+"#tld"), chromedp.WaitReady(chromedp.CSS("#tld-table")))
 	b.WaitTrue(t, `document.querySelectorAll('#tld-table tr[data-tld]').length === 60`)
 	b.WaitTrue(t, `document.querySelector('#tld-chart svg path') !== null`)
 	if p := browsertest.Eval[string](t, b, `document.getElementById("tld-progress").textContent`); p != "350 / 1,400 TLDs (25%)" {
@@ -116,7 +116,7 @@ func TestConsole_Browser(t *testing.T) {
 	}
 
 	// Pipeline.
-	b.Do(t, chromedp.Navigate(base+"#pipeline"))
+	b.Do(t, chromedp.Navigate(base+"#pipeline"), chromedp.WaitReady(chromedp.CSS("#jobs-table")))
 	b.WaitTrue(t, `document.querySelector('#jobs-table tr[data-job="snapshot"]') !== null && document.querySelector('#rate-chart svg path') !== null`)
 	if st := browsertest.Eval[string](t, b, `document.querySelector('#jobs-table tr[data-job="snapshot"]').textContent`); !bytes.Contains([]byte(st), []byte("ok")) {
 		t.Errorf("snapshot job row %q", st)
@@ -127,7 +127,7 @@ func TestConsole_Browser(t *testing.T) {
 	if _, err := chromedp.Call(b.Ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}}); err != nil {
 		t.Fatal(err)
 	}
-	b.Do(t, chromedp.Navigate("about:blank"), chromedp.Navigate(base+"#tld"))
+	b.Do(t, chromedp.Navigate("about:blank"), chromedp.Navigate(base+"#tld"), chromedp.WaitReady(chromedp.CSS("#tld-table")))
 	b.WaitTrue(t, `document.querySelectorAll('#tld-table tr[data-tld]').length === 60`)
 	if bg := browsertest.Eval[string](t, b, `getComputedStyle(document.body).backgroundColor`); bg != "rgb(15, 18, 23)" && bg != "rgb(15, 18, 24)" {
 		t.Errorf("dark background = %s", bg)
@@ -135,7 +135,7 @@ func TestConsole_Browser(t *testing.T) {
 	shot("console-tld-dark")
 	// On a phone the page does not scroll sideways: wide tables scroll
 	// inside their frames.
-	b.Do(t, chromedp.EmulateViewport(390, 844), chromedp.Navigate(base+"#lookup/"+e.cveIP))
+	b.Do(t, chromedp.EmulateViewport(390, 844), chromedp.Navigate(base+"#lookup/"+e.cveIP), chromedp.WaitReady(chromedp.CSS("#cve-table")))
 	b.WaitTrue(t, `document.querySelector('#cve-table tr[data-cve]') !== null`)
 	if w := browsertest.Eval[int](t, b, `document.documentElement.scrollWidth`); w > 390 {
 		t.Errorf("page is %d px wide on a 390 px screen", w)

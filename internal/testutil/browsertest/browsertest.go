@@ -134,11 +134,21 @@ func Eval[T any](t *testing.T, b *Tab, expr string) T {
 
 // WaitTrue polls a JS expression until it is true, failing after 20 s
 // with what the page shows.
+// A poll that meets a document being replaced (a navigation that just
+// finished) is started again in the new one.
 func (b *Tab) WaitTrue(t *testing.T, expr string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(b.Ctx, 25*time.Second)
 	defer cancel()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+	for {
+		_, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(20*time.Second)))
+		if err == nil {
+			return
+		}
+		if ctx.Err() == nil && strings.Contains(err.Error(), "Cannot find context with specified id") {
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
 		t.Fatalf("never true: %s: %v (console: %v)", expr, err, b.Console())
 	}
 }
