@@ -43,7 +43,7 @@ func cmdAPI(ctx context.Context, env *Env, args []string) error {
 	fs := newFlags(env, "api")
 	cf.add(fs)
 	listen := fs.String("listen", "", "listen address for every product (overrides api.listen)")
-	products := fs.String("products", strings.Join(config.Products, ","), "products to serve: ip, gateway, tld, secrets")
+	products := fs.String("products", strings.Join(config.Products, ","), "products to serve: "+strings.Join(config.Products, ", "))
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -93,4 +93,7 @@ Try it (the dev key is in %[1]s):
   curl %[2]s/api/status
   open %[2]s/ to share a one-time secret
 `, keyFile, base)
+	if s.Cfg.Console.Enabled {
+		fmt.Fprintf(s.Env.Stdout, "  open %s/console/ for the operator console (lookups, snapshots, TLD status, pipeline)\n", s.baseURL("console"))
+	}
 }

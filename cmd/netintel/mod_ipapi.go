@@ -29,6 +29,7 @@ func setupIPAPI(ctx context.Context, s *System) error {
 		TrustProxy:  s.Cfg.API.TrustProxyHeaders,
 		Log:         s.Log,
 	})
+	s.IPAPI = svc
 	var once sync.Once
 	s.Route("ip", func(mux *http.ServeMux) {
 		svc.Mount(mux)

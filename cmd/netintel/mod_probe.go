@@ -22,6 +22,7 @@ func setupProbe(ctx context.Context, s *System) error {
 	if err != nil {
 		return err
 	}
+	s.TLD = svc
 	if err := svc.RegisterMetrics(s.Reg); err != nil {
 		return err
 	}

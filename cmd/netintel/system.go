@@ -18,12 +18,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/netintel/netintel/api"
+	"github.com/netintel/netintel/api/ipapi"
 	"github.com/netintel/netintel/internal/bus"
 	"github.com/netintel/netintel/internal/config"
 	"github.com/netintel/netintel/internal/ipmodel"
 	"github.com/netintel/netintel/internal/objstore"
 	"github.com/netintel/netintel/internal/schedule"
 	"github.com/netintel/netintel/internal/telemetry"
+	"github.com/netintel/netintel/probe"
 )
 
 // System is one process's wiring: config, clients, and what each product
@@ -42,6 +44,10 @@ type System struct {
 	// IPState is the current IP intelligence state, set by the enrich
 	// module's Setup; read it lazily (in workers and jobs), not in Setup.
 	IPState ipmodel.State
+	// IPAPI and TLD are the IP API service and the TLD checker, set by
+	// their modules' Setup; the console reads them when it is mounted.
+	IPAPI *ipapi.Service
+	TLD   *probe.Service
 
 	// listen is the --listen override of every product's address, if any.
 	listen string
@@ -323,6 +329,10 @@ func (s *System) serve(ctx context.Context, p parts) error {
 		sched, err := schedule.New(kv, s.Log, s.jobs)
 		if err != nil {
 			return err
+		}
+		// Each job's last outcome, for the console and operators.
+		if sched.Status, err = gatewayBucket(g.ctx, s.Bus.JS, s.Log, s.Cfg, schedule.StatusBucket); err != nil {
+			return fmt.Errorf("scheduler: %w", err)
 		}
 		g.start("scheduler", sched.Run)
 		ran++

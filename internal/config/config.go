@@ -43,6 +43,8 @@ type Config struct {
 	Secrets Secrets `yaml:"secrets"`
 	// Gateway configures customer keys, tiers, rate limits and quotas.
 	Gateway Gateway `yaml:"gateway"`
+	// Console configures the operator web console at /console/.
+	Console Console `yaml:"console"`
 }
 
 // NATS is the backbone connection.
@@ -195,7 +197,7 @@ type API struct {
 }
 
 // Products names the keys allowed in API.Listeners.
-var Products = []string{"ip", "gateway", "tld", "secrets"}
+var Products = []string{"ip", "gateway", "tld", "secrets", "console"}
 
 // Load reads, expands, decodes and validates the file at path.
 func Load(path string) (*Config, error) {

@@ -44,6 +44,7 @@ func (c *Config) Validate() error {
 	v.errs = append(v.errs, c.Probe.validate("probe")...)
 	v.errs = append(v.errs, c.Secrets.validate("secrets")...)
 	v.errs = append(v.errs, c.Gateway.validate("gateway")...)
+	v.errs = append(v.errs, c.Console.validate("console")...)
 	return errors.Join(v.errs...)
 }
 

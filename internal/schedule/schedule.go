@@ -41,6 +41,9 @@ type Scheduler struct {
 
 	// OnFire, when set, is called after a copy wins a tick (tests, metrics).
 	OnFire func(job string, tick time.Time)
+	// Status, when set, is the StatusBucket: every run's start and
+	// outcome are recorded there under the job's name.
+	Status jetstream.KeyValue
 }
 
 // New validates every job's spec. kv may be nil for a single, unshared scheduler.
@@ -124,7 +127,9 @@ func (s *Scheduler) Fire(ctx context.Context, j Job, tick time.Time) {
 // run runs j once and logs how it ended.
 func (s *Scheduler) run(ctx context.Context, j Job, tick time.Time) error {
 	start := time.Now()
+	s.recordStart(ctx, j.Name, start)
 	err := j.Run(ctx)
+	s.recordEnd(ctx, j.Name, start, err)
 	if err != nil {
 		s.log.Error("job failed", "job", j.Name, "tick", tick, "err", err, "took", time.Since(start))
 		return err
