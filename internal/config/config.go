@@ -92,6 +92,9 @@ type Stream struct {
 	Duplicates time.Duration `yaml:"duplicates"`
 	// MaxMsgsPerSubject keeps the last N messages per subject; 0 = unlimited.
 	MaxMsgsPerSubject int64 `yaml:"max_msgs_per_subject"`
+	// Description is what `nats stream ls` shows; empty takes the
+	// built-in one of a stream of that name (Descriptions).
+	Description string `yaml:"description"`
 }
 
 // Consumer declares a durable pull consumer.
@@ -108,6 +111,9 @@ type Consumer struct {
 	// the messages of FilterSubject with one more token, the partition
 	// (PartitionSubject); NAME keeps the messages without one.
 	Partitions int `yaml:"partitions"`
+	// Description is what `nats consumer ls` shows; empty takes the
+	// built-in one (Descriptions).
+	Description string `yaml:"description"`
 }
 
 // ObservationPartitions is the number of partitions ingest spreads
@@ -143,6 +149,9 @@ type KVBucket struct {
 	Storage  string        `yaml:"storage"`
 	// PerKeyTTL allows a TTL on single keys (needs nats-server 2.11+).
 	PerKeyTTL bool `yaml:"per_key_ttl"`
+	// Description is what `nats kv ls` shows; empty takes the built-in
+	// one (Descriptions).
+	Description string `yaml:"description"`
 }
 
 // ObjectStore selects and configures the object store.
