@@ -12,7 +12,6 @@ import (
 
 	gw "github.com/netintel/netintel/gateway"
 	"github.com/netintel/netintel/internal/bus"
-	"github.com/netintel/netintel/internal/telemetry"
 )
 
 func init() {
@@ -161,7 +160,10 @@ func openKeys(ctx context.Context, env *Env, cf *commonFlags) (*gw.Keys, func(),
 	if err != nil {
 		return nil, nil, err
 	}
-	log := telemetry.NewLogger(env.Stderr, cf.logLevel)
+	log, err := cf.logger(env)
+	if err != nil {
+		return nil, nil, err
+	}
 	ncfg := cfg.NATS
 	switch {
 	case cf.natsURL != "":

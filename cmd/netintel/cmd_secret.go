@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -80,10 +79,7 @@ func realSecretDeps(env *Env) secretDeps {
 }
 
 func clientOptions() client.Options {
-	v := "dev"
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		v = bi.Main.Version
-	}
+	v, _ := buildVersion()
 	return client.Options{Src: "netintel", Name: "netintel", Version: v, Contact: "https://github.com/netintel/netintel",
 		HTTP: &http.Client{Timeout: 10 * time.Minute}}
 }
