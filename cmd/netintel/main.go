@@ -294,8 +294,7 @@ func subNames(c *command) string {
 	return strings.Join(out, ", ")
 }
 
-// unknownSub is the error for a subcommand c does not have.
-func unknownSub(env *Env, c *command, sub string) error {
-	writeHelp(env.Stderr, c, "", nil)
-	return usageError{fmt.Errorf("%s: unknown subcommand %q (%s)", c.name, sub, subNames(c))}
+// unknownSub is the one-line error for a subcommand c does not have.
+func unknownSub(_ *Env, c *command, sub string) error {
+	return usageError{fmt.Errorf("%s: unknown subcommand %q (%s; `netintel %s -h` shows them)", c.name, sub, subNames(c), c.name)}
 }

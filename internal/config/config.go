@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -212,7 +213,12 @@ func Load(path string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
-	return Parse(b, path)
+	cfg, err := Parse(b, path)
+	if err != nil {
+		return nil, err
+	}
+	cfg.resolveInputs(filepath.Dir(path))
+	return cfg, nil
 }
 
 // Parse decodes and validates a config document; name is used in messages.
