@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"log/slog"
+	"math"
 	"os"
 	"strconv"
 	"sync"
@@ -10,6 +12,8 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
+
+	"github.com/netintel/netintel/internal/telemetry"
 )
 
 // meter shows the progress of one long task (a feed read, a snapshot
@@ -32,6 +36,9 @@ type meter struct {
 	// plain: the last tenth printed, and when the last line was.
 	step      int64
 	lastPlain time.Time
+	// log, when set (--log-format json asked for), takes the plain lines
+	// as JSON records, so that stderr stays JSON lines.
+	log *slog.Logger
 }
 
 // plainEvery is how often a plain line is printed when the total is unknown.
@@ -43,9 +50,15 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// newMeter starts a meter on env's stderr: a bar when it is a terminal.
+// newMeter starts a meter on env's stderr: a bar when it is a terminal;
+// else plain lines, or JSON records when --log-format json was given.
 func newMeter(env *Env, label, unit string, total int64) *meter {
-	return startMeter(env.Stderr, isTerminal(env.Stderr), label, unit, total)
+	tty := isTerminal(env.Stderr)
+	m := startMeter(env.Stderr, tty, label, unit, total)
+	if !tty && env.LogFormat == "json" {
+		m.log = telemetry.NewLogger(env.Stderr, "info", "json")
+	}
+	return m
 }
 
 // startMeter starts a meter writing to w, as a bar when tty.
@@ -106,6 +119,20 @@ func (m *meter) set(done, total int64) {
 		return
 	}
 	m.lastPlain = now
+	if m.log != nil {
+		el := now.Sub(m.start)
+		attrs := []any{"task", m.label, "done", m.n, "rate_per_second", math.Round(float64(m.n)/max(el.Seconds(), 1e-3)*10) / 10, "elapsed", el}
+		if m.total > 0 {
+			attrs = append(attrs, "total", m.total, "percent", m.n*100/m.total)
+		}
+		if m.unit != "" {
+			attrs = append(attrs, "unit", m.unit)
+		} else {
+			attrs = append(attrs, "unit", "bytes")
+		}
+		m.log.Info("progress", attrs...)
+		return
+	}
 	fmt.Fprintln(m.w, m.line(now))
 }
 

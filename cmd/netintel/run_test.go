@@ -88,7 +88,14 @@ var listenRe = regexp.MustCompile(`listening on http://(\S+)`)
 // startProc runs the binary and waits for it to print its address.
 func startProc(t *testing.T, args ...string) *proc {
 	t.Helper()
+	return startProcDir(t, "", args...)
+}
+
+// startProcDir is startProc in the working folder dir ("" = this one).
+func startProcDir(t *testing.T, dir string, args ...string) *proc {
+	t.Helper()
 	p := &proc{cmd: exec.Command(binPath, args...), done: make(chan error, 1)}
+	p.cmd.Dir = dir
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stdout, _ := p.cmd.StdoutPipe()
 	p.cmd.Stderr = &lockedWriter{mu: &p.mu, w: &p.stderr}

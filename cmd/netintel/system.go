@@ -148,6 +148,9 @@ func (c *commonFlags) logger(env *Env) (*slog.Logger, error) {
 	default:
 		return nil, usageError{fmt.Errorf("--log-level: %q is not debug, info, warn or error", c.logLevel)}
 	}
+	if c.logFormat != "" {
+		env.LogFormat = c.logFormat // the command's meters follow it
+	}
 	return telemetry.NewLogger(env.Stderr, c.logLevel, f), nil
 }
 
