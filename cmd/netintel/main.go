@@ -119,14 +119,12 @@ func run(ctx context.Context, env *Env, args []string) error {
 		return usageError{}
 	}
 	if args[0] == "help" {
-		if len(args) > 1 {
-			if c, ok := commands[args[1]]; ok {
-				writeHelp(env.Stdout, c, "", nil)
-				return nil
-			}
+		if len(args) < 2 {
+			usage(env.Stdout)
+			return nil
 		}
-		usage(env.Stdout)
-		return nil
+		// `help COMMAND` is `COMMAND -h`: the command builds its flags.
+		args = []string{args[1], "-h"}
 	}
 	c, ok := commands[args[0]]
 	if !ok {

@@ -144,7 +144,7 @@ func (c *commonFlags) logger(env *Env) (*slog.Logger, error) {
 		return nil, usageError{fmt.Errorf("--log-format: %q is not text or json", f)}
 	}
 	switch strings.ToLower(c.logLevel) {
-	case "debug", "info", "warn", "error":
+	case "", "debug", "info", "warn", "error":
 	default:
 		return nil, usageError{fmt.Errorf("--log-level: %q is not debug, info, warn or error", c.logLevel)}
 	}
