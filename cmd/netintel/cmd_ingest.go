@@ -141,8 +141,7 @@ func waitApplied(ctx context.Context, env *Env, js jetstream.JetStream, st inges
 	var m *meter
 	err := enrich.WaitApplied(ctx, js, st.LastSeq, func(a enrich.Applied) {
 		if m == nil {
-			m = newMeter(env, "enrich: consumers through", "", int64(a.Consumers))
-			m.unit = "of the enrich consumers"
+			m = newMeter(env, "enrich: consumers through", "consumers", int64(a.Consumers))
 		}
 		m.set(int64(a.Done), int64(a.Consumers))
 	})
