@@ -72,6 +72,11 @@ func TestCLI_HelpOfEveryCommand(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(out, "Usage:\n  netintel keys create") || !strings.Contains(out, "-tier") || !strings.Contains(out, "Examples:\n  netintel keys create") {
 		t.Errorf("keys create -h: %d\n%s", code, out)
 	}
+	// A subcommand that is the prefix of another shows only its own.
+	out, _, _ = runCLI(t, "secret", "send", "-h")
+	if strings.Contains(out, "send-file") || !strings.Contains(out, "Usage:\n  netintel secret send [flags] [SECRET]\n") || !strings.Contains(out, "Examples:\n  echo 'db password' | netintel secret send --expires 1h\n") {
+		t.Errorf("secret send -h:\n%s", out)
+	}
 	// The overview lists every command.
 	out, _, code = runCLI(t, "--help")
 	for _, n := range names {

@@ -192,7 +192,7 @@ func writeHelp(w io.Writer, c *command, sub string, fs *flag.FlagSet) {
 	if sub != "" {
 		lines = nil
 		for _, u := range c.usage {
-			if strings.HasPrefix(u, c.name+" "+sub) {
+			if hasWords(u, c.name+" "+sub) {
 				lines = append(lines, u)
 			}
 		}
@@ -238,7 +238,7 @@ func writeHelp(w io.Writer, c *command, sub string, fs *flag.FlagSet) {
 	if sub != "" {
 		var mine []string
 		for _, e := range ex {
-			if strings.Contains(e, "netintel "+c.name+" "+sub) {
+			if i := strings.Index(e, "netintel "+c.name+" "+sub); i >= 0 && hasWords(e[i+len("netintel "):], c.name+" "+sub) {
 				mine = append(mine, e)
 			}
 		}
@@ -250,6 +250,11 @@ func writeHelp(w io.Writer, c *command, sub string, fs *flag.FlagSet) {
 	for _, e := range ex {
 		fmt.Fprintln(w, "  "+e)
 	}
+}
+
+// hasWords reports whether s starts with the words of prefix, whole.
+func hasWords(s, prefix string) bool {
+	return s == prefix || strings.HasPrefix(s, prefix+" ")
 }
 
 // newFlags returns a flag set that reports errors instead of exiting and
