@@ -46,7 +46,7 @@ time and rate.`,
 		},
 		examples: []string{
 			"echo 'db password' | netintel secret send --expires 1h",
-			"netintel secret read 'http://127.0.0.1:8080/s/ID#KEY'",
+			"netintel secret read 'http://127.0.0.1:8080/v/#KEYID'",
 			"netintel secret send-file --views 2 report.pdf",
 			"netintel secret read-file --out ~/Downloads -",
 			"netintel secret status ID",
