@@ -17,8 +17,11 @@ TEST_TIMEOUT  ?= 20m
 
 all: build
 
+# VERSION is what `netintel version` prints (docs/operators.md).
+VERSION       ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+
 build:
-	$(GO) build -o netintel ./cmd/netintel
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o netintel ./cmd/netintel
 
 run: build
 	./netintel run --config pipeline.yaml --data-dir $(DATA_DIR) --listen $(LISTEN)

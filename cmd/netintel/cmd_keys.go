@@ -12,24 +12,34 @@ import (
 
 	gw "github.com/netintel/netintel/gateway"
 	"github.com/netintel/netintel/internal/bus"
-	"github.com/netintel/netintel/internal/telemetry"
 )
 
 func init() {
-	register(&command{name: "keys", summary: "manage customer API keys: create, list, revoke, rotate", run: cmdKeys})
+	register(&command{name: "keys", summary: "manage customer API keys: create, list, revoke, rotate",
+		usage: []string{
+			"keys create --user U --tier T [--tag T]...",
+			"keys list [--json]",
+			"keys revoke ID",
+			"keys rotate [--overlap 168h] ID",
+		},
+		desc: `Manage the gateway's customer API keys in the apikeys bucket. Every
+subcommand takes --config, --nats URL or --data-dir DIR (of a running
+` + "`netintel run`" + `; default data) to reach NATS. The gateway and this command
+must share gateway.hash_key.`,
+		subs: [][2]string{
+			{"create", "issue a key; prints the whole key once"},
+			{"list", "id, user, tier, tags, created, last used, status"},
+			{"revoke", "revoke a key (every gateway stops taking it within seconds)"},
+			{"rotate", "issue a new key for the same user and tier; the old one keeps working for the overlap (0 = until revoked)"},
+		},
+		examples: []string{
+			"netintel keys create --data-dir data --user acme --tier pro --tag team-a",
+			"netintel keys list --data-dir data --json",
+			"netintel keys revoke --data-dir data 3f9c2a1b",
+			"netintel keys rotate --nats nats://nats:4222 --overlap 24h 3f9c2a1b",
+		},
+		run: cmdKeys})
 }
-
-const keysUsage = `usage: netintel keys COMMAND [flags]
-
-  create --user U --tier T [--tag T]...   issue a key; prints the whole key once
-  list [--json]                           id, user, tier, tags, created, last used, status
-  revoke ID                               revoke a key (every gateway stops taking it within seconds)
-  rotate [--overlap 168h] ID              issue a new key for the same user and tier; the old
-                                          one keeps working for the overlap (0 = until revoked)
-
-Every command takes --config, --nats URL or --data-dir DIR (of a running
-` + "`netintel run`" + `; default data) to reach NATS. The gateway and this command must
-share gateway.hash_key.`
 
 type tagList []string
 
@@ -37,9 +47,8 @@ func (t *tagList) String() string     { return strings.Join(*t, ",") }
 func (t *tagList) Set(v string) error { *t = append(*t, v); return nil }
 
 func cmdKeys(ctx context.Context, env *Env, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprintln(env.Stdout, keysUsage)
-		return nil
+	if done, err := commandHelp(env, commands["keys"], args); done {
+		return err
 	}
 	sub, args := args[0], args[1:]
 	var cf commonFlags
@@ -64,8 +73,7 @@ func cmdKeys(ctx context.Context, env *Env, args []string) error {
 	case "rotate":
 		fs.DurationVar(&overlap, "overlap", 7*24*time.Hour, "how long the old key keeps working; 0 = until revoked")
 	default:
-		fmt.Fprintln(env.Stderr, keysUsage)
-		return fmt.Errorf("keys: unknown command %q", sub)
+		return unknownSub(env, commands["keys"], sub)
 	}
 	// Flags may come before or after the key id.
 	if err := fs.Parse(args); err != nil {
@@ -161,7 +169,10 @@ func openKeys(ctx context.Context, env *Env, cf *commonFlags) (*gw.Keys, func(),
 	if err != nil {
 		return nil, nil, err
 	}
-	log := telemetry.NewLogger(env.Stderr, cf.logLevel)
+	log, err := cf.logger(env)
+	if err != nil {
+		return nil, nil, err
+	}
 	ncfg := cfg.NATS
 	switch {
 	case cf.natsURL != "":

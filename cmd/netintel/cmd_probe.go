@@ -11,7 +11,15 @@ import (
 )
 
 func init() {
-	register(&command{name: "probe", summary: "run the TLD RDAP/WHOIS check now on a running system and wait for it", run: cmdProbe})
+	register(&command{name: "probe", summary: "run the TLD RDAP/WHOIS check now on a running system and wait for it",
+		usage: []string{"probe [--wait=false] [--pickup 2m] [--timeout 0] [--data-dir DIR | --nats URL]"},
+		desc: `Ask the running system's probe workers for a TLD RDAP/WHOIS check now (or
+follow the one already running) and wait for it to be published. A bar on a
+terminal shows the TLDs checked with the rate and the time left; on a pipe,
+one line per step and a plain progress line at each tenth. The closing line
+counts the results published, with the time and the rate.`,
+		examples: []string{"netintel probe --data-dir data", "netintel probe --nats nats://nats:4222 --timeout 2h", "netintel probe --data-dir data --wait=false"},
+		run:      cmdProbe})
 }
 
 // cmdProbe asks the running system's probe workers for a run (a request
@@ -95,7 +103,14 @@ func followRun(ctx context.Context, env *Env, svc runSource, prevRun string, see
 	start, changed := time.Now(), time.Now()
 	t := time.NewTicker(followInterval)
 	defer t.Stop()
-	last, lastState := "", ""
+	last, lastState, lastStep := "", "", ""
+	tty := isTerminal(env.Stderr)
+	var m *meter
+	defer func() {
+		if m != nil {
+			m.done()
+		}
+	}()
 	var failingSince time.Time
 	for {
 		select {
@@ -131,9 +146,16 @@ func followRun(ctx context.Context, env *Env, svc runSource, prevRun string, see
 			continue
 		}
 		line := fmt.Sprintf("run %s: %s: %s (%d/%d TLDs)", p.RunID, p.Status, p.CurrentStep, p.ProcessedTLDs, p.TotalTLDs)
-		if line != last {
+		if line != last && (!tty || p.CurrentStep != lastStep || p.Status != probe.StatusRunning) {
+			// On a terminal the bar shows the counts: a line per step.
 			fmt.Fprintln(env.Stdout, line)
-			last = line
+		}
+		last, lastStep = line, p.CurrentStep
+		if m == nil && p.TotalTLDs > 0 {
+			m = newMeter(env, "probe "+p.RunID, "TLDs", int64(p.TotalTLDs))
+		}
+		if m != nil {
+			m.set(int64(p.ProcessedTLDs), int64(p.TotalTLDs))
 		}
 		if state := fmt.Sprint(line, p.LastUpdate); state != lastState {
 			lastState, changed = state, time.Now()
@@ -142,9 +164,14 @@ func followRun(ctx context.Context, env *Env, svc runSource, prevRun string, see
 		}
 		switch p.Status {
 		case probe.StatusCompleted:
+			took := ""
+			if m != nil {
+				took = " " + m.done()
+				m = nil
+			}
 			pub, _, err := svc.Published(ctx)
 			if err == nil {
-				fmt.Fprintf(env.Stdout, "published %d TLD results, %d with stealth RDAP\n", pub.ResultsAvailable, pub.StealthCount)
+				fmt.Fprintf(env.Stdout, "published %d TLD results, %d with stealth RDAP%s\n", pub.ResultsAvailable, pub.StealthCount, took)
 			}
 			return nil
 		case probe.StatusFailed:

@@ -66,8 +66,10 @@ func probeWorld(t *testing.T) (cfgPath string) {
   tld_list: %s
   rdap_bootstrap: %s
   whois_discovery: whois.iana.test:43
+  whois_fallback: ""
   stealth:
     candidates: ["http://rdap.nic.<tld>/"]
+    candidates_file: ""
     scheme: http
   timeout: 2s
   whois_timeout: 2s

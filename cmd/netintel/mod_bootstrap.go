@@ -64,7 +64,10 @@ func bootstrap(ctx context.Context, s *System) error {
 		n++
 	}
 	if n == 0 {
-		return errors.New("no bundled sample feed found (run from the repository root)")
+		// Nothing to start from (no pipeline.yaml with the samples): not
+		// an error, the state fills as feeds are ingested.
+		s.Log.Info("bootstrap: no sample feed configured or found; the IP state starts empty (feed it with `netintel ingest`)")
+		return nil
 	}
 	wctx, cancel := bus.RunContext(ctx, 5*time.Minute)
 	defer cancel()

@@ -88,7 +88,14 @@ var listenRe = regexp.MustCompile(`listening on http://(\S+)`)
 // startProc runs the binary and waits for it to print its address.
 func startProc(t *testing.T, args ...string) *proc {
 	t.Helper()
+	return startProcDir(t, "", args...)
+}
+
+// startProcDir is startProc in the working folder dir ("" = this one).
+func startProcDir(t *testing.T, dir string, args ...string) *proc {
+	t.Helper()
 	p := &proc{cmd: exec.Command(binPath, args...), done: make(chan error, 1)}
+	p.cmd.Dir = dir
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stdout, _ := p.cmd.StdoutPipe()
 	p.cmd.Stderr = &lockedWriter{mu: &p.mu, w: &p.stderr}
@@ -260,9 +267,10 @@ func oneLineFailure(t *testing.T, want string, secret string, args ...string) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binPath, args...)
 	out, err := cmd.CombinedOutput()
+	// 1 for a failure, 2 for a command line that cannot run as written.
 	ee, ok := err.(*exec.ExitError)
-	if !ok || ee.ExitCode() != 1 {
-		t.Fatalf("exit = %v, want 1\n%s", err, out)
+	if !ok || (ee.ExitCode() != 1 && ee.ExitCode() != 2) {
+		t.Fatalf("exit = %v, want 1 or 2\n%s", err, out)
 	}
 	s := string(out)
 	if !strings.Contains(s, want) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -126,10 +127,11 @@ func (s *System) OnClose(fn func()) { s.closers = append(s.closers, fn) }
 
 // commonFlags are the flags every role shares.
 type commonFlags struct {
-	config   string
-	dataDir  string
-	natsURL  string
-	logLevel string
+	config    string
+	dataDir   string
+	natsURL   string
+	logLevel  string
+	logFormat string
 }
 
 func (c *commonFlags) add(fs *flag.FlagSet) {
@@ -137,6 +139,25 @@ func (c *commonFlags) add(fs *flag.FlagSet) {
 	fs.StringVar(&c.dataDir, "data-dir", "", "data folder (embedded NATS store and folder object store)")
 	fs.StringVar(&c.natsURL, "nats", "", "NATS URL(s), comma-separated; overrides nats in the config")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&c.logFormat, "log-format", "", "text or json (default: text on a terminal, JSON otherwise; also a global flag)")
+}
+
+// logger returns the logger the flags ask for, on env's stderr: the
+// command's --log-format, else the global one, else by terminal.
+func (c *commonFlags) logger(env *Env) (*slog.Logger, error) {
+	f := cmp.Or(c.logFormat, env.LogFormat)
+	if f != "" && !slices.Contains(telemetry.LogFormats, f) {
+		return nil, usageError{fmt.Errorf("--log-format: %q is not text or json", f)}
+	}
+	switch strings.ToLower(c.logLevel) {
+	case "", "debug", "info", "warn", "error":
+	default:
+		return nil, usageError{fmt.Errorf("--log-level: %q is not debug, info, warn or error", c.logLevel)}
+	}
+	if c.logFormat != "" {
+		env.LogFormat = c.logFormat // the command's meters follow it
+	}
+	return telemetry.NewLogger(env.Stderr, c.logLevel, f), nil
 }
 
 // loadConfig loads the config file; a missing default file means defaults.
@@ -166,7 +187,10 @@ func openSystem(ctx context.Context, env *Env, cf *commonFlags, o roleOpts) (*Sy
 	if err != nil {
 		return nil, err
 	}
-	log := telemetry.NewLogger(env.Stderr, cf.logLevel)
+	log, err := cf.logger(env)
+	if err != nil {
+		return nil, err
+	}
 	s := &System{Cfg: cfg, Log: log, Reg: telemetry.NewRegistry(), DataDir: cf.dataDir, Env: env, Embedded: o.embedded, listen: o.listen, routes: map[string][]func(*http.ServeMux){}}
 	if err := s.resolveInternalKey(o.embedded); err != nil {
 		return nil, err

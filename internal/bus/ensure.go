@@ -46,6 +46,7 @@ func Ensure(ctx context.Context, js jetstream.JetStream, cfg *config.Config, log
 func StreamConfig(s config.Stream) jetstream.StreamConfig {
 	sc := jetstream.StreamConfig{
 		Name:              s.Name,
+		Description:       config.StreamDescription(s),
 		Subjects:          s.Subjects,
 		Replicas:          config.Replicas(s.Replicas),
 		MaxAge:            s.MaxAge,
@@ -102,7 +103,7 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, s config.Stream) 
 func streamSame(a, b jetstream.StreamConfig) bool {
 	return slices.Equal(a.Subjects, b.Subjects) && a.Replicas == b.Replicas && a.MaxAge == b.MaxAge &&
 		a.MaxBytes == b.MaxBytes && a.MaxMsgsPerSubject == b.MaxMsgsPerSubject && a.Storage == b.Storage &&
-		a.Retention == b.Retention && (b.Duplicates == 0 || a.Duplicates == b.Duplicates)
+		a.Retention == b.Retention && (b.Duplicates == 0 || a.Duplicates == b.Duplicates) && a.Description == b.Description
 }
 
 func streamDiff(a, b jetstream.StreamConfig) string {
@@ -120,12 +121,15 @@ func streamDiff(a, b jetstream.StreamConfig) string {
 // ensureConsumer creates or updates c and, when c has partitions, each
 // of them (config.PartitionConsumer) with the same settings.
 func ensureConsumer(ctx context.Context, js jetstream.JetStream, c config.Consumer) error {
-	if err := ensureOneConsumer(ctx, js, c); err != nil {
+	one := c
+	one.Description = config.ConsumerDescription(c, -1)
+	if err := ensureOneConsumer(ctx, js, one); err != nil {
 		return err
 	}
 	for p := range c.Partitions {
 		pc := c
 		pc.Name, pc.FilterSubject, pc.Partitions = config.PartitionConsumer(c.Name, p), config.PartitionSubject(c.FilterSubject, p), 0
+		pc.Description = config.ConsumerDescription(c, p)
 		if err := ensureOneConsumer(ctx, js, pc); err != nil {
 			return err
 		}
@@ -136,6 +140,7 @@ func ensureConsumer(ctx context.Context, js jetstream.JetStream, c config.Consum
 func ensureOneConsumer(ctx context.Context, js jetstream.JetStream, c config.Consumer) error {
 	cc := jetstream.ConsumerConfig{
 		Durable:       c.Name,
+		Description:   c.Description,
 		FilterSubject: c.FilterSubject,
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       c.AckWait,
@@ -156,11 +161,12 @@ func ensureOneConsumer(ctx context.Context, js jetstream.JetStream, c config.Con
 // KVConfig converts a declared bucket into a JetStream KV config.
 func KVConfig(k config.KVBucket) jetstream.KeyValueConfig {
 	kc := jetstream.KeyValueConfig{
-		Bucket:   k.Bucket,
-		Replicas: config.Replicas(k.Replicas),
-		History:  uint8(max(k.History, 1)),
-		TTL:      k.TTL,
-		Storage:  jetstream.FileStorage,
+		Bucket:      k.Bucket,
+		Description: config.KVDescription(k),
+		Replicas:    config.Replicas(k.Replicas),
+		History:     uint8(max(k.History, 1)),
+		TTL:         k.TTL,
+		Storage:     jetstream.FileStorage,
 	}
 	if k.Storage == "memory" {
 		kc.Storage = jetstream.MemoryStorage
@@ -182,7 +188,7 @@ func ensureKV(ctx context.Context, js jetstream.JetStream, k config.KVBucket) er
 		}
 		info := st.(*jetstream.KeyValueBucketStatus).StreamInfo()
 		if info.Config.Replicas == want.Replicas && int64(want.History) == info.Config.MaxMsgsPerSubject &&
-			info.Config.MaxAge == want.TTL && (want.LimitMarkerTTL > 0) == info.Config.AllowMsgTTL {
+			info.Config.MaxAge == want.TTL && (want.LimitMarkerTTL > 0) == info.Config.AllowMsgTTL && info.Config.Description == want.Description {
 			return nil
 		}
 		if _, err := js.UpdateKeyValue(ctx, want); err != nil {

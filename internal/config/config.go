@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -94,6 +95,9 @@ type Stream struct {
 	Duplicates time.Duration `yaml:"duplicates"`
 	// MaxMsgsPerSubject keeps the last N messages per subject; 0 = unlimited.
 	MaxMsgsPerSubject int64 `yaml:"max_msgs_per_subject"`
+	// Description is what `nats stream ls` shows; empty takes the
+	// built-in one of a stream of that name (Descriptions).
+	Description string `yaml:"description"`
 }
 
 // Consumer declares a durable pull consumer.
@@ -110,6 +114,9 @@ type Consumer struct {
 	// the messages of FilterSubject with one more token, the partition
 	// (PartitionSubject); NAME keeps the messages without one.
 	Partitions int `yaml:"partitions"`
+	// Description is what `nats consumer ls` shows; empty takes the
+	// built-in one (Descriptions).
+	Description string `yaml:"description"`
 }
 
 // ObservationPartitions is the number of partitions ingest spreads
@@ -145,6 +152,9 @@ type KVBucket struct {
 	Storage  string        `yaml:"storage"`
 	// PerKeyTTL allows a TTL on single keys (needs nats-server 2.11+).
 	PerKeyTTL bool `yaml:"per_key_ttl"`
+	// Description is what `nats kv ls` shows; empty takes the built-in
+	// one (Descriptions).
+	Description string `yaml:"description"`
 }
 
 // ObjectStore selects and configures the object store.
@@ -205,7 +215,12 @@ func Load(path string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
-	return Parse(b, path)
+	cfg, err := Parse(b, path)
+	if err != nil {
+		return nil, err
+	}
+	cfg.resolveInputs(filepath.Dir(path))
+	return cfg, nil
 }
 
 // Parse decodes and validates a config document; name is used in messages.

@@ -20,7 +20,8 @@ type Probe struct {
 	// (whois.iana.org:43); "" uses only the fallback table.
 	WhoisDiscovery string `yaml:"whois_discovery"`
 	// WhoisFallback is a TSV table "tld<TAB>whois server" (URL or path) used
-	// when discovery gives no answer; "" for none.
+	// when discovery gives no answer; "" for none. The default,
+	// "builtin:tld-whois.tsv", is the table built into the binary.
 	WhoisFallback string `yaml:"whois_fallback"`
 	// WhoisServers maps a TLD to its WHOIS server; it wins over both discovery and the table.
 	WhoisServers map[string]string `yaml:"whois_servers"`
@@ -88,7 +89,9 @@ type Stealth struct {
 	// Candidates are base URL templates tried for every TLD; "<tld>" is replaced by the TLD.
 	Candidates []string `yaml:"candidates"`
 	// CandidatesFile is a JSON file (URL or path) in the shape of
-	// supplemental-cctld-rdap.json: {"ccTldRdapServers": [{"tld", "rdapServer"}]}.
+	// supplemental-cctld-rdap.json: {"ccTldRdapServers": [{"tld", "rdapServer"}]};
+	// "" for none. The default, "builtin:supplemental-cctld-rdap.json", is
+	// the file built into the binary.
 	CandidatesFile string `yaml:"candidates_file"`
 	// Derive adds hosts derived from the TLD's WHOIS and registry names
 	// (whois.X -> rdap.X, www.X -> rdap.X).
@@ -99,17 +102,26 @@ type Stealth struct {
 	MaxTLDs int `yaml:"max_tlds"`
 }
 
+// The probe inputs that ship inside the binary (probe/defaults/), named
+// as the probe reads them; the defaults use them.
+const (
+	BuiltinWhoisFallback     = "builtin:tld-whois.tsv"
+	BuiltinStealthCandidates = "builtin:supplemental-cctld-rdap.json"
+)
+
 func defaultProbe() Probe {
 	return Probe{
 		TLDList:        "https://data.iana.org/TLD/tlds-alpha-by-domain.txt",
 		RDAPBootstrap:  "https://data.iana.org/rdap/dns.json",
 		WhoisDiscovery: "whois.iana.org:43",
+		WhoisFallback:  BuiltinWhoisFallback,
 		WhoisPort:      43,
 		Stealth: Stealth{
-			Enabled:    true,
-			Candidates: []string{"https://rdap.nic.<tld>/"},
-			Derive:     true,
-			Scheme:     "https",
+			Enabled:        true,
+			CandidatesFile: BuiltinStealthCandidates,
+			Candidates:     []string{"https://rdap.nic.<tld>/"},
+			Derive:         true,
+			Scheme:         "https",
 		},
 		Timeout:       10 * time.Second,
 		WhoisTimeout:  10 * time.Second,
@@ -146,6 +158,11 @@ func (c *Probe) validate(p string) []error {
 	if c.WhoisDiscovery != "" {
 		if _, _, err := net.SplitHostPort(c.WhoisDiscovery); err != nil {
 			add("whois_discovery", "must be host:port, got %q", c.WhoisDiscovery)
+		}
+	}
+	for _, f := range []struct{ field, v string }{{"whois_fallback", c.WhoisFallback}, {"stealth.candidates_file", c.Stealth.CandidatesFile}} {
+		if name, ok := strings.CutPrefix(f.v, "builtin:"); ok && f.v != BuiltinWhoisFallback && f.v != BuiltinStealthCandidates {
+			add(f.field, "no built-in input %q (have %s, %s)", name, BuiltinWhoisFallback, BuiltinStealthCandidates)
 		}
 	}
 	if c.WhoisPort < 1 || c.WhoisPort > 65535 {

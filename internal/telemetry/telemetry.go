@@ -5,6 +5,7 @@ package telemetry
 import (
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"strings"
 
@@ -13,9 +14,15 @@ import (
 	"golang.org/x/term"
 )
 
-// NewLogger returns a text logger on a terminal and a JSON logger otherwise.
-// level is debug, info, warn or error (default info).
-func NewLogger(w io.Writer, level string) *slog.Logger {
+// Log formats NewLogger takes; "" picks text on a terminal and JSON
+// otherwise.
+var LogFormats = []string{"text", "json"}
+
+// NewLogger returns a logger writing format ("text" or "json"; "" = text
+// on a terminal and JSON otherwise) at level (debug, info, warn or error;
+// default info). Every duration attribute is written as a number of
+// seconds (1.5, not 1500000000 nanoseconds), in both formats.
+func NewLogger(w io.Writer, level, format string) *slog.Logger {
 	var lv slog.Level
 	switch strings.ToLower(level) {
 	case "debug":
@@ -25,11 +32,27 @@ func NewLogger(w io.Writer, level string) *slog.Logger {
 	case "error":
 		lv = slog.LevelError
 	}
-	opts := &slog.HandlerOptions{Level: lv}
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+	opts := &slog.HandlerOptions{Level: lv, ReplaceAttr: durationSeconds}
+	if format == "" {
+		format = "json"
+		if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+			format = "text"
+		}
+	}
+	if format == "text" {
 		return slog.New(slog.NewTextHandler(w, opts))
 	}
 	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+// durationSeconds writes a duration attribute as float seconds, rounded
+// to the microsecond.
+func durationSeconds(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		d := a.Value.Duration()
+		a.Value = slog.Float64Value(math.Round(d.Seconds()*1e6) / 1e6)
+	}
+	return a
 }
 
 // NewRegistry returns a registry with the Go and process collectors.
