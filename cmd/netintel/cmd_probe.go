@@ -66,7 +66,7 @@ func cmdProbe(ctx context.Context, env *Env, args []string) error {
 	// (see bus.RunContext).
 	ctx, cancel := bus.RunContext(ctx, *timeout)
 	defer cancel()
-	return followRun(ctx, env, src, prevRun, seen, *pickup)
+	return followRun(ctx, env, src, prevRun, seen, *pickup, followInterval)
 }
 
 // runSource is what followRun reads: the probe service.
@@ -90,18 +90,18 @@ func (l liveSource) Published(ctx context.Context) (probe.Published, bool, error
 	return l.LivePublished(ctx)
 }
 
-// followInterval is how often followRun reads the progress.
-var followInterval = time.Second
+// followInterval is how often `netintel probe` reads the progress.
+const followInterval = time.Second
 
 // followRun prints progress until a run other than prevRun completes or
 // fails. A failed read of the progress (NATS electing a new leader, say)
 // is retried; only reads failing for longer than pickup end the wait.
 // The progress never goes backwards: an answer at a revision older than
 // one already seen (seen, at first) is a replica that lags, and is
-// dropped like a failed read.
-func followRun(ctx context.Context, env *Env, svc runSource, prevRun string, seen uint64, pickup time.Duration) error {
+// dropped like a failed read. The progress is read every interval.
+func followRun(ctx context.Context, env *Env, svc runSource, prevRun string, seen uint64, pickup, interval time.Duration) error {
 	start, changed := time.Now(), time.Now()
-	t := time.NewTicker(followInterval)
+	t := time.NewTicker(interval)
 	defer t.Stop()
 	last, lastState, lastStep := "", "", ""
 	tty := isTerminal(env.Stderr)
