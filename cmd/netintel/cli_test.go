@@ -38,8 +38,11 @@ func runCLI(t *testing.T, args ...string) (string, string, int) {
 // 0, through -h, --help and `netintel help COMMAND`.
 func TestCLI_HelpOfEveryCommand(t *testing.T) {
 	var names []string
-	for n := range commands {
-		names = append(names, n)
+	for _, c := range commandList() {
+		if slices.Contains(names, c.name) {
+			t.Errorf("two commands named %s", c.name)
+		}
+		names = append(names, c.name)
 	}
 	slices.Sort(names)
 	withSubs := []string{"keys", "rules", "secret", "state"}

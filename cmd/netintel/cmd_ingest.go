@@ -18,24 +18,27 @@ import (
 	"github.com/netintel/netintel/internal/config"
 )
 
-func init() {
-	register(&command{name: "ingest", summary: "read one feed file or URL into the observation stream of a running system",
-		usage: []string{"ingest --format FORMAT [--kind K --provider P] [--wait] [--data-dir DIR | --nats URL] FILE_OR_URL"},
-		desc: `Read one feed file or URL into the observation stream of a running system
-(` + "`netintel run`" + `, or the NATS of a deployment). FILE_OR_URL may be gzip, bzip2
-or zstd compressed (recognised by its first bytes). A bar on a terminal (plain
-lines on a pipe) shows the bytes read, the rate and the time left; the
-closing line counts what was read and stored, with the time and the rate.
-With --wait the command returns only once the enrich workers have applied
-every observation it published to the IP state (their acknowledgement
-floor has passed the last sequence it published).`,
-		examples: []string{
-			"netintel ingest --data-dir data --format tor-exits samples/tor-exit-addresses",
-			"netintel ingest --data-dir data --format cidr-list --kind cdn --provider Cloudflare --wait samples/cloudflare-ips-v4.txt",
-			"zstd feed.ndjson && netintel ingest --nats nats://10.0.0.5:4222 --format observations --wait --wait-timeout 10m feed.ndjson.zst",
-		},
-		notes: ingestNotes(),
-		run:   cmdIngest})
+// ingestCommands returns the command of this file, for commandList.
+func ingestCommands() []*command {
+	return []*command{
+		&command{name: "ingest", summary: "read one feed file or URL into the observation stream of a running system",
+			usage: []string{"ingest --format FORMAT [--kind K --provider P] [--wait] [--data-dir DIR | --nats URL] FILE_OR_URL"},
+			desc: `Read one feed file or URL into the observation stream of a running system
+	(` + "`netintel run`" + `, or the NATS of a deployment). FILE_OR_URL may be gzip, bzip2
+	or zstd compressed (recognised by its first bytes). A bar on a terminal (plain
+	lines on a pipe) shows the bytes read, the rate and the time left; the
+	closing line counts what was read and stored, with the time and the rate.
+	With --wait the command returns only once the enrich workers have applied
+	every observation it published to the IP state (their acknowledgement
+	floor has passed the last sequence it published).`,
+			examples: []string{
+				"netintel ingest --data-dir data --format tor-exits samples/tor-exit-addresses",
+				"netintel ingest --data-dir data --format cidr-list --kind cdn --provider Cloudflare --wait samples/cloudflare-ips-v4.txt",
+				"zstd feed.ndjson && netintel ingest --nats nats://10.0.0.5:4222 --format observations --wait --wait-timeout 10m feed.ndjson.zst",
+			},
+			notes: ingestNotes(),
+			run:   cmdIngest},
+	}
 }
 
 // ingestNotes lists the feed formats for the help.

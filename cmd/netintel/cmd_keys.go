@@ -14,31 +14,34 @@ import (
 	"github.com/netintel/netintel/internal/bus"
 )
 
-func init() {
-	register(&command{name: "keys", summary: "manage customer API keys: create, list, revoke, rotate",
-		usage: []string{
-			"keys create --user U --tier T [--tag T]...",
-			"keys list [--json]",
-			"keys revoke ID",
-			"keys rotate [--overlap 168h] ID",
-		},
-		desc: `Manage the gateway's customer API keys in the apikeys bucket. Every
-subcommand takes --config, --nats URL or --data-dir DIR (of a running
-` + "`netintel run`" + `; default data) to reach NATS. The gateway and this command
-must share gateway.hash_key.`,
-		subs: [][2]string{
-			{"create", "issue a key; prints the whole key once"},
-			{"list", "id, user, tier, tags, created, last used, status"},
-			{"revoke", "revoke a key (every gateway stops taking it within seconds)"},
-			{"rotate", "issue a new key for the same user and tier; the old one keeps working for the overlap (0 = until revoked)"},
-		},
-		examples: []string{
-			"netintel keys create --data-dir data --user acme --tier pro --tag team-a",
-			"netintel keys list --data-dir data --json",
-			"netintel keys revoke --data-dir data 3f9c2a1b",
-			"netintel keys rotate --nats nats://nats:4222 --overlap 24h 3f9c2a1b",
-		},
-		run: cmdKeys})
+// keysCommands returns the command of this file, for commandList.
+func keysCommands() []*command {
+	return []*command{
+		&command{name: "keys", summary: "manage customer API keys: create, list, revoke, rotate",
+			usage: []string{
+				"keys create --user U --tier T [--tag T]...",
+				"keys list [--json]",
+				"keys revoke ID",
+				"keys rotate [--overlap 168h] ID",
+			},
+			desc: `Manage the gateway's customer API keys in the apikeys bucket. Every
+	subcommand takes --config, --nats URL or --data-dir DIR (of a running
+	` + "`netintel run`" + `; default data) to reach NATS. The gateway and this command
+	must share gateway.hash_key.`,
+			subs: [][2]string{
+				{"create", "issue a key; prints the whole key once"},
+				{"list", "id, user, tier, tags, created, last used, status"},
+				{"revoke", "revoke a key (every gateway stops taking it within seconds)"},
+				{"rotate", "issue a new key for the same user and tier; the old one keeps working for the overlap (0 = until revoked)"},
+			},
+			examples: []string{
+				"netintel keys create --data-dir data --user acme --tier pro --tag team-a",
+				"netintel keys list --data-dir data --json",
+				"netintel keys revoke --data-dir data 3f9c2a1b",
+				"netintel keys rotate --nats nats://nats:4222 --overlap 24h 3f9c2a1b",
+			},
+			run: cmdKeys},
+	}
 }
 
 type tagList []string
@@ -47,7 +50,7 @@ func (t *tagList) String() string     { return strings.Join(*t, ",") }
 func (t *tagList) Set(v string) error { *t = append(*t, v); return nil }
 
 func cmdKeys(ctx context.Context, env *Env, args []string) error {
-	if done, err := commandHelp(env, commands["keys"], args); done {
+	if done, err := commandHelp(env, keysCommands()[0], args); done {
 		return err
 	}
 	sub, args := args[0], args[1:]
@@ -73,7 +76,7 @@ func cmdKeys(ctx context.Context, env *Env, args []string) error {
 	case "rotate":
 		fs.DurationVar(&overlap, "overlap", 7*24*time.Hour, "how long the old key keeps working; 0 = until revoked")
 	default:
-		return unknownSub(env, commands["keys"], sub)
+		return unknownSub(env, keysCommands()[0], sub)
 	}
 	// Flags may come before or after the key id.
 	if err := fs.Parse(args); err != nil {

@@ -10,16 +10,19 @@ import (
 	"github.com/netintel/netintel/probe"
 )
 
-func init() {
-	register(&command{name: "probe", summary: "run the TLD RDAP/WHOIS check now on a running system and wait for it",
-		usage: []string{"probe [--wait=false] [--pickup 2m] [--timeout 0] [--data-dir DIR | --nats URL]"},
-		desc: `Ask the running system's probe workers for a TLD RDAP/WHOIS check now (or
-follow the one already running) and wait for it to be published. A bar on a
-terminal shows the TLDs checked with the rate and the time left; on a pipe,
-one line per step and a plain progress line at each tenth. The closing line
-counts the results published, with the time and the rate.`,
-		examples: []string{"netintel probe --data-dir data", "netintel probe --nats nats://nats:4222 --timeout 2h", "netintel probe --data-dir data --wait=false"},
-		run:      cmdProbe})
+// probeCommands returns the command of this file, for commandList.
+func probeCommands() []*command {
+	return []*command{
+		&command{name: "probe", summary: "run the TLD RDAP/WHOIS check now on a running system and wait for it",
+			usage: []string{"probe [--wait=false] [--pickup 2m] [--timeout 0] [--data-dir DIR | --nats URL]"},
+			desc: `Ask the running system's probe workers for a TLD RDAP/WHOIS check now (or
+	follow the one already running) and wait for it to be published. A bar on a
+	terminal shows the TLDs checked with the rate and the time left; on a pipe,
+	one line per step and a plain progress line at each tenth. The closing line
+	counts the results published, with the time and the rate.`,
+			examples: []string{"netintel probe --data-dir data", "netintel probe --nats nats://nats:4222 --timeout 2h", "netintel probe --data-dir data --wait=false"},
+			run:      cmdProbe},
+	}
 }
 
 // cmdProbe asks the running system's probe workers for a run (a request

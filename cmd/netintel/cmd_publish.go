@@ -10,17 +10,20 @@ import (
 	"github.com/netintel/netintel/publish"
 )
 
-func init() {
-	register(&command{name: "publish", summary: "build and publish the daily IP snapshot now (CSV, NDJSON, Parquet, MMDB)",
-		usage: []string{"publish [--date YYYY-MM-DD] [--data-dir DIR | --nats URL]"},
-		desc: `Build the IP snapshot from the current state and publish it (CSV, NDJSON,
-Parquet, MMDB and the manifest) to the object store, as the daily snapshot
-job does. A bar on a terminal (plain lines on a pipe) shows the state
-records read against the records in the bucket, with the rate and the time
-left; the closing lines list each file with its human-readable size, rows
-and checksum, and the time and rate of the whole build.`,
-		examples: []string{"netintel publish --data-dir data", "netintel publish --config pipeline.yaml --nats nats://nats:4222 --date 2026-11-01"},
-		run:      cmdPublish})
+// publishCommands returns the command of this file, for commandList.
+func publishCommands() []*command {
+	return []*command{
+		&command{name: "publish", summary: "build and publish the daily IP snapshot now (CSV, NDJSON, Parquet, MMDB)",
+			usage: []string{"publish [--date YYYY-MM-DD] [--data-dir DIR | --nats URL]"},
+			desc: `Build the IP snapshot from the current state and publish it (CSV, NDJSON,
+	Parquet, MMDB and the manifest) to the object store, as the daily snapshot
+	job does. A bar on a terminal (plain lines on a pipe) shows the state
+	records read against the records in the bucket, with the rate and the time
+	left; the closing lines list each file with its human-readable size, rows
+	and checksum, and the time and rate of the whole build.`,
+			examples: []string{"netintel publish --data-dir data", "netintel publish --config pipeline.yaml --nats nats://nats:4222 --date 2026-11-01"},
+			run:      cmdPublish},
+	}
 }
 
 func cmdPublish(ctx context.Context, env *Env, args []string) error {

@@ -21,37 +21,40 @@ import (
 	"github.com/netintel/netintel/secrets/client"
 )
 
-func init() {
-	register(&command{name: "secret", summary: "share one-time secrets: send, read, send-file, read-file, status",
-		usage: []string{
-			"secret send [flags] [SECRET]",
-			"secret read [--passphrase] LINK",
-			"secret send-file [flags] PATH",
-			"secret read-file [--passphrase] [--out PATH] LINK",
-			"secret status ID|LINK...",
-		},
-		desc: `Share one-time secrets through a netintel secrets service, encrypted on this
-machine before they are sent. LINK "-" reads the link from stdin (keeps it
-out of shell history). The host is --host, else $` + envSecretHost + `, else
-` + defaultSecretHost + `. A passphrase comes from $` + envSecretPassphrase + ` or is asked
-for on the terminal. File transfers show a bar with the rate and the time
-left on a terminal (plain lines on a pipe) and a closing line with the size,
-time and rate.`,
-		subs: [][2]string{
-			{"send", "encrypt a text and print its one-time link; the secret is read from stdin first, then $" + envSecretText + ", then the argument"},
-			{"read", "open a text link and print the secret (uses one view); --passphrase asks for the passphrase first"},
-			{"send-file", "encrypt a file (up to 100 MiB) and print its one-time link"},
-			{"read-file", "open a file link and save the file (never overwrites)"},
-			{"status", "say whether secrets are still available (uses no view)"},
-		},
-		examples: []string{
-			"echo 'db password' | netintel secret send --expires 1h",
-			"netintel secret read 'http://127.0.0.1:8080/v/#KEYID'",
-			"netintel secret send-file --views 2 report.pdf",
-			"netintel secret read-file --out ~/Downloads -",
-			"netintel secret status ID",
-		},
-		run: cmdSecret})
+// secretCommands returns the command of this file, for commandList.
+func secretCommands() []*command {
+	return []*command{
+		&command{name: "secret", summary: "share one-time secrets: send, read, send-file, read-file, status",
+			usage: []string{
+				"secret send [flags] [SECRET]",
+				"secret read [--passphrase] LINK",
+				"secret send-file [flags] PATH",
+				"secret read-file [--passphrase] [--out PATH] LINK",
+				"secret status ID|LINK...",
+			},
+			desc: `Share one-time secrets through a netintel secrets service, encrypted on this
+	machine before they are sent. LINK "-" reads the link from stdin (keeps it
+	out of shell history). The host is --host, else $` + envSecretHost + `, else
+	` + defaultSecretHost + `. A passphrase comes from $` + envSecretPassphrase + ` or is asked
+	for on the terminal. File transfers show a bar with the rate and the time
+	left on a terminal (plain lines on a pipe) and a closing line with the size,
+	time and rate.`,
+			subs: [][2]string{
+				{"send", "encrypt a text and print its one-time link; the secret is read from stdin first, then $" + envSecretText + ", then the argument"},
+				{"read", "open a text link and print the secret (uses one view); --passphrase asks for the passphrase first"},
+				{"send-file", "encrypt a file (up to 100 MiB) and print its one-time link"},
+				{"read-file", "open a file link and save the file (never overwrites)"},
+				{"status", "say whether secrets are still available (uses no view)"},
+			},
+			examples: []string{
+				"echo 'db password' | netintel secret send --expires 1h",
+				"netintel secret read 'http://127.0.0.1:8080/v/#KEYID'",
+				"netintel secret send-file --views 2 report.pdf",
+				"netintel secret read-file --out ~/Downloads -",
+				"netintel secret status ID",
+			},
+			run: cmdSecret},
+	}
 }
 
 // Environment variables the secret commands read.
@@ -114,7 +117,7 @@ func clientOptions() client.Options {
 }
 
 func runSecret(ctx context.Context, env *Env, args []string, d secretDeps) error {
-	if done, err := commandHelp(env, commands["secret"], args); done {
+	if done, err := commandHelp(env, secretCommands()[0], args); done {
 		return err
 	}
 	s := &secretCmd{env: env, d: d, c: client.New(d.opts)}
@@ -130,7 +133,7 @@ func runSecret(ctx context.Context, env *Env, args []string, d secretDeps) error
 	case "status":
 		return s.status(ctx, args[1:])
 	}
-	return unknownSub(env, commands["secret"], args[0])
+	return unknownSub(env, secretCommands()[0], args[0])
 }
 
 type secretCmd struct {

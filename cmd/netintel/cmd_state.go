@@ -10,27 +10,30 @@ import (
 	"github.com/netintel/netintel/enrich"
 )
 
-func init() {
-	register(&command{name: "state", summary: "print the IP state record of an address or range as JSON (get)",
-		usage: []string{"state get [--stored] [--data-dir DIR | --nats URL] IP|CIDR..."},
-		desc: `Print the current IP intelligence record of each address or range from the
-state bucket (ipstate), whose values are a binary codec, as JSON: the record
-a snapshot would publish (classifications, provider, assets with CVEs
-scored against the CVE catalog), or with --stored the document enrichment
-keeps (signals, claims and assets with each source's evidence). A range is
-looked up as it was ingested (e.g. 104.16.0.0/13). An address or range
-without a record prints {"key": ..., "found": false} and the command exits 1.`,
-		subs: [][2]string{{"get", "print the record(s) of IP or CIDR as JSON, one object per argument"}},
-		examples: []string{
-			"netintel state get --data-dir data 185.220.101.4",
-			"netintel state get --data-dir data 104.16.0.0/13 | jq .classifications",
-			"netintel state get --stored --nats nats://nats:4222 2001:db8::1",
-		},
-		run: cmdState})
+// stateCommands returns the command of this file, for commandList.
+func stateCommands() []*command {
+	return []*command{
+		&command{name: "state", summary: "print the IP state record of an address or range as JSON (get)",
+			usage: []string{"state get [--stored] [--data-dir DIR | --nats URL] IP|CIDR..."},
+			desc: `Print the current IP intelligence record of each address or range from the
+	state bucket (ipstate), whose values are a binary codec, as JSON: the record
+	a snapshot would publish (classifications, provider, assets with CVEs
+	scored against the CVE catalog), or with --stored the document enrichment
+	keeps (signals, claims and assets with each source's evidence). A range is
+	looked up as it was ingested (e.g. 104.16.0.0/13). An address or range
+	without a record prints {"key": ..., "found": false} and the command exits 1.`,
+			subs: [][2]string{{"get", "print the record(s) of IP or CIDR as JSON, one object per argument"}},
+			examples: []string{
+				"netintel state get --data-dir data 185.220.101.4",
+				"netintel state get --data-dir data 104.16.0.0/13 | jq .classifications",
+				"netintel state get --stored --nats nats://nats:4222 2001:db8::1",
+			},
+			run: cmdState},
+	}
 }
 
 func cmdState(ctx context.Context, env *Env, args []string) error {
-	c := commands["state"]
+	c := stateCommands()[0]
 	if done, err := commandHelp(env, c, args); done {
 		return err
 	}

@@ -13,12 +13,15 @@ import (
 // "dev" (docs/operators.md, "Version").
 var version string
 
-func init() {
-	register(&command{name: "version", summary: "print the version, commit and Go version",
-		usage:    []string{"version", "--version"},
-		desc:     "Print netintel's version, the commit it was built from and the Go version that built it, on one line.\nThe version comes from -ldflags \"-X main.version=...\" (make build), else from the module version go install recorded, else the VCS revision.",
-		examples: []string{"netintel version", "netintel --version"},
-		run:      cmdVersion})
+// versionCommands returns the command of this file, for commandList.
+func versionCommands() []*command {
+	return []*command{
+		&command{name: "version", summary: "print the version, commit and Go version",
+			usage:    []string{"version", "--version"},
+			desc:     "Print netintel's version, the commit it was built from and the Go version that built it, on one line.\nThe version comes from -ldflags \"-X main.version=...\" (make build), else from the module version go install recorded, else the VCS revision.",
+			examples: []string{"netintel version", "netintel --version"},
+			run:      cmdVersion},
+	}
 }
 
 func cmdVersion(_ context.Context, env *Env, args []string) error {

@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/signal"
 	"slices"
-	"sort"
 	"strings"
 	"syscall"
 
@@ -51,9 +50,21 @@ type command struct {
 	run      func(ctx context.Context, env *Env, args []string) error
 }
 
-var commands = map[string]*command{}
+// commandList is every command, the roles first: the one place a command
+// is added (help lists them by name).
+func commandList() []*command {
+	return slices.Concat(rolesCommands(), ingestCommands(), publishCommands(), probeCommands(),
+		stateCommands(), keysCommands(), secretCommands(), rulesCommands(), versionCommands())
+}
 
-func register(c *command) { commands[c.name] = c }
+// findCommand returns the command called name.
+func findCommand(name string) (*command, bool) {
+	i := slices.IndexFunc(commandList(), func(c *command) bool { return c.name == name })
+	if i < 0 {
+		return nil, false
+	}
+	return commandList()[i], true
+}
 
 // usageError is a command line that cannot be run as written: exit status 2.
 type usageError struct{ error }
@@ -126,7 +137,7 @@ func run(ctx context.Context, env *Env, args []string) error {
 		// `help COMMAND` is `COMMAND -h`: the command builds its flags.
 		args = []string{args[1], "-h"}
 	}
-	c, ok := commands[args[0]]
+	c, ok := findCommand(args[0])
 	if !ok {
 		usage(env.Stderr)
 		return usageError{fmt.Errorf("unknown command %q", args[0])}
@@ -161,13 +172,10 @@ command per role or task.
 
 Commands:
 `)
-	var names []string
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	cmds := commandList()
+	slices.SortFunc(cmds, func(a, b *command) int { return strings.Compare(a.name, b.name) })
+	for _, c := range cmds {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
 	fmt.Fprint(w, `
 Global flags:
@@ -267,7 +275,7 @@ func newFlags(env *Env, name string) *flag.FlagSet {
 	}
 	cname, sub, _ := strings.Cut(name, " ")
 	fs.Usage = func() {
-		if c, ok := commands[cname]; ok {
+		if c, ok := findCommand(cname); ok {
 			writeHelp(fs.Output(), c, sub, fs)
 		}
 	}

@@ -14,7 +14,10 @@ import (
 	"github.com/netintel/netintel/publish"
 )
 
-func init() { registerModule(Module{Name: "bootstrap", Setup: setupBootstrap}) }
+// bootstrapModule is the bootstrap product module, for moduleList.
+func bootstrapModule() Module {
+	return Module{Name: "bootstrap", Setup: setupBootstrap}
+}
 
 // setupBootstrap makes `netintel run` on a fresh data dir useful at once:
 // it ingests the bundled sample feeds (the ingest sources whose path exists),

@@ -21,7 +21,10 @@ import (
 	"github.com/netintel/netintel/internal/schedule"
 )
 
-func init() { registerModule(Module{Name: "console", Setup: setupConsole}) }
+// consoleModule is the console product module, for moduleList.
+func consoleModule() Module {
+	return Module{Name: "console", Setup: setupConsole}
+}
 
 // setupConsole mounts the operator web console (docs/console.md) on the
 // console listener (api.listeners.console, else api.listen). What it

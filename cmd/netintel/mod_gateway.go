@@ -19,7 +19,10 @@ import (
 	"github.com/netintel/netintel/internal/config"
 )
 
-func init() { registerModule(Module{Name: "gateway", Setup: setupGateway}) }
+// gatewayModule is the gateway product module, for moduleList.
+func gatewayModule() Module {
+	return Module{Name: "gateway", Setup: setupGateway}
+}
 
 // setupGateway wires the customer gateway: the key store (watched), the
 // usage counters, the optional Option B validator and the proxy handler on

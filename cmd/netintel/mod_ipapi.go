@@ -12,7 +12,10 @@ import (
 	"github.com/netintel/netintel/api/ipapi"
 )
 
-func init() { registerModule(Module{Name: "ipapi", Setup: setupIPAPI}) }
+// ipapiModule is the ipapi product module, for moduleList.
+func ipapiModule() Module {
+	return Module{Name: "ipapi", Setup: setupIPAPI}
+}
 
 // snapshotPoll is how often the IP API checks snapshots/latest besides
 // listening for events.snapshot.published.

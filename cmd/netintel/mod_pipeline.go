@@ -8,7 +8,10 @@ import (
 	"github.com/netintel/netintel/ingest"
 )
 
-func init() { registerModule(Module{Name: "pipeline", Setup: setupPipeline}) }
+// pipelineModule is the pipeline product module, for moduleList.
+func pipelineModule() Module {
+	return Module{Name: "pipeline", Setup: setupPipeline}
+}
 
 // setupPipeline wires the IP observation pipeline: the enrich worker, the
 // state reader the snapshot uses, catalog refresh and age-out jobs, and one

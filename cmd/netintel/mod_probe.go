@@ -10,8 +10,9 @@ import (
 	"github.com/netintel/netintel/probe"
 )
 
-func init() {
-	registerModule(Module{Name: "probe", Setup: setupProbe})
+// probeModule is the probe product module, for moduleList.
+func probeModule() Module {
+	return Module{Name: "probe", Setup: setupProbe}
 }
 
 // setupProbe wires the TLD RDAP/WHOIS status product: its API routes and

@@ -77,9 +77,15 @@ type Module struct {
 	Setup func(ctx context.Context, s *System) error
 }
 
-var modules []Module
-
-func registerModule(m Module) { modules = append(modules, m) }
+// moduleList is every product module in the order their Setup runs: the
+// one place a module is added. No Setup reads what another sets (the
+// state, the IP API and the TLD checker are read later, by workers, jobs
+// and handlers), but the start-up hooks run in this order: the
+// bootstrap's (ingest the samples, publish) first.
+func moduleList() []Module {
+	return []Module{bootstrapModule(), consoleModule(), gatewayModule(), ipapiModule(), pipelineModule(),
+		probeModule(), publishModule(), secretpagesModule(), secretsModule()}
+}
 
 // Route mounts handlers for a product (ip, gateway, tld, secrets) on the
 // listener configured for it.
@@ -242,7 +248,7 @@ func openSystem(ctx context.Context, env *Env, cf *commonFlags, o roleOpts) (*Sy
 		}
 		s.Store = st
 	}
-	for _, m := range modules {
+	for _, m := range moduleList() {
 		if err := m.Setup(ctx, s); err != nil {
 			s.close()
 			return nil, fmt.Errorf("%s: %w", m.Name, err)
