@@ -173,18 +173,7 @@ func (c *Probe) validate(p string) []error {
 			add("whois_servers."+tld, "%v", errRequired)
 		}
 	}
-	for i, t := range c.Stealth.Candidates {
-		u, err := url.Parse(strings.ReplaceAll(t, "<tld>", "example"))
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			add(fmt.Sprintf("stealth.candidates[%d]", i), "must be an http(s) URL template like https://rdap.example/<tld>/, got %q", t)
-		}
-	}
-	if c.Stealth.Scheme != "http" && c.Stealth.Scheme != "https" {
-		add("stealth.scheme", "must be http or https, got %q", c.Stealth.Scheme)
-	}
-	if c.Stealth.MaxTLDs < 0 {
-		add("stealth.max_tlds", "must be >= 0, got %d", c.Stealth.MaxTLDs)
-	}
+	c.Stealth.validate(add)
 	positive := []struct {
 		name string
 		d    time.Duration
@@ -215,19 +204,7 @@ func (c *Probe) validate(p string) []error {
 	if strings.TrimSpace(c.UserAgent) == "" {
 		add("user_agent", "%v", errRequired)
 	}
-	for _, k := range sortedKeys(c.Resolve) {
-		v := c.Resolve[k]
-		if _, err := path.Match(k, "x"); err != nil {
-			add("resolve."+k, "bad pattern: %v", err)
-		}
-		host := v
-		if h, _, err := net.SplitHostPort(v); err == nil {
-			host = h
-		}
-		if host == "" {
-			add("resolve."+k, "must be ip or ip:port, got %q", v)
-		}
-	}
+	validateResolve(c.Resolve, add)
 	if c.MaxTLDs < 0 {
 		add("max_tlds", "must be >= 0, got %d", c.MaxTLDs)
 	}
@@ -244,4 +221,39 @@ func (c *Probe) validate(p string) []error {
 		add("rate_per_minute", "must be >= 1, got %d", c.RatePerMinute)
 	}
 	return errs
+}
+
+// validate checks the stealth RDAP discovery settings; add reports a
+// problem with its field under probe.
+func (c *Stealth) validate(add func(field, format string, a ...any)) {
+	for i, t := range c.Candidates {
+		u, err := url.Parse(strings.ReplaceAll(t, "<tld>", "example"))
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			add(fmt.Sprintf("stealth.candidates[%d]", i), "must be an http(s) URL template like https://rdap.example/<tld>/, got %q", t)
+		}
+	}
+	if c.Scheme != "http" && c.Scheme != "https" {
+		add("stealth.scheme", "must be http or https, got %q", c.Scheme)
+	}
+	if c.MaxTLDs < 0 {
+		add("stealth.max_tlds", "must be >= 0, got %d", c.MaxTLDs)
+	}
+}
+
+// validateResolve checks probe.resolve: host:port patterns mapped to an
+// ip or ip:port.
+func validateResolve(resolve map[string]string, add func(field, format string, a ...any)) {
+	for _, k := range sortedKeys(resolve) {
+		v := resolve[k]
+		if _, err := path.Match(k, "x"); err != nil {
+			add("resolve."+k, "bad pattern: %v", err)
+		}
+		host := v
+		if h, _, err := net.SplitHostPort(v); err == nil {
+			host = h
+		}
+		if host == "" {
+			add("resolve."+k, "must be ip or ip:port, got %q", v)
+		}
+	}
 }
