@@ -34,7 +34,7 @@ func TestProbes(t *testing.T) {
 		t.Fatalf("/health = %d %s", code, body)
 	}
 	code, body := do("/metrics")
-	if code != 200 || !strings.Contains(body, `netintel_http_requests_total{code="503",route="GET /ready"} 1`) {
+	if code != 200 || !strings.Contains(body, `netintel_http_requests_total{code="503",route="/ready"} 1`) {
 		t.Fatalf("/metrics does not count by route and code:\n%s", body)
 	}
 }

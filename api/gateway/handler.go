@@ -26,6 +26,7 @@ import (
 
 	gw "github.com/netintel/netintel/gateway"
 	"github.com/netintel/netintel/internal/httpx"
+	"github.com/netintel/netintel/internal/telemetry"
 )
 
 // Internal headers the backend trusts. Customer copies are dropped.
@@ -168,14 +169,9 @@ func New(o Options) *Handler {
 		Name: "netintel_gateway_requests_total",
 		Help: "Gateway requests by outcome (forwarded, unauthorized, forbidden, rate_limited, quota_exceeded, ...) and option (a, b).",
 	}, []string{"outcome", "option"})
-	if o.Registerer != nil {
-		if err := o.Registerer.Register(h.results); err != nil {
-			var are prometheus.AlreadyRegisteredError
-			if errors.As(err, &are) {
-				h.results = are.ExistingCollector.(*prometheus.CounterVec)
-			}
-		}
-	}
+	h.results = telemetry.MustRegister(o.Registerer, h.results)
+	telemetry.Zero(h.results, []string{"forwarded", "unauthorized", "forbidden", "rate_limited", "quota_exceeded", "no_credits",
+		"unavailable", "backend_error", "bad_request", "not_found"}, []string{"a", "b"})
 	h.own = http.NewServeMux()
 	h.Mount(h.own)
 	return h

@@ -36,6 +36,10 @@ func setupIPAPI(ctx context.Context, s *System) error {
 			return
 		}
 		once.Do(func() {
+			// The snapshot gauges exist where snapshots are served.
+			if err := svc.RegisterMetrics(s.Reg); err != nil {
+				s.Log.Error("ip snapshot metrics", "err", err)
+			}
 			var nc *nats.Conn
 			if s.Bus != nil {
 				nc = s.Bus.NC

@@ -328,6 +328,9 @@ func (s *System) serve(ctx context.Context, p parts) error {
 		if err != nil {
 			return err
 		}
+		if err := sched.RegisterMetrics(s.Reg); err != nil {
+			return fmt.Errorf("scheduler: %w", err)
+		}
 		start("scheduler", sched.Run)
 		ran++
 	}
@@ -488,6 +491,7 @@ func (s *System) workerNames() []string {
 // listeners groups the products' routes by listen address.
 func (s *System) listeners(products []string) []api.Listener {
 	metrics := api.NewMetrics(s.Reg)
+	metrics.Zero("/health", "/ready", "/metrics")
 	byAddr := map[string]*http.ServeMux{}
 	var order []string
 	for _, prod := range products {
