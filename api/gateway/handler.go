@@ -70,6 +70,9 @@ type Options struct {
 	Log        *slog.Logger
 	// Registerer receives the gateway metrics; nil skips them.
 	Registerer prometheus.Registerer
+	// OpenAPIServers returns the base URLs the customer OpenAPI document
+	// at /openapi.json names (from the configuration); nil names "/".
+	OpenAPIServers func() Servers
 }
 
 // Handler serves the customer paths.
@@ -182,6 +185,8 @@ func (h *Handler) Mount(mux *http.ServeMux) {
 	for _, rt := range routes {
 		mux.HandleFunc(rt.pattern, func(w http.ResponseWriter, r *http.Request) { h.serve(rt, w, r) })
 	}
+	mux.HandleFunc("GET "+PathOpenAPI, openAPIHandler(h.o.OpenAPIServers))
+	mux.Handle(PathOpenAPI, httpx.MethodNotAllowed("GET, HEAD"))
 	mux.HandleFunc("/api/v1/vpn/", func(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, "", "not_found", http.StatusNotFound, "not_found", "no such gateway path; see docs/gateway.md")
 	})
