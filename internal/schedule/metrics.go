@@ -26,15 +26,15 @@ type metrics struct {
 func (s *Scheduler) RegisterMetrics(reg prometheus.Registerer) error {
 	m := &metrics{
 		runs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_job_runs_total",
-			Help: "Runs of a scheduled job in this process, by job and outcome (ok, failed); a retry within a tick is a run."}, []string{"job", "outcome"}),
+			Help: "Runs of a scheduled job in this process, by job and outcome (ok, failed); a retry within a tick is a run."}, []string{"name", "outcome"}),
 		lastSuccess: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "netintel_job_last_success_timestamp_seconds",
-			Help: "Unix time the job last finished without error in this process (0: not since the process started); take the max over processes."}, []string{"job"}),
+			Help: "Unix time the job last finished without error in this process (0: not since the process started); take the max over processes."}, []string{"name"}),
 		lastFailure: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "netintel_job_last_failure_timestamp_seconds",
-			Help: "Unix time a run of the job last failed in this process (0: not since the process started)."}, []string{"job"}),
+			Help: "Unix time a run of the job last failed in this process (0: not since the process started)."}, []string{"name"}),
 		duration: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "netintel_job_last_duration_seconds",
-			Help: "How long the job's last run in this process took, failed or not (0: no run yet)."}, []string{"job"}),
+			Help: "How long the job's last run in this process took, failed or not (0: no run yet)."}, []string{"name"}),
 		interval: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "netintel_job_interval_seconds",
-			Help: "Time between two ticks of the job's schedule (the shortest, for a cron expression with uneven gaps)."}, []string{"job"}),
+			Help: "Time between two ticks of the job's schedule (the shortest, for a cron expression with uneven gaps)."}, []string{"name"}),
 	}
 	var err error
 	if m.runs, err = telemetry.Register(reg, m.runs); err != nil {

@@ -926,7 +926,10 @@ type DownloadDatasetFileParams struct {
 	Build       *string `form:"build,omitempty" json:"build,omitempty"`
 	Range       *string `json:"Range,omitempty"`
 	IfNoneMatch *string `json:"If-None-Match,omitempty"`
-	IfRange     *string `json:"If-Range,omitempty"`
+
+	// IfModifiedSince an HTTP date; 304 when the file is not newer (ignored when If-None-Match is sent)
+	IfModifiedSince *string `json:"If-Modified-Since,omitempty"`
+	IfRange         *string `json:"If-Range,omitempty"`
 }
 
 // GetIPParams defines parameters for GetIP.
@@ -1225,7 +1228,7 @@ type ClientInterface interface {
 
 	// DownloadDatasetFile Download a snapshot file through the API
 	//
-	// Streams from the object store the files of the current snapshot's manifest. ETag is the file's SHA-256 in the manifest (quoted), so it always describes the bytes served; honours If-None-Match, a single Range (bytes=a-b, a-, -n) and If-Range. SHA256SUMS is rendered from the same manifest (ETag its SHA-256, no Range). Only the current snapshot's files; a link of another build (`build`, the date was published again since) is 404.
+	// Streams from the object store the files of the current snapshot's manifest. ETag is the file's SHA-256 in the manifest (quoted), so it always describes the bytes served; honours If-None-Match, If-Modified-Since (against Last-Modified, the object's time: curl -z, wget -N), a single Range (bytes=a-b, a-, -n) and If-Range. SHA256SUMS is rendered from the same manifest (ETag its SHA-256, no Range). Only the current snapshot's files; a link of another build (`build`, the date was published again since) is 404.
 	//
 	// Corresponds with GET /api/v1/vpn/export/dataset/files/{date}/{name} (the `DownloadDatasetFile` operationId).
 	DownloadDatasetFile(ctx context.Context, date string, name string, params *DownloadDatasetFileParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1399,7 +1402,7 @@ func (c *Client) GetDataset(ctx context.Context, params *GetDatasetParams, reqEd
 
 // DownloadDatasetFile Download a snapshot file through the API
 //
-// Streams from the object store the files of the current snapshot's manifest. ETag is the file's SHA-256 in the manifest (quoted), so it always describes the bytes served; honours If-None-Match, a single Range (bytes=a-b, a-, -n) and If-Range. SHA256SUMS is rendered from the same manifest (ETag its SHA-256, no Range). Only the current snapshot's files; a link of another build (`build`, the date was published again since) is 404.
+// Streams from the object store the files of the current snapshot's manifest. ETag is the file's SHA-256 in the manifest (quoted), so it always describes the bytes served; honours If-None-Match, If-Modified-Since (against Last-Modified, the object's time: curl -z, wget -N), a single Range (bytes=a-b, a-, -n) and If-Range. SHA256SUMS is rendered from the same manifest (ETag its SHA-256, no Range). Only the current snapshot's files; a link of another build (`build`, the date was published again since) is 404.
 //
 // Corresponds with GET /api/v1/vpn/export/dataset/files/{date}/{name} (the `DownloadDatasetFile` operationId).
 func (c *Client) DownloadDatasetFile(ctx context.Context, date string, name string, params *DownloadDatasetFileParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1905,15 +1908,26 @@ func NewDownloadDatasetFileRequest(server string, date string, name string, para
 			req.Header.Set("If-None-Match", headerParam1)
 		}
 
-		if params.IfRange != nil {
+		if params.IfModifiedSince != nil {
 			var headerParam2 string
 
-			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "If-Range", *params.IfRange, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "If-Modified-Since", *params.IfModifiedSince, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
 			if err != nil {
 				return nil, err
 			}
 
-			req.Header.Set("If-Range", headerParam2)
+			req.Header.Set("If-Modified-Since", headerParam2)
+		}
+
+		if params.IfRange != nil {
+			var headerParam3 string
+
+			headerParam3, err = runtime.StyleParamWithOptions("simple", false, "If-Range", *params.IfRange, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Range", headerParam3)
 		}
 
 	}
@@ -2444,7 +2458,7 @@ type ClientWithResponsesInterface interface {
 
 	// DownloadDatasetFileWithResponse Download a snapshot file through the API
 	//
-	// Streams from the object store the files of the current snapshot's manifest. ETag is the file's SHA-256 in the manifest (quoted), so it always describes the bytes served; honours If-None-Match, a single Range (bytes=a-b, a-, -n) and If-Range. SHA256SUMS is rendered from the same manifest (ETag its SHA-256, no Range). Only the current snapshot's files; a link of another build (`build`, the date was published again since) is 404.
+	// Streams from the object store the files of the current snapshot's manifest. ETag is the file's SHA-256 in the manifest (quoted), so it always describes the bytes served; honours If-None-Match, If-Modified-Since (against Last-Modified, the object's time: curl -z, wget -N), a single Range (bytes=a-b, a-, -n) and If-Range. SHA256SUMS is rendered from the same manifest (ETag its SHA-256, no Range). Only the current snapshot's files; a link of another build (`build`, the date was published again since) is 404.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -3132,6 +3146,7 @@ func (r GetDatasetResponse) ContentType() string {
 // DownloadDatasetFileResponse200Headers the declared response headers of an HTTP 200 response for DownloadDatasetFile
 type DownloadDatasetFileResponse200Headers struct {
 	ETag                *string
+	LastModified        *string
 	XQuotaLimit         *string
 	XQuotaUsed          *int
 	XRateLimitLimit     *int
@@ -3142,6 +3157,7 @@ type DownloadDatasetFileResponse200Headers struct {
 // DownloadDatasetFileResponse206Headers the declared response headers of an HTTP 206 response for DownloadDatasetFile
 type DownloadDatasetFileResponse206Headers struct {
 	ContentRange        *string
+	LastModified        *string
 	XQuotaLimit         *string
 	XQuotaUsed          *int
 	XRateLimitLimit     *int
@@ -4301,7 +4317,7 @@ func (c *ClientWithResponses) GetDatasetWithResponse(ctx context.Context, params
 
 // DownloadDatasetFileWithResponse Download a snapshot file through the API
 //
-// Streams from the object store the files of the current snapshot's manifest. ETag is the file's SHA-256 in the manifest (quoted), so it always describes the bytes served; honours If-None-Match, a single Range (bytes=a-b, a-, -n) and If-Range. SHA256SUMS is rendered from the same manifest (ETag its SHA-256, no Range). Only the current snapshot's files; a link of another build (`build`, the date was published again since) is 404.
+// Streams from the object store the files of the current snapshot's manifest. ETag is the file's SHA-256 in the manifest (quoted), so it always describes the bytes served; honours If-None-Match, If-Modified-Since (against Last-Modified, the object's time: curl -z, wget -N), a single Range (bytes=a-b, a-, -n) and If-Range. SHA256SUMS is rendered from the same manifest (ETag its SHA-256, no Range). Only the current snapshot's files; a link of another build (`build`, the date was published again since) is 404.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -5230,6 +5246,13 @@ func ParseDownloadDatasetFileResponse(rsp *http.Response) (*DownloadDatasetFileR
 			}
 			headers.ETag = &value
 		}
+		if values := rsp.Header.Values("Last-Modified"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Last-Modified", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.LastModified = &value
+		}
 		if values := rsp.Header.Values("X-Quota-Limit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Quota-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -5274,6 +5297,13 @@ func ParseDownloadDatasetFileResponse(rsp *http.Response) (*DownloadDatasetFileR
 				return nil, err
 			}
 			headers.ContentRange = &value
+		}
+		if values := rsp.Header.Values("Last-Modified"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Last-Modified", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.LastModified = &value
 		}
 		if values := rsp.Header.Values("X-Quota-Limit"); len(values) > 0 {
 			var value string
