@@ -51,3 +51,18 @@ func TestProbes_WrongMethod(t *testing.T) {
 		}
 	}
 }
+
+func TestRouteLabel(t *testing.T) {
+	for _, tt := range []struct{ pattern, want string }{
+		{"GET /api/v1/ip/{ip}", "/api/v1/ip/{ip}"},
+		{"/api/v1/vpn/ip/{ip}", "/api/v1/vpn/ip/{ip}"},
+		{"POST  /api/v1/ip/batch", "/api/v1/ip/batch"},
+		{"GET example.com/metrics", "/metrics"},
+		{"/", "/"},
+		{"", "unmatched"},
+	} {
+		if got := RouteLabel(tt.pattern); got != tt.want {
+			t.Errorf("RouteLabel(%q) = %q, want %q", tt.pattern, got, tt.want)
+		}
+	}
+}
