@@ -1,15 +1,9 @@
 package publish
 
 import (
-	"bufio"
-	"cmp"
 	"fmt"
 	"io"
-	"math"
 	"net/netip"
-	"os"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -121,31 +115,17 @@ func parquetCodec(name string) (compress.Compression, error) {
 // (what ORDER BY ip gives), so that the row groups' min/max statistics of
 // ip never overlap and a reader skips every row group but one on
 // ip = '...'. The build emits ranges, then hosts, each in the state's
-// order: Write spools each record (spool.go's binary form) to a file in
-// dir and keeps only its ip and place; Close sorts those and appends the
-// records in order to an Arrow record builder, writing one row group each
-// time rowGroup rows are buffered. Memory holds the keys and one row
-// group, never the records.
+// order: Write hands each record to a sortSpool (an external merge sort in
+// a temp file of dir, memory bounded); Close appends the records in order
+// to an Arrow record builder, writing one row group each time rowGroup
+// rows are buffered.
 type parquetWriter struct {
 	fw       *pqarrow.FileWriter
 	b        *array.RecordBuilder
 	rowGroup int
 	pending  int
 	rows     int64
-
-	spool *os.File
-	sw    *bufio.Writer
-	off   int64
-	keys  []spoolKey
-	buf   []byte
-}
-
-// spoolKey is one spooled record: its ip, and where its bytes are.
-type spoolKey struct {
-	ip  string
-	off int64
-	n   int32
-	seq int32 // emit order, the tie-break of equal ips (a range and its first host)
+	sorted   *sortSpool
 }
 
 func newParquetWriter(w io.Writer, dir string, rowGroup int, codec string) (*parquetWriter, error) {
@@ -177,12 +157,12 @@ func newParquetWriter(w io.Writer, dir string, rowGroup int, codec string) (*par
 	if err := fw.AppendKeyValueMetadata("netintel.schema_version", ipmodel.SchemaVersion); err != nil {
 		return nil, fmt.Errorf("new parquet writer: %w", err)
 	}
-	spool, err := os.CreateTemp(dir, "parquet-spool-*")
+	sorted, err := newSortSpool(dir)
 	if err != nil {
 		return nil, fmt.Errorf("new parquet writer: %w", err)
 	}
 	return &parquetWriter{fw: fw, b: array.NewRecordBuilder(memory.NewGoAllocator(), ParquetSchema), rowGroup: rowGroup,
-		spool: spool, sw: bufio.NewWriterSize(spool, 1<<20)}, nil
+		sorted: sorted}, nil
 }
 
 // appendTime appends an RFC 3339 time, or null for one that does not parse.
@@ -233,47 +213,10 @@ func appendStrs(b array.Builder, ss []string) {
 
 // Write spools r; rows are written in order by Close.
 func (p *parquetWriter) Write(r *ipmodel.Record, _ netip.Prefix) error {
-	if len(p.keys) == math.MaxInt32 {
-		return fmt.Errorf("parquet: more than %d rows", math.MaxInt32)
+	if err := p.sorted.Add(r); err != nil {
+		return fmt.Errorf("parquet: %w", err)
 	}
-	p.buf = appendRecord(p.buf[:0], r)
-	if _, err := p.sw.Write(p.buf); err != nil {
-		return fmt.Errorf("parquet spool: %w", err)
-	}
-	p.keys = append(p.keys, spoolKey{ip: r.IP, off: p.off, n: int32(len(p.buf)), seq: int32(len(p.keys))})
-	p.off += int64(len(p.buf))
 	p.rows++
-	return nil
-}
-
-// writeSorted reads the spooled records back in ip order and appends them.
-func (p *parquetWriter) writeSorted() error {
-	if err := p.sw.Flush(); err != nil {
-		return fmt.Errorf("parquet spool: %w", err)
-	}
-	slices.SortFunc(p.keys, func(a, b spoolKey) int {
-		if c := strings.Compare(a.ip, b.ip); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.seq, b.seq)
-	})
-	for _, k := range p.keys {
-		if cap(p.buf) < int(k.n) {
-			p.buf = make([]byte, k.n)
-		}
-		buf := p.buf[:k.n]
-		if _, err := p.spool.ReadAt(buf, k.off); err != nil {
-			return fmt.Errorf("parquet read spool: %w", err)
-		}
-		r, err := decodeRecord(buf)
-		if err != nil {
-			return fmt.Errorf("parquet read spool: %w", err)
-		}
-		if err := p.append(&r); err != nil {
-			return err
-		}
-	}
-	p.keys = nil
 	return nil
 }
 
@@ -393,11 +336,8 @@ func (p *parquetWriter) flush() error {
 
 func (p *parquetWriter) Close() error {
 	defer p.b.Release()
-	defer func() {
-		p.spool.Close()
-		os.Remove(p.spool.Name())
-	}()
-	if err := p.writeSorted(); err != nil {
+	defer p.sorted.Close()
+	if err := p.sorted.Each(p.append); err != nil {
 		return err
 	}
 	if err := p.flush(); err != nil {

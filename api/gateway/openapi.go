@@ -1,10 +1,12 @@
 package gateway
 
 import (
+	"bytes"
 	_ "embed"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -31,19 +33,31 @@ type Servers struct {
 	TLD     string
 }
 
-// Document returns the customer OpenAPI document with servers set from s.
+// Document returns the customer OpenAPI document with servers set from s,
+// its members in the order written.
 func Document(s Servers) ([]byte, error) {
-	var doc map[string]any
-	if err := json.Unmarshal(OpenAPI, &doc); err != nil {
+	doc, err := decodeObject(OpenAPI)
+	if err != nil {
 		return nil, fmt.Errorf("openapi: %w", err)
 	}
 	gw := strings.TrimSuffix(s.Gateway, "/")
 	if gw == "" {
 		gw = "/"
 	}
-	doc["servers"] = []any{map[string]any{"url": gw, "description": "the gateway (api.public_url, else its listen address)"}}
-	paths, _ := doc["paths"].(map[string]any)
-	for p, item := range paths {
+	servers := func(url, what string) json.RawMessage {
+		b, _ := json.Marshal([]map[string]string{{"url": url, "description": what}})
+		return b
+	}
+	doc.set("servers", servers(gw, "the gateway (api.public_url, else its listen address)"))
+	rawPaths, ok := doc.get("paths")
+	if !ok {
+		return nil, fmt.Errorf("openapi: no paths")
+	}
+	paths, err := decodeObject(rawPaths)
+	if err != nil {
+		return nil, fmt.Errorf("openapi paths: %w", err)
+	}
+	for i, p := range paths.keys {
 		var base, what string
 		switch {
 		case strings.HasPrefix(p, "/public/"):
@@ -55,15 +69,80 @@ func Document(s Servers) ([]byte, error) {
 		if base == "" || base == gw {
 			continue
 		}
-		if m, ok := item.(map[string]any); ok {
-			m["servers"] = []any{map[string]any{"url": base, "description": what}}
+		item, err := decodeObject(paths.vals[i])
+		if err != nil {
+			return nil, fmt.Errorf("openapi path %s: %w", p, err)
 		}
+		item.set("servers", servers(base, what))
+		paths.vals[i] = item.encode()
 	}
-	b, err := json.MarshalIndent(doc, "", " ")
-	if err != nil {
+	doc.set("paths", paths.encode())
+	var out bytes.Buffer
+	if err := json.Indent(&out, doc.encode(), "", " "); err != nil {
 		return nil, fmt.Errorf("openapi: %w", err)
 	}
-	return append(b, '\n'), nil
+	out.WriteByte('\n')
+	return out.Bytes(), nil
+}
+
+// object is a JSON object with its members in order.
+type object struct {
+	keys []string
+	vals []json.RawMessage
+}
+
+func decodeObject(b []byte) (*object, error) {
+	d := json.NewDecoder(bytes.NewReader(b))
+	if t, err := d.Token(); err != nil || t != json.Delim('{') {
+		return nil, fmt.Errorf("not a JSON object")
+	}
+	o := &object{}
+	for d.More() {
+		t, err := d.Token()
+		if err != nil {
+			return nil, err
+		}
+		var v json.RawMessage
+		if err := d.Decode(&v); err != nil {
+			return nil, err
+		}
+		o.keys = append(o.keys, t.(string))
+		o.vals = append(o.vals, v)
+	}
+	return o, nil
+}
+
+func (o *object) get(k string) (json.RawMessage, bool) {
+	if i := slices.Index(o.keys, k); i >= 0 {
+		return o.vals[i], true
+	}
+	return nil, false
+}
+
+// set replaces k's value, or appends k.
+func (o *object) set(k string, v json.RawMessage) {
+	if i := slices.Index(o.keys, k); i >= 0 {
+		o.vals[i] = v
+		return
+	}
+	o.keys, o.vals = append(o.keys, k), append(o.vals, v)
+}
+
+// encode writes the object compactly, in order.
+func (o *object) encode() json.RawMessage {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, k := range o.keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		kb, _ := json.Marshal(k)
+		b.Write(kb)
+		b.WriteByte(':')
+		_ = json.Compact(&b, o.vals[i])
+	}
+	b.WriteByte('}')
+	return b.Bytes()
 }
 
 // openAPIHandler serves Document for the servers servers() returns at the

@@ -118,6 +118,9 @@ func TestDocument_Servers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if !strings.HasPrefix(string(b), "{\n \"openapi\": \"3.0.3\",\n \"info\": {") {
+				t.Errorf("members not in the order written: %.80s", b)
+			}
 			var doc struct {
 				Servers []struct{ URL string } `json:"servers"`
 				Paths   map[string]struct {
