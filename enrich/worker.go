@@ -28,6 +28,7 @@ import (
 	"github.com/netintel/netintel/ingest"
 	"github.com/netintel/netintel/internal/bus"
 	"github.com/netintel/netintel/internal/config"
+	"github.com/netintel/netintel/internal/telemetry"
 )
 
 // Names of the stream, consumer and subjects the workers use.
@@ -84,35 +85,21 @@ type metrics struct {
 	partitions prometheus.Gauge
 }
 
-func registerCollector[C prometheus.Collector](reg prometheus.Registerer, c C) C {
-	if reg == nil {
-		return c
-	}
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if old, ok := are.ExistingCollector.(C); ok {
-				return old
-			}
-		}
-	}
-	return c
-}
-
 func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
-		processed: registerCollector(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_enrich_observations_total", Help: "Observations enriched and stored, by type."}, []string{"type"})),
-		dead:      registerCollector(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_enrich_deadletter_total", Help: "Observations sent to dlq.enrich, by reason (malformed; failed: failed enrich.max_failures deliveries; unsettled: delivered 4 x enrich.max_failures times without an outcome)."}, []string{"reason"})),
-		retries:   registerCollector(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_enrich_retries_total", Help: "State writes retried, by reason (conflict: another worker wrote first; unavailable: the state bucket did not take the write for a moment, as in a leader election; error: the observations were returned for redelivery)."}, []string{"reason"})),
-		lookups: registerCollector(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_enrich_state_lookups_total",
+		processed: telemetry.MustRegister(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_enrich_observations_total", Help: "Observations enriched and stored, by type."}, []string{"type"})),
+		dead:      telemetry.MustRegister(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_enrich_deadletter_total", Help: "Observations sent to dlq.enrich, by reason (malformed; failed: failed enrich.max_failures deliveries; unsettled: delivered 4 x enrich.max_failures times without an outcome)."}, []string{"reason"})),
+		retries:   telemetry.MustRegister(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_enrich_retries_total", Help: "State writes retried, by reason (conflict: another worker wrote first; unavailable: the state bucket did not take the write for a moment, as in a leader election; error: the observations were returned for redelivery)."}, []string{"reason"})),
+		lookups: telemetry.MustRegister(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_enrich_state_lookups_total",
 			Help: "Where a state write started from: cached (the record in the process's cache), read (from NATS), assumed_new (written as new unread), assumed_new_existed (that write found the key taken and was retried)."}, []string{"outcome"})),
-		partitions: registerCollector(reg, prometheus.NewGauge(prometheus.GaugeOpts{Name: "netintel_enrich_partitions_held", Help: fmt.Sprintf("Observation partitions this process holds (of %d; the enrich processes share them).", config.ObservationPartitions)})),
-		batch:      registerCollector(reg, prometheus.NewHistogram(prometheus.HistogramOpts{Name: "netintel_enrich_batch_seconds", Help: "Time to enrich and store one batch.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 8)})),
+		partitions: telemetry.MustRegister(reg, prometheus.NewGauge(prometheus.GaugeOpts{Name: "netintel_enrich_partitions_held", Help: fmt.Sprintf("Observation partitions this process holds (of %d; the enrich processes share them).", config.ObservationPartitions)})),
+		batch:      telemetry.MustRegister(reg, prometheus.NewHistogram(prometheus.HistogramOpts{Name: "netintel_enrich_batch_seconds", Help: "Time to enrich and store one batch.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 8)})),
 	}
-	// Show the dead-letter counters at 0 before the first failure.
-	m.dead.WithLabelValues("malformed")
-	m.dead.WithLabelValues("failed")
-	m.dead.WithLabelValues("unsettled")
+	// Every documented label value shows at 0 from start.
+	telemetry.Zero(m.dead, []string{"malformed", "failed", "unsettled"})
+	telemetry.Zero(m.retries, []string{"conflict", "unavailable", "error"})
+	telemetry.Zero(m.lookups, []string{"cached", "read", "assumed_new", "assumed_new_existed"})
+	telemetry.Zero(m.processed, []string{ingest.TypeService, ingest.TypeSignal, ingest.TypeRange, ingest.TypeFlow})
 	return m
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/netintel/netintel/internal/config"
 	"github.com/netintel/netintel/internal/decompress"
 	"github.com/netintel/netintel/internal/ipmodel"
+	"github.com/netintel/netintel/internal/telemetry"
 )
 
 // Publisher sends observations to JetStream asynchronously with
@@ -49,15 +50,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		bad:        prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_ingest_malformed_total", Help: "Malformed feed records skipped, by format."}, []string{"format"}),
 		skipped:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_ingest_skipped_total", Help: "Well-formed records deliberately not stored (a zgrab2 module that failed, a flow with no protocol recognised), by format."}, []string{"format"}),
 	}
-	if reg != nil {
-		for _, c := range []prometheus.Collector{m.published, m.duplicates, m.bad, m.skipped} {
-			if err := reg.Register(c); err != nil {
-				var are prometheus.AlreadyRegisteredError
-				if errors.As(err, &are) {
-					continue
-				}
-			}
-		}
+	// Registered (or the process's existing copies taken), and every
+	// format's series shown at 0 from start.
+	for _, v := range []**prometheus.CounterVec{&m.published, &m.duplicates, &m.bad, &m.skipped} {
+		*v = telemetry.MustRegister(reg, *v)
+		telemetry.Zero(*v, config.IngestFormats)
 	}
 	return m
 }

@@ -158,7 +158,7 @@ func TestCLI_Version(t *testing.T) {
 		}
 	}
 	bin := filepath.Join(t.TempDir(), "netintel")
-	if out, err := exec.Command("go", "build", "-ldflags", "-X main.version=v9.8.7-test", "-o", bin, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-ldflags", "-X github.com/netintel/netintel/internal/buildinfo.version=v9.8.7-test", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 	out, err := exec.Command(bin, "--version").Output()

@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/netintel/netintel/internal/buildinfo"
 	"github.com/netintel/netintel/secrets/client"
 )
 
@@ -111,7 +112,7 @@ func realSecretDeps(env *Env) secretDeps {
 }
 
 func clientOptions() client.Options {
-	v, _ := buildVersion()
+	v := buildinfo.Version()
 	return client.Options{Src: "netintel", Name: "netintel", Version: v, Contact: "https://github.com/netintel/netintel",
 		HTTP: &http.Client{Timeout: 10 * time.Minute}}
 }

@@ -40,6 +40,10 @@ func setupIPAPI(ctx context.Context, s *System) error {
 			return
 		}
 		once.Do(func() {
+			// The snapshot gauges exist where snapshots are served.
+			if err := svc.RegisterMetrics(s.Reg); err != nil {
+				s.Log.Error("ip snapshot metrics", "err", err)
+			}
 			var nc *nats.Conn
 			if s.Bus != nil {
 				nc = s.Bus.NC
@@ -73,7 +77,7 @@ func ipHint(ctx context.Context, s *System, svc *ipapi.Service) error {
 	fmt.Fprintf(s.Env.Stdout, "IP intelligence snapshot %s loaded (%d rows). Try:\n", snap.Manifest.SnapshotDate, snap.Complete().Rows.Len())
 	fmt.Fprintf(s.Env.Stdout, "  curl %s/public/v1/lookup/%s\n", base, ip)
 	fmt.Fprintf(s.Env.Stdout, "  curl %s/public/v1/snapshot\n", base)
-	fmt.Fprintf(s.Env.Stdout, "  curl %s/openapi.json\n", base)
+	fmt.Fprintf(s.Env.Stdout, "  curl %s/openapi.json\n", s.baseURL("gateway"))
 	fmt.Fprintf(s.Env.Stdout, "  # customers go through the gateway with a key (KEY as above):\n")
 	fmt.Fprintf(s.Env.Stdout, "  curl -H \"Authorization: Bearer $KEY\" %s/api/v1/vpn/ip/%s\n", s.baseURL("gateway"), ip)
 	return nil

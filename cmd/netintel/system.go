@@ -364,6 +364,9 @@ func (s *System) serve(ctx context.Context, p parts) error {
 		if sched.Status, err = gatewayBucket(g.ctx, s.Bus.JS, s.Log, s.Cfg, schedule.StatusBucket); err != nil {
 			return fmt.Errorf("scheduler: %w", err)
 		}
+		if err := sched.RegisterMetrics(s.Reg); err != nil {
+			return fmt.Errorf("scheduler: %w", err)
+		}
 		g.start("scheduler", sched.Run)
 		ran++
 	}
@@ -568,6 +571,7 @@ func (s *System) workerNames() []string {
 // listeners groups the products' routes by listen address.
 func (s *System) listeners(products []string) []api.Listener {
 	metrics := api.NewMetrics(s.Reg)
+	metrics.Zero("/health", "/ready", "/metrics")
 	byAddr := map[string]*http.ServeMux{}
 	var order []string
 	for _, prod := range products {

@@ -38,6 +38,7 @@ type Scheduler struct {
 	log  *slog.Logger
 	jobs []Job
 	now  func() time.Time
+	m    *metrics
 
 	// OnFire, when set, is called after a copy wins a tick (tests, metrics).
 	OnFire func(job string, tick time.Time)
@@ -130,6 +131,7 @@ func (s *Scheduler) run(ctx context.Context, j Job, tick time.Time) error {
 	s.recordStart(ctx, j.Name, start)
 	err := j.Run(ctx)
 	s.recordEnd(ctx, j.Name, start, err)
+	s.m.ran(j.Name, start, time.Now(), err)
 	if err != nil {
 		s.log.Error("job failed", "job", j.Name, "tick", tick, "err", err, "took", time.Since(start))
 		return err
