@@ -17,6 +17,7 @@ import (
 )
 
 func TestDataset_TierFormats(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{PublicURL: "https://api.example.test/"})
 	cases := []struct {
 		tier, query string
@@ -77,6 +78,7 @@ func TestDataset_TierFormats(t *testing.T) {
 }
 
 func TestDownload_RangeAndETag(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{})
 	data := f.files["ipintel.csv.gz"]
 	m := f.svc.Current().Manifest
@@ -141,6 +143,7 @@ func TestDownload_RangeAndETag(t *testing.T) {
 // TestDataset_PresignedS3 checks that on an S3 store the links are
 // presigned and fetch the file straight from the store.
 func TestDataset_PresignedS3(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts versitygw")
 	}
@@ -173,6 +176,7 @@ func TestDataset_PresignedS3(t *testing.T) {
 }
 
 func TestGuard(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{})
 	noKey := New(Options{})
 	mux := http.NewServeMux()
@@ -219,6 +223,7 @@ func TestGuard(t *testing.T) {
 // forwards any /api/v1/vpn/export/dataset/{rest...}) answers the JSON
 // error body, 401 before 404 for the protected ones.
 func TestUnknownPath(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{})
 	cases := []struct {
 		name, path string
@@ -250,6 +255,7 @@ func TestUnknownPath(t *testing.T) {
 }
 
 func TestPublic_LimitAndShape(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{PublicPerMinute: 0.01, PublicBurst: 3})
 	for i := range 3 {
 		r := call(t, f.srv.URL, "GET", "/public/v1/lookup/192.0.2.44", "")
@@ -277,6 +283,7 @@ func TestPublic_LimitAndShape(t *testing.T) {
 // allowance (addresses from X-Forwarded-For, as behind the gateway), and the
 // classification-only shape of a classified address.
 func TestPublic_PerClientAddress(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{PublicPerMinute: 0.01, PublicBurst: 2, TrustProxy: true})
 	from := func(client string) resp {
 		return call(t, f.srv.URL, "GET", "/public/v1/lookup/198.51.100.7", "", "X-Forwarded-For: "+client)
@@ -318,6 +325,7 @@ func (r *recorder) Write(p []byte) (int, error) { return len(p), nil }
 // If-Modified-Since answers curl -z and wget -N rely on; If-None-Match,
 // when sent, decides alone (RFC 9110 13.2.2).
 func TestDownload_LastModified(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{})
 	m := f.svc.Current().Manifest
 	csvFile, _ := m.File("ipintel.csv.gz")

@@ -16,6 +16,7 @@ import (
 // "classification") still answers its classifications, decoded whole
 // (include=cves) or light, and that the current key wins.
 func TestMMDBIndex_LegacyClassificationKey(t *testing.T) {
+	t.Parallel()
 	tree, err := mmdbwriter.New(mmdbwriter.Options{DatabaseType: "GeoIP2-Anonymous-IP", IPVersion: 6, RecordSize: 32, IncludeReservedNetworks: true})
 	if err != nil {
 		t.Fatal(err)

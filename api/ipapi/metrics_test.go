@@ -13,6 +13,7 @@ import (
 // snapshot the timestamp is 0 and the age +Inf (a staleness alert fires);
 // with one, the build time and the time since.
 func TestService_RegisterMetrics(t *testing.T) {
+	t.Parallel()
 	reg := prometheus.NewRegistry()
 	svc := New(Options{})
 	if err := svc.RegisterMetrics(reg); err != nil {

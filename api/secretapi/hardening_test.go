@@ -133,6 +133,7 @@ func holdSlice(t *testing.T, base, addr string) (closeConn func()) {
 // address past open_uploads gets 503 retry, and a closed upload frees
 // its slot.
 func TestSaveFile_OpenUploadsCapped(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOpts{api: func(o *secretapi.Options) {
 		o.OpenUploadsPerClient, o.OpenUploads, o.TrustProxy = 2, 3, true
 	}})

@@ -10,6 +10,7 @@ import (
 )
 
 func TestMetrics_Outcomes(t *testing.T) {
+	t.Parallel()
 	reg := prometheus.NewRegistry()
 	s := secretapitest.Start(t, secretapitest.Options{Registerer: reg})
 	c := &client{base: s.URL, hc: http.DefaultClient}

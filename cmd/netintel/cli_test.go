@@ -37,6 +37,7 @@ func runCLI(t *testing.T, args ...string) (string, string, int) {
 // (Usage, description, Flags or Subcommands, Examples) on stdout with exit
 // 0, through -h, --help and `netintel help COMMAND`.
 func TestCLI_HelpOfEveryCommand(t *testing.T) {
+	t.Parallel()
 	var names []string
 	for _, c := range commandList() {
 		if slices.Contains(names, c.name) {
@@ -92,6 +93,7 @@ func TestCLI_HelpOfEveryCommand(t *testing.T) {
 // TestCLI_WorkerHelpListsWorkers: `worker --help` names every worker the
 // modules register, and the list is exactly theirs.
 func TestCLI_WorkerHelpListsWorkers(t *testing.T) {
+	t.Parallel()
 	out, _, _ := runCLI(t, "worker", "--help")
 	s, _ := openTestSystem(t, func(string) string { return "" })
 	registered := s.workerNames()
@@ -114,6 +116,7 @@ func TestCLI_WorkerHelpListsWorkers(t *testing.T) {
 // TestCLI_ExitStatus: a bare netintel prints the overview on stderr and
 // exits 2; usage errors exit 2, failures 1 (the built binary).
 func TestCLI_ExitStatus(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		args []string
 		code int
@@ -151,6 +154,7 @@ func TestCLI_ExitStatus(t *testing.T) {
 // TestCLI_Version: `netintel version` and `--version` print the version
 // given at link time, else the build's own.
 func TestCLI_Version(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{{"version"}, {"--version"}} {
 		out, err := exec.Command(binPath, args...).Output()
 		if err != nil || !regexp.MustCompile(`^netintel \S+ .*go1\.\d+.* \w+/\w+\n$`).Match(out) {
@@ -171,6 +175,7 @@ func TestCLI_Version(t *testing.T) {
 // every stderr line a JSON object, the progress lines included, with
 // durations in seconds; text makes none JSON.
 func TestCLI_LogFormat(t *testing.T) {
+	t.Parallel()
 	n, _ := startEnrich(t)
 	feed := "../../samples/tor-exit-addresses"
 	for _, tt := range []struct {
@@ -218,6 +223,7 @@ func TestCLI_LogFormat(t *testing.T) {
 // plain progress lines up to 100%, and stdout a closing summary with the
 // size, the time and the rates.
 func TestIngestCommand_ProgressOnAPipe(t *testing.T) {
+	t.Parallel()
 	n, _ := startEnrich(t)
 	out, errOut, code := runCLI(t, "ingest", "--nats", n.URL, "--log-level", "warn", "--format", "observations", "../../samples/observations.ndjson")
 	if code != 0 {
@@ -239,6 +245,7 @@ func TestIngestCommand_ProgressOnAPipe(t *testing.T) {
 // TestMeter_BarOnATerminal: on a terminal the bar shows the count, the
 // rate and the time left.
 func TestMeter_BarOnATerminal(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	m := startMeter(&b, true, "upload", "", 4<<20)
 	m.set(1<<20, 4<<20)
@@ -264,6 +271,7 @@ func TestMeter_BarOnATerminal(t *testing.T) {
 // times out, saying so), and with one the state has every record the
 // moment it returns.
 func TestIngestCommand_Wait(t *testing.T) {
+	t.Parallel()
 	n := testutil.StartNATS(t)
 	cfg := n.Ensure(t)
 	// Observations files are not lists: ingested again, every observation
@@ -324,6 +332,7 @@ func TestIngestCommand_Wait(t *testing.T) {
 
 // TestStateCommand_Get prints records of the binary state as JSON.
 func TestStateCommand_Get(t *testing.T) {
+	t.Parallel()
 	n, _ := startEnrich(t)
 	if _, errOut, code := runCLI(t, "ingest", "--nats", n.URL, "--log-level", "warn", "--format", "observations", "--wait", "../../samples/observations.ndjson"); code != 0 {
 		t.Fatal(errOut)
@@ -368,6 +377,7 @@ func TestStateCommand_Get(t *testing.T) {
 // docs/operators.md shows for `nats pub` (subject, header, body) and sees
 // it enriched into the state.
 func TestNatsPub_DocumentedObservation(t *testing.T) {
+	t.Parallel()
 	doc := readFile(t, "../../docs/operators.md")
 	m := regexp.MustCompile("(?s)```sh\nnats --server [^\n]+ pub (\\S+) \\\\\n  -H '([^:]+): ([^']+)' \\\\\n  '([^\n]+)'\n```").FindStringSubmatch(doc)
 	if m == nil {
@@ -414,6 +424,7 @@ func TestNatsPub_DocumentedObservation(t *testing.T) {
 // paths found from its own folder), then runs every `curl` and `open`
 // example it prints against it: each answers 200.
 func TestRun_PrintedExamplesAnswer200FromAnyFolder(t *testing.T) {
+	t.Parallel()
 	root, _ := filepath.Abs("../..")
 	cfgDir := t.TempDir()
 	b, err := os.ReadFile(filepath.Join(root, "pipeline.yaml"))

@@ -50,6 +50,7 @@ func testEnv() (*Env, *bytes.Buffer, *bytes.Buffer) {
 // Progress reads that fail for a while (a NATS leader election) do not end
 // the wait; reads failing for longer than --pickup do, with the cause.
 func TestFollowRun_RetriesFailedReads(t *testing.T) {
+	t.Parallel()
 	timeout := errors.New("nats: timeout")
 	running := at{probe.Progress{Status: probe.StatusRunning, RunID: "r1", TotalTLDs: 3, ProcessedTLDs: 1, LastUpdate: 1}, 10}
 	done := at{probe.Progress{Status: probe.StatusCompleted, RunID: "r1", TotalTLDs: 3, ProcessedTLDs: 3, LastUpdate: 2}, 12}
@@ -75,6 +76,7 @@ func TestFollowRun_RetriesFailedReads(t *testing.T) {
 // prints nor in its decision to stop. Only an answer at the revision seen
 // or a newer one counts.
 func TestFollowRun_NeverGoesBackwards(t *testing.T) {
+	t.Parallel()
 	p := func(status string, n int, rev uint64) at {
 		return at{probe.Progress{Status: status, CurrentStep: "checking", RunID: "r2", TotalTLDs: 40, ProcessedTLDs: n, LastUpdate: int64(rev)}, rev}
 	}

@@ -83,6 +83,7 @@ func probeWorld(t *testing.T) (cfgPath string) {
 }
 
 func TestProbe_CommandOnRunningSystem(t *testing.T) {
+	t.Parallel()
 	cfg := probeWorld(t)
 	data := t.TempDir()
 	p := startProc(t, "run", "--config", cfg, "--data-dir", data, "--listen", "127.0.0.1:0")
@@ -132,6 +133,7 @@ func TestProbe_CommandOnRunningSystem(t *testing.T) {
 }
 
 func TestProbe_UnreachableIANAFailsGracefully(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	closed := l.Addr().String()
@@ -190,6 +192,7 @@ func TestProbe_UnreachableIANAFailsGracefully(t *testing.T) {
 // as the snapshot job does, instead of waiting 48 hours; and so does the
 // first check at start.
 func TestProbe_FailedRunRetried(t *testing.T) {
+	t.Parallel()
 	s, _ := openTestSystem(t, func(dir string) string { return "probe:\n  run_retries: 3\n  run_retry_wait: 2m\n" })
 	j, ok := job(s, "tld_probe")
 	if !ok {

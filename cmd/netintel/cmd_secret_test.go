@@ -68,6 +68,7 @@ func (r *secretRun) mustRun(stdin string, args ...string) string {
 }
 
 func TestSecretCLI_SendRead(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		stdin string
@@ -105,6 +106,7 @@ func TestSecretCLI_SendRead(t *testing.T) {
 }
 
 func TestSecretCLI_RefusedBeforeSending(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		args []string
@@ -138,6 +140,7 @@ func TestSecretCLI_RefusedBeforeSending(t *testing.T) {
 }
 
 func TestSecretCLI_Passphrase(t *testing.T) {
+	t.Parallel()
 	r := newSecretRun(t)
 	r.env[envSecretPassphrase] = "from env"
 	link := strings.TrimSpace(r.mustRun("", "send", "--passphrase", "--views", "4", "guarded"))
@@ -181,6 +184,7 @@ func TestSecretCLI_Passphrase(t *testing.T) {
 }
 
 func TestSecretCLI_RateLimited(t *testing.T) {
+	t.Parallel()
 	r := newSecretRun(t)
 	link := strings.TrimSpace(r.mustRun("", "send", "x"))
 	r.host.Inject("get", fakehost.Fault{Code: 429})
@@ -194,6 +198,7 @@ func TestSecretCLI_RateLimited(t *testing.T) {
 }
 
 func TestSecretCLI_Files(t *testing.T) {
+	t.Parallel()
 	r := newSecretRun(t)
 	r.tty = true // draw the progress bar
 	dir := t.TempDir()
@@ -254,6 +259,7 @@ func TestSecretCLI_Files(t *testing.T) {
 }
 
 func TestSafeName(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want string }{
 		{"report.pdf", "report.pdf"},
 		{"../../etc/passwd", "_.._etc_passwd"},
@@ -273,6 +279,7 @@ func TestSafeName(t *testing.T) {
 // Secret ids are base64url and one in 64 begins with '-'; such an id must be
 // read as an argument, not as an unknown flag (CI once drew one).
 func TestParseInterspersed_DashID(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		args     []string
 		wantPos  []string

@@ -49,6 +49,7 @@ func documentedMetrics(t *testing.T) []string {
 // `promtool check metrics` finds nothing to report; every route label is
 // a path without a method.
 func TestRun_MetricsFromStart(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := startProc(t, runArgs(dir)...)
 	waitReady(t, 60*time.Second, p)
@@ -108,6 +109,7 @@ func TestRun_MetricsFromStart(t *testing.T) {
 // either names is one the docs list (which TestRun_MetricsFromStart holds
 // equal to /metrics).
 func TestDeploy_AlertRules(t *testing.T) {
+	t.Parallel()
 	bin, err := testutil.ToolPath("promtool")
 	if err != nil {
 		t.Fatalf("promtool not installed (run `make tools`): %v", err)

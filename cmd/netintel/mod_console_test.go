@@ -22,6 +22,7 @@ import (
 // not a 401), and it lists the configured jobs; console.enabled false
 // leaves /console/ to the 404.
 func TestConsole_Wiring(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, yaml string
 		want       int
@@ -94,6 +95,7 @@ func TestConsole_Wiring(t *testing.T) {
 }
 
 func TestSnapshotExamples(t *testing.T) {
+	t.Parallel()
 	str := func(s string) *string { return &s }
 	recs := []ipmodel.Record{
 		{IP: "198.51.100.1", Classifications: []string{"hosting"}, Network: "198.51.100.0/24", Provider: str("Acme"), Confidence: 0.9},

@@ -23,6 +23,7 @@ import (
 // published into its data dir (with the event on its NATS) is served
 // without a restart.
 func TestIPAPI_RunServesPublishedSnapshot(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfgPath := filepath.Join(t.TempDir(), "pipeline.yaml")
 	if err := os.WriteFile(cfgPath, []byte("api:\n  internal_key: mod-test-key\n"), 0o600); err != nil {

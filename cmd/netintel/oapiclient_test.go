@@ -159,6 +159,7 @@ func (d *customerDoc) operations() []string {
 // gateway with the dev key, each answer a documented status whose body
 // matches the document.
 func TestRun_CustomerOpenAPIClients(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := startProc(t, runArgs(dir)...)
 	base := "http://" + p.addr

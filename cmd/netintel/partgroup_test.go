@@ -12,6 +12,7 @@ import (
 // The group's stop waits for every part, and says when one did not return
 // in time; the first failure is the group's and ends the other parts.
 func TestPartGroup_StopAndFailure(t *testing.T) {
+	t.Parallel()
 	g := newPartGroup(t.Context())
 	var stopped atomic.Int32
 	for range 3 {

@@ -189,6 +189,7 @@ func get(t *testing.T, url string) (int, string) {
 }
 
 func TestRun_ReadyThenCleanStop(t *testing.T) {
+	t.Parallel()
 	for _, sig := range []os.Signal{syscall.SIGTERM, os.Interrupt} {
 		t.Run(sig.String(), func(t *testing.T) {
 			p := startProc(t, runArgs(t.TempDir())...)
@@ -213,6 +214,7 @@ func TestRun_ReadyThenCleanStop(t *testing.T) {
 }
 
 func TestRun_SameDataDirRefusedOtherDirSideBySide(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a := startProc(t, runArgs(dir)...)
 	out, err := exec.Command(binPath, runArgs(dir)...).CombinedOutput()
@@ -228,6 +230,7 @@ func TestRun_SameDataDirRefusedOtherDirSideBySide(t *testing.T) {
 }
 
 func TestRun_RestartReusesData(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := startProc(t, runArgs(dir)...)
 	u, err := bus.URLFromDataDir(dir)
@@ -287,6 +290,7 @@ func oneLineFailure(t *testing.T, want string, secret string, args ...string) {
 }
 
 func TestBadInput_ClearOneLineErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(name, body string) string {
 		p := filepath.Join(dir, name)
@@ -350,6 +354,7 @@ func TestBadInput_ClearOneLineErrors(t *testing.T) {
 }
 
 func TestAPI_WaitsForNATSWithReady503(t *testing.T) {
+	t.Parallel()
 	port, _ := bus.FreePort()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "p.yaml")
@@ -381,6 +386,7 @@ func TestAPI_WaitsForNATSWithReady503(t *testing.T) {
 // and published, and a lookup with the printed dev key answers through the
 // gateway.
 func TestRun_BootstrapServesLookupThroughGateway(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := startProc(t, runArgs(dir)...)
 	deadline := time.Now().Add(120 * time.Second)
@@ -490,6 +496,7 @@ func TestRun_BootstrapServesLookupThroughGateway(t *testing.T) {
 // Issue 31 item 7: a role listening beyond loopback with a published key
 // refuses to start, naming the key (before it listens or reaches NATS).
 func TestRoles_RefuseDevKeysBeyondLoopback(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	old := filepath.Join(dir, "old.yaml")
 	if err := os.WriteFile(old, []byte("api:\n  internal_key: dev-internal-key-change-me\ngateway:\n  hash_key: an-own-hash-key\n"), 0o600); err != nil {
