@@ -26,6 +26,7 @@ type probeView struct {
 	p *ingest.Probe
 
 	body, title, banner, sent string // decoded on first use
+	headers                   string // the header block, on first use
 	done                      derived
 	cookies                   []cookie
 }
@@ -39,6 +40,7 @@ const (
 	doneBanner
 	doneSent
 	doneCookies
+	doneHeaders
 )
 
 type cookie struct{ name, value string }
@@ -258,3 +260,22 @@ func gzipMTime(data string) string {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// headerBlock is the response's headers as one block of "Name: value"
+// lines (CRLF-separated, in order), the text nuclei's header part reads.
+func (v *probeView) headerBlock() string {
+	if v.done&doneHeaders == 0 {
+		v.done |= doneHeaders
+		if r := v.p.Response; r != nil {
+			var b strings.Builder
+			for _, h := range r.Headers {
+				b.WriteString(h.Name)
+				b.WriteString(": ")
+				b.WriteString(h.Value)
+				b.WriteString("\r\n")
+			}
+			v.headers = b.String()
+		}
+	}
+	return v.headers
+}
