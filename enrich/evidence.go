@@ -19,6 +19,8 @@ type evidence struct {
 	svc    *ingest.Service
 	flow   *ingest.Flow
 	probes []probeView
+	// found marks the rule index's literals present (ruleindex.go).
+	found []bool
 }
 
 // probeView is one probe with its derived values.
@@ -278,4 +280,14 @@ func (v *probeView) headerBlock() string {
 		}
 	}
 	return v.headers
+}
+
+// literalSet returns the view's set of n literal marks, all false.
+func (e *evidence) literalSet(n int) []bool {
+	if cap(e.found) < n {
+		e.found = make([]bool, n)
+	}
+	e.found = e.found[:n]
+	clear(e.found)
+	return e.found
 }

@@ -44,6 +44,9 @@ type Rules struct {
 	recogByRule map[*rule]map[string][]*recog.Fingerprint
 	// files are the names the rules came from, in order.
 	files []string
+	// index rules out, per observation, the rules whose literals its text
+	// lacks (ruleindex.go); nil when no rule has literals.
+	index *ruleIndex
 }
 
 type rulesFile struct {
@@ -272,6 +275,7 @@ func parseDocs(docs []namedDoc) (*Rules, error) {
 	if len(errs) > 0 {
 		return nil, joinErrs(errs)
 	}
+	rs.index = newRuleIndex(rs.rules)
 	return rs, nil
 }
 
@@ -375,7 +379,15 @@ type Fingerprint struct {
 func (rs *Rules) Match(svc *ingest.Service, flow *ingest.Flow) (Fingerprint, bool) {
 	e := newEvidence(svc, flow)
 	defer e.release()
-	for _, r := range rs.rules {
+	var found []bool
+	if rs.index != nil {
+		found = e.literalSet(rs.index.nlits + 1)
+		rs.index.scan(e, found)
+	}
+	for i, r := range rs.rules {
+		if found != nil && !rs.index.possible(i, found) {
+			continue
+		}
 		if !r.match.holds(e) || r.guarded(e) {
 			continue
 		}

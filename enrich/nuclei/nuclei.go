@@ -160,8 +160,8 @@ func translate(t *template, rel string, st *Stats) ([]rule, string) {
 	if len(reqs) == 0 {
 		return nil, "no http request"
 	}
-	if t.ID == "favicon-detect" {
-		return faviconRules(t, rel, st), ""
+	if tables[t.ID] {
+		return tableRules(t, rel, st), ""
 	}
 	v, ok := vendorOf(t, rel)
 	if !ok {
