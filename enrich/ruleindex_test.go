@@ -89,3 +89,50 @@ func TestRuleIndex_Search(t *testing.T) {
 		})
 	}
 }
+
+// TestRules_GuardVendor: a rule with guard_vendor is guarded by the
+// guards of the other rules of its vendor, and by nothing of another's.
+func TestRules_GuardVendor(t *testing.T) {
+	doc := `version: 2
+rules:
+  - id: lookalike
+    vendor: Other
+    product: Look-alike
+    protocol_family: https
+    match: {header.server: '^never$'}
+    guard: {body: 'other-guard'}
+  - id: hand
+    vendor: Acme
+    product: Gateway
+    protocol_family: https
+    match: {body: 'acme-hand-tell'}
+    guard: {body: 'imitator-tell'}
+  - id: generated
+    vendor: acme
+    product: Gateway
+    protocol_family: https
+    match: {body: 'acme-generated-tell'}
+    guard_vendor: true
+`
+	rules, err := ParseRules([]byte(doc), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, body, want string
+	}{
+		{"generated tell", "acme-generated-tell", "generated"},
+		{"guard of its vendor's rule", "acme-generated-tell imitator-tell", ""},
+		{"guard of another vendor's rule", "acme-generated-tell other-guard", "generated"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			svc := &ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{{
+				Request: &ingest.Request{Method: "GET", Path: "/"}, Response: &ingest.Response{Status: 200, Body: &ingest.Body{Data: tt.body}}}}}
+			fp, _ := rules.Match(svc, nil)
+			if fp.RuleID != tt.want {
+				t.Errorf("rule %q, want %q", fp.RuleID, tt.want)
+			}
+		})
+	}
+}

@@ -67,6 +67,7 @@ type ruleSpec struct {
 	Notes          string        `yaml:"notes"`
 	Match          yaml.Node     `yaml:"match"`
 	Guard          yaml.Node     `yaml:"guard"`
+	GuardVendor    bool          `yaml:"guard_vendor"`
 	Versions       []versionSpec `yaml:"versions"`
 }
 
@@ -258,6 +259,7 @@ func parseDocs(docs []namedDoc) (*Rules, error) {
 	for _, r := range rs.rules {
 		byID[r.ID] = r
 	}
+	vendorGuards(rs.rules)
 	for _, pf := range parsed {
 		for i, spec := range pf.f.Recog {
 			rs.recogMaps = append(rs.recogMaps, compileRecog(pf.name, i, spec, byID, &errs))
@@ -414,6 +416,30 @@ func (rs *Rules) Match(svc *ingest.Service, flow *ingest.Flow) (Fingerprint, boo
 		return fp, true
 	}
 	return Fingerprint{}, false
+}
+
+// vendorGuards gives every rule with guard_vendor the guards of the
+// other rules of its vendor (those without guard_vendor) too: a
+// look-alike guarded against once is guarded against by every rule of
+// the vendor it imitates, the generated ones included.
+func vendorGuards(rules []*rule) {
+	for _, r := range rules {
+		if !r.GuardVendor {
+			continue
+		}
+		var gs anyOf
+		if r.guard != nil {
+			gs = append(gs, r.guard)
+		}
+		for _, o := range rules {
+			if o != r && !o.GuardVendor && o.guard != nil && strings.EqualFold(o.Vendor, r.Vendor) {
+				gs = append(gs, o.guard)
+			}
+		}
+		if len(gs) > 0 {
+			r.guard = gs
+		}
+	}
 }
 
 func (r *rule) guarded(e *evidence) bool { return r.guard != nil && r.guard.holds(e) }

@@ -523,6 +523,7 @@ func render(rules []rule, st Stats) []byte {
 		add("sources", &yaml.Node{Kind: yaml.SequenceNode, Content: []*yaml.Node{str(r.Source)}})
 		add("notes", str(r.Notes))
 		add("match", yamlOf(r.Match))
+		add("guard_vendor", &yaml.Node{Kind: yaml.ScalarNode, Value: "true", Tag: "!!bool"})
 		if len(r.Versions) > 0 {
 			vs := &yaml.Node{Kind: yaml.SequenceNode}
 			for _, v := range r.Versions {
