@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
@@ -49,6 +50,10 @@ type Options struct {
 	Validator *gw.Validator
 	// Backend is the base URL requests are forwarded to.
 	Backend *url.URL
+	// BackendHandler, when set, serves the backend in this process: the
+	// gateway calls it directly, with the request it would have forwarded,
+	// and Backend, Transport and BackendTimeout are not used.
+	BackendHandler http.Handler
 	// Transport reaches the backend; nil is an http.Transport with
 	// BackendTimeout as its response header timeout.
 	Transport      http.RoundTripper
@@ -300,7 +305,143 @@ func (h *Handler) serve(rt route, w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	f := &forward{path: backendPath, query: query, rec: rec, charge: ch, credits: credits, option: option, limits: lim}
+	if h.o.BackendHandler != nil {
+		h.serveInProcess(w, r, f)
+		return
+	}
 	h.proxy.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, f)))
+}
+
+// serveInProcess calls the in-process backend with the request the proxy
+// would have sent (mapped path, query without apiKey, the internal headers,
+// no customer credentials) and answers as modifyResponse would.
+func (h *Handler) serveInProcess(w http.ResponseWriter, r *http.Request, f *forward) {
+	out := r.Clone(r.Context())
+	u := *r.URL
+	u.Path, u.RawPath = f.path, f.path
+	if p, err := url.PathUnescape(f.path); err == nil {
+		u.Path = p
+	}
+	if u.Path == u.RawPath {
+		u.RawPath = ""
+	}
+	u.RawQuery = f.query
+	out.URL = &u
+	out.RequestURI = u.RequestURI()
+	hd := out.Header
+	hd.Del("Authorization")
+	hd.Del("Cookie")
+	for _, k := range internalHeaders {
+		hd.Del(k)
+	}
+	hd.Set(HeaderInternalKey, h.o.InternalKey)
+	hd.Set(HeaderTier, f.rec.Tier)
+	hd.Set(HeaderUserID, f.rec.User)
+	hd.Set(HeaderQuotaUsed, strconv.FormatInt(f.charge.Used, 10))
+	if client, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		if prior := r.Header["X-Forwarded-For"]; h.o.TrustProxy && len(prior) > 0 {
+			hd.Set("X-Forwarded-For", strings.Join(prior, ", ")+", "+client)
+		} else {
+			hd.Set("X-Forwarded-For", client)
+		}
+	}
+	if r.TLS != nil {
+		hd.Set("X-Forwarded-Proto", "https")
+	} else {
+		hd.Set("X-Forwarded-Proto", "http")
+	}
+	hd.Set("X-Forwarded-Host", r.Host)
+	bw := &backendWriter{ResponseWriter: w, h: h, f: f}
+	defer func() {
+		if !bw.wrote {
+			bw.WriteHeader(http.StatusOK)
+		}
+	}()
+	h.o.BackendHandler.ServeHTTP(bw, out)
+}
+
+// backendWriter is the in-process backend's ResponseWriter: at the
+// status it does what modifyResponse does for a proxied answer.
+type backendWriter struct {
+	http.ResponseWriter
+	h       *Handler
+	f       *forward
+	wrote   bool
+	swallow bool // the backend's body is replaced (401 → 502)
+}
+
+func (b *backendWriter) WriteHeader(code int) {
+	if b.wrote {
+		return
+	}
+	if code >= 100 && code < 200 && code != http.StatusSwitchingProtocols {
+		b.ResponseWriter.WriteHeader(code)
+		return
+	}
+	b.wrote = true
+	hd := b.ResponseWriter.Header()
+	hd.Del(HeaderInternalKey)
+	if code == http.StatusUnauthorized {
+		b.swallow = true
+		b.h.log.Error("backend refused the internal key: api.internal_key differs between gateway and backend")
+		b.h.results.WithLabelValues("backend_error", b.f.option).Inc()
+		for k := range hd {
+			delete(hd, k)
+		}
+		b.h.refund(b.f.charge, b.f.credits)
+		setLimitHeaders(hd, b.f.limits, b.f.charge)
+		hd.Set("X-Quota-Used", strconv.FormatInt(max(0, b.f.charge.Used-b.f.credits), 10))
+		httpx.WriteJSON(b.ResponseWriter, http.StatusBadGateway, map[string]errorBody{"error": {Code: "backend_unavailable", Message: "the backend refused the gateway; nothing was charged"}})
+		return
+	}
+	b.h.results.WithLabelValues("forwarded", b.f.option).Inc()
+	setLimitHeaders(hd, b.f.limits, b.f.charge)
+	if uncharged(code) {
+		b.h.refund(b.f.charge, b.f.credits)
+		hd.Set("X-Quota-Used", strconv.FormatInt(max(0, b.f.charge.Used-b.f.credits), 10))
+	}
+	b.ResponseWriter.WriteHeader(code)
+}
+
+func (b *backendWriter) Write(p []byte) (int, error) {
+	if !b.wrote {
+		b.WriteHeader(http.StatusOK)
+	}
+	if b.swallow {
+		return len(p), nil
+	}
+	return b.ResponseWriter.Write(p)
+}
+
+// Flush passes a streaming backend's flushes on.
+func (b *backendWriter) Flush() {
+	if !b.wrote {
+		b.WriteHeader(http.StatusOK)
+	}
+	if f, ok := b.ResponseWriter.(http.Flusher); ok && !b.swallow {
+		f.Flush()
+	}
+}
+
+// ReadFrom keeps the underlying writer's fast path (sendfile) for files.
+func (b *backendWriter) ReadFrom(r io.Reader) (int64, error) {
+	if !b.wrote {
+		b.WriteHeader(http.StatusOK)
+	}
+	if b.swallow {
+		return io.Copy(io.Discard, r)
+	}
+	return io.Copy(b.ResponseWriter, r)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (b *backendWriter) Unwrap() http.ResponseWriter { return b.ResponseWriter }
+
+// uncharged reports whether a backend status costs no credit: an error
+// (>= 400) other than 404 (an answer: no assets for the IP), and 304 (the
+// customer's copy of a dataset file is current: nothing was sent).
+func uncharged(code int) bool {
+	return code == http.StatusNotModified || (code >= 400 && code != http.StatusNotFound)
 }
 
 func minTier(rt route, r *http.Request) string {
@@ -468,7 +609,8 @@ func (h *Handler) rewrite(pr *httputil.ProxyRequest) {
 }
 
 // modifyResponse refunds the credits of a request the backend did not
-// serve: any status >= 400 except 404 (an answer: no assets for the IP).
+// serve: any status >= 400 except 404 (an answer: no assets for the IP),
+// and 304 (nothing sent: the customer's copy is current).
 func (h *Handler) modifyResponse(resp *http.Response) error {
 	f, _ := resp.Request.Context().Value(ctxKey{}).(*forward)
 	if f == nil {
@@ -492,7 +634,7 @@ func (h *Handler) modifyResponse(resp *http.Response) error {
 	}
 	h.results.WithLabelValues("forwarded", f.option).Inc()
 	setLimitHeaders(resp.Header, f.limits, f.charge)
-	if resp.StatusCode >= 400 && resp.StatusCode != http.StatusNotFound {
+	if uncharged(resp.StatusCode) {
 		h.refund(f.charge, f.credits)
 		resp.Header.Set("X-Quota-Used", strconv.FormatInt(max(0, f.charge.Used-f.credits), 10))
 	}

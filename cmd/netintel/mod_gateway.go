@@ -36,7 +36,7 @@ func setupGateway(ctx context.Context, s *System) error {
 		return err
 	}
 	keys := gw.NewKeys(keysKV, gw.NewHasher(gc.HashKey), s.Log)
-	usage := gw.NewUsage(usageKV)
+	usage := gw.NewUsageOn(gw.NewBudgets(usageKV, leaseConfig(gc.Lease)))
 	var validator *gw.Validator
 	if gc.OptionB.URL != "" {
 		validator = gw.NewValidator(gc.OptionB.URL, gc.OptionB.Token, gc.OptionB.Timeout, gc.OptionB.Retries)
@@ -60,11 +60,13 @@ func setupGateway(ctx context.Context, s *System) error {
 			}
 			wg.Add(1)
 			go func() { defer wg.Done(); _ = keys.Run(runCtx, gc.LastUsedInterval) }()
+			wg.Add(1)
+			go func() { defer wg.Done(); _ = usage.Run(runCtx) }()
 		})
 		o := apigw.Options{Keys: keys, Usage: usage, Validator: validator, InternalKey: s.Cfg.API.InternalKey,
-			Limits: limits, MaxBodyBytes: gc.MaxBodyBytes, TrustProxy: s.Cfg.API.TrustProxyHeaders, BackendTimeout: gc.BackendTimeout, Log: s.Log, Registerer: s.Reg}
-		o.Backend, o.Transport = gatewayBackend(s.Cfg, mux)
-		s.Log.Info("gateway forwards", "backend", o.Backend.Redacted(), "in_process", o.Transport != nil, "option_b", validator != nil)
+			Limits: limits, MaxBodyBytes: gc.MaxBodyBytes, StateTimeout: gc.StateTimeout, TrustProxy: s.Cfg.API.TrustProxyHeaders, BackendTimeout: gc.BackendTimeout, Log: s.Log, Registerer: s.Reg}
+		o.Backend, o.BackendHandler = gatewayBackend(s.Cfg, mux)
+		s.Log.Info("gateway forwards", "backend", o.Backend.Redacted(), "in_process", o.BackendHandler != nil, "option_b", validator != nil)
 		apigw.New(o).Mount(mux)
 	})
 	if s.Embedded {
@@ -81,18 +83,23 @@ func setupGateway(ctx context.Context, s *System) error {
 	return nil
 }
 
+// leaseConfig is the lease sizing of gateway.lease.
+func leaseConfig(l config.GatewayLease) gw.LeaseConfig {
+	return gw.LeaseConfig{Fraction: l.Fraction, Max: l.Max, Idle: l.Idle, TokenTTL: l.TokenTTL}
+}
+
 // gatewayBackend picks where the gateway forwards: gateway.backend_url when
-// set; else the backend handlers on the same mux, in-process, when this
-// process serves them on the gateway's listener (`netintel run`); else
+// set; else the backend handlers on the same mux, called in-process, when
+// this process serves them on the gateway's listener (`netintel run`); else
 // http://<api.listeners.ip or api.listen> with a wildcard host made loopback.
-func gatewayBackend(cfg *config.Config, mux *http.ServeMux) (*url.URL, http.RoundTripper) {
+func gatewayBackend(cfg *config.Config, mux *http.ServeMux) (*url.URL, http.Handler) {
 	if cfg.Gateway.BackendURL != "" {
 		u, _ := url.Parse(cfg.Gateway.BackendURL) // validated at load
 		return u, nil
 	}
 	probe, _ := http.NewRequest(http.MethodGet, "http://local/api/v1/shadow_vpn/lookup/192.0.2.1", nil)
 	if _, pattern := mux.Handler(probe); strings.Contains(pattern, "/shadow_vpn/") {
-		return &url.URL{Scheme: "http", Host: "in-process"}, apigw.HandlerTransport(mux)
+		return &url.URL{Scheme: "http", Host: "in-process"}, mux
 	}
 	return &url.URL{Scheme: "http", Host: dialable(cfg.ListenFor("ip"))}, nil
 }
