@@ -3,7 +3,7 @@ package gateway
 import (
 	"context"
 	"errors"
-	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -69,7 +69,7 @@ func (u *Usage) Budgets() *Budgets { return u.b }
 func (u *Usage) Run(ctx context.Context) error { return u.b.Run(ctx) }
 
 func monthKey(user string, t time.Time) string {
-	return fmt.Sprintf("u.%s.%04d%02d", user, t.Year(), int(t.Month()))
+	return "u." + user + "." + strconv.FormatInt(monthID(t), 10)
 }
 
 func monthID(t time.Time) int64 { return int64(t.Year())*100 + int64(t.Month()) }

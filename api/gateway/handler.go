@@ -270,8 +270,11 @@ func (h *Handler) serve(rt route, w http.ResponseWriter, r *http.Request) {
 		h.authError(w, option, err)
 		return
 	}
-	log := h.log.With("key_id", rec.ID, "user", rec.User, "tier", rec.Tier)
-	log.Debug("request", "route", rt.pattern, "option", option)
+	log := h.log
+	if log.Enabled(r.Context(), slog.LevelDebug) {
+		log = keyLog(log, rec)
+		log.Debug("request", "route", rt.pattern, "option", option)
+	}
 	if need := minTier(rt, r); need != "" && gw.TierRank(rec.Tier) < gw.TierRank(need) {
 		log.Debug("tier too low", "path", rt.pattern, "required_tier", need)
 		h.results.WithLabelValues("forbidden", option).Inc()
@@ -293,14 +296,14 @@ func (h *Handler) serve(rt route, w http.ResponseWriter, r *http.Request) {
 	lim := h.o.Limits(rec.Tier)
 	ch, err := h.o.Usage.Charge(sctx, rec.User, rec.ID, lim, credits, option == "a")
 	if err != nil {
-		h.limitError(w, option, log, err)
+		h.limitError(w, option, keyLog(h.log, rec), err)
 		return
 	}
 	query := stripAPIKey(r.URL.RawQuery)
 	if option == "b" {
 		idem := gw.IdemRequest{KeyID: rec.ID, Customer: r.Header.Get("Idempotency-Key"),
 			Method: r.Method, Path: backendPath, Query: query, Body: body, Credits: credits}
-		if !h.optionB(w, r, log, rec, ch, idem) {
+		if !h.optionB(w, r, keyLog(h.log, rec), rec, ch, idem) {
 			return
 		}
 	}
@@ -442,6 +445,12 @@ func (b *backendWriter) Unwrap() http.ResponseWriter { return b.ResponseWriter }
 // customer's copy of a dataset file is current: nothing was sent).
 func uncharged(code int) bool {
 	return code == http.StatusNotModified || (code >= 400 && code != http.StatusNotFound)
+}
+
+// keyLog names the key, user and tier in log lines (built only where a
+// line may be written: a logger per request costs allocations).
+func keyLog(log *slog.Logger, rec *gw.Record) *slog.Logger {
+	return log.With("key_id", rec.ID, "user", rec.User, "tier", rec.Tier)
 }
 
 func minTier(rt route, r *http.Request) string {
