@@ -62,6 +62,10 @@ func NewUsage(kv jetstream.KeyValue) *Usage {
 // NewUsageOn returns usage counters on b.
 func NewUsageOn(b *Budgets) *Usage { return &Usage{b: b, now: time.Now} }
 
+// SetNow replaces the clock that picks the rate window and the month
+// (tests pin it away from a window's edge). Call it before any Charge.
+func (u *Usage) SetNow(now func() time.Time) { u.now, u.b.now = now, now }
+
 // Budgets returns the shared counters under u (Run them to give back idle leases).
 func (u *Usage) Budgets() *Budgets { return u.b }
 
