@@ -1,7 +1,7 @@
 // Package gateway holds the customer-facing gateway's logic: API keys (issue,
 // hash, verify, revoke, rotate) in the NATS KV bucket apikeys with a watched
 // in-memory copy, per-key rate limits and per-user monthly quotas shared by
-// every instance through compare-and-set on the KV bucket usage, and the
+// every instance through leases on the KV bucket usage (Budgets), and the
 // client of the external validation service of Option B. The HTTP proxy
 // that uses it is api/gateway.
 package gateway
@@ -118,4 +118,7 @@ func (h *Hasher) Verify(id, secret, stored string) bool {
 const (
 	KeysBucket  = "apikeys"
 	UsageBucket = "usage"
+	// RateLimitsBucket holds the per-address token buckets of the public
+	// APIs (AddrLimiter).
+	RateLimitsBucket = "ratelimits"
 )

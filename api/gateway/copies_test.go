@@ -167,7 +167,7 @@ func TestHandler_FourCopiesShareLimits(t *testing.T) {
 	now := func() time.Time { return pinned }
 	const rate, quota = 400, 1000
 	limits := map[string]gw.Limits{
-		"pro":   {RatePerMinute: rate},                          // the rate window binds
+		"pro":   {RatePerMinute: rate},                         // the rate window binds
 		"scale": {RatePerMinute: 1 << 20, MonthlyQuota: quota}, // the quota binds
 	}
 	var copies []*gatewayCopy

@@ -17,6 +17,7 @@ import (
 	gw "github.com/netintel/netintel/gateway"
 	"github.com/netintel/netintel/internal/bus"
 	"github.com/netintel/netintel/internal/config"
+	"github.com/netintel/netintel/internal/httpx"
 )
 
 func init() { registerModule(Module{Name: "gateway", Setup: setupGateway}) }
@@ -81,6 +82,31 @@ func setupGateway(ctx context.Context, s *System) error {
 		})
 	}
 	return nil
+}
+
+// AddrLimiters returns the per-address limiters of this process's API
+// modules (/public, the secret service, the TLD API): token buckets shared
+// by every API copy in the KV bucket ratelimits, leased as the gateway's
+// counters are; per process only where there is no NATS.
+func (s *System) AddrLimiters(ctx context.Context) httpx.AddrLimiters {
+	s.addrOnce.Do(func() {
+		s.addrLims = httpx.LocalLimiters
+		if s.Bus == nil || s.Bus.JS == nil {
+			return
+		}
+		kv, err := gatewayBucket(ctx, s.Bus.JS, s.Log, s.Cfg, gw.RateLimitsBucket)
+		if err != nil {
+			s.Log.Warn("per-address limits kept per process", "err", err)
+			return
+		}
+		b := gw.NewBudgets(kv, leaseConfig(s.Cfg.Gateway.Lease))
+		runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		done := make(chan struct{})
+		go func() { defer close(done); _ = b.Run(runCtx) }()
+		s.OnClose(func() { cancel(); <-done })
+		s.addrLims = gw.AddrLimiters(b)
+	})
+	return s.addrLims
 }
 
 // leaseConfig is the lease sizing of gateway.lease.

@@ -27,6 +27,7 @@ func setupIPAPI(ctx context.Context, s *System) error {
 		Store:       s.Store,
 		PresignTTL:  s.Cfg.ObjectStore.S3.PresignTTL,
 		TrustProxy:  s.Cfg.API.TrustProxyHeaders,
+		Limiters:    s.AddrLimiters(ctx),
 		Log:         s.Log,
 	})
 	var once sync.Once

@@ -20,6 +20,7 @@ import (
 	"github.com/netintel/netintel/api"
 	"github.com/netintel/netintel/internal/bus"
 	"github.com/netintel/netintel/internal/config"
+	"github.com/netintel/netintel/internal/httpx"
 	"github.com/netintel/netintel/internal/ipmodel"
 	"github.com/netintel/netintel/internal/objstore"
 	"github.com/netintel/netintel/internal/schedule"
@@ -57,6 +58,9 @@ type System struct {
 	onStart  []namedRun
 	health   func() any
 	closers  []func()
+	// addrLims is the per-address limiters of the API modules (AddrLimiters).
+	addrOnce sync.Once
+	addrLims httpx.AddrLimiters
 }
 
 type namedRun struct {
