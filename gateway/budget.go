@@ -337,15 +337,23 @@ func (b *Budgets) Allow(ctx context.Context, key string, bk Bucket) (bool, time.
 
 // cas applies fn to the current value of l's key (nil: none) and writes
 // its result if nobody changed the key meanwhile, retrying on a conflict.
-// fn returns false to write nothing; cas then returns false.
+// fn returns false to write nothing (a refusal, always decided on a value
+// read just now); cas then returns false.
 func (b *Budgets) cas(ctx context.Context, l *lease, fn func(cur []byte) ([]byte, bool)) (bool, error) {
 	for range 32 {
-		if !l.known {
+		fresh := !l.known
+		if fresh {
 			if err := b.load(ctx, l); err != nil {
 				return false, err
 			}
 		}
 		next, write := fn(l.val)
+		if !write && !fresh {
+			// A refusal is never made on a remembered value: another copy
+			// may have given units back since. Read and decide again.
+			l.known = false
+			continue
+		}
 		if !write {
 			return false, nil
 		}
