@@ -83,6 +83,15 @@ type Handler struct {
 	proxy   *httputil.ReverseProxy
 	results *prometheus.CounterVec
 	own     *http.ServeMux // the customer paths alone, for ServeHTTP
+	// fwdA and fwdB count forwarded requests (looked up once, not per request).
+	fwdA, fwdB prometheus.Counter
+}
+
+func (h *Handler) forwarded(option string) prometheus.Counter {
+	if option == "b" {
+		return h.fwdB
+	}
+	return h.fwdA
 }
 
 // route is one customer path and where it goes.
@@ -181,6 +190,7 @@ func New(o Options) *Handler {
 			}
 		}
 	}
+	h.fwdA, h.fwdB = h.results.WithLabelValues("forwarded", "a"), h.results.WithLabelValues("forwarded", "b")
 	h.own = http.NewServeMux()
 	h.Mount(h.own)
 	return h
@@ -319,7 +329,10 @@ func (h *Handler) serve(rt route, w http.ResponseWriter, r *http.Request) {
 // would have sent (mapped path, query without apiKey, the internal headers,
 // no customer credentials) and answers as modifyResponse would.
 func (h *Handler) serveInProcess(w http.ResponseWriter, r *http.Request, f *forward) {
-	out := r.Clone(r.Context())
+	// The request is this handler's to the end: a shallow copy with its own
+	// URL, and the header map changed in place (no copy per request).
+	out := new(http.Request)
+	*out = *r
 	u := *r.URL
 	u.Path, u.RawPath = f.path, f.path
 	if p, err := url.PathUnescape(f.path); err == nil {
@@ -342,7 +355,7 @@ func (h *Handler) serveInProcess(w http.ResponseWriter, r *http.Request, f *forw
 	hd.Set(HeaderUserID, f.rec.User)
 	hd.Set(HeaderQuotaUsed, strconv.FormatInt(f.charge.Used, 10))
 	if client, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-		if prior := r.Header["X-Forwarded-For"]; h.o.TrustProxy && len(prior) > 0 {
+		if prior := hd["X-Forwarded-For"]; h.o.TrustProxy && len(prior) > 0 {
 			hd.Set("X-Forwarded-For", strings.Join(prior, ", ")+", "+client)
 		} else {
 			hd.Set("X-Forwarded-For", client)
@@ -397,7 +410,7 @@ func (b *backendWriter) WriteHeader(code int) {
 		httpx.WriteJSON(b.ResponseWriter, http.StatusBadGateway, map[string]errorBody{"error": {Code: "backend_unavailable", Message: "the backend refused the gateway; nothing was charged"}})
 		return
 	}
-	b.h.results.WithLabelValues("forwarded", b.f.option).Inc()
+	b.h.forwarded(b.f.option).Inc()
 	setLimitHeaders(hd, b.f.limits, b.f.charge)
 	if uncharged(code) {
 		b.h.refund(b.f.charge, b.f.credits)
@@ -555,15 +568,17 @@ func (h *Handler) limitError(w http.ResponseWriter, option string, log *slog.Log
 	h.fail(w, option, "unavailable", http.StatusServiceUnavailable, "unavailable", "the gateway cannot count usage right now; nothing was charged, retry later")
 }
 
+// setLimitHeaders writes the limit headers, by their canonical names
+// (http.Header.Set would canonicalise each on every request).
 func setLimitHeaders(hd http.Header, lim gw.Limits, ch gw.Charge) {
-	hd.Set("X-RateLimit-Limit", strconv.Itoa(lim.RatePerMinute))
-	hd.Set("X-RateLimit-Remaining", strconv.Itoa(ch.RateRemaining))
-	hd.Set("X-RateLimit-Reset", strconv.FormatInt(ch.Reset.Unix(), 10))
-	hd.Set("X-Quota-Used", strconv.FormatInt(ch.Used, 10))
+	hd["X-Ratelimit-Limit"] = []string{strconv.Itoa(lim.RatePerMinute)}
+	hd["X-Ratelimit-Remaining"] = []string{strconv.Itoa(ch.RateRemaining)}
+	hd["X-Ratelimit-Reset"] = []string{strconv.FormatInt(ch.Reset.Unix(), 10)}
+	hd["X-Quota-Used"] = []string{strconv.FormatInt(ch.Used, 10)}
 	if lim.MonthlyQuota > 0 {
-		hd.Set("X-Quota-Limit", strconv.FormatInt(lim.MonthlyQuota, 10))
+		hd["X-Quota-Limit"] = []string{strconv.FormatInt(lim.MonthlyQuota, 10)}
 	} else {
-		hd.Set("X-Quota-Limit", "unlimited")
+		hd["X-Quota-Limit"] = []string{"unlimited"}
 	}
 }
 
@@ -641,7 +656,7 @@ func (h *Handler) modifyResponse(resp *http.Response) error {
 		resp.Header.Set("X-Quota-Used", strconv.FormatInt(max(0, f.charge.Used-f.credits), 10))
 		return nil
 	}
-	h.results.WithLabelValues("forwarded", f.option).Inc()
+	h.forwarded(f.option).Inc()
 	setLimitHeaders(resp.Header, f.limits, f.charge)
 	if uncharged(resp.StatusCode) {
 		h.refund(f.charge, f.credits)
