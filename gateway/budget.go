@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"sync"
 	"time"
 
@@ -108,10 +109,15 @@ type lease struct {
 }
 
 func (l *lease) acquire(ctx context.Context) error {
-	select {
-	case l.lock <- struct{}{}:
-		return nil
-	default:
+	// Held for a few map and counter operations, except during a refill:
+	// yield a few times before waiting on ctx (which may make its timer).
+	for range 4 {
+		select {
+		case l.lock <- struct{}{}:
+			return nil
+		default:
+			runtime.Gosched()
+		}
 	}
 	select {
 	case l.lock <- struct{}{}:

@@ -270,8 +270,8 @@ func (h *Handler) serve(rt route, w http.ResponseWriter, r *http.Request) {
 		h.fail(w, option, "unauthorized", http.StatusUnauthorized, "missing_key", "send Authorization: Bearer <API key>")
 		return
 	}
-	sctx, cancel := context.WithTimeout(r.Context(), h.o.StateTimeout)
-	defer cancel()
+	sctx := withLazyDeadline(r.Context(), h.o.StateTimeout)
+	defer sctx.release()
 	rec, err := h.o.Keys.Authenticate(sctx, raw)
 	if err != nil {
 		if id, _, perr := gw.ParseKey(raw); perr == nil {
