@@ -103,9 +103,14 @@ type lease struct {
 	took    time.Time // when the last lease was taken
 	used    time.Time // when a unit was last spent
 
-	val   []byte // the last value read or written, and its revision;
-	rev   uint64 // rev 0 with known: the key does not exist
-	known bool
+	// filling: a goroutine is taking a lease (without the lock); fillDone
+	// closes when it is done.
+	filling  bool
+	fillDone chan struct{}
+
+	val   []byte // the last value read or written, and its revision (only
+	rev   uint64 // the filler, or a holder of the lock while not filling,
+	known bool   // touches them); rev 0 with known: the key does not exist
 }
 
 func (l *lease) acquire(ctx context.Context) error {
@@ -128,6 +133,26 @@ func (l *lease) acquire(ctx context.Context) error {
 }
 
 func (l *lease) release() { <-l.lock }
+
+// settle takes l's lock once no lease is being taken for it; false when
+// ctx ends first.
+func (l *lease) settle(ctx context.Context) bool {
+	for {
+		if l.acquire(ctx) != nil {
+			return false
+		}
+		if !l.filling {
+			return true
+		}
+		done := l.fillDone
+		l.release()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
 
 // NewBudgets returns shared budgets on kv.
 func NewBudgets(kv jetstream.KeyValue, cfg LeaseConfig) *Budgets {
@@ -171,56 +196,151 @@ type windowDoc struct {
 // It returns errExhausted (with that figure) when fewer than n are left,
 // and nothing is taken then; ErrUnavailable when NATS cannot be reached
 // and this copy's lease cannot cover n.
+//
+// When a lease is half spent the next one is taken in the background, so
+// that requests do not wait for NATS while it comes; a copy still holds at
+// most Cap(limit) units of a counter (or what one request needs, if more).
 func (b *Budgets) Spend(ctx context.Context, key string, w Window, n int64) (int64, error) {
 	l := b.lease(key)
 	if err := l.acquire(ctx); err != nil {
 		return 0, err
 	}
-	defer l.release()
-	now := b.now()
-	l.used = now
-	if l.window != w.ID {
-		l.window, l.left, l.granted = w.ID, 0, 0
+	for {
+		now := b.now()
+		l.used = now
+		switch {
+		case w.ID > l.window:
+			l.window, l.left, l.granted = w.ID, 0, 0
+		case w.ID < l.window:
+			// A request timed just before the window turned: it counts
+			// in the new one (windows only move forward).
+			w.ID, w.Ends = l.window, l.ends
+		}
+		l.ends = w.Ends
+		if l.left >= n {
+			l.left -= n
+			used := l.granted - l.left
+			b.prefetch(l, w, now)
+			l.release()
+			return used, nil
+		}
+		if l.filling {
+			done := l.fillDone
+			l.release()
+			select {
+			case <-done:
+			case <-ctx.Done():
+				return 0, fmt.Errorf("%w: waiting for a lease: %w", ErrUnavailable, ctx.Err())
+			}
+			if err := l.acquire(ctx); err != nil {
+				return 0, err
+			}
+			continue
+		}
+		want := b.nextBlock(l, w.Limit, n, now)
+		need := n - l.left
+		done := l.startFill()
+		l.release()
+		got, granted, err := b.takeWindow(ctx, l, w, want, need)
+		l.lock <- struct{}{}
+		l.endFill(done)
+		if err != nil && !errors.Is(err, errExhausted) {
+			l.release()
+			return 0, err
+		}
+		if l.window == w.ID {
+			l.granted = granted
+			l.left += got
+		}
+		if err != nil {
+			used := l.granted - l.left
+			l.release()
+			return used, err
+		}
 	}
-	l.ends = w.Ends
-	if l.left >= n {
-		l.left -= n
-		return l.granted - l.left, nil
+}
+
+// prefetch starts taking the next lease in the background when l is half
+// spent (called with l's lock held). The new lease is sized so that l
+// never holds more than Cap(limit).
+func (b *Budgets) prefetch(l *lease, w Window, now time.Time) {
+	if l.filling || l.left*2 >= l.block || (w.Limit > 0 && l.granted >= w.Limit) {
+		return
 	}
-	want := b.nextBlock(l, w.Limit, n, now)
-	need := n - l.left
-	var got int64
+	room := b.cfg.Cap(w.Limit) - l.left
+	if room < 1 {
+		return
+	}
+	want := min(b.nextBlock(l, w.Limit, 1, now), room)
+	done := l.startFill()
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), prefetchTimeout)
+		got, granted, err := b.takeWindow(ctx, l, w, want, 1)
+		cancel()
+		l.lock <- struct{}{}
+		defer l.release()
+		l.endFill(done)
+		if (err == nil || errors.Is(err, errExhausted)) && l.window == w.ID {
+			l.granted = granted
+			l.left += got
+		}
+	}()
+}
+
+// prefetchTimeout bounds a background lease.
+const prefetchTimeout = 5 * time.Second
+
+// startFill marks l as being filled (called with l's lock held): only the
+// filler reads or writes the shared counter of l until endFill.
+func (l *lease) startFill() chan struct{} {
+	l.filling = true
+	l.fillDone = make(chan struct{})
+	return l.fillDone
+}
+
+func (l *lease) endFill(done chan struct{}) {
+	l.filling = false
+	close(done)
+}
+
+// takeWindow leases want units of window w, or what is left of the limit
+// if that covers need. It runs without l's lock, as l's only filler. It
+// returns the units got and the shared total after the write (or as read,
+// with errExhausted).
+func (b *Budgets) takeWindow(ctx context.Context, l *lease, w Window, want, need int64) (got, granted int64, err error) {
 	wrote, err := b.cas(ctx, l, func(cur []byte) ([]byte, bool) {
 		var d windowDoc
 		if cur != nil {
 			_ = json.Unmarshal(cur, &d)
 		}
-		if d.Window != 0 && d.Window != w.ID {
+		if d.Window != 0 && d.Window < w.ID {
 			d = windowDoc{}
+		}
+		if d.Window > w.ID { // the counter moved to a later window
+			return nil, false
 		}
 		d.Window = w.ID
 		take := want
 		if w.Limit > 0 {
 			take = min(want, w.Limit-d.Credits)
 		}
+		granted = d.Credits
 		if take < need {
-			l.granted = d.Credits
 			return nil, false
 		}
 		got = take
 		d.Credits += take
-		l.granted = d.Credits
+		granted = d.Credits
 		v, _ := json.Marshal(d)
 		return v, true
 	})
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if !wrote {
-		return l.granted - l.left, errExhausted
+		return 0, granted, errExhausted
 	}
-	l.left += got - n
-	return l.granted - l.left, nil
+	return got, granted, nil
 }
 
 // nextBlock sizes the next lease: it doubles when the last one was spent
@@ -258,6 +378,11 @@ func (b *Budgets) Give(key string, id, n int64) {
 // Used returns the units of key's window w used so far as this copy sees
 // them: the shared total (one read) minus this copy's unspent lease.
 func (b *Budgets) Used(ctx context.Context, key string, w Window) (int64, error) {
+	l := b.lease(key)
+	if !l.settle(ctx) { // a lease being taken is counted on both sides
+		return 0, fmt.Errorf("%w: waiting for a lease: %w", ErrUnavailable, ctx.Err())
+	}
+	defer l.release()
 	e, err := b.kv.Get(ctx, key)
 	var d windowDoc
 	switch {
@@ -272,9 +397,6 @@ func (b *Budgets) Used(ctx context.Context, key string, w Window) (int64, error)
 	if d.Window != 0 && d.Window != w.ID {
 		return 0, nil
 	}
-	l := b.lease(key)
-	l.lock <- struct{}{}
-	defer l.release()
 	if l.window == w.ID {
 		return max(0, d.Credits-l.left), nil
 	}
@@ -440,10 +562,18 @@ func (b *Budgets) ReturnIdle(ctx context.Context, idle time.Duration) {
 		if ctx.Err() != nil {
 			return
 		}
-		select {
-		case l.lock <- struct{}{}:
-		default:
-			continue // busy: in use, not idle
+		if idle == 0 {
+			// Everything goes back: wait for the lease and for a lease
+			// being taken in the background.
+			if !l.settle(ctx) {
+				return
+			}
+		} else {
+			select {
+			case l.lock <- struct{}{}:
+			default:
+				continue // busy: in use, not idle
+			}
 		}
 		b.giveBack(ctx, l, now, idle)
 		l.release()
@@ -451,7 +581,7 @@ func (b *Budgets) ReturnIdle(ctx context.Context, idle time.Duration) {
 }
 
 func (b *Budgets) giveBack(ctx context.Context, l *lease, now time.Time, idle time.Duration) {
-	if l.token || l.left <= 0 || now.Sub(l.used) < idle {
+	if l.token || l.filling || l.left <= 0 || now.Sub(l.used) < idle {
 		return
 	}
 	if !now.Before(l.ends) { // the window is over: nothing to give back
