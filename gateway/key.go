@@ -36,9 +36,9 @@ const (
 )
 
 var (
-	userRe   = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-	tagRe    = regexp.MustCompile(`^[\x21-\x7e]{1,64}$`)
-	b32      = base32.StdEncoding.WithPadding(base32.NoPadding)
+	userRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+	tagRe  = regexp.MustCompile(`^[\x21-\x7e]{1,64}$`)
+	b32    = base32.StdEncoding.WithPadding(base32.NoPadding)
 )
 
 // ValidUser reports whether u is a usable user id: 1 to 64 of A-Z a-z 0-9 _ -.
