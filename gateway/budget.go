@@ -197,8 +197,8 @@ type windowDoc struct {
 // and nothing is taken then; ErrUnavailable when NATS cannot be reached
 // and this copy's lease cannot cover n.
 //
-// When a lease is half spent the next one is taken in the background, so
-// that requests do not wait for NATS while it comes; a copy still holds at
+// When a lease of a busy counter is half spent the next one is taken in
+// the background, so that requests do not wait for NATS while it comes; a copy still holds at
 // most Cap(limit) units of a counter (or what one request needs, if more).
 func (b *Budgets) Spend(ctx context.Context, key string, w Window, n int64) (int64, error) {
 	l := b.lease(key)
@@ -261,10 +261,10 @@ func (b *Budgets) Spend(ctx context.Context, key string, w Window, n int64) (int
 }
 
 // prefetch starts taking the next lease in the background when l is half
-// spent (called with l's lock held). The new lease is sized so that l
+// spent and leases have grown to prefetchMinBlock (called with l's lock held). The new lease is sized so that l
 // never holds more than Cap(limit).
 func (b *Budgets) prefetch(l *lease, w Window, now time.Time) {
-	if l.filling || l.left*2 >= l.block || (w.Limit > 0 && l.granted >= w.Limit) {
+	if l.filling || l.block < prefetchMinBlock || l.left*2 >= l.block || (w.Limit > 0 && l.granted >= w.Limit) {
 		return
 	}
 	room := b.cfg.Cap(w.Limit) - l.left
@@ -286,6 +286,12 @@ func (b *Budgets) prefetch(l *lease, w Window, now time.Time) {
 		}
 	}()
 }
+
+// prefetchMinBlock: leases are taken ahead only once they have grown to
+// this size (a busy counter). A counter of a small limit (Cap 1: free,
+// starter, pro rate windows) is leased one unit at a time, when needed,
+// so no copy holds a unit another copy's request could use.
+const prefetchMinBlock = 4
 
 // prefetchTimeout bounds a background lease.
 const prefetchTimeout = 5 * time.Second
