@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"runtime"
 	"sync"
 	"time"
@@ -472,9 +473,18 @@ func (b *Budgets) Allow(ctx context.Context, key string, bk Bucket) (bool, time.
 // cas applies fn to the current value of l's key (nil: none) and writes
 // its result if nobody changed the key meanwhile, retrying on a conflict.
 // fn returns false to write nothing (a refusal, always decided on a value
-// read just now); cas then returns false.
+// read just now); cas then returns false. It tries until ctx ends (then
+// ErrUnavailable), backing off at random after a few conflicts.
 func (b *Budgets) cas(ctx context.Context, l *lease, fn func(cur []byte) ([]byte, bool)) (bool, error) {
-	for range 32 {
+	for attempt := 0; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return false, fmt.Errorf("%w: budget counter: %w", ErrUnavailable, err)
+		}
+		if attempt >= 4 {
+			// Copies writing the same counter at once: back off a little,
+			// at random, so that one of them wins.
+			time.Sleep(time.Duration(rand.Int64N(int64(min(attempt, 40)) * int64(50*time.Microsecond))))
+		}
 		fresh := !l.known
 		if fresh {
 			if err := b.load(ctx, l); err != nil {
@@ -509,7 +519,6 @@ func (b *Budgets) cas(ctx context.Context, l *lease, fn func(cur []byte) ([]byte
 		l.val, l.rev, l.known = next, rev, true
 		return true, nil
 	}
-	return false, fmt.Errorf("%w: budget counter too contended", ErrUnavailable)
 }
 
 func (b *Budgets) load(ctx context.Context, l *lease) error {
@@ -595,6 +604,9 @@ func (b *Budgets) giveBack(ctx context.Context, l *lease, now time.Time, idle ti
 		return
 	}
 	back := l.left
+	// The lease's lock is held meanwhile: a request arriving waits at most this.
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
 	_, err := b.cas(ctx, l, func(cur []byte) ([]byte, bool) {
 		var d windowDoc
 		if cur != nil {

@@ -72,7 +72,7 @@ func startCopy(t *testing.T, n *testutil.NATS, backend http.Handler, now func() 
 	go func() { defer wg.Done(); _ = c.keys.Run(ctx, time.Minute) }()
 	c.stop = func() { cancel(); wg.Wait() }
 	t.Cleanup(c.stop)
-	o := apigw.Options{Keys: c.keys, Usage: c.usage, BackendHandler: backend, InternalKey: internalKey,
+	o := apigw.Options{Keys: c.keys, Usage: c.usage, BackendHandler: backend, InternalKey: internalKey, Log: testutil.Logger(t),
 		Limits: func(tier string) gw.Limits { return limits[tier] }}
 	for _, f := range opts {
 		f(&o)
