@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -368,4 +369,64 @@ func mustURL(t *testing.T, s string) *url.URL {
 		t.Fatal(err)
 	}
 	return u
+}
+
+// In-process, the backend gets the request the proxy would send: no
+// customer credentials, each internal header once with the gateway's
+// value, the mapped path and query; a backend 401 (it refused the internal
+// key) reaches the customer as 502, refunded.
+func TestHandler_InProcessRequest(t *testing.T) {
+	n := testutil.StartNATS(t)
+	n.Ensure(t)
+	var seen http.Header
+	var seenURL string
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/v1/shadow_vpn/lookup/{ip}", func(w http.ResponseWriter, r *http.Request) {
+		seen, seenURL = r.Header.Clone(), r.URL.String()
+		w.Header().Set(apigw.HeaderInternalKey, "leak")
+		_, _ = io.WriteString(w, `{}`)
+	})
+	mux.HandleFunc("GET /api/v1/ip/{ip}", func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = io.WriteString(w, `{"error":{"code":"unauthorized","message":"backend body"}}`)
+	})
+	c := startCopy(t, n, mux, nil, map[string]gw.Limits{"pro": {RatePerMinute: 100, MonthlyQuota: 100}})
+	key, rec, err := c.keys.Create(t.Context(), "inproc-user", "pro", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequestWithContext(t.Context(), "GET", c.url+"/api/v1/vpn/shadow_vpn/lookup/192.0.2.7?include=cves&apiKey=x", nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Cookie", "session=1")
+	req.Header.Set(apigw.HeaderTier, "enterprise")
+	req.Header.Set(apigw.HeaderInternalKey, "spoofed")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 200 || res.Header.Get(apigw.HeaderInternalKey) != "" || res.Header.Get("X-Quota-Used") != "1" {
+		t.Fatalf("status %d, headers %v", res.StatusCode, res.Header)
+	}
+	for _, h := range []string{"Authorization", "Cookie"} {
+		if v := seen.Values(h); len(v) != 0 {
+			t.Errorf("backend got %s %v", h, v)
+		}
+	}
+	for h, want := range map[string]string{apigw.HeaderInternalKey: internalKey, apigw.HeaderTier: "pro", apigw.HeaderUserID: rec.User, apigw.HeaderQuotaUsed: "1", "X-Forwarded-For": "127.0.0.1"} {
+		if v := seen.Values(h); len(v) != 1 || v[0] != want {
+			t.Errorf("backend got %s %v, want [%s]", h, v, want)
+		}
+	}
+	if seenURL != "/api/v1/shadow_vpn/lookup/192.0.2.7?include=cves" {
+		t.Errorf("backend URL %s", seenURL)
+	}
+
+	r := do(t, "GET", c.url+"/api/v1/vpn/ip/192.0.2.7", bearer(key), "")
+	if r.code != 502 || r.errCode(t) != "backend_unavailable" || strings.Contains(r.body, "backend body") {
+		t.Fatalf("backend 401: %d %s", r.code, r.body)
+	}
+	if used, err := c.usage.Used(t.Context(), "inproc-user", time.Now()); err != nil || used != 1 {
+		t.Fatalf("used %d (%v), want 1: the 502 is refunded", used, err)
+	}
 }
