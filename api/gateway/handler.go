@@ -27,6 +27,7 @@ import (
 
 	gw "github.com/netintel/netintel/gateway"
 	"github.com/netintel/netintel/internal/httpx"
+	"github.com/netintel/netintel/internal/telemetry"
 )
 
 // Internal headers the backend trusts. Customer copies are dropped.
@@ -74,6 +75,9 @@ type Options struct {
 	Log        *slog.Logger
 	// Registerer receives the gateway metrics; nil skips them.
 	Registerer prometheus.Registerer
+	// OpenAPIServers returns the base URLs the customer OpenAPI document
+	// at /openapi.json names (from the configuration); nil names "/".
+	OpenAPIServers func() Servers
 }
 
 // Handler serves the customer paths.
@@ -182,14 +186,9 @@ func New(o Options) *Handler {
 		Name: "netintel_gateway_requests_total",
 		Help: "Gateway requests by outcome (forwarded, unauthorized, forbidden, rate_limited, quota_exceeded, ...) and option (a, b).",
 	}, []string{"outcome", "option"})
-	if o.Registerer != nil {
-		if err := o.Registerer.Register(h.results); err != nil {
-			var are prometheus.AlreadyRegisteredError
-			if errors.As(err, &are) {
-				h.results = are.ExistingCollector.(*prometheus.CounterVec)
-			}
-		}
-	}
+	h.results = telemetry.MustRegister(o.Registerer, h.results)
+	telemetry.Zero(h.results, []string{"forwarded", "unauthorized", "forbidden", "rate_limited", "quota_exceeded", "no_credits",
+		"unavailable", "backend_error", "bad_request", "not_found"}, []string{"a", "b"})
 	h.fwdA, h.fwdB = h.results.WithLabelValues("forwarded", "a"), h.results.WithLabelValues("forwarded", "b")
 	h.own = http.NewServeMux()
 	h.Mount(h.own)
@@ -201,6 +200,8 @@ func (h *Handler) Mount(mux *http.ServeMux) {
 	for _, rt := range routes {
 		mux.HandleFunc(rt.pattern, func(w http.ResponseWriter, r *http.Request) { h.serve(rt, w, r) })
 	}
+	mux.HandleFunc("GET "+PathOpenAPI, openAPIHandler(h.o.OpenAPIServers))
+	mux.Handle(PathOpenAPI, httpx.MethodNotAllowed("GET, HEAD"))
 	mux.HandleFunc("/api/v1/vpn/", func(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, "", "not_found", http.StatusNotFound, "not_found", "no such gateway path; see docs/gateway.md")
 	})

@@ -44,7 +44,7 @@ func TestExportCSV_Filters(t *testing.T) {
 			if err != nil {
 				t.Fatalf("not RFC 4180: %v", err)
 			}
-			if strings.Join(rows[0], ",")+"\n" != CSVHeader {
+			if strings.Join(rows[0], ",")+"\r\n" != CSVHeader {
 				t.Fatalf("header %v", rows[0])
 			}
 			var ips []string
@@ -69,7 +69,7 @@ func TestExportCSV_Columns(t *testing.T) {
 		{"enterprise", "198.51.100.7,,vpn;hosting,Acme Cloud,0.92,2026-10-01T00:00:00Z,2026-11-20T12:00:00Z,2", ""},
 	} {
 		r := call(t, f.srv.URL, "GET", PathCSV, "", key(tt.tier)...)
-		lines := strings.Split(string(r.body), "\n")
+		lines := strings.Split(string(r.body), "\r\n")
 		if lines[1] != tt.want7 {
 			t.Errorf("%s: row\n got %s\nwant %s", tt.tier, lines[1], tt.want7)
 		}

@@ -153,7 +153,7 @@ func TestAppendLookup_MatchesEncodingJSON(t *testing.T) {
 // lookup answers the same status and bytes through the handler.
 func TestLookup_MMDBMatchesMemIndex(t *testing.T) {
 	recs := testRecords(t)
-	mem, err := NewMemSnapshot(Manifest{SnapshotDate: "2026-11-23"}, recs)
+	mem, err := newMemSnapshot(Manifest{SnapshotDate: "2026-11-23"}, recs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +309,7 @@ func TestMMDBData_Head(t *testing.T) {
 // the snapshot does not know: 404 from the MMDB as from the in-memory index.
 func TestLookup_OnlyIPv4MappedIsIPv4(t *testing.T) {
 	recs := testRecords(t)
-	mem, err := NewMemSnapshot(Manifest{SnapshotDate: "2026-11-23"}, recs)
+	mem, err := newMemSnapshot(Manifest{SnapshotDate: "2026-11-23"}, recs)
 	if err != nil {
 		t.Fatal(err)
 	}

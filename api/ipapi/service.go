@@ -103,7 +103,7 @@ const (
 	PathDownload = "/api/v1/export/dataset/files/{date}/{name}"
 	PathPublic   = "/public/v1/lookup/{ip}"
 	PathPublicSn = "/public/v1/snapshot"
-	PathOpenAPI  = "/openapi.json"
+	PathOpenAPI  = "/internal/openapi.json"
 )
 
 // Mount adds every route to mux.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/netintel/netintel/internal/config"
 	"github.com/netintel/netintel/internal/httpx"
+	"github.com/netintel/netintel/internal/telemetry"
 	"github.com/netintel/netintel/secrets"
 )
 
@@ -106,14 +107,8 @@ func New(svc *secrets.Service, opt Options, log *slog.Logger) *Handler {
 	if opt.Registerer != nil {
 		h.outcomes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_secrets_requests_total",
 			Help: "One-time secret API requests by endpoint and outcome."}, []string{"endpoint", "outcome"})
-		if err := opt.Registerer.Register(h.outcomes); err != nil {
-			var are prometheus.AlreadyRegisteredError
-			if errors.As(err, &are) {
-				h.outcomes, _ = are.ExistingCollector.(*prometheus.CounterVec)
-			} else {
-				h.outcomes = nil
-			}
-		}
+		h.outcomes = telemetry.MustRegister(opt.Registerer, h.outcomes)
+		telemetry.Zero(h.outcomes, []string{"saveSecret", "saveFile", "get", "getFile", "secretStatus", "ss"}, []string{"ok", "error"})
 	}
 	return h
 }

@@ -150,8 +150,8 @@ func TestIngestCommand_HelpListsFormats(t *testing.T) {
 	env := &Env{Stdout: &o, Stderr: &e, Getenv: func(string) string { return "" }}
 	_ = run(t.Context(), env, []string{"ingest", "--help"})
 	for _, f := range config.IngestFormats {
-		if config.IngestFormatHelp[f] == "" || !strings.Contains(e.String(), "  "+f+" ") || !strings.Contains(e.String(), config.IngestFormatHelp[f]) {
-			t.Errorf("help misses format %s: %s", f, e.String())
+		if config.IngestFormatHelp[f] == "" || !strings.Contains(o.String(), "  "+f+" ") || !strings.Contains(o.String(), config.IngestFormatHelp[f]) {
+			t.Errorf("help misses format %s: %s", f, o.String())
 		}
 	}
 }

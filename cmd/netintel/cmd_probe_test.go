@@ -66,8 +66,10 @@ func probeWorld(t *testing.T) (cfgPath string) {
   tld_list: %s
   rdap_bootstrap: %s
   whois_discovery: whois.iana.test:43
+  whois_fallback: ""
   stealth:
     candidates: ["http://rdap.nic.<tld>/"]
+    candidates_file: ""
     scheme: http
   timeout: 2s
   whois_timeout: 2s
@@ -124,7 +126,7 @@ func TestProbe_CommandOnRunningSystem(t *testing.T) {
 		t.Errorf("health %s", health)
 	}
 	code, csv := get(t, base+"/download/csv")
-	if code != 200 || !strings.HasPrefix(csv, "tld,rdap_supported,rdap_urls,rdap_working,working_url,whois_available,whois_server,stealth_rdap,stealth_urls\n") {
+	if code != 200 || !strings.HasPrefix(csv, "tld,rdap_supported,rdap_urls,rdap_working,working_url,whois_available,whois_server,stealth_rdap,stealth_urls\r\n") {
 		t.Errorf("csv %d %s", code, csv)
 	}
 }

@@ -20,7 +20,10 @@ import (
 	"github.com/netintel/netintel/internal/httpx"
 )
 
-func init() { registerModule(Module{Name: "gateway", Setup: setupGateway}) }
+// gatewayModule is the gateway product module, for moduleList.
+func gatewayModule() Module {
+	return Module{Name: "gateway", Setup: setupGateway}
+}
 
 // setupGateway wires the customer gateway: the key store (watched), the
 // usage counters, the optional Option B validator and the proxy handler on
@@ -66,6 +69,7 @@ func setupGateway(ctx context.Context, s *System) error {
 		})
 		o := apigw.Options{Keys: keys, Usage: usage, Validator: validator, InternalKey: s.Cfg.API.InternalKey,
 			Limits: limits, MaxBodyBytes: gc.MaxBodyBytes, StateTimeout: gc.StateTimeout, TrustProxy: s.Cfg.API.TrustProxyHeaders, BackendTimeout: gc.BackendTimeout, Log: s.Log, Registerer: s.Reg}
+		o.OpenAPIServers = s.openAPIServers
 		o.Backend, o.BackendHandler = gatewayBackend(s.Cfg, mux)
 		s.Log.Info("gateway forwards", "backend", o.Backend.Redacted(), "in_process", o.BackendHandler != nil, "option_b", validator != nil)
 		apigw.New(o).Mount(mux)
@@ -112,6 +116,25 @@ func (s *System) AddrLimiters(ctx context.Context) httpx.AddrLimiters {
 // leaseConfig is the lease sizing of gateway.lease.
 func leaseConfig(l config.GatewayLease) gw.LeaseConfig {
 	return gw.LeaseConfig{Fraction: l.Fraction, Max: l.Max, Idle: l.Idle, TokenTTL: l.TokenTTL}
+}
+
+// openAPIServers are the base URLs the customer OpenAPI document names:
+// api.public_url for the gateway when set, else the gateway's listen
+// address as a local client dials it (port 0 as bound); the public
+// endpoints and the TLD API at the same URL when they share the gateway's
+// listener, else at their own.
+func (s *System) openAPIServers() apigw.Servers {
+	gwURL := strings.TrimSuffix(s.Cfg.API.PublicURL, "/")
+	if gwURL == "" {
+		gwURL = s.baseURL("gateway")
+	}
+	other := func(product string) string {
+		if s.listenAddr(product) == s.listenAddr("gateway") {
+			return gwURL
+		}
+		return s.baseURL(product)
+	}
+	return apigw.Servers{Gateway: gwURL, Public: other("ip"), TLD: other("tld")}
 }
 
 // gatewayBackend picks where the gateway forwards: gateway.backend_url when

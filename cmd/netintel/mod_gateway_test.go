@@ -324,7 +324,7 @@ func TestKeys_BadInputOneLine(t *testing.T) {
 		{"revoke without id", []string{"revoke"}, "name the key id"},
 		{"revoke unknown", []string{"revoke", "0123456789abcdef"}, "key not found: 0123456789abcdef"},
 		{"rotate unknown", []string{"rotate", "--overlap", "1h", "0123456789abcdef"}, "key not found"},
-		{"unknown subcommand", []string{"frobnicate"}, `unknown command "frobnicate"`},
+		{"unknown subcommand", []string{"frobnicate"}, `unknown subcommand "frobnicate"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -59,8 +59,11 @@ func TestIPAPI_RunServesPublishedSnapshot(t *testing.T) {
 	if code := lookup(ip, "wrong"); code != 401 {
 		t.Fatalf("wrong key: %d, want 401", code)
 	}
-	if code, body := get(t, base+"/openapi.json"); code != 200 || !strings.Contains(body, `"openapi": "3.1.0"`) {
-		t.Fatalf("/openapi.json: %d", code)
+	if code, body := get(t, base+"/internal/openapi.json"); code != 200 || !strings.Contains(body, `"openapi": "3.1.0"`) {
+		t.Fatalf("/internal/openapi.json: %d", code)
+	}
+	if code, body := get(t, base+"/openapi.json"); code != 200 || !strings.Contains(body, `"openapi": "3.0.3"`) || !strings.Contains(body, `"url": "`+base+`"`) {
+		t.Fatalf("/openapi.json (the customer document, servers %s): %d %.300s", base, code, body)
 	}
 
 	url, err := bus.URLFromDataDir(dir)

@@ -9,8 +9,9 @@ import (
 	"github.com/netintel/netintel/secrets"
 )
 
-func init() {
-	registerModule(Module{Name: "secrets", Setup: setupSecrets})
+// secretsModule is the secrets product module, for moduleList.
+func secretsModule() Module {
+	return Module{Name: "secrets", Setup: setupSecrets}
 }
 
 // setupSecrets mounts the one-time secret API (/api/saveSecret, saveFile,

@@ -88,7 +88,14 @@ var listenRe = regexp.MustCompile(`listening on http://(\S+)`)
 // startProc runs the binary and waits for it to print its address.
 func startProc(t *testing.T, args ...string) *proc {
 	t.Helper()
+	return startProcDir(t, "", args...)
+}
+
+// startProcDir is startProc in the working folder dir ("" = this one).
+func startProcDir(t *testing.T, dir string, args ...string) *proc {
+	t.Helper()
 	p := &proc{cmd: exec.Command(binPath, args...), done: make(chan error, 1)}
+	p.cmd.Dir = dir
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stdout, _ := p.cmd.StdoutPipe()
 	p.cmd.Stderr = &lockedWriter{mu: &p.mu, w: &p.stderr}
@@ -260,9 +267,10 @@ func oneLineFailure(t *testing.T, want string, secret string, args ...string) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binPath, args...)
 	out, err := cmd.CombinedOutput()
+	// 1 for a failure, 2 for a command line that cannot run as written.
 	ee, ok := err.(*exec.ExitError)
-	if !ok || ee.ExitCode() != 1 {
-		t.Fatalf("exit = %v, want 1\n%s", err, out)
+	if !ok || (ee.ExitCode() != 1 && ee.ExitCode() != 2) {
+		t.Fatalf("exit = %v, want 1 or 2\n%s", err, out)
 	}
 	s := string(out)
 	if !strings.Contains(s, want) {
@@ -295,6 +303,20 @@ func TestBadInput_ClearOneLineErrors(t *testing.T) {
 		oneLineFailure(t, "api.listen", "", "validate", "--config", bad)
 		oneLineFailure(t, "api.listen", "", "validate", bad)
 		oneLineFailure(t, "give one file", "", "validate", bad, bad)
+	})
+	t.Run("validate and run refuse every bad config fixture alike", func(t *testing.T) {
+		files, _ := filepath.Glob("../../internal/config/testdata/*.bad.yml")
+		if len(files) < 5 {
+			t.Fatalf("found %d bad fixtures", len(files))
+		}
+		for _, f := range files {
+			out, err := exec.Command(binPath, "validate", f).CombinedOutput()
+			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+				t.Fatalf("validate %s: exit %v\n%s", f, err, out)
+			}
+			first, _, _ := strings.Cut(string(out), "\n")
+			oneLineFailure(t, first, "", "run", "--config", f, "--data-dir", t.TempDir())
+		}
 	})
 	t.Run("an unknown source class stops validate and run, naming the key", func(t *testing.T) {
 		cfg := write("c.yaml", "ingest:\n  sources:\n    - {name: a, format: tor-exits, path: a}\n    - {name: b, format: tor-exits, path: b}\n    - {name: c, format: tor-exits, path: c}\n    - {name: sightings, format: observations, path: s, class: residental}\n")

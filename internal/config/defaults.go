@@ -30,6 +30,7 @@ func Default() *Config {
 			{Bucket: "uploads", Replicas: 1, History: 1, PerKeyTTL: true},
 			{Bucket: "tldprogress", Replicas: 1, History: 1},
 			{Bucket: "schedule", Replicas: 1, History: 1, TTL: time.Hour},
+			{Bucket: "jobstatus", Replicas: 1, History: 1},
 			{Bucket: "locks", Replicas: 1, History: 1, PerKeyTTL: true},
 		},
 		ObjectStore: ObjectStore{Type: "file", S3: S3{Region: "us-east-1", PartSize: 16 << 20, PresignTTL: 15 * time.Minute}},
@@ -48,5 +49,6 @@ func Default() *Config {
 		Probe:   defaultProbe(),
 		Secrets: defaultSecrets(),
 		Gateway: defaultGateway(),
+		Console: defaultConsole(),
 	}
 }
