@@ -37,6 +37,9 @@ type Options struct {
 	RatePerMinute int
 	// TrustProxy takes the client address from X-Forwarded-For.
 	TrustProxy bool
+	// Limiters makes the per-client limiter: shared by every API copy when
+	// it is gateway.AddrLimiters; nil keeps it in this process.
+	Limiters httpx.AddrLimiters
 }
 
 // Handler serves the TLD status endpoints.
@@ -44,7 +47,7 @@ type Handler struct {
 	state State
 	store objstore.Store
 	opt   Options
-	lim   *httpx.Limiter
+	lim   httpx.AddrLimiter
 	log   *slog.Logger
 	now   func() time.Time
 }
@@ -54,7 +57,10 @@ func New(state State, store objstore.Store, opt Options, log *slog.Logger) *Hand
 	if opt.RatePerMinute <= 0 {
 		opt.RatePerMinute = 100
 	}
-	return &Handler{state: state, store: store, opt: opt, lim: httpx.NewLimiter(float64(opt.RatePerMinute), opt.RatePerMinute),
+	if opt.Limiters == nil {
+		opt.Limiters = httpx.LocalLimiters
+	}
+	return &Handler{state: state, store: store, opt: opt, lim: opt.Limiters("tld", float64(opt.RatePerMinute), opt.RatePerMinute),
 		log: log.With("stage", "tldapi"), now: time.Now}
 }
 
@@ -121,7 +127,15 @@ func (h *Handler) Health() any {
 
 func (h *Handler) limit(next http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ok, wait := h.lim.Allow(httpx.ClientIP(r, h.opt.TrustProxy))
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		ok, wait, err := h.lim.Take(ctx, httpx.ClientIP(r, h.opt.TrustProxy))
+		cancel()
+		if err != nil {
+			h.log.Warn("rate limit unavailable", "err", err)
+			w.Header().Set("Retry-After", "5")
+			httpx.WriteError(w, http.StatusServiceUnavailable, "unavailable", "the rate limit cannot be checked right now; retry later")
+			return
+		}
 		if !ok {
 			w.Header().Set("Retry-After", httpx.RetryAfter(wait))
 			httpx.WriteError(w, http.StatusTooManyRequests, "rate_limited",

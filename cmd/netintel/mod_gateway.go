@@ -17,6 +17,7 @@ import (
 	gw "github.com/netintel/netintel/gateway"
 	"github.com/netintel/netintel/internal/bus"
 	"github.com/netintel/netintel/internal/config"
+	"github.com/netintel/netintel/internal/httpx"
 )
 
 // gatewayModule is the gateway product module, for moduleList.
@@ -39,7 +40,7 @@ func setupGateway(ctx context.Context, s *System) error {
 		return err
 	}
 	keys := gw.NewKeys(keysKV, gw.NewHasher(gc.HashKey), s.Log)
-	usage := gw.NewUsage(usageKV)
+	usage := gw.NewUsageOn(gw.NewBudgets(usageKV, leaseConfig(gc.Lease)))
 	var validator *gw.Validator
 	if gc.OptionB.URL != "" {
 		validator = gw.NewValidator(gc.OptionB.URL, gc.OptionB.Token, gc.OptionB.Timeout, gc.OptionB.Retries)
@@ -63,12 +64,14 @@ func setupGateway(ctx context.Context, s *System) error {
 			}
 			wg.Add(1)
 			go func() { defer wg.Done(); _ = keys.Run(runCtx, gc.LastUsedInterval) }()
+			wg.Add(1)
+			go func() { defer wg.Done(); _ = usage.Run(runCtx) }()
 		})
 		o := apigw.Options{Keys: keys, Usage: usage, Validator: validator, InternalKey: s.Cfg.API.InternalKey,
-			Limits: limits, MaxBodyBytes: gc.MaxBodyBytes, TrustProxy: s.Cfg.API.TrustProxyHeaders, BackendTimeout: gc.BackendTimeout, Log: s.Log, Registerer: s.Reg}
+			Limits: limits, MaxBodyBytes: gc.MaxBodyBytes, StateTimeout: gc.StateTimeout, TrustProxy: s.Cfg.API.TrustProxyHeaders, BackendTimeout: gc.BackendTimeout, Log: s.Log, Registerer: s.Reg}
 		o.OpenAPIServers = s.openAPIServers
-		o.Backend, o.Transport = gatewayBackend(s.Cfg, mux)
-		s.Log.Info("gateway forwards", "backend", o.Backend.Redacted(), "in_process", o.Transport != nil, "option_b", validator != nil)
+		o.Backend, o.BackendHandler = gatewayBackend(s.Cfg, mux)
+		s.Log.Info("gateway forwards", "backend", o.Backend.Redacted(), "in_process", o.BackendHandler != nil, "option_b", validator != nil)
 		apigw.New(o).Mount(mux)
 	})
 	if s.Embedded {
@@ -83,6 +86,36 @@ func setupGateway(ctx context.Context, s *System) error {
 		})
 	}
 	return nil
+}
+
+// AddrLimiters returns the per-address limiters of this process's API
+// modules (/public, the secret service, the TLD API): token buckets shared
+// by every API copy in the KV bucket ratelimits, leased as the gateway's
+// counters are; per process only where there is no NATS.
+func (s *System) AddrLimiters(ctx context.Context) httpx.AddrLimiters {
+	s.addrOnce.Do(func() {
+		s.addrLims = httpx.LocalLimiters
+		if s.Bus == nil || s.Bus.JS == nil {
+			return
+		}
+		kv, err := gatewayBucket(ctx, s.Bus.JS, s.Log, s.Cfg, gw.RateLimitsBucket)
+		if err != nil {
+			s.Log.Warn("per-address limits kept per process", "err", err)
+			return
+		}
+		b := gw.NewBudgets(kv, leaseConfig(s.Cfg.Gateway.Lease))
+		runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		done := make(chan struct{})
+		go func() { defer close(done); _ = b.Run(runCtx) }()
+		s.OnClose(func() { cancel(); <-done })
+		s.addrLims = gw.AddrLimiters(b)
+	})
+	return s.addrLims
+}
+
+// leaseConfig is the lease sizing of gateway.lease.
+func leaseConfig(l config.GatewayLease) gw.LeaseConfig {
+	return gw.LeaseConfig{Fraction: l.Fraction, Max: l.Max, Idle: l.Idle, TokenTTL: l.TokenTTL}
 }
 
 // openAPIServers are the base URLs the customer OpenAPI document names:
@@ -105,17 +138,17 @@ func (s *System) openAPIServers() apigw.Servers {
 }
 
 // gatewayBackend picks where the gateway forwards: gateway.backend_url when
-// set; else the backend handlers on the same mux, in-process, when this
-// process serves them on the gateway's listener (`netintel run`); else
+// set; else the backend handlers on the same mux, called in-process, when
+// this process serves them on the gateway's listener (`netintel run`); else
 // http://<api.listeners.ip or api.listen> with a wildcard host made loopback.
-func gatewayBackend(cfg *config.Config, mux *http.ServeMux) (*url.URL, http.RoundTripper) {
+func gatewayBackend(cfg *config.Config, mux *http.ServeMux) (*url.URL, http.Handler) {
 	if cfg.Gateway.BackendURL != "" {
 		u, _ := url.Parse(cfg.Gateway.BackendURL) // validated at load
 		return u, nil
 	}
 	probe, _ := http.NewRequest(http.MethodGet, "http://local/api/v1/shadow_vpn/lookup/192.0.2.1", nil)
 	if _, pattern := mux.Handler(probe); strings.Contains(pattern, "/shadow_vpn/") {
-		return &url.URL{Scheme: "http", Host: "in-process"}, apigw.HandlerTransport(mux)
+		return &url.URL{Scheme: "http", Host: "in-process"}, mux
 	}
 	return &url.URL{Scheme: "http", Host: dialable(cfg.ListenFor("ip"))}, nil
 }

@@ -30,6 +30,7 @@ func setupIPAPI(ctx context.Context, s *System) error {
 		Store:       s.Store,
 		PresignTTL:  s.Cfg.ObjectStore.S3.PresignTTL,
 		TrustProxy:  s.Cfg.API.TrustProxyHeaders,
+		Limiters:    s.AddrLimiters(ctx),
 		Log:         s.Log,
 	})
 	s.IPAPI = svc

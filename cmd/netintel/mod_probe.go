@@ -27,7 +27,7 @@ func setupProbe(ctx context.Context, s *System) error {
 	if err := svc.RegisterMetrics(s.Reg); err != nil {
 		return err
 	}
-	h := tldapi.New(svc, s.Store, tldapi.Options{Prefix: s.Cfg.Probe.Prefix, RatePerMinute: s.Cfg.Probe.RatePerMinute, TrustProxy: s.Cfg.API.TrustProxyHeaders}, s.Log)
+	h := tldapi.New(svc, s.Store, tldapi.Options{Prefix: s.Cfg.Probe.Prefix, RatePerMinute: s.Cfg.Probe.RatePerMinute, TrustProxy: s.Cfg.API.TrustProxyHeaders, Limiters: s.AddrLimiters(ctx)}, s.Log)
 	s.Route("tld", h.Mount)
 	s.SetHealth(h.Health)
 	s.Worker("probe", svc.RunWorker)

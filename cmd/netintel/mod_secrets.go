@@ -28,6 +28,7 @@ func setupSecrets(ctx context.Context, s *System) error {
 	}
 	opt := secretapi.OptionsFrom(s.Cfg)
 	opt.Registerer = s.Reg
+	opt.Limiters = s.AddrLimiters(ctx)
 	h := secretapi.New(svc, opt, s.Log)
 	s.Route("secrets", func(mux *http.ServeMux) { h.Mount(mux) })
 	if iv := s.Cfg.Secrets.SweepInterval; iv > 0 {

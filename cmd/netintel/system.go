@@ -22,6 +22,7 @@ import (
 	"github.com/netintel/netintel/api/ipapi"
 	"github.com/netintel/netintel/internal/bus"
 	"github.com/netintel/netintel/internal/config"
+	"github.com/netintel/netintel/internal/httpx"
 	"github.com/netintel/netintel/internal/ipmodel"
 	"github.com/netintel/netintel/internal/objstore"
 	"github.com/netintel/netintel/internal/schedule"
@@ -64,6 +65,9 @@ type System struct {
 	onStart  []namedRun
 	health   func() any
 	closers  []func()
+	// addrLims is the per-address limiters of the API modules (AddrLimiters).
+	addrOnce sync.Once
+	addrLims httpx.AddrLimiters
 }
 
 type namedRun struct {

@@ -25,6 +25,7 @@ func Default() *Config {
 			{Bucket: "ipstate", Replicas: 1, History: 1},
 			{Bucket: "apikeys", Replicas: 1, History: 1},
 			{Bucket: "usage", Replicas: 1, History: 1, TTL: 62 * 24 * time.Hour},
+			{Bucket: "ratelimits", Replicas: 1, History: 1, TTL: time.Hour},
 			{Bucket: "secrets", Replicas: 1, History: 1, PerKeyTTL: true},
 			{Bucket: "uploads", Replicas: 1, History: 1, PerKeyTTL: true},
 			{Bucket: "tldprogress", Replicas: 1, History: 1},
