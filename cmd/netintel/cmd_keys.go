@@ -253,7 +253,7 @@ func openKeys(ctx context.Context, env *Env, cf *commonFlags) (*gw.Keys, func(),
 	if err != nil {
 		return nil, nil, err
 	}
-	kv, err := gatewayBucket(ctx, b.JS, log, cfg, gw.KeysBucket)
+	kv, err := bus.OpenOrCreateKV(ctx, b.JS, log, cfg.KVDecl(gw.KeysBucket))
 	if err != nil {
 		b.Close()
 		return nil, nil, err

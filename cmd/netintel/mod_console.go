@@ -17,6 +17,7 @@ import (
 	"github.com/netintel/netintel/api/ipapi"
 	"github.com/netintel/netintel/enrich"
 	gw "github.com/netintel/netintel/gateway"
+	"github.com/netintel/netintel/internal/bus"
 	"github.com/netintel/netintel/internal/ipmodel"
 	"github.com/netintel/netintel/internal/schedule"
 )
@@ -73,14 +74,14 @@ func setupConsole(ctx context.Context, s *System) error {
 		}
 		opt.Sampler = console.NewSampler(s.Bus.JS, console.SamplerOptions{Stream: enrich.Stream, Consumers: enrich.ConsumerNames(),
 			DeadStream: deadStream(s), Interval: cc.SampleInterval, Size: cc.Samples})
-		if kv, err := gatewayBucket(runCtx, s.Bus.JS, s.Log, s.Cfg, schedule.StatusBucket); err == nil {
+		if kv, err := bus.OpenOrCreateKV(runCtx, s.Bus.JS, s.Log, s.Cfg.KVDecl(schedule.StatusBucket)); err == nil {
 			opt.JobStatus = kv
 		} else {
 			s.Log.Warn("console: job status bucket", "err", err)
 		}
 		var keys *gw.Keys
 		if slices.Contains(cc.Allow, console.AllowKeys) {
-			if kv, err := gatewayBucket(runCtx, s.Bus.JS, s.Log, s.Cfg, gw.KeysBucket); err == nil {
+			if kv, err := bus.OpenOrCreateKV(runCtx, s.Bus.JS, s.Log, s.Cfg.KVDecl(gw.KeysBucket)); err == nil {
 				keys = gw.NewKeys(kv, gw.NewHasher(s.Cfg.Gateway.HashKey), s.Log)
 				opt.Keys = keys
 			} else {

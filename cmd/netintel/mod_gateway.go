@@ -2,16 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"path/filepath"
 	"strings"
 	"sync"
-
-	"github.com/nats-io/nats.go/jetstream"
 
 	apigw "github.com/netintel/netintel/api/gateway"
 	gw "github.com/netintel/netintel/gateway"
@@ -31,11 +27,11 @@ func gatewayModule() Module {
 // served (`netintel run`, `netintel gateway`, `netintel api`).
 func setupGateway(ctx context.Context, s *System) error {
 	gc := s.Cfg.Gateway
-	keysKV, err := gatewayBucket(ctx, s.Bus.JS, s.Log, s.Cfg, gw.KeysBucket)
+	keysKV, err := bus.OpenOrCreateKV(ctx, s.Bus.JS, s.Log, s.Cfg.KVDecl(gw.KeysBucket))
 	if err != nil {
 		return err
 	}
-	usageKV, err := gatewayBucket(ctx, s.Bus.JS, s.Log, s.Cfg, gw.UsageBucket)
+	usageKV, err := bus.OpenOrCreateKV(ctx, s.Bus.JS, s.Log, s.Cfg.KVDecl(gw.UsageBucket))
 	if err != nil {
 		return err
 	}
@@ -98,7 +94,7 @@ func (s *System) AddrLimiters(ctx context.Context) httpx.AddrLimiters {
 		if s.Bus == nil || s.Bus.JS == nil {
 			return
 		}
-		kv, err := gatewayBucket(ctx, s.Bus.JS, s.Log, s.Cfg, gw.RateLimitsBucket)
+		kv, err := bus.OpenOrCreateKV(ctx, s.Bus.JS, s.Log, s.Cfg.KVDecl(gw.RateLimitsBucket))
 		if err != nil {
 			s.Log.Warn("per-address limits kept per process", "err", err)
 			return
@@ -151,22 +147,4 @@ func gatewayBackend(cfg *config.Config, mux *http.ServeMux) (*url.URL, http.Hand
 		return &url.URL{Scheme: "http", Host: "in-process"}, mux
 	}
 	return &url.URL{Scheme: "http", Host: dialable(cfg.ListenFor("ip"))}, nil
-}
-
-// gatewayBucket opens a bucket the gateway needs, creating it (as declared
-// in pipeline.yaml, else as the defaults declare it) when missing, so that a
-// config without it does not stop every role.
-func gatewayBucket(ctx context.Context, js jetstream.JetStream, log *slog.Logger, cfg *config.Config, name string) (jetstream.KeyValue, error) {
-	kv, err := bus.OpenKV(ctx, js, log, name)
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		decl, ok := cfg.KVByName(name)
-		if !ok {
-			decl, _ = config.Default().KVByName(name)
-		}
-		kv, err = js.CreateOrUpdateKeyValue(ctx, bus.KVConfig(decl))
-	}
-	if err != nil {
-		return nil, fmt.Errorf("kv bucket %s: %w", name, err)
-	}
-	return kv, nil
 }

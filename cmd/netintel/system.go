@@ -365,7 +365,7 @@ func (s *System) serve(ctx context.Context, p parts) error {
 			return err
 		}
 		// Each job's last outcome, for the console and operators.
-		if sched.Status, err = gatewayBucket(g.ctx, s.Bus.JS, s.Log, s.Cfg, schedule.StatusBucket); err != nil {
+		if sched.Status, err = bus.OpenOrCreateKV(g.ctx, s.Bus.JS, s.Log, s.Cfg.KVDecl(schedule.StatusBucket)); err != nil {
 			return fmt.Errorf("scheduler: %w", err)
 		}
 		if err := sched.RegisterMetrics(s.Reg); err != nil {

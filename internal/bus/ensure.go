@@ -223,6 +223,24 @@ func OpenKV(ctx context.Context, js jetstream.JetStream, log *slog.Logger, bucke
 	return kv, err
 }
 
+// OpenOrCreateKV opens the bucket decl names, creating it as declared when
+// it is missing (a role started before Ensure ran, or against a config
+// that does not declare it), waiting as OpenKV does while the cluster is
+// not ready.
+func OpenOrCreateKV(ctx context.Context, js jetstream.JetStream, log *slog.Logger, decl config.KVBucket) (jetstream.KeyValue, error) {
+	kv, err := OpenKV(ctx, js, log, decl.Bucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		err = Retry(ctx, log, "kv "+decl.Bucket, func() (err error) {
+			kv, err = js.CreateOrUpdateKeyValue(ctx, KVConfig(decl))
+			return err
+		})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("kv bucket %s: %w", decl.Bucket, err)
+	}
+	return kv, nil
+}
+
 // OpenConsumer returns the handle of an existing durable consumer, waiting
 // as OpenKV does while the cluster is not ready.
 func OpenConsumer(ctx context.Context, js jetstream.JetStream, log *slog.Logger, stream, name string) (jetstream.Consumer, error) {

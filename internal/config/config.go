@@ -285,6 +285,20 @@ func (c *Config) KVByName(name string) (KVBucket, bool) {
 	return KVBucket{}, false
 }
 
+// KVDecl returns bucket name as pipeline.yaml declares it, else as the
+// defaults do, else a one-record bucket of that name: a bucket the system
+// needs (apikeys, usage, ratelimits, jobstatus) is created as declared even
+// from a file written before the bucket existed.
+func (c *Config) KVDecl(name string) KVBucket {
+	if k, ok := c.KVByName(name); ok {
+		return k
+	}
+	if k, ok := Default().KVByName(name); ok {
+		return k
+	}
+	return KVBucket{Bucket: name, Replicas: 1, History: 1}
+}
+
 // ListenFor returns the listen address of a product (ip, gateway, tld, secrets).
 func (c *Config) ListenFor(product string) string {
 	if a, ok := c.API.Listeners[product]; ok && a != "" {

@@ -192,3 +192,21 @@ func TestValidate_StableOrder(t *testing.T) {
 		t.Errorf("schedules not in key order:\n%s", first)
 	}
 }
+
+// A bucket the system needs comes as pipeline.yaml declares it, else as
+// the defaults do (a file written before the bucket existed still runs),
+// else as a one-record bucket.
+func TestConfig_KVDecl(t *testing.T) {
+	c := Default()
+	c.KV = []KVBucket{{Bucket: "apikeys", Replicas: 3, History: 1}}
+	if got := c.KVDecl("apikeys"); got.Replicas != 3 {
+		t.Errorf("declared bucket: %+v", got)
+	}
+	want, _ := Default().KVByName("usage")
+	if got := c.KVDecl("usage"); !reflect.DeepEqual(got, want) || got.TTL == 0 {
+		t.Errorf("undeclared bucket of the defaults: %+v, want %+v", got, want)
+	}
+	if got := c.KVDecl("other"); got != (KVBucket{Bucket: "other", Replicas: 1, History: 1}) {
+		t.Errorf("unknown bucket: %+v", got)
+	}
+}
