@@ -49,6 +49,7 @@ const (
 	fStatus
 	fReason
 	fHeader
+	fHeaders
 	fRequestHeader
 	fCookie
 	fCookieValue
@@ -101,7 +102,7 @@ func (f field) readsEvidence() bool {
 }
 
 var simpleFields = map[string]fieldKind{
-	"method": fMethod, "path": fPath, "path_prefix": fPathPrefix, "status": fStatus, "reason": fReason,
+	"method": fMethod, "path": fPath, "headers": fHeaders, "path_prefix": fPathPrefix, "status": fStatus, "reason": fReason,
 	"cookie": fCookie, "title": fTitle, "body": fBody, "body.sha256": fBodySHA256, "body.mmh3": fBodyMMH3,
 	"tls.san": fTLSSAN, "tls.serial": fTLSSerial, "tls.sha256": fTLSSHA256, "tls.jarm": fTLSJARM,
 	"tls.ja3s": fTLSJA3S, "tls.ja4s": fTLSJA4S, "tls.version": fTLSVersion, "tls.not_before": fTLSNotBefore,
@@ -253,6 +254,8 @@ func (f field) each(e *evidence, v *probeView, fn func(string) bool) bool {
 		return r.Reason != "" && one(r.Reason)
 	case fHeader:
 		return eachHeader(r.Headers, f.arg, fn)
+	case fHeaders:
+		return len(r.Headers) > 0 && one(v.headerBlock())
 	case fCookie:
 		for _, c := range v.cookieList() {
 			if fn(c.name) {

@@ -81,6 +81,7 @@ func BuildSummary(run Run, res Results, finished time.Time) Summary {
 func WriteCSV(res Results) []byte {
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
+	w.UseCRLF = true // RFC 4180 line breaks, as every CSV netintel writes
 	_ = w.Write(CSVHeader)
 	for _, r := range res.Results {
 		_ = w.Write(CSVRow(r))

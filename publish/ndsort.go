@@ -318,18 +318,18 @@ func (r *runReader) next() (bool, error) {
 	return true, nil
 }
 
-type runHeap []*runReader
+type lineRunHeap []*runReader
 
-func (h runHeap) Len() int { return len(h) }
-func (h runHeap) Less(i, j int) bool {
+func (h lineRunHeap) Len() int { return len(h) }
+func (h lineRunHeap) Less(i, j int) bool {
 	if c := bytes.Compare(h[i].key[:], h[j].key[:]); c != 0 {
 		return c < 0
 	}
 	return bytes.Compare(h[i].line, h[j].line) < 0
 }
-func (h runHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *runHeap) Push(x any)   { *h = append(*h, x.(*runReader)) }
-func (h *runHeap) Pop() any {
+func (h lineRunHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *lineRunHeap) Push(x any)   { *h = append(*h, x.(*runReader)) }
+func (h *lineRunHeap) Pop() any {
 	old := *h
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
@@ -338,7 +338,7 @@ func (h *runHeap) Pop() any {
 
 // mergeRuns calls fn with the lines of the runs in key order.
 func mergeRuns(runs []string, fn func(k SortKey, line []byte) error) error {
-	var h runHeap
+	var h lineRunHeap
 	defer func() {
 		for _, r := range h {
 			r.f.Close()

@@ -586,7 +586,7 @@ func Build(ctx context.Context, state ipmodel.State, dir string, o BuildOptions,
 				}
 				w = newNDJSONWriter(sink, no)
 			case FormatParquet:
-				w, err = newParquetWriter(sink, o.RowGroupRows, o.ParquetCompression)
+				w, err = newParquetWriter(sink, dir, o.RowGroupRows, o.ParquetCompression)
 			case FormatMMDB:
 				// Each MMDB writer spools into a folder of its own.
 				sub := filepath.Join(dir, "mmdb-"+aud.String())

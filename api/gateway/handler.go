@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
@@ -26,6 +27,7 @@ import (
 
 	gw "github.com/netintel/netintel/gateway"
 	"github.com/netintel/netintel/internal/httpx"
+	"github.com/netintel/netintel/internal/telemetry"
 )
 
 // Internal headers the backend trusts. Customer copies are dropped.
@@ -49,6 +51,10 @@ type Options struct {
 	Validator *gw.Validator
 	// Backend is the base URL requests are forwarded to.
 	Backend *url.URL
+	// BackendHandler, when set, serves the backend in this process: the
+	// gateway calls it directly, with the request it would have forwarded,
+	// and Backend, Transport and BackendTimeout are not used.
+	BackendHandler http.Handler
 	// Transport reaches the backend; nil is an http.Transport with
 	// BackendTimeout as its response header timeout.
 	Transport      http.RoundTripper
@@ -69,6 +75,9 @@ type Options struct {
 	Log        *slog.Logger
 	// Registerer receives the gateway metrics; nil skips them.
 	Registerer prometheus.Registerer
+	// OpenAPIServers returns the base URLs the customer OpenAPI document
+	// at /openapi.json names (from the configuration); nil names "/".
+	OpenAPIServers func() Servers
 }
 
 // Handler serves the customer paths.
@@ -78,6 +87,15 @@ type Handler struct {
 	proxy   *httputil.ReverseProxy
 	results *prometheus.CounterVec
 	own     *http.ServeMux // the customer paths alone, for ServeHTTP
+	// fwdA and fwdB count forwarded requests (looked up once, not per request).
+	fwdA, fwdB prometheus.Counter
+}
+
+func (h *Handler) forwarded(option string) prometheus.Counter {
+	if option == "b" {
+		return h.fwdB
+	}
+	return h.fwdA
 }
 
 // route is one customer path and where it goes.
@@ -168,14 +186,10 @@ func New(o Options) *Handler {
 		Name: "netintel_gateway_requests_total",
 		Help: "Gateway requests by outcome (forwarded, unauthorized, forbidden, rate_limited, quota_exceeded, ...) and option (a, b).",
 	}, []string{"outcome", "option"})
-	if o.Registerer != nil {
-		if err := o.Registerer.Register(h.results); err != nil {
-			var are prometheus.AlreadyRegisteredError
-			if errors.As(err, &are) {
-				h.results = are.ExistingCollector.(*prometheus.CounterVec)
-			}
-		}
-	}
+	h.results = telemetry.MustRegister(o.Registerer, h.results)
+	telemetry.Zero(h.results, []string{"forwarded", "unauthorized", "forbidden", "rate_limited", "quota_exceeded", "no_credits",
+		"unavailable", "backend_error", "bad_request", "not_found"}, []string{"a", "b"})
+	h.fwdA, h.fwdB = h.results.WithLabelValues("forwarded", "a"), h.results.WithLabelValues("forwarded", "b")
 	h.own = http.NewServeMux()
 	h.Mount(h.own)
 	return h
@@ -186,6 +200,8 @@ func (h *Handler) Mount(mux *http.ServeMux) {
 	for _, rt := range routes {
 		mux.HandleFunc(rt.pattern, func(w http.ResponseWriter, r *http.Request) { h.serve(rt, w, r) })
 	}
+	mux.HandleFunc("GET "+PathOpenAPI, openAPIHandler(h.o.OpenAPIServers))
+	mux.Handle(PathOpenAPI, httpx.MethodNotAllowed("GET, HEAD"))
 	mux.HandleFunc("/api/v1/vpn/", func(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, "", "not_found", http.StatusNotFound, "not_found", "no such gateway path; see docs/gateway.md")
 	})
@@ -255,8 +271,8 @@ func (h *Handler) serve(rt route, w http.ResponseWriter, r *http.Request) {
 		h.fail(w, option, "unauthorized", http.StatusUnauthorized, "missing_key", "send Authorization: Bearer <API key>")
 		return
 	}
-	sctx, cancel := context.WithTimeout(r.Context(), h.o.StateTimeout)
-	defer cancel()
+	sctx := withLazyDeadline(r.Context(), h.o.StateTimeout)
+	defer sctx.release()
 	rec, err := h.o.Keys.Authenticate(sctx, raw)
 	if err != nil {
 		if id, _, perr := gw.ParseKey(raw); perr == nil {
@@ -265,8 +281,11 @@ func (h *Handler) serve(rt route, w http.ResponseWriter, r *http.Request) {
 		h.authError(w, option, err)
 		return
 	}
-	log := h.log.With("key_id", rec.ID, "user", rec.User, "tier", rec.Tier)
-	log.Debug("request", "route", rt.pattern, "option", option)
+	log := h.log
+	if log.Enabled(r.Context(), slog.LevelDebug) {
+		log = keyLog(log, rec)
+		log.Debug("request", "route", rt.pattern, "option", option)
+	}
 	if need := minTier(rt, r); need != "" && gw.TierRank(rec.Tier) < gw.TierRank(need) {
 		log.Debug("tier too low", "path", rt.pattern, "required_tier", need)
 		h.results.WithLabelValues("forbidden", option).Inc()
@@ -288,19 +307,164 @@ func (h *Handler) serve(rt route, w http.ResponseWriter, r *http.Request) {
 	lim := h.o.Limits(rec.Tier)
 	ch, err := h.o.Usage.Charge(sctx, rec.User, rec.ID, lim, credits, option == "a")
 	if err != nil {
-		h.limitError(w, option, log, err)
+		h.limitError(w, option, keyLog(h.log, rec), err)
 		return
 	}
 	query := stripAPIKey(r.URL.RawQuery)
 	if option == "b" {
 		idem := gw.IdemRequest{KeyID: rec.ID, Customer: r.Header.Get("Idempotency-Key"),
 			Method: r.Method, Path: backendPath, Query: query, Body: body, Credits: credits}
-		if !h.optionB(w, r, log, rec, ch, idem) {
+		if !h.optionB(w, r, keyLog(h.log, rec), rec, ch, idem) {
 			return
 		}
 	}
 	f := &forward{path: backendPath, query: query, rec: rec, charge: ch, credits: credits, option: option, limits: lim}
+	if h.o.BackendHandler != nil {
+		h.serveInProcess(w, r, f)
+		return
+	}
 	h.proxy.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, f)))
+}
+
+// serveInProcess calls the in-process backend with the request the proxy
+// would have sent (mapped path, query without apiKey, the internal headers,
+// no customer credentials) and answers as modifyResponse would.
+func (h *Handler) serveInProcess(w http.ResponseWriter, r *http.Request, f *forward) {
+	// The request is this handler's to the end: a shallow copy with its own
+	// URL, and the header map changed in place (no copy per request).
+	out := new(http.Request)
+	*out = *r
+	u := *r.URL
+	u.Path, u.RawPath = f.path, f.path
+	if p, err := url.PathUnescape(f.path); err == nil {
+		u.Path = p
+	}
+	if u.Path == u.RawPath {
+		u.RawPath = ""
+	}
+	u.RawQuery = f.query
+	out.URL = &u
+	out.RequestURI = u.RequestURI()
+	hd := out.Header
+	hd.Del("Authorization")
+	hd.Del("Cookie")
+	for _, k := range internalHeaders {
+		hd.Del(k)
+	}
+	hd.Set(HeaderInternalKey, h.o.InternalKey)
+	hd.Set(HeaderTier, f.rec.Tier)
+	hd.Set(HeaderUserID, f.rec.User)
+	hd.Set(HeaderQuotaUsed, strconv.FormatInt(f.charge.Used, 10))
+	if client, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		if prior := hd["X-Forwarded-For"]; h.o.TrustProxy && len(prior) > 0 {
+			hd.Set("X-Forwarded-For", strings.Join(prior, ", ")+", "+client)
+		} else {
+			hd.Set("X-Forwarded-For", client)
+		}
+	}
+	if r.TLS != nil {
+		hd.Set("X-Forwarded-Proto", "https")
+	} else {
+		hd.Set("X-Forwarded-Proto", "http")
+	}
+	hd.Set("X-Forwarded-Host", r.Host)
+	bw := &backendWriter{ResponseWriter: w, h: h, f: f}
+	defer func() {
+		if !bw.wrote {
+			bw.WriteHeader(http.StatusOK)
+		}
+	}()
+	h.o.BackendHandler.ServeHTTP(bw, out)
+}
+
+// backendWriter is the in-process backend's ResponseWriter: at the
+// status it does what modifyResponse does for a proxied answer.
+type backendWriter struct {
+	http.ResponseWriter
+	h       *Handler
+	f       *forward
+	wrote   bool
+	swallow bool // the backend's body is replaced (401 → 502)
+}
+
+func (b *backendWriter) WriteHeader(code int) {
+	if b.wrote {
+		return
+	}
+	if code >= 100 && code < 200 && code != http.StatusSwitchingProtocols {
+		b.ResponseWriter.WriteHeader(code)
+		return
+	}
+	b.wrote = true
+	hd := b.ResponseWriter.Header()
+	hd.Del(HeaderInternalKey)
+	if code == http.StatusUnauthorized {
+		b.swallow = true
+		b.h.log.Error("backend refused the internal key: api.internal_key differs between gateway and backend")
+		b.h.results.WithLabelValues("backend_error", b.f.option).Inc()
+		for k := range hd {
+			delete(hd, k)
+		}
+		b.h.refund(b.f.charge, b.f.credits)
+		setLimitHeaders(hd, b.f.limits, b.f.charge)
+		hd.Set("X-Quota-Used", strconv.FormatInt(max(0, b.f.charge.Used-b.f.credits), 10))
+		httpx.WriteJSON(b.ResponseWriter, http.StatusBadGateway, map[string]errorBody{"error": {Code: "backend_unavailable", Message: "the backend refused the gateway; nothing was charged"}})
+		return
+	}
+	b.h.forwarded(b.f.option).Inc()
+	setLimitHeaders(hd, b.f.limits, b.f.charge)
+	if uncharged(code) {
+		b.h.refund(b.f.charge, b.f.credits)
+		hd.Set("X-Quota-Used", strconv.FormatInt(max(0, b.f.charge.Used-b.f.credits), 10))
+	}
+	b.ResponseWriter.WriteHeader(code)
+}
+
+func (b *backendWriter) Write(p []byte) (int, error) {
+	if !b.wrote {
+		b.WriteHeader(http.StatusOK)
+	}
+	if b.swallow {
+		return len(p), nil
+	}
+	return b.ResponseWriter.Write(p)
+}
+
+// Flush passes a streaming backend's flushes on.
+func (b *backendWriter) Flush() {
+	if !b.wrote {
+		b.WriteHeader(http.StatusOK)
+	}
+	if f, ok := b.ResponseWriter.(http.Flusher); ok && !b.swallow {
+		f.Flush()
+	}
+}
+
+// ReadFrom keeps the underlying writer's fast path (sendfile) for files.
+func (b *backendWriter) ReadFrom(r io.Reader) (int64, error) {
+	if !b.wrote {
+		b.WriteHeader(http.StatusOK)
+	}
+	if b.swallow {
+		return io.Copy(io.Discard, r)
+	}
+	return io.Copy(b.ResponseWriter, r)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (b *backendWriter) Unwrap() http.ResponseWriter { return b.ResponseWriter }
+
+// uncharged reports whether a backend status costs no credit: an error
+// (>= 400) other than 404 (an answer: no assets for the IP), and 304 (the
+// customer's copy of a dataset file is current: nothing was sent).
+func uncharged(code int) bool {
+	return code == http.StatusNotModified || (code >= 400 && code != http.StatusNotFound)
+}
+
+// keyLog names the key, user and tier in log lines (built only where a
+// line may be written: a logger per request costs allocations).
+func keyLog(log *slog.Logger, rec *gw.Record) *slog.Logger {
+	return log.With("key_id", rec.ID, "user", rec.User, "tier", rec.Tier)
 }
 
 func minTier(rt route, r *http.Request) string {
@@ -405,15 +569,17 @@ func (h *Handler) limitError(w http.ResponseWriter, option string, log *slog.Log
 	h.fail(w, option, "unavailable", http.StatusServiceUnavailable, "unavailable", "the gateway cannot count usage right now; nothing was charged, retry later")
 }
 
+// setLimitHeaders writes the limit headers, by their canonical names
+// (http.Header.Set would canonicalise each on every request).
 func setLimitHeaders(hd http.Header, lim gw.Limits, ch gw.Charge) {
-	hd.Set("X-RateLimit-Limit", strconv.Itoa(lim.RatePerMinute))
-	hd.Set("X-RateLimit-Remaining", strconv.Itoa(ch.RateRemaining))
-	hd.Set("X-RateLimit-Reset", strconv.FormatInt(ch.Reset.Unix(), 10))
-	hd.Set("X-Quota-Used", strconv.FormatInt(ch.Used, 10))
+	hd["X-Ratelimit-Limit"] = []string{strconv.Itoa(lim.RatePerMinute)}
+	hd["X-Ratelimit-Remaining"] = []string{strconv.Itoa(ch.RateRemaining)}
+	hd["X-Ratelimit-Reset"] = []string{strconv.FormatInt(ch.Reset.Unix(), 10)}
+	hd["X-Quota-Used"] = []string{strconv.FormatInt(ch.Used, 10)}
 	if lim.MonthlyQuota > 0 {
-		hd.Set("X-Quota-Limit", strconv.FormatInt(lim.MonthlyQuota, 10))
+		hd["X-Quota-Limit"] = []string{strconv.FormatInt(lim.MonthlyQuota, 10)}
 	} else {
-		hd.Set("X-Quota-Limit", "unlimited")
+		hd["X-Quota-Limit"] = []string{"unlimited"}
 	}
 }
 
@@ -468,7 +634,8 @@ func (h *Handler) rewrite(pr *httputil.ProxyRequest) {
 }
 
 // modifyResponse refunds the credits of a request the backend did not
-// serve: any status >= 400 except 404 (an answer: no assets for the IP).
+// serve: any status >= 400 except 404 (an answer: no assets for the IP),
+// and 304 (nothing sent: the customer's copy is current).
 func (h *Handler) modifyResponse(resp *http.Response) error {
 	f, _ := resp.Request.Context().Value(ctxKey{}).(*forward)
 	if f == nil {
@@ -490,9 +657,9 @@ func (h *Handler) modifyResponse(resp *http.Response) error {
 		resp.Header.Set("X-Quota-Used", strconv.FormatInt(max(0, f.charge.Used-f.credits), 10))
 		return nil
 	}
-	h.results.WithLabelValues("forwarded", f.option).Inc()
+	h.forwarded(f.option).Inc()
 	setLimitHeaders(resp.Header, f.limits, f.charge)
-	if resp.StatusCode >= 400 && resp.StatusCode != http.StatusNotFound {
+	if uncharged(resp.StatusCode) {
 		h.refund(f.charge, f.credits)
 		resp.Header.Set("X-Quota-Used", strconv.FormatInt(max(0, f.charge.Used-f.credits), 10))
 	}

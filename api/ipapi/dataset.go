@@ -246,7 +246,14 @@ func (s *Service) download(w http.ResponseWriter, r *http.Request, tier Tier) {
 	h.Set("Content-Type", ctype)
 	h.Set("Content-Disposition", `attachment; filename="`+name+`"`)
 	h.Set("ETag", etag)
-	if inm := r.Header.Get("If-None-Match"); inm != "" && etagMatch(inm, etag) {
+	// A file is written once and never changed under its key: the object's
+	// time is its Last-Modified (the build's time when the store has none).
+	mod := info.ModTime
+	if mod.IsZero() {
+		mod = snap.buildTime()
+	}
+	setLastModified(h, mod)
+	if notModified(r, etag, mod) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
@@ -293,7 +300,9 @@ func (s *Service) serveSums(w http.ResponseWriter, r *http.Request, m *Manifest)
 	h.Set("Content-Type", "text/plain; charset=utf-8")
 	h.Set("Content-Disposition", `attachment; filename="`+sumsName+`"`)
 	h.Set("ETag", etag)
-	if inm := r.Header.Get("If-None-Match"); inm != "" && etagMatch(inm, etag) {
+	mod, _ := time.Parse(time.RFC3339, m.BuildTime)
+	setLastModified(h, mod)
+	if notModified(r, etag, mod) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
@@ -311,6 +320,33 @@ func (s *Service) storeError(w http.ResponseWriter, key string, err error) {
 	}
 	s.log.Error("object store", "key", key, "err", err)
 	writeUnavailable(w, "the object store is not reachable; retry shortly")
+}
+
+// setLastModified sets Last-Modified to mod in HTTP date form (none for
+// the zero time).
+func setLastModified(h http.Header, mod time.Time) {
+	if !mod.IsZero() {
+		h.Set("Last-Modified", mod.UTC().Format(http.TimeFormat))
+	}
+}
+
+// notModified applies RFC 9110's conditional GET: If-None-Match when sent
+// (it takes precedence), else If-Modified-Since against mod, at the
+// second precision of HTTP dates (curl -z, wget -N). An unparseable date
+// is ignored.
+func notModified(r *http.Request, etag string, mod time.Time) bool {
+	if inm := r.Header.Get("If-None-Match"); inm != "" {
+		return etagMatch(inm, etag)
+	}
+	ims := r.Header.Get("If-Modified-Since")
+	if ims == "" || mod.IsZero() {
+		return false
+	}
+	t, err := http.ParseTime(ims)
+	if err != nil {
+		return false
+	}
+	return !mod.Truncate(time.Second).After(t)
 }
 
 // etagMatch applies If-None-Match's weak comparison to a list of tags.

@@ -40,6 +40,9 @@ type Options struct {
 	// HistoryRuns is how many runs the probe keeps (probe.history_runs):
 	// the history routes cache that many parsed runs.
 	HistoryRuns int
+	// Limiters makes the per-client limiter: shared by every API copy when
+	// it is gateway.AddrLimiters; nil keeps it in this process.
+	Limiters httpx.AddrLimiters
 }
 
 // Handler serves the TLD status endpoints.
@@ -47,7 +50,7 @@ type Handler struct {
 	state State
 	store objstore.Store
 	opt   Options
-	lim   *httpx.Limiter
+	lim   httpx.AddrLimiter
 	log   *slog.Logger
 	now   func() time.Time
 	cache *runCache
@@ -58,7 +61,10 @@ func New(state State, store objstore.Store, opt Options, log *slog.Logger) *Hand
 	if opt.RatePerMinute <= 0 {
 		opt.RatePerMinute = 100
 	}
-	return &Handler{state: state, store: store, opt: opt, lim: httpx.NewLimiter(float64(opt.RatePerMinute), opt.RatePerMinute),
+	if opt.Limiters == nil {
+		opt.Limiters = httpx.LocalLimiters
+	}
+	return &Handler{state: state, store: store, opt: opt, lim: opt.Limiters("tld", float64(opt.RatePerMinute), opt.RatePerMinute),
 		log: log.With("stage", "tldapi"), now: time.Now, cache: &runCache{max: max(opt.HistoryRuns, 30) + 2}}
 }
 
@@ -128,7 +134,15 @@ func (h *Handler) Health() any {
 
 func (h *Handler) limit(next http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ok, wait := h.lim.Allow(httpx.ClientIP(r, h.opt.TrustProxy))
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		ok, wait, err := h.lim.Take(ctx, httpx.ClientIP(r, h.opt.TrustProxy))
+		cancel()
+		if err != nil {
+			h.log.Warn("rate limit unavailable", "err", err)
+			w.Header().Set("Retry-After", "5")
+			httpx.WriteError(w, http.StatusServiceUnavailable, "unavailable", "the rate limit cannot be checked right now; retry later")
+			return
+		}
 		if !ok {
 			w.Header().Set("Retry-After", httpx.RetryAfter(wait))
 			httpx.WriteError(w, http.StatusTooManyRequests, "rate_limited",

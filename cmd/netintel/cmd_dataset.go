@@ -7,32 +7,36 @@ import (
 	"github.com/netintel/netintel/publish"
 )
 
-func init() {
-	register(&command{name: "dataset", summary: "work with downloaded snapshot files: apply a delta to a full NDJSON file", run: cmdDataset})
+// datasetCommands returns the command of this file, for commandList.
+func datasetCommands() []*command {
+	return []*command{
+		&command{name: "dataset", summary: "work with downloaded snapshot files: apply a delta to a full NDJSON file (apply)",
+			usage: []string{"dataset apply --base FILE --delta FILE --out FILE"},
+			desc: `Apply a delta NDJSON file (ipintel-delta*.ndjson.gz) to the full NDJSON
+	file of the snapshot it is against (ipintel*.ndjson.gz of delta_base) and
+	write the new snapshot's full NDJSON file: the same lines in the same order,
+	checked against the SHA-256 of its lines that the delta carries. A base that
+	is not the delta's base is refused, naming both snapshots, and nothing is
+	written (docs/snapshot.md, "Applying a delta").`,
+			subs: [][2]string{
+				{"apply", "apply --delta to --base and write the result to --out (which may be --base)"},
+			},
+			examples: []string{
+				"netintel dataset apply --base ipintel-pro.ndjson.gz --delta ipintel-delta-pro.ndjson.gz --out ipintel-pro.new.ndjson.gz",
+				"netintel dataset apply --base local.ndjson.gz --delta ipintel-delta-pro.ndjson.gz --out local.ndjson.gz",
+			},
+			run: cmdDataset},
+	}
 }
 
-const datasetUsage = `usage: netintel dataset apply --base FILE --delta FILE --out FILE
-
-  Applies a delta NDJSON file (ipintel-delta*.ndjson.gz) to the full NDJSON
-  file of the snapshot it is against (ipintel*.ndjson.gz of delta_base) and
-  writes the new snapshot's full NDJSON file: the same lines in the same
-  order, checked against the SHA-256 of its lines that the delta carries.
-  A base that is not the delta's base is refused and nothing is written.
-
-Examples:
-  netintel dataset apply --base ipintel-pro.ndjson.gz --delta ipintel-delta-pro.ndjson.gz --out ipintel-pro.new.ndjson.gz
-  netintel dataset apply --base local.ndjson.gz --delta ipintel-delta-pro.ndjson.gz --out local.ndjson.gz   # in place`
-
 func cmdDataset(ctx context.Context, env *Env, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprintln(env.Stdout, datasetUsage)
-		return nil
+	if done, err := commandHelp(env, datasetCommands()[0], args); done {
+		return err
 	}
-	switch args[0] {
-	case "apply":
-		return cmdDatasetApply(ctx, env, args[1:])
+	if args[0] != "apply" {
+		return unknownSub(env, datasetCommands()[0], args[0])
 	}
-	return fmt.Errorf("dataset: unknown subcommand %q (try: netintel dataset apply --base FILE --delta FILE --out FILE)", args[0])
+	return cmdDatasetApply(ctx, env, args[1:])
 }
 
 func cmdDatasetApply(_ context.Context, env *Env, args []string) error {
@@ -44,11 +48,11 @@ func cmdDatasetApply(_ context.Context, env *Env, args []string) error {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("dataset apply: unexpected argument %q", fs.Arg(0))
+		return usageError{fmt.Errorf("dataset apply: unexpected argument %q", fs.Arg(0))}
 	}
 	for _, f := range []struct{ name, v string }{{"--base", *base}, {"--delta", *delta}, {"--out", *out}} {
 		if f.v == "" {
-			return fmt.Errorf("dataset apply: %s is required (usage: netintel dataset apply --base FILE --delta FILE --out FILE)", f.name)
+			return usageError{fmt.Errorf("dataset apply: %s is required (netintel dataset apply --base FILE --delta FILE --out FILE)", f.name)}
 		}
 	}
 	h, err := publish.ApplyDelta(*base, *delta, *out)

@@ -3,6 +3,7 @@
 package httpx
 
 import (
+	"context"
 	"encoding/json"
 	"math"
 	"net"
@@ -121,6 +122,32 @@ func (l *Limiter) Allow(key string) (bool, time.Duration) {
 		return false, d
 	}
 	return true, 0
+}
+
+// AddrLimiter limits requests per key (a client address). *Limiter keeps
+// its buckets in this process; gateway.AddrLimiter shares them between
+// every copy of the API through NATS.
+type AddrLimiter interface {
+	// Take takes one request of key's budget. It returns false and the
+	// wait until one is free when none is left, or an error when the
+	// shared budget cannot be reached (the request is then refused: 503).
+	Take(ctx context.Context, key string) (bool, time.Duration, error)
+}
+
+// AddrLimiters makes the limiter of one scope (an endpoint or a group of
+// endpoints sharing a budget) allowing perMinute requests a minute per
+// key with the given burst.
+type AddrLimiters func(scope string, perMinute float64, burst int) AddrLimiter
+
+// LocalLimiters makes per-process limiters (NewLimiter).
+func LocalLimiters(_ string, perMinute float64, burst int) AddrLimiter {
+	return NewLimiter(perMinute, burst)
+}
+
+// Take is Allow; a local limiter never fails.
+func (l *Limiter) Take(_ context.Context, key string) (bool, time.Duration, error) {
+	ok, wait := l.Allow(key)
+	return ok, wait, nil
 }
 
 // RetryAfter formats a wait as whole seconds for the Retry-After header (at least 1).
