@@ -121,10 +121,12 @@ func (e DatasetFeedUnavailableRequiredTier) Valid() bool {
 
 // Defines values for DatasetFileFormat.
 const (
-	DatasetFileFormatCsv     DatasetFileFormat = "csv"
-	DatasetFileFormatMmdb    DatasetFileFormat = "mmdb"
-	DatasetFileFormatNdjson  DatasetFileFormat = "ndjson"
-	DatasetFileFormatParquet DatasetFileFormat = "parquet"
+	DatasetFileFormatCsv          DatasetFileFormat = "csv"
+	DatasetFileFormatMmdb         DatasetFileFormat = "mmdb"
+	DatasetFileFormatNdjson       DatasetFileFormat = "ndjson"
+	DatasetFileFormatNdjsonDelta  DatasetFileFormat = "ndjson-delta"
+	DatasetFileFormatParquet      DatasetFileFormat = "parquet"
+	DatasetFileFormatParquetDelta DatasetFileFormat = "parquet-delta"
 )
 
 // Valid indicates whether the value is a known member of the DatasetFileFormat enum.
@@ -136,7 +138,11 @@ func (e DatasetFileFormat) Valid() bool {
 		return true
 	case DatasetFileFormatNdjson:
 		return true
+	case DatasetFileFormatNdjsonDelta:
+		return true
 	case DatasetFileFormatParquet:
+		return true
+	case DatasetFileFormatParquetDelta:
 		return true
 	default:
 		return false
@@ -349,10 +355,12 @@ func (e ExportCSVParamsClassification) Valid() bool {
 
 // Defines values for GetDatasetParamsFormat.
 const (
-	GetDatasetParamsFormatCsv     GetDatasetParamsFormat = "csv"
-	GetDatasetParamsFormatMmdb    GetDatasetParamsFormat = "mmdb"
-	GetDatasetParamsFormatNdjson  GetDatasetParamsFormat = "ndjson"
-	GetDatasetParamsFormatParquet GetDatasetParamsFormat = "parquet"
+	GetDatasetParamsFormatCsv          GetDatasetParamsFormat = "csv"
+	GetDatasetParamsFormatMmdb         GetDatasetParamsFormat = "mmdb"
+	GetDatasetParamsFormatNdjson       GetDatasetParamsFormat = "ndjson"
+	GetDatasetParamsFormatNdjsonDelta  GetDatasetParamsFormat = "ndjson-delta"
+	GetDatasetParamsFormatParquet      GetDatasetParamsFormat = "parquet"
+	GetDatasetParamsFormatParquetDelta GetDatasetParamsFormat = "parquet-delta"
 )
 
 // Valid indicates whether the value is a known member of the GetDatasetParamsFormat enum.
@@ -364,7 +372,11 @@ func (e GetDatasetParamsFormat) Valid() bool {
 		return true
 	case GetDatasetParamsFormatNdjson:
 		return true
+	case GetDatasetParamsFormatNdjsonDelta:
+		return true
 	case GetDatasetParamsFormatParquet:
+		return true
+	case GetDatasetParamsFormatParquetDelta:
 		return true
 	default:
 		return false
@@ -607,7 +619,22 @@ type DatasetFeed struct {
 	BuildTime string  `json:"build_time"`
 
 	// Checksums SHA256SUMS (sha256sum -c format)
-	Checksums     *DatasetLink       `json:"checksums"`
+	Checksums *DatasetLink `json:"checksums"`
+
+	// DeltaBase the snapshot the delta files are against: apply them to that snapshot's full files; null when this snapshot has no delta
+	DeltaBase *struct {
+		BuildId *string `json:"build_id,omitempty"`
+
+		// GapDays days between the base and this snapshot without a snapshot
+		GapDays int `json:"gap_days"`
+
+		// Manifest the base's manifest key
+		Manifest     string             `json:"manifest"`
+		SnapshotDate openapi_types.Date `json:"snapshot_date"`
+	} `json:"delta_base"`
+
+	// DeltaNote why an audience has no delta (absent when each has one)
+	DeltaNote     *string            `json:"delta_note,omitempty"`
 	Files         []DatasetFile      `json:"files"`
 	Hosts         int                `json:"hosts"`
 	Ranges        int                `json:"ranges"`
@@ -624,12 +651,21 @@ type DatasetFeedUnavailableRequiredTier string
 
 // DatasetFile defines model for DatasetFile.
 type DatasetFile struct {
-	ContentType string            `json:"content_type"`
-	Format      DatasetFileFormat `json:"format"`
-	Name        string            `json:"name"`
-	Rows        int               `json:"rows"`
-	Sha256      string            `json:"sha256"`
-	Size        int               `json:"size"`
+	// ContentSha256 NDJSON files: SHA-256 of the uncompressed lines (what netintel dataset apply checks its result against)
+	ContentSha256 *string           `json:"content_sha256,omitempty"`
+	ContentType   string            `json:"content_type"`
+	Format        DatasetFileFormat `json:"format"`
+	Name          string            `json:"name"`
+
+	// Ops delta files: rows by operation
+	Ops *struct {
+		Add    int `json:"add"`
+		Change int `json:"change"`
+		Remove int `json:"remove"`
+	} `json:"ops,omitempty"`
+	Rows   int    `json:"rows"`
+	Sha256 string `json:"sha256"`
+	Size   int    `json:"size"`
 
 	// Url presigned object store URL (S3), or the download route through the gateway
 	Url string `json:"url"`
@@ -1221,7 +1257,7 @@ type ClientInterface interface {
 
 	// GetDataset The latest daily snapshot: files, sizes, checksums, download links
 	//
-	// pro and above: CSV and NDJSON; business and above also Parquet and MMDB (listed under unavailable otherwise).
+	// pro and above: CSV and NDJSON; business and above also Parquet and MMDB (listed under unavailable otherwise). The delta files (ndjson-delta from pro, parquet-delta from business) list the rows changed since delta_base; docs/snapshot.md, "Delta".
 	//
 	// Corresponds with GET /api/v1/vpn/export/dataset (the `GetDataset` operationId).
 	GetDataset(ctx context.Context, params *GetDatasetParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1385,7 +1421,7 @@ func (c *Client) ExportCSV(ctx context.Context, params *ExportCSVParams, reqEdit
 
 // GetDataset The latest daily snapshot: files, sizes, checksums, download links
 //
-// pro and above: CSV and NDJSON; business and above also Parquet and MMDB (listed under unavailable otherwise).
+// pro and above: CSV and NDJSON; business and above also Parquet and MMDB (listed under unavailable otherwise). The delta files (ndjson-delta from pro, parquet-delta from business) list the rows changed since delta_base; docs/snapshot.md, "Delta".
 //
 // Corresponds with GET /api/v1/vpn/export/dataset (the `GetDataset` operationId).
 func (c *Client) GetDataset(ctx context.Context, params *GetDatasetParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2449,7 +2485,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetDatasetWithResponse The latest daily snapshot: files, sizes, checksums, download links
 	//
-	// pro and above: CSV and NDJSON; business and above also Parquet and MMDB (listed under unavailable otherwise).
+	// pro and above: CSV and NDJSON; business and above also Parquet and MMDB (listed under unavailable otherwise). The delta files (ndjson-delta from pro, parquet-delta from business) list the rows changed since delta_base; docs/snapshot.md, "Delta".
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -4302,7 +4338,7 @@ func (c *ClientWithResponses) ExportCSVWithResponse(ctx context.Context, params 
 
 // GetDatasetWithResponse The latest daily snapshot: files, sizes, checksums, download links
 //
-// pro and above: CSV and NDJSON; business and above also Parquet and MMDB (listed under unavailable otherwise).
+// pro and above: CSV and NDJSON; business and above also Parquet and MMDB (listed under unavailable otherwise). The delta files (ndjson-delta from pro, parquet-delta from business) list the rows changed since delta_base; docs/snapshot.md, "Delta".
 //
 // Returns a wrapper object for the known response body format(s).
 //
