@@ -4,7 +4,7 @@
 // service), applies tier, rate limit and quota, and forwards to the backend
 // with X-Internal-Key, X-Tier, X-User-Id and X-Quota-Used. The logic lives in
 // package github.com/netintel/netintel/gateway; docs/gateway.md is the contract.
-package gateway
+package apigw
 
 import (
 	"bytes"
