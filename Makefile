@@ -58,7 +58,7 @@ $(TOOLS)/promtool:
 # TestRun_CustomerOpenAPIClients fails when the served document would
 # generate another one.
 oapiclient: $(TOOLS)/oapi-codegen
-	cd test/oapiclient && $(TOOLS)/oapi-codegen -config config.yaml -o client.gen.go ../../api/gateway/openapi.json
+	cd test/oapiclient && $(TOOLS)/oapi-codegen -config config.yaml -o client.gen.go ../../api/apigw/openapi.json
 
 # Debian packages the tests read our files with (mmdblookup), drive pages
 # with (chromium). Installed only when missing.

@@ -3,7 +3,7 @@
 // in-memory copy, per-key rate limits and per-user monthly quotas shared by
 // every instance through leases on the KV bucket usage (Budgets), and the
 // client of the external validation service of Option B. The HTTP proxy
-// that uses it is api/gateway.
+// that uses it is api/apigw.
 package gateway
 
 import (

@@ -14,8 +14,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/netintel/netintel/api/apigw"
 	"github.com/netintel/netintel/api/console"
-	apigw "github.com/netintel/netintel/api/gateway"
 	"github.com/netintel/netintel/api/ipapi"
 	"github.com/netintel/netintel/enrich"
 	gw "github.com/netintel/netintel/gateway"

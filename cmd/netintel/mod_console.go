@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	apigw "github.com/netintel/netintel/api/gateway"
+	"github.com/netintel/netintel/api/apigw"
 
 	"github.com/netintel/netintel/api/console"
 	"github.com/netintel/netintel/api/ipapi"

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	apigw "github.com/netintel/netintel/api/gateway"
+	"github.com/netintel/netintel/api/apigw"
 	gw "github.com/netintel/netintel/gateway"
 	"github.com/netintel/netintel/internal/bus"
 	"github.com/netintel/netintel/internal/config"

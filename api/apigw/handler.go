@@ -4,7 +4,7 @@
 // service), applies tier, rate limit and quota, and forwards to the backend
 // with X-Internal-Key, X-Tier, X-User-Id and X-Quota-Used. The logic lives in
 // package github.com/netintel/netintel/gateway; docs/gateway.md is the contract.
-package gateway
+package apigw
 
 import (
 	"bytes"
@@ -203,26 +203,25 @@ func (h *Handler) Mount(mux *http.ServeMux) {
 	mux.HandleFunc("GET "+PathOpenAPI, openAPIHandler(h.o.OpenAPIServers))
 	mux.Handle(PathOpenAPI, httpx.MethodNotAllowed("GET, HEAD"))
 	mux.HandleFunc("/api/v1/vpn/", func(w http.ResponseWriter, r *http.Request) {
-		h.fail(w, "", "not_found", http.StatusNotFound, "not_found", "no such gateway path; see docs/gateway.md")
+		h.fail(w, "", "not_found", &httpx.Error{Status: http.StatusNotFound, Code: "not_found", Message: "no such gateway path; see docs/gateway.md"})
 	})
 }
 
 // ServeHTTP serves the customer paths on their own (tests, benchmarks).
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.own.ServeHTTP(w, r) }
 
-// errorBody is {"error": {...}}; RequiredTier is set on 403.
-type errorBody struct {
-	Code         string `json:"code"`
-	Message      string `json:"message"`
-	RequiredTier string `json:"required_tier,omitempty"`
-}
+// errBackendRefused is the 502 of a backend that refused the gateway (its
+// internal key): a gateway's misconfiguration, never the customer's.
+var errBackendRefused = &httpx.Error{Status: http.StatusBadGateway, Code: "backend_unavailable", Message: "the backend refused the gateway; nothing was charged"}
 
-func (h *Handler) fail(w http.ResponseWriter, option, outcome string, status int, code, msg string) {
+// fail answers e and counts the request's outcome (a metrics label) for
+// option; a 401 names the Bearer scheme.
+func (h *Handler) fail(w http.ResponseWriter, option, outcome string, e *httpx.Error) {
 	h.results.WithLabelValues(outcome, option).Inc()
-	if status == http.StatusUnauthorized {
+	if e.Status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="netintel"`)
 	}
-	httpx.WriteJSON(w, status, map[string]errorBody{"error": {Code: code, Message: msg}})
+	httpx.Write(w, e)
 }
 
 // forward is what the proxy needs of one authorised request.
@@ -245,14 +244,14 @@ func (h *Handler) serve(rt route, w http.ResponseWriter, r *http.Request) {
 			allow = "GET, HEAD" // HEAD is served wherever GET is
 		}
 		w.Header().Set("Allow", allow)
-		h.fail(w, "", "bad_request", http.StatusMethodNotAllowed, "method_not_allowed", "use "+allow)
+		h.fail(w, "", "bad_request", &httpx.Error{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed", Message: "use " + allow})
 		return
 	}
 	// A value holding "." or ".." segments (sent as %2F) would reach the
 	// backend as a path its mux cleans and redirects: not a gateway path.
 	backendPath := rt.backend(r)
 	if path.Clean(backendPath) != backendPath {
-		h.fail(w, "", "not_found", http.StatusNotFound, "not_found", "no such gateway path; see docs/gateway.md")
+		h.fail(w, "", "not_found", &httpx.Error{Status: http.StatusNotFound, Code: "not_found", Message: "no such gateway path; see docs/gateway.md"})
 		return
 	}
 	// Credentials: Option A first; Option B only with a validation service.
@@ -260,7 +259,7 @@ func (h *Handler) serve(rt route, w http.ResponseWriter, r *http.Request) {
 	if a := r.Header.Get("Authorization"); a != "" {
 		scheme, tok, _ := strings.Cut(strings.TrimSpace(a), " ")
 		if !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
-			h.fail(w, option, "unauthorized", http.StatusUnauthorized, "malformed_key", "Authorization must be: Bearer svc_vpn_<key-id>_<key-secret>")
+			h.fail(w, option, "unauthorized", &httpx.Error{Status: http.StatusUnauthorized, Code: "malformed_key", Message: "Authorization must be: Bearer svc_vpn_<key-id>_<key-secret>"})
 			return
 		}
 		raw = strings.TrimSpace(tok)
@@ -268,7 +267,7 @@ func (h *Handler) serve(rt route, w http.ResponseWriter, r *http.Request) {
 		option, raw = "b", k
 	}
 	if raw == "" {
-		h.fail(w, option, "unauthorized", http.StatusUnauthorized, "missing_key", "send Authorization: Bearer <API key>")
+		h.fail(w, option, "unauthorized", &httpx.Error{Status: http.StatusUnauthorized, Code: "missing_key", Message: "send Authorization: Bearer <API key>"})
 		return
 	}
 	sctx := withLazyDeadline(r.Context(), h.o.StateTimeout)
@@ -289,8 +288,8 @@ func (h *Handler) serve(rt route, w http.ResponseWriter, r *http.Request) {
 	if need := minTier(rt, r); need != "" && gw.TierRank(rec.Tier) < gw.TierRank(need) {
 		log.Debug("tier too low", "path", rt.pattern, "required_tier", need)
 		h.results.WithLabelValues("forbidden", option).Inc()
-		httpx.WriteJSON(w, http.StatusForbidden, map[string]errorBody{"error": {Code: "tier_required",
-			Message: fmt.Sprintf("this endpoint needs tier %s or above; this key's tier is %s", need, rec.Tier), RequiredTier: need}})
+		httpx.Write(w, &httpx.Error{Status: http.StatusForbidden, Code: "tier_required",
+			Message: fmt.Sprintf("this endpoint needs tier %s or above; this key's tier is %s", need, rec.Tier), RequiredTier: need})
 		return
 	}
 	credits := int64(1)
@@ -408,7 +407,7 @@ func (b *backendWriter) WriteHeader(code int) {
 		b.h.refund(b.f.charge, b.f.credits)
 		setLimitHeaders(hd, b.f.limits, b.f.charge)
 		hd.Set("X-Quota-Used", strconv.FormatInt(max(0, b.f.charge.Used-b.f.credits), 10))
-		httpx.WriteJSON(b.ResponseWriter, http.StatusBadGateway, map[string]errorBody{"error": {Code: "backend_unavailable", Message: "the backend refused the gateway; nothing was charged"}})
+		httpx.Write(b.ResponseWriter, errBackendRefused)
 		return
 	}
 	b.h.forwarded(b.f.option).Inc()
@@ -493,13 +492,13 @@ func (h *Handler) optionB(w http.ResponseWriter, r *http.Request, log *slog.Logg
 	h.refund(ch, credits)
 	switch {
 	case errors.Is(err, gw.ErrNoCredits):
-		h.fail(w, "b", "no_credits", http.StatusPaymentRequired, "no_credits", "the subscription has not enough credits for this request")
+		h.fail(w, "b", "no_credits", &httpx.Error{Status: http.StatusPaymentRequired, Code: "no_credits", Message: "the subscription has not enough credits for this request"})
 	case errors.Is(err, gw.ErrSubscriptionInactive):
-		h.fail(w, "b", "forbidden", http.StatusForbidden, "subscription_inactive", "the subscription is not active")
+		h.fail(w, "b", "forbidden", &httpx.Error{Status: http.StatusForbidden, Code: "subscription_inactive", Message: "the subscription is not active"})
 	default:
 		log.Warn("validation service unavailable", "err", err)
 		w.Header().Set("Retry-After", "5")
-		h.fail(w, "b", "unavailable", http.StatusServiceUnavailable, "validation_unavailable", "the key validation service did not answer; nothing was charged, retry later")
+		h.fail(w, "b", "unavailable", &httpx.Error{Status: http.StatusServiceUnavailable, Code: "validation_unavailable", Message: "the key validation service did not answer; nothing was charged, retry later"})
 	}
 	return false
 }
@@ -512,10 +511,10 @@ func (h *Handler) readBatch(w http.ResponseWriter, r *http.Request, option strin
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			h.fail(w, option, "bad_request", http.StatusRequestEntityTooLarge, "body_too_large", fmt.Sprintf("request body above %d bytes", h.o.MaxBodyBytes))
+			h.fail(w, option, "bad_request", &httpx.Error{Status: http.StatusRequestEntityTooLarge, Code: "body_too_large", Message: fmt.Sprintf("request body above %d bytes", h.o.MaxBodyBytes)})
 			return nil, 0, false
 		}
-		h.fail(w, option, "bad_request", http.StatusBadRequest, "bad_body", "could not read the request body")
+		h.fail(w, option, "bad_request", &httpx.Error{Status: http.StatusBadRequest, Code: "bad_body", Message: "could not read the request body"})
 		return nil, 0, false
 	}
 	// The backend reads the key "ips" exactly (a map, last duplicate wins);
@@ -532,17 +531,17 @@ func (h *Handler) readBatch(w http.ResponseWriter, r *http.Request, option strin
 func (h *Handler) authError(w http.ResponseWriter, option string, err error) {
 	switch {
 	case errors.Is(err, gw.ErrMalformedKey):
-		h.fail(w, option, "unauthorized", http.StatusUnauthorized, "malformed_key", "API keys look like svc_vpn_<key-id>_<key-secret>")
+		h.fail(w, option, "unauthorized", &httpx.Error{Status: http.StatusUnauthorized, Code: "malformed_key", Message: "API keys look like svc_vpn_<key-id>_<key-secret>"})
 	case errors.Is(err, gw.ErrRevokedKey):
-		h.fail(w, option, "unauthorized", http.StatusUnauthorized, "revoked_key", "this API key was revoked")
+		h.fail(w, option, "unauthorized", &httpx.Error{Status: http.StatusUnauthorized, Code: "revoked_key", Message: "this API key was revoked"})
 	case errors.Is(err, gw.ErrExpiredKey):
-		h.fail(w, option, "unauthorized", http.StatusUnauthorized, "expired_key", "this API key was rotated and its overlap ended; use the new key")
+		h.fail(w, option, "unauthorized", &httpx.Error{Status: http.StatusUnauthorized, Code: "expired_key", Message: "this API key was rotated and its overlap ended; use the new key"})
 	case errors.Is(err, gw.ErrUnknownKey):
-		h.fail(w, option, "unauthorized", http.StatusUnauthorized, "invalid_key", "unknown API key")
+		h.fail(w, option, "unauthorized", &httpx.Error{Status: http.StatusUnauthorized, Code: "invalid_key", Message: "unknown API key"})
 	default:
 		h.log.Warn("key lookup failed", "err", err)
 		w.Header().Set("Retry-After", "5")
-		h.fail(w, option, "unavailable", http.StatusServiceUnavailable, "unavailable", "the gateway cannot check keys right now; retry later")
+		h.fail(w, option, "unavailable", &httpx.Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "the gateway cannot check keys right now; retry later"})
 	}
 }
 
@@ -554,19 +553,17 @@ func (h *Handler) limitError(w http.ResponseWriter, option string, log *slog.Log
 		if errors.Is(err, gw.ErrRateLimited) {
 			w.Header().Set("X-RateLimit-Limit", strconv.FormatInt(le.Limit, 10))
 			w.Header().Set("X-RateLimit-Remaining", "0")
-			h.fail(w, option, "rate_limited", http.StatusTooManyRequests, "rate_limited",
-				fmt.Sprintf("rate limit of %d requests per minute for this key reached; retry after the Retry-After seconds", le.Limit))
+			h.fail(w, option, "rate_limited", &httpx.Error{Status: http.StatusTooManyRequests, Code: "rate_limited", Message: fmt.Sprintf("rate limit of %d requests per minute for this key reached; retry after the Retry-After seconds", le.Limit)})
 			return
 		}
 		w.Header().Set("X-Quota-Limit", strconv.FormatInt(le.Limit, 10))
 		w.Header().Set("X-Quota-Used", strconv.FormatInt(le.Used, 10))
-		h.fail(w, option, "quota_exceeded", http.StatusTooManyRequests, "quota_exceeded",
-			fmt.Sprintf("monthly quota of %d credits used up (%d used); it renews on the 1st (UTC)", le.Limit, le.Used))
+		h.fail(w, option, "quota_exceeded", &httpx.Error{Status: http.StatusTooManyRequests, Code: "quota_exceeded", Message: fmt.Sprintf("monthly quota of %d credits used up (%d used); it renews on the 1st (UTC)", le.Limit, le.Used)})
 		return
 	}
 	log.Warn("usage counter unavailable", "err", err)
 	w.Header().Set("Retry-After", "5")
-	h.fail(w, option, "unavailable", http.StatusServiceUnavailable, "unavailable", "the gateway cannot count usage right now; nothing was charged, retry later")
+	h.fail(w, option, "unavailable", &httpx.Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "the gateway cannot count usage right now; nothing was charged, retry later"})
 }
 
 // setLimitHeaders writes the limit headers, by their canonical names
@@ -648,7 +645,7 @@ func (h *Handler) modifyResponse(resp *http.Response) error {
 		h.log.Error("backend refused the internal key: api.internal_key differs between gateway and backend")
 		h.results.WithLabelValues("backend_error", f.option).Inc()
 		_ = resp.Body.Close()
-		b, _ := json.Marshal(map[string]errorBody{"error": {Code: "backend_unavailable", Message: "the backend refused the gateway; nothing was charged"}})
+		b, _ := json.Marshal(httpx.ErrorBody{Error: errBackendRefused})
 		resp.StatusCode, resp.Status = http.StatusBadGateway, "502 Bad Gateway"
 		resp.Body, resp.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
 		resp.Header = http.Header{"Content-Type": {"application/json"}, "Content-Length": {strconv.Itoa(len(b))}}
@@ -676,7 +673,7 @@ func (h *Handler) proxyError(w http.ResponseWriter, r *http.Request, err error) 
 		return // the customer went away
 	}
 	h.log.Warn("backend unreachable", "err", err)
-	h.fail(w, "", "backend_error", http.StatusBadGateway, "backend_unavailable", "the backend did not answer; nothing was charged")
+	h.fail(w, "", "backend_error", &httpx.Error{Status: http.StatusBadGateway, Code: "backend_unavailable", Message: "the backend did not answer; nothing was charged"})
 }
 
 func (h *Handler) refund(ch gw.Charge, credits int64) {

@@ -1,4 +1,4 @@
-package gateway_test
+package apigw_test
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 
 	"github.com/oschwald/maxminddb-golang/v2"
 
-	apigw "github.com/netintel/netintel/api/gateway"
+	"github.com/netintel/netintel/api/apigw"
 	"github.com/netintel/netintel/api/ipapi"
 	gw "github.com/netintel/netintel/gateway"
 	"github.com/netintel/netintel/internal/config"

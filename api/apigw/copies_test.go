@@ -1,4 +1,4 @@
-package gateway_test
+package apigw_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	apigw "github.com/netintel/netintel/api/gateway"
+	"github.com/netintel/netintel/api/apigw"
 	gw "github.com/netintel/netintel/gateway"
 	"github.com/netintel/netintel/internal/testutil"
 )

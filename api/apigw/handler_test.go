@@ -1,4 +1,4 @@
-package gateway_test
+package apigw_test
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
 
-	apigw "github.com/netintel/netintel/api/gateway"
+	"github.com/netintel/netintel/api/apigw"
 	gw "github.com/netintel/netintel/gateway"
 	"github.com/netintel/netintel/gateway/gatewaytest"
 	"github.com/netintel/netintel/internal/config"

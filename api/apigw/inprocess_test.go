@@ -1,4 +1,4 @@
-package gateway_test
+package apigw_test
 
 import (
 	"bufio"
@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	apigw "github.com/netintel/netintel/api/gateway"
+	"github.com/netintel/netintel/api/apigw"
 )
 
 func TestHandlerTransport(t *testing.T) {
