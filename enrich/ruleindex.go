@@ -113,18 +113,32 @@ func newRuleIndex(rules []*rule) *ruleIndex {
 			ix.lits[i] = append(ix.lits[i], id)
 		}
 	}
-	if len(lits) == 0 {
+	if len(lits) == 0 || !ix.setClasses(lits) {
 		return nil
 	}
 	ix.nlits = len(lits)
-	// Byte classes: one per distinct (lower-cased) byte of the literals,
-	// class 0 for every other byte.
+	nodes := ix.trie(lits)
+	ix.link(nodes)
+	ix.renumber(nodes)
+	return ix
+}
+
+// acNode is a state of the Aho-Corasick automaton while it is built.
+type acNode struct {
+	next map[uint8]int32
+	fail int32
+	out  []int32
+}
+
+// setClasses gives each distinct (lower-cased) byte of the literals a
+// class, and every other byte class 0; false when there are more than 255.
+func (ix *ruleIndex) setClasses(lits []string) bool {
 	ix.nclass = 1
 	for _, l := range lits {
 		for j := 0; j < len(l); j++ {
 			if ix.class[l[j]] == 0 {
 				if ix.nclass == 256 {
-					return nil
+					return false
 				}
 				ix.class[l[j]] = uint8(ix.nclass)
 				ix.nclass++
@@ -134,13 +148,13 @@ func newRuleIndex(rules []*rule) *ruleIndex {
 	for b := 'A'; b <= 'Z'; b++ {
 		ix.class[b] = ix.class[b+'a'-'A']
 	}
-	// The trie.
-	type node struct {
-		next map[uint8]int32
-		fail int32
-		out  []int32
-	}
-	nodes := []node{{next: map[uint8]int32{}}}
+	return true
+}
+
+// trie builds the literals' trie over byte classes, each literal's id in
+// the output of the state it ends at.
+func (ix *ruleIndex) trie(lits []string) []acNode {
+	nodes := []acNode{{next: map[uint8]int32{}}}
 	for id, l := range lits {
 		s := int32(0)
 		for j := 0; j < len(l); j++ {
@@ -148,14 +162,20 @@ func newRuleIndex(rules []*rule) *ruleIndex {
 			n, ok := nodes[s].next[c]
 			if !ok {
 				n = int32(len(nodes))
-				nodes = append(nodes, node{next: map[uint8]int32{}})
+				nodes = append(nodes, acNode{next: map[uint8]int32{}})
 				nodes[s].next[c] = n
 			}
 			s = n
 		}
 		nodes[s].out = append(nodes[s].out, int32(id))
 	}
-	// Failure links breadth first, and the dense transitions.
+	return nodes
+}
+
+// link sets the failure links breadth first and fills the dense
+// transitions (ix.delta, by state and class); a state's output gains its
+// failure state's.
+func (ix *ruleIndex) link(nodes []acNode) {
 	ix.delta = make([]int32, len(nodes)*ix.nclass)
 	queue := []int32{}
 	for c := 0; c < ix.nclass; c++ {
@@ -178,8 +198,11 @@ func newRuleIndex(rules []*rule) *ruleIndex {
 			}
 		}
 	}
-	// Renumber: states without output first, then those with; rows
-	// addressed by offset.
+}
+
+// renumber puts the states without output first, then those with (one
+// comparison tells whether a state outputs), and addresses rows by offset.
+func (ix *ruleIndex) renumber(nodes []acNode) {
 	num := make([]int32, len(nodes))
 	next := int32(0)
 	for pass := 0; pass < 2; pass++ {
@@ -203,7 +226,6 @@ func newRuleIndex(rules []*rule) *ruleIndex {
 		ix.out[num[i]] = nodes[i].out
 	}
 	ix.delta = delta
-	return ix
 }
 
 // scan marks in found (of nlits+1 marks) the literals present in the
