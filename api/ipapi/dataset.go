@@ -199,28 +199,8 @@ func (s *Service) download(w http.ResponseWriter, r *http.Request, tier Tier) {
 		writeError(w, http.StatusNotFound, CodeNotFound, "build "+strconv.Quote(truncate(b, 40))+" of "+m.SnapshotDate+" is not the current one ("+m.BuildID+"); fetch "+PathDataset+" again")
 		return
 	}
-	var key, etag, ctype string
-	var size int64
-	if f, ok := m.File(name); ok && date == m.SnapshotDate {
-		if fa := fileAudience(f); fa > tier.Audience() {
-			// A file of a build above the tier's: another audience's data.
-			writeTierError(w, "the file "+f.Name, ParseTier(fa.String()))
-			return
-		}
-		if need := formatTier[f.Format]; tier < need {
-			writeTierError(w, "the "+f.Format+" dataset", need)
-			return
-		}
-		key, etag, ctype, size = f.Key, `"`+f.SHA256+`"`, f.ContentType, f.Size
-	} else if name == sumsName && date == m.SnapshotDate && m.SumsKey != "" {
-		s.serveSums(w, r, m)
-		return
-	} else {
-		msg := "no file " + strconv.Quote(truncate(name, 64)) + " in the current snapshot (" + m.SnapshotDate + ")"
-		if !dateRe.MatchString(date) || date != m.SnapshotDate {
-			msg = "snapshot " + strconv.Quote(truncate(date, 16)) + " is not the current one (" + m.SnapshotDate + "); fetch " + s.linkPrefix() + "/export/dataset again"
-		}
-		writeError(w, http.StatusNotFound, CodeNotFound, msg)
+	key, etag, ctype, size, ok := s.datasetFile(w, r, m, date, name, tier)
+	if !ok {
 		return
 	}
 	st := s.opts.Store
@@ -288,6 +268,35 @@ func (s *Service) download(w http.ResponseWriter, r *http.Request, tier Tier) {
 	if _, err := io.Copy(w, rc); err != nil {
 		s.log.Debug("download stopped", "key", key, "err", err)
 	}
+}
+
+// datasetFile finds the file name of the current snapshot (of manifest m)
+// that tier may download: its key, ETag, content type and size. Otherwise
+// it answers the request itself (404, 403, or SHA256SUMS, which comes from
+// the manifest) and returns false.
+func (s *Service) datasetFile(w http.ResponseWriter, r *http.Request, m *Manifest, date, name string, tier Tier) (key, etag, ctype string, size int64, ok bool) {
+	if f, found := m.File(name); found && date == m.SnapshotDate {
+		if fa := fileAudience(f); fa > tier.Audience() {
+			// A file of a build above the tier's: another audience's data.
+			writeTierError(w, "the file "+f.Name, ParseTier(fa.String()))
+			return "", "", "", 0, false
+		}
+		if need := formatTier[f.Format]; tier < need {
+			writeTierError(w, "the "+f.Format+" dataset", need)
+			return "", "", "", 0, false
+		}
+		return f.Key, `"` + f.SHA256 + `"`, f.ContentType, f.Size, true
+	}
+	if name == sumsName && date == m.SnapshotDate && m.SumsKey != "" {
+		s.serveSums(w, r, m)
+		return "", "", "", 0, false
+	}
+	msg := "no file " + strconv.Quote(truncate(name, 64)) + " in the current snapshot (" + m.SnapshotDate + ")"
+	if !dateRe.MatchString(date) || date != m.SnapshotDate {
+		msg = "snapshot " + strconv.Quote(truncate(date, 16)) + " is not the current one (" + m.SnapshotDate + "); fetch " + s.linkPrefix() + "/export/dataset again"
+	}
+	writeError(w, http.StatusNotFound, CodeNotFound, msg)
+	return "", "", "", 0, false
 }
 
 // serveSums answers SHA256SUMS from the manifest, ETag its SHA-256. It is
