@@ -17,14 +17,11 @@ import (
 // serveIdle runs Serve with a short body idle timeout and returns its address.
 func serveIdle(t *testing.T, h http.Handler) string {
 	t.Helper()
-	old := BodyIdleTimeout
-	BodyIdleTimeout = time.Second
-	t.Cleanup(func() { BodyIdleTimeout = old })
 	ctx, cancel := context.WithCancel(context.Background())
 	addr := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- Serve(ctx, slog.New(slog.DiscardHandler), []Listener{{Addr: "127.0.0.1:0", Handler: h}}, time.Second,
+		done <- Serve(ctx, slog.New(slog.DiscardHandler), []Listener{{Addr: "127.0.0.1:0", Handler: h, BodyIdleTimeout: time.Second}}, time.Second,
 			func(_, bound string) { addr <- bound })
 	}()
 	t.Cleanup(func() { cancel(); <-done })

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/netintel/netintel/internal/httpx"
+	"github.com/netintel/netintel/internal/telemetry"
 )
 
 // Probes are the checks behind /health and /ready.
@@ -77,21 +79,46 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_http_requests_total", Help: "HTTP requests by route and status."}, []string{"route", "code"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "netintel_http_request_seconds", Help: "HTTP request latency by route.", Buckets: prometheus.ExponentialBuckets(0.0002, 3, 10)}, []string{"route"}),
 	}
-	reg.MustRegister(m.requests, m.duration)
+	m.requests = telemetry.MustRegister(reg, m.requests)
+	m.duration = telemetry.MustRegister(reg, m.duration)
 	return m
 }
 
+// Zero shows routes at 0 with code 200 before their first request.
+func (m *Metrics) Zero(routes ...string) {
+	for _, r := range routes {
+		m.requests.WithLabelValues(RouteLabel(r), "200")
+		m.duration.WithLabelValues(RouteLabel(r))
+	}
+}
+
+// RouteLabel is the route label of a mux pattern: its path alone, without
+// the method or host ("GET /api/v1/ip/{ip}" and "/api/v1/ip/{ip}" are both
+// "/api/v1/ip/{ip}"), so that every route has one label style; "" (no
+// pattern matched) is "unmatched". The method shows in the code label
+// (405) where it matters.
+func RouteLabel(pattern string) string {
+	if pattern == "" {
+		return "unmatched"
+	}
+	if i := strings.IndexByte(pattern, ' '); i >= 0 {
+		pattern = strings.TrimLeft(pattern[i+1:], " \t")
+	}
+	if i := strings.IndexByte(pattern, '/'); i > 0 {
+		pattern = pattern[i:] // a host pattern
+	}
+	return pattern
+}
+
 // Wrap records every request that h serves. The route label is the mux
-// pattern (never the raw path, which may hold an address or an id).
+// pattern's path (RouteLabel), never the raw path, which may hold an
+// address or an id.
 func (m *Metrics) Wrap(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w, code: 200}
 		h.ServeHTTP(sw, r)
-		route := r.Pattern
-		if route == "" {
-			route = "unmatched"
-		}
+		route := RouteLabel(r.Pattern)
 		m.requests.WithLabelValues(route, strconv.Itoa(sw.code)).Inc()
 		m.duration.WithLabelValues(route).Observe(time.Since(start).Seconds())
 	})
@@ -129,6 +156,10 @@ func (s *statusWriter) Flush() {
 type Listener struct {
 	Addr    string
 	Handler http.Handler
+	// BodyIdleTimeout is how long a request body may send nothing before
+	// the read fails and the connection is closed; 0 means
+	// DefaultBodyIdleTimeout.
+	BodyIdleTimeout time.Duration
 }
 
 // Serve runs every listener until ctx is cancelled, then shuts them down,
@@ -146,7 +177,11 @@ func Serve(ctx context.Context, log *slog.Logger, ls []Listener, timeout time.Du
 			}
 			return err
 		}
-		srv := &http.Server{Handler: bodyIdleTimeout(l.Handler, BodyIdleTimeout), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		idle := l.BodyIdleTimeout
+		if idle <= 0 {
+			idle = DefaultBodyIdleTimeout
+		}
+		srv := &http.Server{Handler: bodyIdleTimeout(l.Handler, idle), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 			BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) }}
 		servers = append(servers, srv)
 		log.Info("http listening", "addr", ln.Addr().String())
@@ -175,12 +210,13 @@ func Serve(ctx context.Context, log *slog.Logger, ls []Listener, timeout time.Du
 	return err
 }
 
-// BodyIdleTimeout is how long a request body may send nothing before the
-// read fails and the connection is closed. A whole-request deadline would
+// DefaultBodyIdleTimeout is how long a request body may send nothing
+// before the read fails and the connection is closed (Listener's
+// BodyIdleTimeout when unset). A whole-request deadline would
 // cut off large uploads on slow links; this only stops a client that sends
 // headers and then trickles or stalls, which would otherwise hold a
 // connection and a goroutine for as long as it likes.
-var BodyIdleTimeout = 30 * time.Second
+const DefaultBodyIdleTimeout = 30 * time.Second
 
 // bodyIdleTimeout gives every request with a body a read deadline of d that
 // moves forward with each read that returns data and is cleared when the

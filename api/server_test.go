@@ -34,7 +34,7 @@ func TestProbes(t *testing.T) {
 		t.Fatalf("/health = %d %s", code, body)
 	}
 	code, body := do("/metrics")
-	if code != 200 || !strings.Contains(body, `netintel_http_requests_total{code="503",route="GET /ready"} 1`) {
+	if code != 200 || !strings.Contains(body, `netintel_http_requests_total{code="503",route="/ready"} 1`) {
 		t.Fatalf("/metrics does not count by route and code:\n%s", body)
 	}
 }
@@ -48,6 +48,21 @@ func TestProbes_WrongMethod(t *testing.T) {
 		if rec.Code != 405 || rec.Header().Get("Allow") != "GET, HEAD" || !strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") ||
 			!strings.Contains(rec.Body.String(), `"code":"method_not_allowed"`) {
 			t.Errorf("%s %s = %d Allow %q %q %s, want a JSON 405 with Allow: GET, HEAD", tc.method, tc.path, rec.Code, rec.Header().Get("Allow"), rec.Header().Get("Content-Type"), rec.Body)
+		}
+	}
+}
+
+func TestRouteLabel(t *testing.T) {
+	for _, tt := range []struct{ pattern, want string }{
+		{"GET /api/v1/ip/{ip}", "/api/v1/ip/{ip}"},
+		{"/api/v1/vpn/ip/{ip}", "/api/v1/vpn/ip/{ip}"},
+		{"POST  /api/v1/ip/batch", "/api/v1/ip/batch"},
+		{"GET example.com/metrics", "/metrics"},
+		{"/", "/"},
+		{"", "unmatched"},
+	} {
+		if got := RouteLabel(tt.pattern); got != tt.want {
+			t.Errorf("RouteLabel(%q) = %q, want %q", tt.pattern, got, tt.want)
 		}
 	}
 }

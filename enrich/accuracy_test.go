@@ -2,10 +2,12 @@ package enrich
 
 import (
 	"flag"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/netintel/netintel/ingest"
 	"github.com/netintel/netintel/internal/testutil"
@@ -131,6 +133,27 @@ func BenchmarkRulesMatch(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	// The same rules without the generated nuclei file, for the ratio the
+	// nuclei rules cost in the same run.
+	handOnly := fstest.MapFS{}
+	ents, err := fs.ReadDir(defaultRules, "rules")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, e := range ents {
+		if e.Name() == "60-nuclei.yaml" {
+			continue
+		}
+		data, err := fs.ReadFile(defaultRules, "rules/"+e.Name())
+		if err != nil {
+			b.Fatal(err)
+		}
+		handOnly["rules/"+e.Name()] = &fstest.MapFile{Data: data}
+	}
+	withoutNuclei, err := LoadRulesFS(handOnly, "rules")
+	if err != nil {
+		b.Fatal(err)
+	}
 	var samples []ingest.Observation
 	for _, list := range sampleObs(b) {
 		for _, o := range list {
@@ -151,14 +174,19 @@ func BenchmarkRulesMatch(b *testing.B) {
 		name string
 		obs  []ingest.Observation
 	}{{"samples", samples}, {"corpus", corpus}} {
-		b.Run(set.name, func(b *testing.B) {
-			for b.Loop() {
-				for i := range set.obs {
-					rules.Match(set.obs[i].Service, set.obs[i].Flow)
+		for _, rs := range []struct {
+			name  string
+			rules *Rules
+		}{{"all", rules}, {"without-nuclei", withoutNuclei}} {
+			b.Run(set.name+"/"+rs.name, func(b *testing.B) {
+				for b.Loop() {
+					for i := range set.obs {
+						rs.rules.Match(set.obs[i].Service, set.obs[i].Flow)
+					}
 				}
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(set.obs)), "ns/obs")
-		})
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(set.obs)), "ns/obs")
+			})
+		}
 	}
 }
 

@@ -314,7 +314,7 @@ func BenchmarkApply(b *testing.B) {
 				} else {
 					d = newDoc(&o)
 				}
-				w.applyAll(d, []*item{{obs: o, id: strconv.Itoa(i % n)}})
+				d.apply(&o, strconv.Itoa(i%n), w.rules)
 				if stored[k], err = c.encode(d); err != nil {
 					b.Fatal(err)
 				}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/netintel/netintel/ingest"
 	"gopkg.in/yaml.v3"
 )
 
@@ -49,6 +50,7 @@ const (
 	fStatus
 	fReason
 	fHeader
+	fHeaders
 	fRequestHeader
 	fCookie
 	fCookieValue
@@ -101,7 +103,7 @@ func (f field) readsEvidence() bool {
 }
 
 var simpleFields = map[string]fieldKind{
-	"method": fMethod, "path": fPath, "path_prefix": fPathPrefix, "status": fStatus, "reason": fReason,
+	"method": fMethod, "path": fPath, "headers": fHeaders, "path_prefix": fPathPrefix, "status": fStatus, "reason": fReason,
 	"cookie": fCookie, "title": fTitle, "body": fBody, "body.sha256": fBodySHA256, "body.mmh3": fBodyMMH3,
 	"tls.san": fTLSSAN, "tls.serial": fTLSSerial, "tls.sha256": fTLSSHA256, "tls.jarm": fTLSJARM,
 	"tls.ja3s": fTLSJA3S, "tls.ja4s": fTLSJA4S, "tls.version": fTLSVersion, "tls.not_before": fTLSNotBefore,
@@ -146,45 +148,8 @@ func parseField(name string) (field, error) {
 // each calls fn with each value of the field on probe v (or, for a
 // service-level field, of the observation) until fn says true.
 func (f field) each(e *evidence, v *probeView, fn func(string) bool) bool {
-	one := func(s string) bool { return fn(s) }
-	switch f.kind {
-	case fPort:
-		if e.svc != nil {
-			return one(itoa(e.svc.Port))
-		}
-		if e.flow != nil {
-			return one(itoa(e.flow.Port))
-		}
-		return false
-	case fTransport:
-		if e.svc != nil {
-			return one(e.svc.Transport)
-		}
-		if e.flow != nil {
-			return one(e.flow.Transport)
-		}
-		return false
-	case fFlow:
-		return e.flow != nil && one(e.flow.Protocol)
-	case fDetectedService, fDetectedProduct, fDetectedVersion, fDetectedCPE:
-		if e.svc == nil || e.svc.Detected == nil {
-			return false
-		}
-		d := e.svc.Detected
-		switch f.kind {
-		case fDetectedService:
-			return d.Service != "" && one(d.Service)
-		case fDetectedProduct:
-			return d.Product != "" && one(d.Product)
-		case fDetectedVersion:
-			return d.Version != "" && one(d.Version)
-		}
-		for _, c := range d.CPE {
-			if one(c) {
-				return true
-			}
-		}
-		return false
+	if f.serviceLevel() {
+		return f.eachService(e, fn)
 	}
 	if v == nil {
 		return false
@@ -193,66 +158,108 @@ func (f field) each(e *evidence, v *probeView, fn func(string) bool) bool {
 	switch f.kind {
 	case fMethod:
 		m := v.method()
-		return m != "" && one(m)
+		return m != "" && fn(m)
 	case fPath, fPathPrefix:
 		s := v.path()
-		return s != "" && one(s)
+		return s != "" && fn(s)
 	case fProbeName:
-		return p.Name != "" && one(p.Name)
+		return p.Name != "" && fn(p.Name)
 	case fRequestHeader:
 		return p.Request != nil && eachHeader(p.Request.Headers, f.arg, fn)
 	case fBanner:
-		return p.Banner != nil && p.Banner.Received != nil && one(v.bannerText())
+		return p.Banner != nil && p.Banner.Received != nil && fn(v.bannerText())
 	case fBannerSent:
-		return p.Banner != nil && p.Banner.Sent != nil && one(v.sentText())
+		return p.Banner != nil && p.Banner.Sent != nil && fn(v.sentText())
 	}
 	if f.kind >= fTLSSubject && f.kind <= fTLSNotAfter {
-		t := p.TLS
-		if t == nil {
-			return false
-		}
-		nonEmpty := func(s string) bool { return s != "" && fn(s) }
-		switch f.kind {
-		case fTLSSubject:
-			return eachDNAttr(t.Subject, f.arg, fn)
-		case fTLSIssuer:
-			return eachDNAttr(t.Issuer, f.arg, fn)
-		case fTLSSAN:
-			for _, s := range t.SANs {
-				if fn(s) {
-					return true
-				}
-			}
-			return false
-		case fTLSSerial:
-			return nonEmpty(t.Serial)
-		case fTLSSHA256:
-			return nonEmpty(t.SHA256)
-		case fTLSJARM:
-			return nonEmpty(t.JARM)
-		case fTLSJA3S:
-			return nonEmpty(t.JA3S)
-		case fTLSJA4S:
-			return nonEmpty(t.JA4S)
-		case fTLSVersion:
-			return nonEmpty(t.Version)
-		case fTLSNotBefore:
-			return nonEmpty(t.NotBefore)
-		case fTLSNotAfter:
-			return nonEmpty(t.NotAfter)
-		}
+		return p.TLS != nil && f.eachTLS(p.TLS, fn)
 	}
-	r := p.Response
-	if r == nil {
+	return p.Response != nil && f.eachResponse(v, p.Response, fn)
+}
+
+// eachService is each for the fields of the service or flow as a whole:
+// port, transport, flow protocol and the scanner's own identification.
+func (f field) eachService(e *evidence, fn func(string) bool) bool {
+	switch f.kind {
+	case fPort:
+		if e.svc != nil {
+			return fn(itoa(e.svc.Port))
+		}
+		return e.flow != nil && fn(itoa(e.flow.Port))
+	case fTransport:
+		if e.svc != nil {
+			return fn(e.svc.Transport)
+		}
+		return e.flow != nil && fn(e.flow.Transport)
+	case fFlow:
+		return e.flow != nil && fn(e.flow.Protocol)
+	}
+	if e.svc == nil || e.svc.Detected == nil {
 		return false
 	}
+	d := e.svc.Detected
+	switch f.kind {
+	case fDetectedService:
+		return d.Service != "" && fn(d.Service)
+	case fDetectedProduct:
+		return d.Product != "" && fn(d.Product)
+	case fDetectedVersion:
+		return d.Version != "" && fn(d.Version)
+	}
+	for _, c := range d.CPE {
+		if fn(c) {
+			return true
+		}
+	}
+	return false
+}
+
+// eachTLS is each for the fields of a probe's TLS handshake.
+func (f field) eachTLS(t *ingest.TLS, fn func(string) bool) bool {
+	nonEmpty := func(s string) bool { return s != "" && fn(s) }
+	switch f.kind {
+	case fTLSSubject:
+		return eachDNAttr(t.Subject, f.arg, fn)
+	case fTLSIssuer:
+		return eachDNAttr(t.Issuer, f.arg, fn)
+	case fTLSSAN:
+		for _, s := range t.SANs {
+			if fn(s) {
+				return true
+			}
+		}
+		return false
+	case fTLSSerial:
+		return nonEmpty(t.Serial)
+	case fTLSSHA256:
+		return nonEmpty(t.SHA256)
+	case fTLSJARM:
+		return nonEmpty(t.JARM)
+	case fTLSJA3S:
+		return nonEmpty(t.JA3S)
+	case fTLSJA4S:
+		return nonEmpty(t.JA4S)
+	case fTLSVersion:
+		return nonEmpty(t.Version)
+	case fTLSNotBefore:
+		return nonEmpty(t.NotBefore)
+	case fTLSNotAfter:
+		return nonEmpty(t.NotAfter)
+	}
+	return false
+}
+
+// eachResponse is each for the fields of a probe's response.
+func (f field) eachResponse(v *probeView, r *ingest.Response, fn func(string) bool) bool {
 	switch f.kind {
 	case fStatus:
-		return r.Status != 0 && one(itoa(r.Status))
+		return r.Status != 0 && fn(itoa(r.Status))
 	case fReason:
-		return r.Reason != "" && one(r.Reason)
+		return r.Reason != "" && fn(r.Reason)
 	case fHeader:
 		return eachHeader(r.Headers, f.arg, fn)
+	case fHeaders:
+		return len(r.Headers) > 0 && fn(v.headerBlock())
 	case fCookie:
 		for _, c := range v.cookieList() {
 			if fn(c.name) {
@@ -267,13 +274,13 @@ func (f field) each(e *evidence, v *probeView, fn func(string) bool) bool {
 		}
 	case fTitle:
 		t := v.titleText()
-		return t != "" && one(t)
+		return t != "" && fn(t)
 	case fBody:
-		return r.Body != nil && one(v.bodyText())
+		return r.Body != nil && fn(v.bodyText())
 	case fBodySHA256:
-		return r.Body != nil && r.Body.SHA256 != "" && one(r.Body.SHA256)
+		return r.Body != nil && r.Body.SHA256 != "" && fn(r.Body.SHA256)
 	case fBodyMMH3:
-		return r.Body != nil && r.Body.MMH3 != nil && one(strconv.Itoa(int(*r.Body.MMH3)))
+		return r.Body != nil && r.Body.MMH3 != nil && fn(strconv.Itoa(int(*r.Body.MMH3)))
 	}
 	return false
 }

@@ -19,6 +19,8 @@ type evidence struct {
 	svc    *ingest.Service
 	flow   *ingest.Flow
 	probes []probeView
+	// found marks the rule index's literals present (ruleindex.go).
+	found []bool
 }
 
 // probeView is one probe with its derived values.
@@ -26,6 +28,7 @@ type probeView struct {
 	p *ingest.Probe
 
 	body, title, banner, sent string // decoded on first use
+	headers                   string // the header block, on first use
 	done                      derived
 	cookies                   []cookie
 }
@@ -39,6 +42,7 @@ const (
 	doneBanner
 	doneSent
 	doneCookies
+	doneHeaders
 )
 
 type cookie struct{ name, value string }
@@ -258,3 +262,32 @@ func gzipMTime(data string) string {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// headerBlock is the response's headers as one block of "Name: value"
+// lines (CRLF-separated, in order), the text nuclei's header part reads.
+func (v *probeView) headerBlock() string {
+	if v.done&doneHeaders == 0 {
+		v.done |= doneHeaders
+		if r := v.p.Response; r != nil {
+			var b strings.Builder
+			for _, h := range r.Headers {
+				b.WriteString(h.Name)
+				b.WriteString(": ")
+				b.WriteString(h.Value)
+				b.WriteString("\r\n")
+			}
+			v.headers = b.String()
+		}
+	}
+	return v.headers
+}
+
+// literalSet returns the view's set of n literal marks, all false.
+func (e *evidence) literalSet(n int) []bool {
+	if cap(e.found) < n {
+		e.found = make([]bool, n)
+	}
+	e.found = e.found[:n]
+	clear(e.found)
+	return e.found
+}

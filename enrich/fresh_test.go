@@ -245,7 +245,7 @@ func TestSamples_SurviveFirstAgeOut(t *testing.T) {
 		if src.Path == "" {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join("..", src.Path))
+		b, err := os.ReadFile(src.Path) // config.Load resolved it against ../pipeline.yaml
 		if err != nil {
 			t.Fatal(err)
 		}

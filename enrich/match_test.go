@@ -470,3 +470,37 @@ func TestCatalog_LoadErrors(t *testing.T) {
 		t.Errorf("epss = %v %v", c.EPSSModel, c.epss)
 	}
 }
+
+func TestRules_RecogSSHBanner(t *testing.T) {
+	rules, err := DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ssh := func(line string) *ingest.Service {
+		return &ingest.Service{Port: 22, Transport: "tcp", Probes: []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.TextBody(line)}}}}
+	}
+	tests := []struct {
+		name, banner, vendor string
+	}{
+		// Recog matches the software part after "SSH-2.0-" (its ssh_banners.xml).
+		{"zyxel", "SSH-2.0-Zyxel SSH server\r\n", "Zyxel"},
+		{"array networks", "SSH-2.0-ArrayOS\r\n", "Array Networks"},
+		{"protocol 1.99", "SSH-1.99-ArrayOS\n", "Array Networks"},
+		{"not an identification line", "Zyxel SSH server\r\n", ""},
+		{"an ordinary OpenSSH", "SSH-2.0-OpenSSH_9.6p1 Ubuntu-3ubuntu13.5\r\n", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fp, ok := rules.Match(ssh(tt.banner), nil)
+			if tt.vendor == "" {
+				if ok {
+					t.Errorf("matched %+v", fp)
+				}
+				return
+			}
+			if !ok || fp.Vendor != tt.vendor {
+				t.Errorf("got %+v %v, want vendor %q", fp, ok, tt.vendor)
+			}
+		})
+	}
+}

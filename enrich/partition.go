@@ -35,7 +35,7 @@ import (
 // by none; both are safe, since every state write is a compare-and-set on
 // the record's revision, and a partition held by none waits in its
 // consumer. A process that dies stops renewing its member key, which
-// expires after memberTTL; the others then take its partitions, and what
+// expires after the worker's memberTTL; the others then take its partitions, and what
 // it had fetched without acknowledging is redelivered after the
 // consumer's ack wait.
 const (
@@ -46,9 +46,10 @@ const (
 	memberPrefix = "enrich.member."
 )
 
-// memberTTL is how long a member key lives unless renewed; it is renewed
-// and the members are read every memberTTL/3.
-var memberTTL = 9 * time.Second
+// defaultMemberTTL is how long a member key lives unless renewed (the
+// worker's memberTTL); it is renewed and the members are read every
+// third of that.
+const defaultMemberTTL = 9 * time.Second
 
 type memberValue struct {
 	Expires int64  `json:"expires_unix_ms"`
@@ -146,7 +147,7 @@ func (w *Worker) runPartitions(ctx context.Context, name string, partitions int)
 	if err != nil {
 		return fmt.Errorf("enrich members: %w", err)
 	}
-	m := &members{js: w.js, kv: kv, id: w.id, ttl: memberTTL, now: time.Now}
+	m := &members{js: w.js, kv: kv, id: w.id, ttl: w.memberTTL, now: time.Now}
 	loops := map[int]chan struct{}{} // a held partition's release: closed to hand it back
 	errs := make(chan error, partitions)
 	// A partition loop's error ends every loop (they run under lctx), so
@@ -266,7 +267,7 @@ func waitMembers(ctx context.Context, tick <-chan time.Time, updates *<-chan jet
 
 // memberSettle is how long a process waits after its first announcement
 // before it takes partitions.
-var memberSettle = 300 * time.Millisecond
+const memberSettle = 300 * time.Millisecond
 
 // announceAndSettle announces this process, then waits memberSettle.
 func (w *Worker) announceAndSettle(ctx context.Context, m *members) error {

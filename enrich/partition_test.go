@@ -79,8 +79,7 @@ func heldBy(t *testing.T, ws []*Worker, want ...int) {
 // once; a member that dies without leaving holds its share until its key
 // expires, then the share passes to the living.
 func TestWorker_PartitionsShared(t *testing.T) {
-	defer func(d time.Duration) { memberTTL = d }(memberTTL)
-	memberTTL = 3 * time.Second
+	const memberTTL = 3 * time.Second
 	const n = 4000
 	g := newGenerator(t, 400, 30)
 
@@ -96,6 +95,7 @@ func TestWorker_PartitionsShared(t *testing.T) {
 	for range 2 {
 		stops = append(stops, e.startWorkerWith(t, e.cfg.Enrich, func(w *Worker) {
 			w.m = newMetrics(prometheus.NewRegistry())
+			w.memberTTL = memberTTL
 			ws = append(ws, w)
 		}))
 	}

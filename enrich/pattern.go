@@ -21,7 +21,7 @@ type pattern struct {
 	lits []string
 	// asciiOnly: a letter of a literal also folds to a rune outside ASCII
 	// (k to the Kelvin sign, s to the long s), so the literals only rule
-	// out inputs that are all ASCII.
+	// out inputs without those runes (hasFoldRune).
 	asciiOnly bool
 }
 
@@ -121,9 +121,18 @@ func (p *pattern) possible(s string) bool {
 			return true
 		}
 	}
-	// A literal with a letter that folds beyond ASCII rules out only an
-	// input that is all ASCII; checked last, as most inputs are.
-	return p.asciiOnly && !isASCII(s)
+	// A literal with a letter that folds beyond ASCII (k to the Kelvin
+	// sign, s to the long s) rules out only an input without those runes;
+	// checked last, as most inputs lack them.
+	return p.asciiOnly && hasFoldRune(s)
+}
+
+// hasFoldRune reports whether s holds one of the two runes outside ASCII
+// that fold to an ASCII letter (U+212A KELVIN SIGN to k, U+017F LATIN
+// SMALL LETTER LONG S to s): without them, a case-insensitive match of an
+// ASCII literal is a match of ASCII bytes.
+func hasFoldRune(s string) bool {
+	return !isASCII(s) && (strings.Contains(s, "\u212a") || strings.Contains(s, "\u017f"))
 }
 
 // FindStringSubmatch is the expression's FindStringSubmatch.

@@ -132,12 +132,28 @@ func (e *evidence) recogValues(fn func(field, value string) bool) bool {
 			}
 		}
 		if b := p.Banner; b != nil && b.Received != nil {
-			if s := v.bannerText(); strings.HasPrefix(s, "SSH-") && fn("ssh.banner", strings.TrimRight(s, "\r\n")) {
+			if s, ok := sshSoftware(v.bannerText()); ok && fn("ssh.banner", s) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// sshSoftware is the part of an SSH identification line that Recog's
+// ssh_banners.xml matches, the "softwareversion SP comments" after
+// "SSH-protoversion-" (RFC 4253 section 4.2): "SSH-2.0-ROSSSH\r\n" is
+// "ROSSSH". ok is false for a banner that is not an SSH identification.
+func sshSoftware(banner string) (string, bool) {
+	rest, ok := strings.CutPrefix(banner, "SSH-")
+	if !ok {
+		return "", false
+	}
+	if line, _, found := strings.Cut(rest, "\n"); found {
+		rest = line
+	}
+	_, sw, ok := strings.Cut(strings.TrimRight(rest, "\r"), "-")
+	return sw, ok && sw != ""
 }
 
 // recogDN writes a name as Recog's x509 examples do: CN, OU, O, L, ST, C,

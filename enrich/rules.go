@@ -44,6 +44,9 @@ type Rules struct {
 	recogByRule map[*rule]map[string][]*recog.Fingerprint
 	// files are the names the rules came from, in order.
 	files []string
+	// index rules out, per observation, the rules whose literals its text
+	// lacks (ruleindex.go); nil when no rule has literals.
+	index *ruleIndex
 }
 
 type rulesFile struct {
@@ -64,6 +67,7 @@ type ruleSpec struct {
 	Notes          string        `yaml:"notes"`
 	Match          yaml.Node     `yaml:"match"`
 	Guard          yaml.Node     `yaml:"guard"`
+	GuardVendor    bool          `yaml:"guard_vendor"`
 	Versions       []versionSpec `yaml:"versions"`
 }
 
@@ -255,6 +259,7 @@ func parseDocs(docs []namedDoc) (*Rules, error) {
 	for _, r := range rs.rules {
 		byID[r.ID] = r
 	}
+	vendorGuards(rs.rules)
 	for _, pf := range parsed {
 		for i, spec := range pf.f.Recog {
 			rs.recogMaps = append(rs.recogMaps, compileRecog(pf.name, i, spec, byID, &errs))
@@ -272,6 +277,7 @@ func parseDocs(docs []namedDoc) (*Rules, error) {
 	if len(errs) > 0 {
 		return nil, joinErrs(errs)
 	}
+	rs.index = newRuleIndex(rs.rules)
 	return rs, nil
 }
 
@@ -375,7 +381,15 @@ type Fingerprint struct {
 func (rs *Rules) Match(svc *ingest.Service, flow *ingest.Flow) (Fingerprint, bool) {
 	e := newEvidence(svc, flow)
 	defer e.release()
-	for _, r := range rs.rules {
+	var found []bool
+	if rs.index != nil {
+		found = e.literalSet(rs.index.nlits + 1)
+		rs.index.scan(e, found)
+	}
+	for i, r := range rs.rules {
+		if found != nil && !rs.index.possible(i, found) {
+			continue
+		}
 		if !r.match.holds(e) || r.guarded(e) {
 			continue
 		}
@@ -402,6 +416,30 @@ func (rs *Rules) Match(svc *ingest.Service, flow *ingest.Flow) (Fingerprint, boo
 		return fp, true
 	}
 	return Fingerprint{}, false
+}
+
+// vendorGuards gives every rule with guard_vendor the guards of the
+// other rules of its vendor (those without guard_vendor) too: a
+// look-alike guarded against once is guarded against by every rule of
+// the vendor it imitates, the generated ones included.
+func vendorGuards(rules []*rule) {
+	for _, r := range rules {
+		if !r.GuardVendor {
+			continue
+		}
+		var gs anyOf
+		if r.guard != nil {
+			gs = append(gs, r.guard)
+		}
+		for _, o := range rules {
+			if o != r && !o.GuardVendor && o.guard != nil && strings.EqualFold(o.Vendor, r.Vendor) {
+				gs = append(gs, o.guard)
+			}
+		}
+		if len(gs) > 0 {
+			r.guard = gs
+		}
+	}
 }
 
 func (r *rule) guarded(e *evidence) bool { return r.guard != nil && r.guard.holds(e) }

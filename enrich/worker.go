@@ -28,12 +28,13 @@ import (
 	"github.com/netintel/netintel/ingest"
 	"github.com/netintel/netintel/internal/bus"
 	"github.com/netintel/netintel/internal/config"
+	"github.com/netintel/netintel/internal/telemetry"
 )
 
 // Names of the stream, consumer and subjects the workers use.
 const (
-	Stream       = "OBSERVATIONS"
-	ConsumerName = "enrich"
+	Stream       = config.EnrichStream
+	ConsumerName = config.EnrichConsumer
 	// DeadLetterSubject receives observations that cannot be enriched,
 	// with the reason in the ErrorHeader header.
 	DeadLetterSubject = "dlq.enrich"
@@ -63,8 +64,11 @@ type Worker struct {
 	// ackWait bounds the wait for a state write's acknowledgement
 	// (stateAckWait; tests shorten it).
 	ackWait time.Duration
-	loaded  sync.Mutex
-	follow  sync.Once
+	// memberTTL is how long this process's member key lives unless
+	// renewed (defaultMemberTTL; tests shorten it).
+	memberTTL time.Duration
+	loaded    sync.Mutex
+	follow    sync.Once
 	// lastMembers is the number of enrich processes last seen (logged).
 	lastMembers int
 	// beforeStore, when set, is called with each batch's context before
@@ -81,35 +85,21 @@ type metrics struct {
 	partitions prometheus.Gauge
 }
 
-func registerCollector[C prometheus.Collector](reg prometheus.Registerer, c C) C {
-	if reg == nil {
-		return c
-	}
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if old, ok := are.ExistingCollector.(C); ok {
-				return old
-			}
-		}
-	}
-	return c
-}
-
 func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
-		processed: registerCollector(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_enrich_observations_total", Help: "Observations enriched and stored, by type."}, []string{"type"})),
-		dead:      registerCollector(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_enrich_deadletter_total", Help: "Observations sent to dlq.enrich, by reason (malformed; failed: failed enrich.max_failures deliveries; unsettled: delivered 4 x enrich.max_failures times without an outcome)."}, []string{"reason"})),
-		retries:   registerCollector(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_enrich_retries_total", Help: "State writes retried, by reason (conflict: another worker wrote first; unavailable: the state bucket did not take the write for a moment, as in a leader election; error: the observations were returned for redelivery)."}, []string{"reason"})),
-		lookups: registerCollector(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_enrich_state_lookups_total",
+		processed: telemetry.MustRegister(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_enrich_observations_total", Help: "Observations enriched and stored, by type."}, []string{"type"})),
+		dead:      telemetry.MustRegister(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_enrich_deadletter_total", Help: "Observations sent to dlq.enrich, by reason (malformed; failed: failed enrich.max_failures deliveries; unsettled: delivered 4 x enrich.max_failures times without an outcome)."}, []string{"reason"})),
+		retries:   telemetry.MustRegister(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_enrich_retries_total", Help: "State writes retried, by reason (conflict: another worker wrote first; unavailable: the state bucket did not take the write for a moment, as in a leader election; error: the observations were returned for redelivery)."}, []string{"reason"})),
+		lookups: telemetry.MustRegister(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_enrich_state_lookups_total",
 			Help: "Where a state write started from: cached (the record in the process's cache), read (from NATS), assumed_new (written as new unread), assumed_new_existed (that write found the key taken and was retried)."}, []string{"outcome"})),
-		partitions: registerCollector(reg, prometheus.NewGauge(prometheus.GaugeOpts{Name: "netintel_enrich_partitions_held", Help: fmt.Sprintf("Observation partitions this process holds (of %d; the enrich processes share them).", config.ObservationPartitions)})),
-		batch:      registerCollector(reg, prometheus.NewHistogram(prometheus.HistogramOpts{Name: "netintel_enrich_batch_seconds", Help: "Time to enrich and store one batch.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 8)})),
+		partitions: telemetry.MustRegister(reg, prometheus.NewGauge(prometheus.GaugeOpts{Name: "netintel_enrich_partitions_held", Help: fmt.Sprintf("Observation partitions this process holds (of %d; the enrich processes share them).", config.ObservationPartitions)})),
+		batch:      telemetry.MustRegister(reg, prometheus.NewHistogram(prometheus.HistogramOpts{Name: "netintel_enrich_batch_seconds", Help: "Time to enrich and store one batch.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 8)})),
 	}
-	// Show the dead-letter counters at 0 before the first failure.
-	m.dead.WithLabelValues("malformed")
-	m.dead.WithLabelValues("failed")
-	m.dead.WithLabelValues("unsettled")
+	// Every documented label value shows at 0 from start.
+	telemetry.Zero(m.dead, []string{"malformed", "failed", "unsettled"})
+	telemetry.Zero(m.retries, []string{"conflict", "unavailable", "error"})
+	telemetry.Zero(m.lookups, []string{"cached", "read", "assumed_new", "assumed_new_existed"})
+	telemetry.Zero(m.processed, []string{ingest.TypeService, ingest.TypeSignal, ingest.TypeRange, ingest.TypeFlow})
 	return m
 }
 
@@ -138,7 +128,7 @@ func NewWorker(js jetstream.JetStream, cfg config.Enrich, rules *Rules, cat *Cat
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	w := &Worker{js: js, cfg: cfg, log: log.With("stage", "enrich"), rules: rules, m: newMetrics(reg),
-		store: NewState(js, cfg.Bucket), cache: newStateCache(cfg.CacheMB << 20), id: hex.EncodeToString(b[:]), now: time.Now, ackWait: stateAckWait}
+		store: NewState(js, cfg.Bucket), cache: newStateCache(cfg.CacheMB << 20), id: hex.EncodeToString(b[:]), now: time.Now, ackWait: stateAckWait, memberTTL: defaultMemberTTL}
 	w.store.catCfg = &w.cfg.Catalog
 	if cat != nil {
 		w.store.SetCatalog(cat)
@@ -392,7 +382,7 @@ func (w *Worker) process(ctx context.Context, msgs []jetstream.Msg) {
 		var conflicts []string
 		var failed map[string]error
 		if len(mine) > 0 {
-			conflicts, failed = w.store.writeGroups(ctx, w.cache, mine, groups, first, w)
+			conflicts, failed = w.store.writeGroups(ctx, w.cache, mine, groups, first, w.writeEnv())
 			first = false
 		}
 		w.cache.release(mine)
@@ -509,198 +499,6 @@ func (w *Worker) deadLetter(ctx context.Context, m jetstream.Msg, cause error, r
 	w.m.dead.WithLabelValues(reason).Inc()
 	w.log.Warn("observation dead-lettered", "subject", m.Subject(), "reason", reason, "err", cause)
 	_ = m.Term()
-}
-
-// applyAll merges the items into d.
-func (w *Worker) applyAll(d *doc, items []*item) {
-	for _, it := range items {
-		d.apply(&it.obs, it.id, w.rules)
-	}
-}
-
-// stored acknowledges the items, whose state is stored, and counts them
-// by type into n.
-func (w *Worker) stored(items []*item, n map[string]int) {
-	for _, it := range items {
-		n[it.obs.Type]++
-		_ = it.msg.Ack()
-	}
-}
-
-// count adds the stored observations counted by type to the metrics.
-func (w *Worker) count(n map[string]int) {
-	for typ, c := range n {
-		w.m.processed.WithLabelValues(typ).Add(float64(c))
-	}
-}
-
-// record is what a write of one key starts from.
-type record struct {
-	rev     uint64
-	data    []byte // nil: no value
-	guessed bool   // not read: assumed new (see stateCache)
-}
-
-// writeBuffers hold the records a writeGroups call copies out of the cache
-// and the records it encodes, so that a batch allocates neither.
-type writeBuffers struct{ cached, encoded []byte }
-
-var writeBufferPool = sync.Pool{New: func() any { return new(writeBuffers) }}
-
-// writeGroups loads, merges and writes each key's document with an
-// expected-revision check. It returns the keys that lost a race to
-// another writer (to retry) and the keys that failed. On a retry (first
-// false) every key not in the cache is read, never guessed.
-func (s *Store) writeGroups(ctx context.Context, c *stateCache, keys []string, groups map[string][]*item, first bool, w *Worker) (conflicts []string, failed map[string]error) {
-	failed = map[string]error{}
-	recs := make(map[string]record, len(keys))
-	guess := first && c.guessAbsent()
-	bufs := writeBufferPool.Get().(*writeBuffers)
-	defer writeBufferPool.Put(bufs)
-	// Cached records are copied one after the other into bufs.cached, each
-	// noted by where it ends; the slices are taken once it stops growing.
-	type hit struct {
-		key string
-		rev uint64
-		end int
-	}
-	cached, hits := bufs.cached[:0], make([]hit, 0, len(keys))
-	var unknown []string
-	guessed := 0
-	for _, k := range keys {
-		var rev uint64
-		var ok bool
-		if cached, rev, ok = c.get(cached, k); ok {
-			hits = append(hits, hit{k, rev, len(cached)})
-		} else if guess {
-			recs[k] = record{guessed: true}
-			guessed++
-		} else {
-			unknown = append(unknown, k)
-		}
-	}
-	bufs.cached = cached
-	start := 0
-	for _, h := range hits {
-		recs[h.key] = record{rev: h.rev, data: cached[start:h.end:h.end]}
-		start = h.end
-	}
-	w.m.lookups.WithLabelValues("cached").Add(float64(len(hits)))
-	w.m.lookups.WithLabelValues("assumed_new").Add(float64(guessed))
-	w.m.lookups.WithLabelValues("read").Add(float64(len(unknown)))
-	// Read what the cache does not hold.
-	for k, r := range s.readMany(ctx, unknown, failed, w.log) {
-		c.learned(r.rev != 0)
-		recs[k] = r
-	}
-	acks, err := s.acks()
-	if err != nil {
-		for _, k := range keys {
-			failed[k] = err
-		}
-		return nil, failed
-	}
-	type pending struct {
-		key      string
-		from, to int // the record, in bufs.encoded
-		guessed  bool
-		ticket   uint64
-		answered bool
-	}
-	// One message and header serve every write (Publish keeps neither).
-	// The header map is built directly: Header.Set would canonicalize the
-	// name on every write.
-	revs := []string{""}
-	msg := nats.Msg{Header: nats.Header{jetstream.ExpectedLastSubjSeqHeader: revs}}
-	pend := make([]pending, 0, len(keys))
-	answers := make(chan bus.Ack, len(keys))
-	done := map[string]int{} // stored observations by type
-	defer w.count(done)
-	enc := bufs.encoded[:0]
-	defer func() { bufs.encoded = enc }()
-	for _, k := range keys {
-		if _, bad := failed[k]; bad {
-			continue
-		}
-		r := recs[k]
-		items := groups[k]
-		var d *doc
-		if r.data == nil {
-			d = newDoc(&items[0].obs)
-		} else {
-			var err error
-			if d, err = decodeState(k, r.data); err != nil {
-				failed[k] = err
-				c.drop(k)
-				continue
-			}
-		}
-		w.applyAll(d, items)
-		from := len(enc)
-		if enc, err = appendDoc(enc, d); err != nil {
-			enc = enc[:from]
-			failed[k] = err
-			c.drop(k)
-			continue
-		}
-		revs[0] = strconv.FormatUint(r.rev, 10)
-		msg.Subject, msg.Data = s.prefix+k, enc[from:]
-		ticket, err := acks.Publish(&msg, len(pend), answers)
-		if err != nil {
-			failed[k] = fmt.Errorf("store state: %w", err)
-			c.drop(k)
-			continue
-		}
-		pend = append(pend, pending{key: k, from: from, to: len(enc), guessed: r.guessed, ticket: ticket})
-	}
-	// giveUp abandons the writes still unanswered: their outcome is
-	// unknown, so their cached records are dropped.
-	giveUp := func(cause error) {
-		for i := range pend {
-			if p := &pend[i]; !p.answered {
-				acks.Cancel(p.ticket)
-				c.drop(p.key)
-				if cause != nil {
-					failed[p.key] = cause
-				}
-			}
-		}
-	}
-	timeout := time.NewTimer(w.ackWait)
-	defer timeout.Stop()
-	for range pend {
-		var a bus.Ack
-		select {
-		case a = <-answers:
-		case <-timeout.C:
-			giveUp(fmt.Errorf("store state: %w within %s", bus.ErrNoAck, w.ackWait))
-			return conflicts, failed
-		case <-ctx.Done():
-			giveUp(nil)
-			return nil, nil
-		}
-		p := &pend[a.Index]
-		p.answered = true
-		switch {
-		case a.Err == nil:
-			c.put(p.key, a.Seq, enc[p.from:p.to])
-			if p.guessed {
-				c.learned(false)
-			}
-			w.stored(groups[p.key], done)
-		case isConflict(a.Err):
-			c.drop(p.key)
-			if p.guessed {
-				c.learned(true)
-				w.m.lookups.WithLabelValues("assumed_new_existed").Inc()
-			}
-			conflicts = append(conflicts, p.key)
-		default:
-			c.drop(p.key)
-			failed[p.key] = fmt.Errorf("store state: %w", a.Err)
-		}
-	}
-	return conflicts, failed
 }
 
 // readMany reads the stored records of keys, with batch direct gets (one

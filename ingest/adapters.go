@@ -56,6 +56,10 @@ type Options struct {
 	// a closed port): the record is well formed, so it is not reported
 	// as malformed, and `netintel ingest` prints the counts.
 	Skipped func(line int, reason string)
+	// Progress, if set, is told how many bytes of the file or response
+	// IngestFile has read (as stored: compressed when it is), and of how
+	// many (-1 when unknown), at most once per 64 KiB and at the end.
+	Progress func(read, total int64)
 }
 
 // DefaultMaxLineBytes is the longest line a feed may have unless

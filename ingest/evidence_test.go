@@ -12,6 +12,7 @@ import (
 // Evidence a scanner recorded in full goes in cut to the limits, flagged,
 // never refused: a 50 MB body, a 1 MB header, bytes that are not UTF-8.
 func TestNDJSON_OversizedEvidenceIsCutNotRefused(t *testing.T) {
+	t.Parallel()
 	big := strings.Repeat("A", 50<<20)
 	longHeader := strings.Repeat("h", 1<<20)
 	line := func(probe string) string {
@@ -72,6 +73,7 @@ func TestNDJSON_OversizedEvidenceIsCutNotRefused(t *testing.T) {
 }
 
 func TestNormalize_ProbeErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ name, probe, want string }{
 		{"empty probe", `{}`, "service.probes[0]: needs a request, response, tls or banner"},
 		{"bad base64", `{"response":{"body":{"encoding":"base64","data":"!!"}}}`, "service.probes[0].response.body.data: not base64"},
@@ -95,6 +97,7 @@ func TestNormalize_ProbeErrors(t *testing.T) {
 // Version 1's evidence becomes probes: the page, each body snippet at its
 // path, the favicon hash, the certificate and the banner.
 func TestNormalize_UpgradesV1(t *testing.T) {
+	t.Parallel()
 	in := `{"v":1,"type":"service","ip":"192.0.2.7","source":"s","observed_at":"2026-11-20T10:00:00Z","service":{"port":443,"transport":"tcp",` +
 		`"http":{"status":200,"headers":{"Server":"xxxxxxxx-xxxxx"},"cookies":["SVPNCOOKIE"],"title":"Login","bodies":{"/remote/login":"<html>","/":"root"},"favicon_hash":"-76600061"},` +
 		`"tls":{"subject":"CN=FGT60F,O=Fortinet","issuer":"/C=US/O=Fortinet/CN=FortiGate CA"},"banner":"SSH-2.0-x"}}` + "\n"
@@ -127,6 +130,7 @@ func TestNormalize_UpgradesV1(t *testing.T) {
 }
 
 func TestParseDN(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want DN
@@ -157,6 +161,7 @@ func jsonOf(t *testing.T, v any) string {
 // netflow, a residential-proxy signal or range residential), never the
 // source's name, and a source's declared class only restricts further.
 func TestObservation_DataClass(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		o    Observation

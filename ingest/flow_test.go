@@ -19,6 +19,7 @@ func tcp(src string, sp int, dst string, dp int, packets, bytes int64) FlowRecor
 }
 
 func TestInferFlow(t *testing.T) {
+	t.Parallel()
 	const c, s = "192.0.2.10", "198.51.100.20"
 	const c6, s6 = "2001:db8:1::10", "2001:db8:2::20"
 	l2 := func(r FlowRecord) FlowRecord { r.L2 = true; return r }
@@ -130,6 +131,7 @@ var flowgenWant = []flowOutcome{
 // nfdump 1.7.1 and nfdump 1.7.8 wrote of flowgen's flows: every format
 // must give the same observations, and count the same flows as skipped.
 func TestFlowAdapters_RealSamples(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		file   string
 		ad     Adapter
@@ -178,6 +180,7 @@ func TestFlowAdapters_RealSamples(t *testing.T) {
 // in its issues: none is a VPN flow; goflow2 v1's CamelCase line has
 // unspecified addresses (the exporter's template left them out).
 func TestGoflow2_DocSamples(t *testing.T) {
+	t.Parallel()
 	var skipped []int
 	r := runAdapter(t, Goflow2, readFile(t, "goflow2-docs.ndjson"), Options{Skipped: func(l int, _ string) { skipped = append(skipped, l) }})
 	if len(r.obs) != 0 || !slices.Equal(skipped, []int{1, 2}) || !slices.Equal(badLines(r.bad), []int{3}) ||
@@ -187,6 +190,7 @@ func TestGoflow2_DocSamples(t *testing.T) {
 }
 
 func TestGoflow2_Forms(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, line, wantAt string
 	}{
@@ -211,6 +215,7 @@ func TestGoflow2_Forms(t *testing.T) {
 }
 
 func TestGoflow2_Malformed(t *testing.T) {
+	t.Parallel()
 	good := `{"time_flow_end_ns":1795168741000000000,"bytes":176,"packets":1,"src_addr":"192.0.2.10","dst_addr":"198.51.100.20","proto":"UDP","src_port":43512,"dst_port":51820}`
 	in := strings.Join([]string{
 		good,
@@ -234,6 +239,7 @@ func TestGoflow2_Malformed(t *testing.T) {
 }
 
 func TestNfdumpCSV_Layouts(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, in string
 		wantObs  int
@@ -274,6 +280,7 @@ func TestNfdumpCSV_Layouts(t *testing.T) {
 }
 
 func TestNfdumpCSV_DurationGivesTheEnd(t *testing.T) {
+	t.Parallel()
 	r := runAdapter(t, NfdumpCSV, readFile(t, "nfdump-1.7.8.csv"), Options{Source: "edge-1", Confidence: 0.6})
 	// The third flow: first seen 09:59:02, 38 s; confidence capped at 0.6.
 	o := r.obs[2]

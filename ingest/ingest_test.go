@@ -53,6 +53,7 @@ func badLines(bad []LineError) []int {
 }
 
 func TestTorExits_RealSample(t *testing.T) {
+	t.Parallel()
 	in := readFile(t, "exit-addresses")
 	r := runAdapter(t, TorExits, in, Options{})
 	if want := strings.Count(in, "\nExitAddress "); len(r.obs) != want || len(r.bad) != 0 {
@@ -66,6 +67,7 @@ func TestTorExits_RealSample(t *testing.T) {
 }
 
 func TestTorExits_Malformed(t *testing.T) {
+	t.Parallel()
 	in := "ExitNode FE39F07EBE7870DCE124AB30DF3ABD0700A43F75\n" +
 		"Published 2024-03-11 13:07:19\n" +
 		"ExitAddress 999.1.1.1 2024-03-12 08:10:51\n" + // line 3: bad address
@@ -84,6 +86,7 @@ func TestTorExits_Malformed(t *testing.T) {
 }
 
 func TestAWSRanges_RealSample(t *testing.T) {
+	t.Parallel()
 	in := readFile(t, "aws-ip-ranges.json")
 	var raw struct {
 		Prefixes []struct {
@@ -125,6 +128,7 @@ func TestAWSRanges_RealSample(t *testing.T) {
 }
 
 func TestAWSRanges_MalformedPrefix(t *testing.T) {
+	t.Parallel()
 	in := `{
   "createDate": "2025-07-24-20-23-14",
   "prefixes": [
@@ -140,6 +144,7 @@ func TestAWSRanges_MalformedPrefix(t *testing.T) {
 }
 
 func TestGCPRanges_RealSample(t *testing.T) {
+	t.Parallel()
 	in := readFile(t, "gcp-cloud.json")
 	r := runAdapter(t, GCPRanges, in, Options{})
 	if want := strings.Count(in, "Prefix\""); len(r.obs) != want || len(r.bad) != 0 {
@@ -152,6 +157,7 @@ func TestGCPRanges_RealSample(t *testing.T) {
 }
 
 func TestCIDRList_RealSamples(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	tests := []struct {
 		name, file, kind, provider string
@@ -198,6 +204,7 @@ func TestCIDRList_RealSamples(t *testing.T) {
 }
 
 func TestCIDRList_CommentsAndMalformed(t *testing.T) {
+	t.Parallel()
 	in := "# Cloudflare\n\n173.245.48.0/20 # edge\n10.0.0.300\n2001:db8::/32\nnot-an-ip\n  192.0.2.7  \n"
 	r := runAdapter(t, CIDRList, in, Options{Kind: "cdn", Provider: "X"})
 	if got := badLines(r.bad); !slices.Equal(got, []int{4, 6}) {
@@ -216,6 +223,7 @@ func TestCIDRList_CommentsAndMalformed(t *testing.T) {
 }
 
 func TestNDJSON_Sample(t *testing.T) {
+	t.Parallel()
 	in := readFile(t, "observations.ndjson")
 	r := runAdapter(t, NDJSON, in, Options{})
 	if want := strings.Count(in, "\n"); len(r.obs) != want || len(r.bad) != 0 {
@@ -233,6 +241,7 @@ func TestNDJSON_Sample(t *testing.T) {
 }
 
 func TestNDJSON_Malformed(t *testing.T) {
+	t.Parallel()
 	good := `{"v":1,"type":"signal","ip":"192.0.2.9","source":"s","observed_at":"2026-11-20T10:00:00+01:00","signal":{"kind":"tor_exit"}}`
 	tests := []struct {
 		name, line, wantErr string
@@ -261,6 +270,7 @@ func TestNDJSON_Malformed(t *testing.T) {
 }
 
 func TestIngester_DedupAndMalformed(t *testing.T) {
+	t.Parallel()
 	n := testutil.StartNATS(t)
 	n.Ensure(t)
 	in := New(n.JS, testutil.Logger(t), nil, 16, time.Minute)
@@ -326,6 +336,7 @@ func TestIngester_DedupAndMalformed(t *testing.T) {
 // is elected) is sent again with its message id until stored: every
 // observation ends up in the stream exactly once.
 func TestPublisher_ResendsUntilStored(t *testing.T) {
+	t.Parallel()
 	nt := testutil.StartNATS(t)
 	ctx := context.Background()
 	pub := NewPublisher(nt.JS, 64)
@@ -367,6 +378,7 @@ func TestPublisher_ResendsUntilStored(t *testing.T) {
 
 // Past RetryFor, Flush gives up with an error that counts what is missing.
 func TestPublisher_GivesUpAfterRetryFor(t *testing.T) {
+	t.Parallel()
 	nt := testutil.StartNATS(t)
 	pub := NewPublisher(nt.JS, 16)
 	pub.AckWait, pub.RetryFor = 200*time.Millisecond, time.Second
@@ -384,6 +396,7 @@ func TestPublisher_GivesUpAfterRetryFor(t *testing.T) {
 // A line longer than MaxLineBytes is reported with its number and skipped;
 // the lines after it still go in (every line-based format).
 func TestLineAdapters_OverlongLineSkipped(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("x", 3000)
 	good := `{"type":"signal","ip":"192.0.2.9","source":"s","observed_at":"2026-11-20T10:00:00Z","signal":{"kind":"tor_exit"}}`
 	tests := []struct {
@@ -432,6 +445,7 @@ func TestLineAdapters_OverlongLineSkipped(t *testing.T) {
 // Every observation of one address or range goes to one partition, and
 // addresses spread evenly over the partitions.
 func TestObservation_Partition(t *testing.T) {
+	t.Parallel()
 	svc := Observation{Type: TypeService, Source: "scan.a:1", IP: "198.51.100.7", Service: &Service{Port: 443}}
 	sig := Observation{Type: TypeSignal, Source: "tor-exits", IP: "198.51.100.7"}
 	if svc.Partition() != sig.Partition() {
@@ -465,6 +479,7 @@ func TestObservation_Partition(t *testing.T) {
 // Normalize keeps observed_at as written when it is already canonical and
 // rewrites every other RFC 3339 form, so both give ipmodel.TimeFormat.
 func TestNormalize_ObservedAtCanonical(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"2026-11-20T10:00:00Z":           "2026-11-20T10:00:00Z",
 		"2026-11-20T10:00:00.5Z":         "2026-11-20T10:00:00Z",
@@ -493,6 +508,7 @@ func TestNormalize_ObservedAtCanonical(t *testing.T) {
 // Ingest writes the fetch time as listed_at on every observation without
 // one; a line that carries its own keeps it (normalized to UTC seconds).
 func TestIngester_ListedAt(t *testing.T) {
+	t.Parallel()
 	n := testutil.StartNATS(t)
 	n.Ensure(t)
 	in := New(n.JS, testutil.Logger(t), nil, 16, time.Minute)

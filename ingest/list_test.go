@@ -25,6 +25,7 @@ func byKey(obs []Observation) map[string]Observation {
 
 // Every format has an adapter and a help line, and nothing else does.
 func TestAdapters_MatchConfigFormats(t *testing.T) {
+	t.Parallel()
 	var names []string
 	for n := range Adapters() {
 		names = append(names, n)
@@ -47,6 +48,7 @@ func TestAdapters_MatchConfigFormats(t *testing.T) {
 // Storage and Storage.EastUS: each comes out once, with the most specific
 // tag's service and the region a regional tag gives.
 func TestAzureServiceTags_RealSample(t *testing.T) {
+	t.Parallel()
 	r := runAdapter(t, AzureServiceTags, readFile(t, "azure-service-tags.json"), Options{ObservedAt: listTime})
 	if len(r.bad) != 0 || len(r.obs) != 25 {
 		t.Fatalf("obs %d (want 25 distinct prefixes), bad %v", len(r.obs), r.bad)
@@ -74,6 +76,7 @@ func TestAzureServiceTags_RealSample(t *testing.T) {
 }
 
 func TestAzureServiceTags_Malformed(t *testing.T) {
+	t.Parallel()
 	in := `{"changeNumber": 1,
 "values": [
  {"name": "AzureCloud", "properties": {"addressPrefixes": ["10.0.0.0/8", "nonsense"]}},
@@ -90,6 +93,7 @@ func TestAzureServiceTags_Malformed(t *testing.T) {
 }
 
 func TestOracleRanges_RealSample(t *testing.T) {
+	t.Parallel()
 	in := readFile(t, "oracle-public-ip-ranges.json")
 	r := runAdapter(t, OracleRanges, in, Options{})
 	if len(r.bad) != 0 || len(r.obs) != strings.Count(in, `"cidr"`) {
@@ -113,6 +117,7 @@ func TestOracleRanges_RealSample(t *testing.T) {
 }
 
 func TestFastlyRanges_RealSample(t *testing.T) {
+	t.Parallel()
 	r := runAdapter(t, FastlyRanges, readFile(t, "fastly-ip-ranges.json"), Options{ObservedAt: listTime})
 	if len(r.bad) != 0 || len(r.obs) != 21 {
 		t.Fatalf("obs %d bad %v", len(r.obs), r.bad)
@@ -130,6 +135,7 @@ func TestFastlyRanges_RealSample(t *testing.T) {
 }
 
 func TestGeofeed_RealSamples(t *testing.T) {
+	t.Parallel()
 	opt := Options{Kind: "hosting", Provider: "Akamai (Linode)", ObservedAt: listTime}
 	in := readFile(t, "geofeed-linode.csv")
 	r := runAdapter(t, Geofeed, in, opt)
@@ -166,6 +172,7 @@ func TestGeofeed_RealSamples(t *testing.T) {
 }
 
 func TestPrivateRelay_RealSample(t *testing.T) {
+	t.Parallel()
 	r := runAdapter(t, PrivateRelay, readFile(t, "private-relay-egress.csv"), Options{ObservedAt: listTime})
 	if len(r.bad) != 0 || len(r.obs) != 15 {
 		t.Fatalf("obs %d bad %v", len(r.obs), r.bad)
@@ -177,6 +184,7 @@ func TestPrivateRelay_RealSample(t *testing.T) {
 }
 
 func TestProxyList(t *testing.T) {
+	t.Parallel()
 	in := readFile(t, "proxy-list-http.txt")
 	r := runAdapter(t, ProxyList, in, Options{Kind: "http", ObservedAt: listTime})
 	if len(r.bad) != 0 || len(r.obs) != strings.Count(in, "\n") {
@@ -221,6 +229,7 @@ func TestProxyList(t *testing.T) {
 }
 
 func TestMullvadRelays_RealRows(t *testing.T) {
+	t.Parallel()
 	r := runAdapter(t, MullvadRelays, readFile(t, "mullvad-relays.json"), Options{ObservedAt: listTime})
 	if len(r.bad) != 0 || len(r.obs) != 4 {
 		t.Fatalf("obs %d (want 2 relays x 2 addresses, the bridge skipped) bad %v", len(r.obs), r.bad)
@@ -247,6 +256,7 @@ func TestMullvadRelays_RealRows(t *testing.T) {
 // A gzipped feed cut short publishes the records before the cut, then
 // fails with one error saying the input is truncated.
 func TestIngest_TruncatedGzip(t *testing.T) {
+	t.Parallel()
 	plain := readFile(t, "proxy-list-http.txt")
 	var buf bytes.Buffer
 	w, _ := gzip.NewWriterLevel(&buf, gzip.NoCompression) // stored blocks: a cut keeps whole lines before it

@@ -209,6 +209,45 @@ var FlowProtocols = []string{"wireguard", "openvpn", "ipsec", "ikev2", "l2tp", "
 // in their canonical form, observed_at in UTC seconds, version set. The
 // error names the first bad field.
 func (o *Observation) Normalize() error {
+	if err := o.normalizeHeader(); err != nil {
+		return err
+	}
+	if err := o.normalizeClaims(); err != nil {
+		return err
+	}
+	o.Hostnames = normalizeHostnames(o.Hostnames)
+	n := 0
+	for _, set := range []bool{o.Service != nil, o.Signal != nil, o.Range != nil, o.Flow != nil} {
+		if set {
+			n++
+		}
+	}
+	if n != 1 {
+		return fmt.Errorf("type: exactly one of service, signal, range, flow must be set")
+	}
+	if o.Type == TypeRange {
+		return o.normalizeRange()
+	}
+	a, err := netip.ParseAddr(o.IP)
+	if err != nil {
+		return fmt.Errorf("ip: not an IP address: %q", o.IP)
+	}
+	o.IP = a.Unmap().WithZone("").String()
+	o.Network = ""
+	switch o.Type {
+	case TypeService:
+		return o.normalizeService()
+	case TypeSignal:
+		return o.normalizeSignal()
+	case TypeFlow:
+		return o.normalizeFlow()
+	}
+	return fmt.Errorf("type: must be service, signal, range or flow, got %q", o.Type)
+}
+
+// normalizeHeader checks what every observation carries: the version
+// (1 is upgraded), the source, the times and the data class.
+func (o *Observation) normalizeHeader() error {
 	if o.V == 0 {
 		o.V = Version
 	}
@@ -240,6 +279,12 @@ func (o *Observation) Normalize() error {
 	default:
 		return fmt.Errorf("class: must be one of %s, got %q", strings.Join(ipmodel.DataClasses, ", "), o.Class)
 	}
+	return nil
+}
+
+// normalizeClaims checks each ownership claim; a claim without its own
+// signal source takes the observation's.
+func (o *Observation) normalizeClaims() error {
 	for i := range o.Claims {
 		c := &o.Claims[i]
 		if strings.TrimSpace(c.OrgName) == "" {
@@ -255,94 +300,85 @@ func (o *Observation) Normalize() error {
 			return fmt.Errorf("claims[%d].asn: must be 0..4294967295, got %d", i, c.ASN)
 		}
 	}
-	o.Hostnames = normalizeHostnames(o.Hostnames)
-	n := 0
-	for _, set := range []bool{o.Service != nil, o.Signal != nil, o.Range != nil, o.Flow != nil} {
-		if set {
-			n++
-		}
-	}
-	if n != 1 {
-		return fmt.Errorf("type: exactly one of service, signal, range, flow must be set")
-	}
-	if o.Type == TypeRange {
-		if o.Range == nil {
-			return fmt.Errorf("range: required for type range")
-		}
-		p, err := netip.ParsePrefix(o.Network)
-		if err != nil {
-			return fmt.Errorf("network: not a CIDR: %q", o.Network)
-		}
-		o.Network = p.Masked().String()
-		o.IP = ""
-		if !slices.Contains(RangeKinds, o.Range.Kind) {
-			return fmt.Errorf("range.kind: must be one of %s, got %q", strings.Join(RangeKinds, ", "), o.Range.Kind)
-		}
-		if o.Range.Country != "" && !isAlpha2(o.Range.Country) {
-			return fmt.Errorf("range.country: must be an ISO 3166-1 alpha-2 code (2 capital letters), got %q", o.Range.Country)
-		}
-		return checkConf("range.confidence", o.Range.Confidence)
-	}
-	a, err := netip.ParseAddr(o.IP)
-	if err != nil {
-		return fmt.Errorf("ip: not an IP address: %q", o.IP)
-	}
-	o.IP = a.Unmap().WithZone("").String()
-	o.Network = ""
-	switch o.Type {
-	case TypeService:
-		if o.Service == nil {
-			return fmt.Errorf("service: required for type service")
-		}
-		if err := checkPort("service.port", o.Service.Port, true); err != nil {
-			return err
-		}
-		if err := checkTransport("service.transport", &o.Service.Transport); err != nil {
-			return err
-		}
-		o.Service.upgradeV1()
-		if err := o.Service.normalizeProbes(); err != nil {
-			return err
-		}
-	case TypeSignal:
-		if o.Signal == nil {
-			return fmt.Errorf("signal: required for type signal")
-		}
-		if !slices.Contains(SignalKinds, o.Signal.Kind) {
-			return fmt.Errorf("signal.kind: must be one of %s, got %q", strings.Join(SignalKinds, ", "), o.Signal.Kind)
-		}
-		if err := checkPort("signal.port", o.Signal.Port, false); err != nil {
-			return err
-		}
-		return checkConf("signal.confidence", o.Signal.Confidence)
-	case TypeFlow:
-		if o.Flow == nil {
-			return fmt.Errorf("flow: required for type flow")
-		}
-		if err := checkPort("flow.port", o.Flow.Port, true); err != nil {
-			return err
-		}
-		if err := checkTransport("flow.transport", &o.Flow.Transport); err != nil {
-			return err
-		}
-		o.Flow.Protocol = strings.ToLower(o.Flow.Protocol)
-		if !slices.Contains(FlowProtocols, o.Flow.Protocol) {
-			return fmt.Errorf("flow.protocol: must be one of %s, got %q", strings.Join(FlowProtocols, ", "), o.Flow.Protocol)
-		}
-		if o.Flow.Basis == "label" {
-			o.Flow.Basis = ""
-		}
-		if o.Flow.Basis != "" && !slices.Contains(FlowBases, o.Flow.Basis) {
-			return fmt.Errorf("flow.basis: must be one of %s, got %q", strings.Join(FlowBases, ", "), o.Flow.Basis)
-		}
-		if o.Flow.IPProtocol < 0 || o.Flow.IPProtocol > 255 {
-			return fmt.Errorf("flow.ip_protocol: must be 0..255, got %d", o.Flow.IPProtocol)
-		}
-		return checkConf("flow.confidence", o.Flow.Confidence)
-	default:
-		return fmt.Errorf("type: must be service, signal, range or flow, got %q", o.Type)
-	}
 	return nil
+}
+
+// normalizeRange checks a range observation; its network is masked.
+func (o *Observation) normalizeRange() error {
+	if o.Range == nil {
+		return fmt.Errorf("range: required for type range")
+	}
+	p, err := netip.ParsePrefix(o.Network)
+	if err != nil {
+		return fmt.Errorf("network: not a CIDR: %q", o.Network)
+	}
+	o.Network = p.Masked().String()
+	o.IP = ""
+	if !slices.Contains(RangeKinds, o.Range.Kind) {
+		return fmt.Errorf("range.kind: must be one of %s, got %q", strings.Join(RangeKinds, ", "), o.Range.Kind)
+	}
+	if o.Range.Country != "" && !isAlpha2(o.Range.Country) {
+		return fmt.Errorf("range.country: must be an ISO 3166-1 alpha-2 code (2 capital letters), got %q", o.Range.Country)
+	}
+	return checkConf("range.confidence", o.Range.Confidence)
+}
+
+// normalizeService checks a service observation and brings its evidence
+// to format 2 (probes).
+func (o *Observation) normalizeService() error {
+	if o.Service == nil {
+		return fmt.Errorf("service: required for type service")
+	}
+	if err := checkPort("service.port", o.Service.Port, true); err != nil {
+		return err
+	}
+	if err := checkTransport("service.transport", &o.Service.Transport); err != nil {
+		return err
+	}
+	o.Service.upgradeV1()
+	return o.Service.normalizeProbes()
+}
+
+// normalizeSignal checks a signal observation.
+func (o *Observation) normalizeSignal() error {
+	if o.Signal == nil {
+		return fmt.Errorf("signal: required for type signal")
+	}
+	if !slices.Contains(SignalKinds, o.Signal.Kind) {
+		return fmt.Errorf("signal.kind: must be one of %s, got %q", strings.Join(SignalKinds, ", "), o.Signal.Kind)
+	}
+	if err := checkPort("signal.port", o.Signal.Port, false); err != nil {
+		return err
+	}
+	return checkConf("signal.confidence", o.Signal.Confidence)
+}
+
+// normalizeFlow checks a flow observation; "label", the default basis,
+// is stored as empty.
+func (o *Observation) normalizeFlow() error {
+	if o.Flow == nil {
+		return fmt.Errorf("flow: required for type flow")
+	}
+	if err := checkPort("flow.port", o.Flow.Port, true); err != nil {
+		return err
+	}
+	if err := checkTransport("flow.transport", &o.Flow.Transport); err != nil {
+		return err
+	}
+	o.Flow.Protocol = strings.ToLower(o.Flow.Protocol)
+	if !slices.Contains(FlowProtocols, o.Flow.Protocol) {
+		return fmt.Errorf("flow.protocol: must be one of %s, got %q", strings.Join(FlowProtocols, ", "), o.Flow.Protocol)
+	}
+	if o.Flow.Basis == "label" {
+		o.Flow.Basis = ""
+	}
+	if o.Flow.Basis != "" && !slices.Contains(FlowBases, o.Flow.Basis) {
+		return fmt.Errorf("flow.basis: must be one of %s, got %q", strings.Join(FlowBases, ", "), o.Flow.Basis)
+	}
+	if o.Flow.IPProtocol < 0 || o.Flow.IPProtocol > 255 {
+		return fmt.Errorf("flow.ip_protocol: must be 0..255, got %d", o.Flow.IPProtocol)
+	}
+	return checkConf("flow.confidence", o.Flow.Confidence)
 }
 
 // normalizeHostnames lower-cases and trims the names, drops empty ones and

@@ -19,6 +19,7 @@ import (
 	"github.com/netintel/netintel/internal/config"
 	"github.com/netintel/netintel/internal/decompress"
 	"github.com/netintel/netintel/internal/ipmodel"
+	"github.com/netintel/netintel/internal/telemetry"
 )
 
 // Publisher sends observations to JetStream asynchronously with
@@ -49,15 +50,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		bad:        prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_ingest_malformed_total", Help: "Malformed feed records skipped, by format."}, []string{"format"}),
 		skipped:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_ingest_skipped_total", Help: "Well-formed records deliberately not stored (a zgrab2 module that failed, a flow with no protocol recognised), by format."}, []string{"format"}),
 	}
-	if reg != nil {
-		for _, c := range []prometheus.Collector{m.published, m.duplicates, m.bad, m.skipped} {
-			if err := reg.Register(c); err != nil {
-				var are prometheus.AlreadyRegisteredError
-				if errors.As(err, &are) {
-					continue
-				}
-			}
-		}
+	// Registered (or the process's existing copies taken), and every
+	// format's series shown at 0 from start.
+	for _, v := range []**prometheus.CounterVec{&m.published, &m.duplicates, &m.bad, &m.skipped} {
+		*v = telemetry.MustRegister(reg, *v)
+		telemetry.Zero(*v, config.IngestFormats)
 	}
 	return m
 }
@@ -106,6 +103,13 @@ type Stats struct {
 	// Skipped counts the well-formed records not stored, by reason
 	// (Options.Skipped): a zgrab2 module that failed, a closed port.
 	Skipped map[string]int
+	// LastSeq maps each subject published on to the highest stream
+	// sequence of its observations (bus.Publisher.Last): enrichment has
+	// applied the whole feed once every enrich consumer has acknowledged
+	// that far (enrich.WaitApplied).
+	LastSeq map[string]uint64
+	// Bytes is how many bytes of the file or response were read.
+	Bytes int64
 }
 
 func (s Stats) String() string {
@@ -163,7 +167,7 @@ var ErrUnknownFormat = errors.New("unknown format")
 // observation files say when they saw a thing; reading them again says
 // nothing new, so they get no listed_at.
 func (in *Ingester) IngestFile(ctx context.Context, format, location string, opt Options) (Stats, error) {
-	rc, mod, err := in.open(ctx, location)
+	rc, mod, size, err := in.open(ctx, location)
 	if err != nil {
 		return Stats{Format: format}, err
 	}
@@ -174,7 +178,31 @@ func (in *Ingester) IngestFile(ctx context.Context, format, location string, opt
 	if opt.ListedAt.IsZero() && slices.Contains(config.IngestListFormats, format) {
 		opt.ListedAt = in.now().Truncate(time.Second)
 	}
-	return in.Ingest(ctx, format, rc, opt)
+	cr := &countingReader{r: rc, total: size, progress: opt.Progress}
+	st, err := in.Ingest(ctx, format, cr, opt)
+	st.Bytes = cr.n
+	if opt.Progress != nil {
+		opt.Progress(cr.n, size)
+	}
+	return st, err
+}
+
+// countingReader counts the bytes read through it and reports them.
+type countingReader struct {
+	r        io.Reader
+	n, told  int64
+	total    int64
+	progress func(read, total int64)
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	if c.progress != nil && c.n-c.told >= 64<<10 {
+		c.told = c.n
+		c.progress(c.n, c.total)
+	}
+	return n, err
 }
 
 // Ingest reads r in format and publishes every valid observation. A
@@ -224,7 +252,7 @@ func (in *Ingester) Ingest(ctx context.Context, format string, r io.Reader, opt 
 		}
 	})
 	ferr := pub.Flush(ctx)
-	st.Published, st.Duplicates = pub.Published, pub.Duplicates
+	st.Published, st.Duplicates, st.LastSeq = pub.Published, pub.Duplicates, pub.Last
 	in.metrics.published.WithLabelValues(format).Add(float64(st.Published))
 	in.metrics.duplicates.WithLabelValues(format).Add(float64(st.Duplicates))
 	skipped := 0
@@ -239,34 +267,39 @@ func (in *Ingester) Ingest(ctx context.Context, format string, r io.Reader, opt 
 	return st, nil
 }
 
-// open returns the content at location and its modification time (file
-// mtime or Last-Modified), truncated to seconds; zero when unknown.
-func (in *Ingester) open(ctx context.Context, location string) (io.ReadCloser, time.Time, error) {
+// open returns the content at location, its modification time (file
+// mtime or Last-Modified), truncated to seconds, zero when unknown, and
+// its size (-1 when unknown).
+func (in *Ingester) open(ctx context.Context, location string) (io.ReadCloser, time.Time, int64, error) {
 	if strings.HasPrefix(location, "http://") || strings.HasPrefix(location, "https://") {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, location, nil)
 		if err != nil {
-			return nil, time.Time{}, fmt.Errorf("fetch %s: %w", location, err)
+			return nil, time.Time{}, -1, fmt.Errorf("fetch %s: %w", location, err)
 		}
 		resp, err := in.client.Do(req)
 		if err != nil {
-			return nil, time.Time{}, fmt.Errorf("fetch %s: %w", location, err)
+			return nil, time.Time{}, -1, fmt.Errorf("fetch %s: %w", location, err)
 		}
 		if resp.StatusCode != http.StatusOK {
 			resp.Body.Close()
-			return nil, time.Time{}, fmt.Errorf("fetch %s: status %s", location, resp.Status)
+			return nil, time.Time{}, -1, fmt.Errorf("fetch %s: status %s", location, resp.Status)
 		}
 		mod, _ := http.ParseTime(resp.Header.Get("Last-Modified"))
-		return resp.Body, mod, nil
+		return resp.Body, mod, resp.ContentLength, nil
 	}
 	f, err := os.Open(location)
 	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("open feed: %w", err)
+		return nil, time.Time{}, -1, fmt.Errorf("open feed: %w", err)
 	}
 	var mod time.Time
+	size := int64(-1)
 	if fi, err := f.Stat(); err == nil {
 		mod = fi.ModTime().Truncate(time.Second)
+		if fi.Mode().IsRegular() {
+			size = fi.Size()
+		}
 	}
-	return f, mod, nil
+	return f, mod, size, nil
 }
 
 // SourceOptions are the options a configured source is read with.

@@ -245,48 +245,14 @@ func (p *nmapPort) service(port int) *Service {
 				httpProbe().Response.Title = title
 			}
 		case "http-server-header":
-			var vals []string
-			if t := table(sc.Tables, "Server"); t != nil {
-				for _, e := range t.Elems {
-					vals = append(vals, e.Value)
-				}
-			} else if len(sc.Elems) > 0 {
-				for _, e := range sc.Elems {
-					vals = append(vals, e.Value)
-				}
-			} else if o := strings.TrimSpace(sc.Output); o != "" {
-				vals = append(vals, o)
-			}
 			hp := httpProbe()
-			for _, v := range vals {
+			for _, v := range nmapServerHeader(&sc) {
 				if !hasHeader(hp.Response.Headers, "Server", v) {
 					hp.Response.Headers = append(hp.Response.Headers, Header{Name: "Server", Value: v})
 				}
 			}
 		case "http-headers":
-			lines := make([]string, 0, len(sc.Elems))
-			for _, e := range sc.Elems {
-				lines = append(lines, e.Value)
-			}
-			if len(lines) == 0 {
-				lines = strings.Split(sc.Output, "\n")
-			}
-			hp := httpProbe()
-			for _, l := range lines {
-				l = strings.TrimSpace(l)
-				if m, ok := strings.CutPrefix(l, "(Request type: "); ok {
-					hp.Request.Method = strings.TrimSuffix(m, ")")
-					continue
-				}
-				name, value, ok := strings.Cut(l, ":")
-				if !ok || name == "" || strings.ContainsAny(name, " \t") {
-					continue
-				}
-				value = strings.TrimSpace(value)
-				if !hasHeader(hp.Response.Headers, name, value) {
-					hp.Response.Headers = append(hp.Response.Headers, Header{Name: name, Value: value})
-				}
-			}
+			nmapHTTPHeaders(&sc, httpProbe())
 		case "http-favicon":
 			if o := strings.TrimSpace(sc.Output); o != "" {
 				info = append(info, "favicon: "+o)
@@ -316,6 +282,51 @@ func (p *nmapPort) service(port int) *Service {
 	}
 	s.Probes = probes
 	return s
+}
+
+// nmapServerHeader is what the http-server-header script saw: its
+// table's values, its elements', else its output.
+func nmapServerHeader(sc *nmapScript) []string {
+	var vals []string
+	if t := table(sc.Tables, "Server"); t != nil {
+		for _, e := range t.Elems {
+			vals = append(vals, e.Value)
+		}
+	} else if len(sc.Elems) > 0 {
+		for _, e := range sc.Elems {
+			vals = append(vals, e.Value)
+		}
+	} else if o := strings.TrimSpace(sc.Output); o != "" {
+		vals = append(vals, o)
+	}
+	return vals
+}
+
+// nmapHTTPHeaders adds what the http-headers script recorded to hp: the
+// request method it names and each response header line, once.
+func nmapHTTPHeaders(sc *nmapScript, hp *Probe) {
+	lines := make([]string, 0, len(sc.Elems))
+	for _, e := range sc.Elems {
+		lines = append(lines, e.Value)
+	}
+	if len(lines) == 0 {
+		lines = strings.Split(sc.Output, "\n")
+	}
+	for _, l := range lines {
+		l = strings.TrimSpace(l)
+		if m, ok := strings.CutPrefix(l, "(Request type: "); ok {
+			hp.Request.Method = strings.TrimSuffix(m, ")")
+			continue
+		}
+		name, value, ok := strings.Cut(l, ":")
+		if !ok || name == "" || strings.ContainsAny(name, " \t") {
+			continue
+		}
+		value = strings.TrimSpace(value)
+		if !hasHeader(hp.Response.Headers, name, value) {
+			hp.Response.Headers = append(hp.Response.Headers, Header{Name: name, Value: value})
+		}
+	}
 }
 
 func hasHeader(hs []Header, name, value string) bool {

@@ -42,6 +42,7 @@ func mustJSON(t *testing.T, v any) string {
 }
 
 func TestZGrab2_RealSample(t *testing.T) {
+	t.Parallel()
 	r := runScan(t, "zgrab2", readFile(t, "zgrab2.jsonl"))
 	if len(r.obs) != 8 || len(r.bad) != 0 || len(r.skipped) != 0 {
 		t.Fatalf("obs %d bad %v skipped %v", len(r.obs), r.bad, r.skipped)
@@ -87,6 +88,7 @@ func TestZGrab2_RealSample(t *testing.T) {
 }
 
 func TestZGrab2_Constructed(t *testing.T) {
+	t.Parallel()
 	r := runScan(t, "zgrab2", readFile(t, "zgrab2-constructed.jsonl"))
 	if len(r.obs) != 2 || len(r.bad) != 0 {
 		t.Fatalf("obs %d bad %v", len(r.obs), r.bad)
@@ -120,6 +122,7 @@ func TestZGrab2_Constructed(t *testing.T) {
 }
 
 func TestMasscan_RealSamples(t *testing.T) {
+	t.Parallel()
 	for _, file := range []string{"masscan.json", "masscan.txt"} {
 		t.Run(file, func(t *testing.T) {
 			r := runScan(t, "masscan", readFile(t, file))
@@ -167,6 +170,7 @@ func TestMasscan_RealSamples(t *testing.T) {
 }
 
 func TestMasscan_Constructed(t *testing.T) {
+	t.Parallel()
 	r := runScan(t, "masscan", readFile(t, "masscan-constructed.json"))
 	if len(r.obs) != 2 || len(r.bad) != 0 || strings.Join(r.skipped, "|") != "masscan: port closed" {
 		t.Fatalf("obs %d bad %v skipped %v", len(r.obs), r.bad, r.skipped)
@@ -194,6 +198,7 @@ func TestMasscan_Constructed(t *testing.T) {
 }
 
 func TestNmapXML_RealSamples(t *testing.T) {
+	t.Parallel()
 	r := runScan(t, "nmap-xml", readFile(t, "nmap-complex.xml"))
 	if len(r.obs) != 4 || len(r.bad) != 0 || len(r.skipped) != 2 {
 		t.Fatalf("obs %d bad %v skipped %v", len(r.obs), r.bad, r.skipped)
@@ -234,6 +239,7 @@ func TestNmapXML_RealSamples(t *testing.T) {
 }
 
 func TestNmapXML_Scripts(t *testing.T) {
+	t.Parallel()
 	r := runScan(t, "nmap-xml", readFile(t, "nmap-scripts.xml"))
 	if len(r.obs) != 3 || len(r.bad) != 0 || strings.Join(r.skipped, "|") != "nmap: port filtered" {
 		t.Fatalf("obs %d bad %v skipped %v", len(r.obs), r.bad, r.skipped)
@@ -259,6 +265,7 @@ func TestNmapXML_Scripts(t *testing.T) {
 }
 
 func TestShodan_Samples(t *testing.T) {
+	t.Parallel()
 	r := runScan(t, "shodan", readFile(t, "shodan.jsonl"))
 	if len(r.obs) != 2 || len(r.bad) != 0 {
 		t.Fatalf("obs %d bad %v", len(r.obs), r.bad)
@@ -294,6 +301,7 @@ func TestShodan_Samples(t *testing.T) {
 }
 
 func TestSonarHTTP_Samples(t *testing.T) {
+	t.Parallel()
 	r := runScan(t, "sonar-http", readFile(t, "sonar-http.jsonl"))
 	if len(r.obs) != 2 || len(r.bad) != 0 {
 		t.Fatalf("obs %d bad %v", len(r.obs), r.bad)
@@ -315,6 +323,7 @@ func TestSonarHTTP_Samples(t *testing.T) {
 // A malformed record is reported with its line and skipped; the records
 // around it still go in.
 func TestScanAdapters_Malformed(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		format, in string
 		obs        int
@@ -346,6 +355,7 @@ func TestScanAdapters_Malformed(t *testing.T) {
 // Fed another format's file, an adapter stores nothing and reports the
 // first record that did not fit.
 func TestScanAdapters_WrongFormat(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{"zgrab2": "zgrab2.jsonl", "masscan": "masscan.json", "nmap-xml": "nmap-complex.xml", "shodan": "shodan.jsonl", "sonar-http": "sonar-http.jsonl"}
 	for format := range files {
 		for other, file := range files {

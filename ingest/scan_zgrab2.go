@@ -153,28 +153,9 @@ func zgrab2Probes(name, proto string, raw json.RawMessage, domain string) (probe
 	}
 	switch proto {
 	case "http", "ipp":
-		var res struct {
-			Response *zgrab2Response  `json:"response"`
-			Chain    []zgrab2Response `json:"redirect_response_chain"`
-		}
-		if err := scanUnmarshal(raw, &res); err != nil {
+		probes, port, err = zgrab2HTTPProbes(name, raw, domain)
+		if err != nil {
 			return nil, 0, nil, err
-		}
-		// The port scanned is the first request's: the chain's first, or
-		// the final response's when there was no redirect.
-		for i := range res.Chain {
-			p, pt := res.Chain[i].probe(name, domain)
-			probes = append(probes, p)
-			if i == 0 {
-				port = pt
-			}
-		}
-		if res.Response != nil {
-			p, pt := res.Response.probe(name, domain)
-			probes = append(probes, p)
-			if len(res.Chain) == 0 {
-				port = pt
-			}
 		}
 		return probes, port, det, nil
 	case "tls":
@@ -247,6 +228,35 @@ func zgrab2Probes(name, proto string, raw json.RawMessage, domain string) (probe
 		det.Version = v
 	}
 	return probes, 0, det, nil
+}
+
+// zgrab2HTTPProbes reads the http module's result: a probe per response
+// of the redirect chain, then the final one. The port scanned is the first
+// request's: the chain's first, or the final response's when there was no
+// redirect.
+func zgrab2HTTPProbes(name string, raw json.RawMessage, domain string) (probes []Probe, port int, err error) {
+	var res struct {
+		Response *zgrab2Response  `json:"response"`
+		Chain    []zgrab2Response `json:"redirect_response_chain"`
+	}
+	if err := scanUnmarshal(raw, &res); err != nil {
+		return nil, 0, err
+	}
+	for i := range res.Chain {
+		p, pt := res.Chain[i].probe(name, domain)
+		probes = append(probes, p)
+		if i == 0 {
+			port = pt
+		}
+	}
+	if res.Response != nil {
+		p, pt := res.Response.probe(name, domain)
+		probes = append(probes, p)
+		if len(res.Chain) == 0 {
+			port = pt
+		}
+	}
+	return probes, port, nil
 }
 
 // zgrab2BannerBody decodes the banner module's banner, which is text, or

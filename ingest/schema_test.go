@@ -47,6 +47,7 @@ func validateJSON(s *jsonschema.Schema, data []byte) error {
 // What every adapter publishes, read from the real samples, is valid
 // against the documented schema (docs/observation.schema.json).
 func TestSchema_AdapterOutputValid(t *testing.T) {
+	t.Parallel()
 	s := compileSchema(t)
 	feeds := []struct {
 		format, file string
@@ -102,6 +103,7 @@ func TestSchema_AdapterOutputValid(t *testing.T) {
 // Lines the schema rejects, Normalize rejects too, so the document and the
 // code agree on what an observation is.
 func TestSchema_AgreesWithNormalize(t *testing.T) {
+	t.Parallel()
 	s := compileSchema(t)
 	good := `{"v":1,"type":"signal","ip":"192.0.2.9","source":"s","observed_at":"2026-11-20T10:00:00Z","signal":{"kind":"tor_exit"}}`
 	if err := validateJSON(s, []byte(good)); err != nil {
@@ -137,6 +139,7 @@ func TestSchema_AgreesWithNormalize(t *testing.T) {
 
 // The schema's enums and property names are the code's.
 func TestSchema_MatchesTypes(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile(schemaPath)
 	if err != nil {
 		t.Fatal(err)

@@ -57,11 +57,13 @@ func (d *timedOut) has(run, host string) bool {
 func (d *timedOut) set(run, host string, dead bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.run != run {
+	if d.run != run || d.hosts == nil {
 		if !dead {
 			return
 		}
-		d.run, d.hosts = run, map[string]bool{} // a new run starts afresh
+		// A new run starts afresh; so does the first timeout of a check
+		// made outside any run (run "", the zero value's).
+		d.run, d.hosts = run, map[string]bool{}
 	}
 	if dead {
 		d.hosts[host] = true

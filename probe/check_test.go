@@ -360,3 +360,21 @@ func TestChecker_TimedOutServer(t *testing.T) {
 		t.Errorf("hanging whois server queried %v times, want 1", v)
 	}
 }
+
+// A timeout outside any run (run "", the zero value's) is remembered like
+// one inside a run; it once panicked on the zero value's nil map.
+func TestTimedOut_OutsideARun(t *testing.T) {
+	var d timedOut
+	d.set("", "rdap.example:443", false)
+	if d.has("", "rdap.example:443") {
+		t.Fatal("an answer marked the host dead")
+	}
+	d.set("", "rdap.example:443", true)
+	if !d.has("", "rdap.example:443") || d.has("run2", "rdap.example:443") {
+		t.Fatal("the timeout outside a run was not remembered for that run alone")
+	}
+	d.set("", "rdap.example:443", false)
+	if d.has("", "rdap.example:443") {
+		t.Fatal("a host that answered again is still dead")
+	}
+}

@@ -18,8 +18,12 @@ import (
 // maxInput bounds an input file (the real ones are under 100 KB).
 const maxInput = 16 << 20
 
-// fetch reads src: an http(s) URL through client, or a file path.
+// fetch reads src: an http(s) URL through client, an input built into the
+// binary ("builtin:NAME"), or a file path.
 func fetch(ctx context.Context, client *http.Client, userAgent, src string) ([]byte, error) {
+	if strings.HasPrefix(src, BuiltinPrefix) {
+		return readBuiltin(src)
+	}
 	if !strings.HasPrefix(src, "http://") && !strings.HasPrefix(src, "https://") {
 		b, err := os.ReadFile(src)
 		if err != nil {

@@ -19,6 +19,15 @@ func readTestdata(t *testing.T, name string) []byte {
 	return b
 }
 
+func readBuiltinT(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := fetch(t.Context(), nil, "", name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // The real IANA files parse in full.
 func TestParse_RealIANAFiles(t *testing.T) {
 	tlds, err := ParseTLDList(readTestdata(t, "tlds-alpha-by-domain.txt"))
@@ -59,7 +68,7 @@ func TestParse_RealIANAFiles(t *testing.T) {
 		}
 	}
 
-	whois, err := ParseWhoisTable(readTestdata(t, "tld-whois.tsv"))
+	whois, err := ParseWhoisTable(readBuiltinT(t, "builtin:tld-whois.tsv"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +79,7 @@ func TestParse_RealIANAFiles(t *testing.T) {
 		t.Error("abarth has no WHOIS server in the table")
 	}
 
-	cands, err := ParseCandidates(readTestdata(t, "supplemental-cctld-rdap.json"))
+	cands, err := ParseCandidates(readBuiltinT(t, "builtin:supplemental-cctld-rdap.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

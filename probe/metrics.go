@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/netintel/netintel/internal/telemetry"
 )
 
 // metrics are the probe's Prometheus series; a nil *metrics records nothing.
@@ -22,11 +24,17 @@ func (s *Service) RegisterMetrics(reg prometheus.Registerer) error {
 		checks:   prometheus.NewCounter(prometheus.CounterOpts{Name: "netintel_tld_probe_checks_total", Help: "TLDs checked by this process."}),
 		duration: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "netintel_tld_probe_check_seconds", Help: "Time to check one TLD.", Buckets: prometheus.ExponentialBuckets(0.05, 2, 10)}),
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.checks, m.duration} {
-		if err := reg.Register(c); err != nil {
-			return err
-		}
+	var err error
+	if m.requests, err = telemetry.Register(reg, m.requests); err != nil {
+		return err
 	}
+	if m.checks, err = telemetry.Register(reg, m.checks); err != nil {
+		return err
+	}
+	if m.duration, err = telemetry.Register(reg, m.duration); err != nil {
+		return err
+	}
+	telemetry.Zero(m.requests, []string{"rdap", "whois"}, []string{"ok", "transient", "fail"})
 	s.checker.m = m
 	return nil
 }

@@ -81,13 +81,19 @@ func BuildSummary(run Run, res Results, finished time.Time) Summary {
 func WriteCSV(res Results) []byte {
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
+	w.UseCRLF = true // RFC 4180 line breaks, as every CSV netintel writes
 	_ = w.Write(CSVHeader)
 	for _, r := range res.Results {
-		_ = w.Write([]string{r.TLD, strconv.FormatBool(r.RDAPSupported), strings.Join(r.RDAPURLs, " "), optBool(r.RDAPWorking), optStr(r.WorkingURL),
-			optBool(r.WhoisAvailable), optStr(r.WhoisServer), strconv.FormatBool(r.StealthRDAP), strings.Join(r.StealthURLs, " ")})
+		_ = w.Write(CSVRow(r))
 	}
 	w.Flush()
 	return buf.Bytes()
+}
+
+// CSVRow renders one result as a row of results.csv (CSVHeader).
+func CSVRow(r Result) []string {
+	return []string{r.TLD, strconv.FormatBool(r.RDAPSupported), strings.Join(r.RDAPURLs, " "), optBool(r.RDAPWorking), optStr(r.WorkingURL),
+		optBool(r.WhoisAvailable), optStr(r.WhoisServer), strconv.FormatBool(r.StealthRDAP), strings.Join(r.StealthURLs, " ")}
 }
 
 func optBool(b *bool) string {
@@ -104,8 +110,9 @@ func optStr(s *string) string {
 	return *s
 }
 
-// publish writes the run's files: the dated copies first, then the latest
-// ones, then the published record the API reads.
+// publish writes the run's files: the dated copies first (the run's
+// history), then the latest ones, then the published record the API
+// reads; then it prunes the history to probe.history_runs runs.
 func (s *Service) publish(ctx context.Context, run Run, results map[string]Result) error {
 	if s.store == nil {
 		return fmt.Errorf("no object store")
@@ -137,5 +144,16 @@ func (s *Service) publish(ctx context.Context, run Run, results map[string]Resul
 			}
 		}
 	}
-	return s.putJSON(ctx, KeyPublished, Published{RunID: run.ID, LastUpdate: finished.Unix(), ResultsAvailable: res.TotalTLDs, StealthCount: res.StealthMetadata.StealthTLDsFound})
+	if err := s.putJSON(ctx, KeyPublished, Published{RunID: run.ID, LastUpdate: finished.Unix(), ResultsAvailable: res.TotalTLDs, StealthCount: res.StealthMetadata.StealthTLDsFound}); err != nil {
+		return err
+	}
+	// History: the newest history_runs runs stay. A failure here leaves a
+	// few runs too many until the next publish; the run itself is done.
+	pruned, err := PruneHistory(ctx, s.store, s.cfg.Prefix, s.cfg.HistoryRuns, run.ID)
+	if err != nil {
+		s.log.Warn("tld history not pruned", "err", err)
+	} else if len(pruned) > 0 {
+		s.log.Info("tld history pruned", "runs", len(pruned), "oldest_kept_after", pruned[len(pruned)-1])
+	}
+	return nil
 }

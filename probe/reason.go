@@ -33,6 +33,22 @@ type publicError struct{ msg string }
 
 func (e *publicError) Error() string { return e.msg }
 
+// Offline reports whether err says this machine cannot reach the internet:
+// an input's host name could not be resolved (no resolver, or it answered
+// "no such host" for IANA's names) or its network has no route. The first
+// check of a fresh `netintel run` on a machine without internet ends so;
+// it is logged as one warning, not an error with the resolver's words.
+func Offline(err error) bool {
+	var (
+		in  *inputError
+		dns *net.DNSError
+	)
+	if !errors.As(err, &in) {
+		return false
+	}
+	return errors.As(err, &dns) || errors.Is(err, syscall.ENETUNREACH) || errors.Is(err, syscall.EHOSTUNREACH)
+}
+
 // publicReason is what /api/status says about a failed run: the input that
 // failed and a class of failure, never an address, a host or resolver name,
 // a path or a URL (those go to the log, with the whole error). A DNS error

@@ -376,7 +376,13 @@ func (s *Service) loadPlan(ctx context.Context) (plan, error) {
 }
 
 func (s *Service) fail(ctx context.Context, run Run, step string, err error) {
-	s.log.Error("tld probe run failed", "run", run.ID, "step", step, "err", err)
+	if Offline(err) {
+		// One plain line: no resolver address, no Go error chain.
+		s.log.Warn("TLD check not run: the internet is unreachable (IANA's TLD list and RDAP bootstrap could not be fetched); the last published results stay",
+			"run", run.ID, "reason", publicReason(err))
+	} else {
+		s.log.Error("tld probe run failed", "run", run.ID, "step", step, "err", err)
+	}
 	run.State = StatusFailed
 	_ = s.putJSON(ctx, KeyRun, run)
 	// The log has the whole error; the status page a reason without addresses.

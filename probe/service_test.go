@@ -7,13 +7,16 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -517,5 +520,47 @@ func TestBuildResults_StealthMetadata(t *testing.T) {
 				t.Errorf("got %+v max %s", res, got)
 			}
 		})
+	}
+}
+
+// TestService_OfflineFirstRunOneWarning: on a machine without internet
+// (IANA's host names do not resolve) a run ends in one WARN line that says
+// so, with no ERROR and none of the resolver's words.
+func TestService_OfflineFirstRunOneWarning(t *testing.T) {
+	n := testutil.StartNATS(t)
+	n.Ensure(t)
+	cfg := config.Default().Probe
+	var logs testutil.LockedBuffer
+	s, err := New(t.Context(), cfg, n.JS, folderStore(t), slog.New(slog.NewJSONHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What the resolver of an offline machine answers, without asking one.
+	s.inputs = &http.Client{Transport: &http.Transport{DialContext: func(_ context.Context, _, addr string) (net.Conn, error) {
+		host, _, _ := net.SplitHostPort(addr)
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "no such host", Name: host, Server: "10.255.255.53:53", IsNotFound: true}}
+	}}}
+	err = s.FirstRun(t.Context())
+	if !Offline(err) {
+		t.Fatalf("FirstRun = %v, want an offline error", err)
+	}
+	var warns, errs []string
+	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		switch {
+		case strings.Contains(line, `"level":"WARN"`):
+			warns = append(warns, line)
+		case strings.Contains(line, `"level":"ERROR"`):
+			errs = append(errs, line)
+		}
+	}
+	if len(warns) != 1 || !strings.Contains(warns[0], "the internet is unreachable") || len(errs) != 0 {
+		t.Fatalf("want one WARN saying the internet is unreachable and no ERROR; got warnings %q errors %q", warns, errs)
+	}
+	if strings.Contains(warns[0], "10.255.255.53") || strings.Contains(warns[0], "dial tcp") {
+		t.Errorf("the warning carries the raw resolver error: %s", warns[0])
+	}
+	// A refused connection is not "offline": it stays an error to look at.
+	if Offline(&inputError{"TLD list", syscall.ECONNREFUSED}) || Offline(errors.New("no such host")) {
+		t.Error("Offline() true for a refused connection or a plain error")
 	}
 }

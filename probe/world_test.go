@@ -107,6 +107,9 @@ func (w *world) config() config.Probe {
 	c.WhoisDiscovery = "whois.iana.test:43"
 	c.Stealth.Candidates = []string{"http://rdap.nic.<tld>/"}
 	c.Stealth.Scheme = "http"
+	// The world is closed: none of the built-in tables' real servers.
+	c.WhoisFallback = ""
+	c.Stealth.CandidatesFile = ""
 	c.Timeout = 400 * time.Millisecond
 	c.WhoisTimeout = 400 * time.Millisecond
 	c.Retries = 1

@@ -121,7 +121,8 @@ func TestBuild_EveryFileSaysTheSame(t *testing.T) {
 			case FormatNDJSON:
 				got = append(got, ndjsonClaims(t, path, ip))
 			case FormatParquet:
-				got = append(got, duckdbClaims(t, "read_parquet('"+path+"')", ip, false))
+				// Its times are timestamps: as RFC 3339 text, like the other files.
+				got = append(got, duckdbClaims(t, "(SELECT * REPLACE ("+timesAsText+") FROM read_parquet('"+path+"'))", ip, false))
 			case FormatMMDB:
 				got = append(got, mmdbClaims(t, path, ip))
 				if n := mmdbLookupCity(t, path, ip); n != byAud[aud].City {

@@ -10,6 +10,8 @@
 //	snapshots/YYYY-MM-DD/BUILD/ipintel.ndjson.gz
 //	snapshots/YYYY-MM-DD/BUILD/ipintel.parquet
 //	snapshots/YYYY-MM-DD/BUILD/ipintel.mmdb
+//	snapshots/YYYY-MM-DD/BUILD/ipintel-delta.ndjson.gz   rows changed since delta_base (delta.go)
+//	snapshots/YYYY-MM-DD/BUILD/ipintel-delta.parquet
 //	snapshots/YYYY-MM-DD/BUILD/SHA256SUMS
 //	snapshots/YYYY-MM-DD/BUILD/manifest.json   written after every file above
 //	snapshots/latest                           written last: names the date, build and manifest
@@ -57,10 +59,19 @@ const (
 	FormatNDJSON  = "ndjson"
 	FormatParquet = "parquet"
 	FormatMMDB    = "mmdb"
+	// FormatNDJSONDelta and FormatParquetDelta are the delta files: the
+	// rows that changed since the previous snapshot (docs/snapshot.md).
+	FormatNDJSONDelta  = "ndjson-delta"
+	FormatParquetDelta = "parquet-delta"
 )
 
 // Formats lists every data format in the order they are written.
 var Formats = []string{FormatCSV, FormatNDJSON, FormatParquet, FormatMMDB}
+
+// DeltaFormats lists the delta formats; each is written when its full
+// format (ndjson, parquet) is, and the NDJSON is (the delta is computed
+// while it is written).
+var DeltaFormats = []string{FormatNDJSONDelta, FormatParquetDelta}
 
 // File names of the data files inside a snapshot folder.
 const (
@@ -68,6 +79,9 @@ const (
 	FileNDJSON  = "ipintel.ndjson.gz"
 	FileParquet = "ipintel.parquet"
 	FileMMDB    = "ipintel.mmdb"
+	// FileNDJSONDelta and FileParquetDelta are the delta files.
+	FileNDJSONDelta  = "ipintel-delta.ndjson.gz"
+	FileParquetDelta = "ipintel-delta.parquet"
 )
 
 // AudienceFileName returns the data file name of a format in an
@@ -94,6 +108,10 @@ func FileName(format string) string {
 		return FileParquet
 	case FormatMMDB:
 		return FileMMDB
+	case FormatNDJSONDelta:
+		return FileNDJSONDelta
+	case FormatParquetDelta:
+		return FileParquetDelta
 	}
 	return ""
 }
@@ -101,9 +119,9 @@ func FileName(format string) string {
 // ContentType returns the HTTP content type of a format's file.
 func ContentType(format string) string {
 	switch format {
-	case FormatCSV, FormatNDJSON:
+	case FormatCSV, FormatNDJSON, FormatNDJSONDelta:
 		return "application/gzip"
-	case FormatParquet:
+	case FormatParquet, FormatParquetDelta:
 		return "application/vnd.apache.parquet"
 	case FormatMMDB:
 		return "application/octet-stream"
@@ -138,7 +156,8 @@ type File struct {
 	Name string `json:"name"`
 	// Key is the full object key.
 	Key string `json:"key"`
-	// Format is csv, ndjson, parquet or mmdb.
+	// Format is csv, ndjson, parquet, mmdb, or a delta format
+	// (ndjson-delta, parquet-delta).
 	Format string `json:"format"`
 	// ContentType is the HTTP content type to serve it with.
 	ContentType string `json:"content_type"`
@@ -155,6 +174,12 @@ type File struct {
 	// manifests written before audiences (one complete build).
 	Audience string   `json:"audience,omitempty"`
 	Tiers    []string `json:"tiers,omitempty"`
+	// ContentSHA256 is, for NDJSON files (full and delta), the SHA-256 of
+	// the uncompressed lines: what a file rebuilt with `netintel dataset
+	// apply` (compressed its own way) is checked against.
+	ContentSHA256 string `json:"content_sha256,omitempty"`
+	// Ops counts a delta file's rows by operation.
+	Ops *DeltaOps `json:"ops,omitempty"`
 }
 
 // Manifest describes one complete snapshot.
@@ -177,8 +202,15 @@ type Manifest struct {
 	// Skipped counts state records left out because their address or
 	// network did not parse.
 	Skipped int64 `json:"skipped"`
-	// Files are the data files, in Formats order.
+	// Files are the data files, in Formats order, each audience's delta
+	// files after its full files.
 	Files []File `json:"files"`
+	// DeltaBase is the snapshot the delta files are against: the newest
+	// complete build before this one. Nil when there are no delta files.
+	DeltaBase *DeltaBase `json:"delta_base,omitempty"`
+	// DeltaNote says why an audience has no delta ("" when each audience
+	// with an NDJSON file has one).
+	DeltaNote string `json:"delta_note,omitempty"`
 	// SumsKey is the object key of SHA256SUMS.
 	SumsKey string `json:"sha256sums_key"`
 }

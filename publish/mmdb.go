@@ -22,7 +22,7 @@ import (
 // maxminddb-golang decodes a record straight into ipmodel.Record.
 const (
 	keyNetwork        = "network"
-	keyClassification = "classification"
+	keyClassification = "classifications"
 	keyProvider       = "provider"
 	keyConfidence     = "confidence"
 	keyFirstSeen      = "first_seen"

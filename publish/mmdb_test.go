@@ -251,7 +251,7 @@ func checkMMDBLookup(t *testing.T, file, ip string, want *ipmodel.Record) {
 		t.Errorf("mmdblookup %s last_seen = %q, want %q", ip, v, want.LastSeen)
 	}
 	if len(want.Classifications) > 0 {
-		if v, _ := mmdbLookup(t, file, ip, "classification", "0"); v != want.Classifications[0] {
+		if v, _ := mmdbLookup(t, file, ip, "classifications", "0"); v != want.Classifications[0] {
 			t.Errorf("mmdblookup %s classification/0 = %q, want %q", ip, v, want.Classifications[0])
 		}
 	}

@@ -70,7 +70,7 @@ func newMMDBWriter(w io.Writer, dir string, buildTime time.Time) (*mmdbWriter, e
 	if err != nil {
 		return nil, fmt.Errorf("mmdb temp file: %w", err)
 	}
-	m := &mmdbWriter{w: w, dir: dir, buildTime: buildTime, vals: f, sorter: newNetSorter(dir, sortChunk)}
+	m := &mmdbWriter{w: w, dir: dir, buildTime: buildTime, vals: f, sorter: newNetSorter(dir, netSortChunk)}
 	m.valsBuf = bufio.NewWriterSize(countWriter{f, &m.valsLen}, 1<<20)
 	return m, nil
 }
@@ -538,16 +538,16 @@ func compareEntries(a, b netEntry) int {
 	return cmp.Compare(a.off, b.off)
 }
 
-// sortChunk is how many entries (32 bytes each) are sorted in memory
+// netSortChunk is how many entries (32 bytes each) are sorted in memory
 // before they are spilled to disk as a run.
-const sortChunk = 1 << 18
+const netSortChunk = 1 << 18
 
-// maxRuns is how many runs of one level the sorter keeps before it
+// maxNetRuns is how many runs of one level the sorter keeps before it
 // merges them into one run of the next level, so that open files and
 // read buffers stay bounded (64 runs of 262,144 entries are 16 M
 // networks; 64 of those a billion) and each entry is rewritten once per
 // level.
-const maxRuns = 64
+const maxNetRuns = 64
 
 // netSorter sorts network entries in bounded memory: chunks are sorted
 // and written to run files, which stream merges.
@@ -555,12 +555,12 @@ type netSorter struct {
 	dir  string
 	max  int
 	buf  []netEntry
-	runs []sortRun
+	runs []netRun
 }
 
-// sortRun is a sorted run file and its level (0: a chunk; n+1: the merge
-// of maxRuns runs of level n).
-type sortRun struct {
+// netRun is a sorted run file and its level (0: a chunk; n+1: the merge
+// of maxNetRuns runs of level n).
+type netRun struct {
 	f     *os.File
 	level int
 }
@@ -586,7 +586,7 @@ func (s *netSorter) spill() error {
 	if err != nil {
 		return fmt.Errorf("mmdb sort: %w", err)
 	}
-	s.runs = append(s.runs, sortRun{f: f})
+	s.runs = append(s.runs, netRun{f: f})
 	bw := bufio.NewWriterSize(f, 1<<16)
 	var b [netEntrySize]byte
 	for _, e := range s.buf {
@@ -601,8 +601,8 @@ func (s *netSorter) spill() error {
 	s.buf = s.buf[:0]
 	// Runs are appended in level order (a merge's result replaces the
 	// newest runs), so full levels are at the end.
-	for n := len(s.runs); n >= maxRuns && s.runs[n-maxRuns].level == s.runs[n-1].level; n = len(s.runs) {
-		if err := s.mergeTail(maxRuns); err != nil {
+	for n := len(s.runs); n >= maxNetRuns && s.runs[n-maxNetRuns].level == s.runs[n-1].level; n = len(s.runs) {
+		if err := s.mergeTail(maxNetRuns); err != nil {
 			return err
 		}
 	}
@@ -616,7 +616,7 @@ func (s *netSorter) mergeTail(k int) error {
 	if err != nil {
 		return fmt.Errorf("mmdb sort: %w", err)
 	}
-	st, err := mergeRuns(tail)
+	st, err := mergeNetRuns(tail)
 	if err == nil {
 		bw := bufio.NewWriterSize(f, 1<<16)
 		var b [netEntrySize]byte
@@ -644,7 +644,7 @@ func (s *netSorter) mergeTail(k int) error {
 		r.f.Close()
 		os.Remove(r.f.Name())
 	}
-	s.runs = append(s.runs[:len(s.runs)-k], sortRun{f: f, level: level})
+	s.runs = append(s.runs[:len(s.runs)-k], netRun{f: f, level: level})
 	return nil
 }
 
@@ -692,14 +692,14 @@ func (s *netSorter) stream() (*netStream, error) {
 		}
 	}
 	s.buf = nil
-	return mergeRuns(s.runs)
+	return mergeNetRuns(s.runs)
 }
 
-// mergeRuns streams the entries of sorted runs in order.
-func mergeRuns(runs []sortRun) (*netStream, error) {
-	st := &netStream{heap: runHeap{}}
+// mergeNetRuns streams the entries of sorted runs in order.
+func mergeNetRuns(runs []netRun) (*netStream, error) {
+	st := &netStream{heap: netRunHeap{}}
 	for _, run := range runs {
-		r := &runReader{r: bufio.NewReaderSize(io.NewSectionReader(run.f, 0, math.MaxInt64), 1<<16)}
+		r := &netRunReader{r: bufio.NewReaderSize(io.NewSectionReader(run.f, 0, math.MaxInt64), 1<<16)}
 		ok, err := r.read()
 		if err != nil {
 			return nil, err
@@ -715,7 +715,7 @@ func mergeRuns(runs []sortRun) (*netStream, error) {
 // netStream yields the sorted entries.
 type netStream struct {
 	mem  []netEntry
-	heap runHeap
+	heap netRunHeap
 }
 
 func (s *netStream) next() (netEntry, bool, error) {
@@ -744,13 +744,13 @@ func (s *netStream) next() (netEntry, bool, error) {
 	return e, true, nil
 }
 
-type runReader struct {
+type netRunReader struct {
 	r   *bufio.Reader
 	cur netEntry
 	b   [netEntrySize]byte
 }
 
-func (r *runReader) read() (bool, error) {
+func (r *netRunReader) read() (bool, error) {
 	if _, err := io.ReadFull(r.r, r.b[:]); err != nil {
 		if errors.Is(err, io.EOF) {
 			return false, nil
@@ -761,13 +761,13 @@ func (r *runReader) read() (bool, error) {
 	return true, nil
 }
 
-type runHeap []*runReader
+type netRunHeap []*netRunReader
 
-func (h runHeap) Len() int           { return len(h) }
-func (h runHeap) Less(i, j int) bool { return compareEntries(h[i].cur, h[j].cur) < 0 }
-func (h runHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *runHeap) Push(x any)        { *h = append(*h, x.(*runReader)) }
-func (h *runHeap) Pop() any {
+func (h netRunHeap) Len() int           { return len(h) }
+func (h netRunHeap) Less(i, j int) bool { return compareEntries(h[i].cur, h[j].cur) < 0 }
+func (h netRunHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *netRunHeap) Push(x any)        { *h = append(*h, x.(*netRunReader)) }
+func (h *netRunHeap) Pop() any {
 	old := *h
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]

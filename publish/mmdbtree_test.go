@@ -504,7 +504,7 @@ func compareGen(tb testing.TB, n, chunk int) {
 // mmdb-ref jobs); this checks that the files answer alike.
 func BenchmarkMMDBWriter_Compare(b *testing.B) {
 	for range b.N {
-		compareGen(b, 1_000_000, sortChunk)
+		compareGen(b, 1_000_000, netSortChunk)
 	}
 }
 
@@ -557,7 +557,7 @@ func TestNetSorter_Order(t *testing.T) {
 				}
 			}
 			// 150 runs of two: merged into level-1 runs on the way.
-			if len(s.runs) >= maxRuns {
+			if len(s.runs) >= maxNetRuns {
 				t.Fatalf("%d runs kept", len(s.runs))
 			}
 			slices.SortFunc(want, compareEntries)

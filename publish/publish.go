@@ -100,9 +100,19 @@ func (p *Publisher) Run(ctx context.Context, state ipmodel.State, date string) (
 
 	m := &Manifest{SnapshotDate: date, BuildID: build, SchemaVersion: ipmodel.SchemaVersion, BuildTime: ipmodel.FormatTime(start),
 		Key: ManifestKey(date, build), SumsKey: Key(date, build, SumsName)}
-	files, err := Build(ctx, state, dir, BuildOptions{Formats: p.cfg.Formats, BuildTime: start, RowGroupRows: p.cfg.ParquetRowGroupRows, ParquetCompression: p.cfg.ParquetCompression}, m)
+	bo := BuildOptions{Formats: p.cfg.Formats, BuildTime: start, RowGroupRows: p.cfg.ParquetRowGroupRows, ParquetCompression: p.cfg.ParquetCompression}
+	if p.cfg.Delta && slices.Contains(p.cfg.Formats, FormatNDJSON) {
+		bo.DeltaBase, bo.DeltaSources, bo.DeltaNote, err = p.deltaBase(ctx, date, build)
+		if err != nil {
+			return nil, err
+		}
+	}
+	files, err := Build(ctx, state, dir, bo, m)
 	if err != nil {
 		return nil, err
+	}
+	if m.DeltaNote != "" {
+		log.Info("snapshot delta", "note", m.DeltaNote)
 	}
 	log.Info("snapshot built", "hosts", m.Hosts, "ranges", m.Ranges, "skipped", m.Skipped, "took", time.Since(start).Round(time.Millisecond))
 
@@ -153,6 +163,68 @@ func (p *Publisher) Run(ctx context.Context, state ipmodel.State, date string) (
 		return res, err
 	}
 	return res, nil
+}
+
+// deltaBase finds the snapshot the delta of (date, build) is against: the
+// newest complete build before it in (date, build id) order, the same
+// date's earlier builds included; and its NDJSON file of each audience.
+// No earlier snapshot is no delta (a note says so), not an error; a store
+// that cannot be listed is an error.
+func (p *Publisher) deltaBase(ctx context.Context, date, build string) (*DeltaBase, map[ipmodel.Audience]DeltaSource, string, error) {
+	objs, err := p.store.List(ctx, Prefix)
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("find delta base: list: %w", err)
+	}
+	var bestDate, bestBuild string
+	found := false
+	for _, o := range objs {
+		d, b, name, ok := splitKey(o.Key)
+		if !ok || name != ManifestName {
+			continue
+		}
+		if d > date || (d == date && b >= build) {
+			continue
+		}
+		if !found || d > bestDate || (d == bestDate && b > bestBuild) {
+			bestDate, bestBuild, found = d, b, true
+		}
+	}
+	if !found {
+		return nil, nil, "no earlier snapshot: no delta", nil
+	}
+	bm, err := ReadManifest(ctx, p.store, ManifestKey(bestDate, bestBuild))
+	if err != nil {
+		// A manifest that cannot be read (another schema major version,
+		// damaged) gives no delta; the snapshot itself is still published.
+		return nil, nil, "previous snapshot " + snapshotName(bestDate, bestBuild) + " unreadable: no delta", nil
+	}
+	base := &DeltaBase{SnapshotDate: bm.SnapshotDate, BuildID: bm.BuildID, Manifest: bm.Key}
+	if t0, err := ParseDate(bm.SnapshotDate); err == nil {
+		if t1, err := ParseDate(date); err == nil {
+			base.GapDays = max(int(t1.Sub(t0).Hours()/24)-1, 0)
+		}
+	}
+	srcs := map[ipmodel.Audience]DeltaSource{}
+	var missing []string
+	for _, a := range ipmodel.Audiences {
+		if a == ipmodel.AudienceFree {
+			continue // no tabular files
+		}
+		f, ok := bm.FileFor(FormatNDJSON, a)
+		if !ok {
+			missing = append(missing, a.String())
+			continue
+		}
+		srcs[a] = DeltaSource{File: f, Open: func(ctx context.Context) (io.ReadCloser, error) {
+			rc, _, err := p.store.Get(ctx, f.Key, nil)
+			return rc, err
+		}}
+	}
+	note := ""
+	if len(missing) > 0 {
+		note = "previous snapshot " + snapshotName(bm.SnapshotDate, bm.BuildID) + " has no NDJSON for " + strings.Join(missing, ", ") + ": no delta for it"
+	}
+	return base, srcs, note, nil
 }
 
 // announce sends the event. A failure is logged, not returned: the
@@ -410,6 +482,18 @@ type BuildOptions struct {
 	RowGroupRows int
 	// ParquetCompression: zstd (default), snappy, gzip or none.
 	ParquetCompression string
+	// DeltaBase names the previous snapshot and DeltaSources its NDJSON
+	// per audience: each audience with a source gets delta files
+	// (ndjson-delta, and parquet-delta when Parquet is written). Nil: no
+	// delta.
+	DeltaBase    *DeltaBase
+	DeltaSources map[ipmodel.Audience]DeltaSource
+	// DeltaNote is why some audience has no source (into the manifest).
+	DeltaNote string
+
+	// unsorted writes the NDJSON in the state's order and no delta: the
+	// build as it was before deltas (the benchmark's baseline).
+	unsorted bool
 
 	// newMMDB replaces the MMDB writer (tests and benchmarks: the
 	// mmdbwriter reference); its trees live in memory, so Build then
@@ -458,8 +542,10 @@ const batchSize = 256
 // from, only as MMDB. It fills m's Hosts, Ranges and Skipped counts (of
 // the complete build) and returns the files (name, key, format, size,
 // rows, sha256, audience, tiers), audience by audience, each in Formats
-// order. Records whose address or network does not parse are skipped in
-// every format. Each host gets the claims of the ranges around it as its
+// order, then each audience's delta files when o names a base for it
+// (the NDJSON is written in key order, SortKey, and the delta computed
+// while it is written: delta.go). Records whose address or network does
+// not parse are skipped in every format. Each host gets the claims of the ranges around it as its
 // audience sees them (rangeIndex, inheritClaims), in every format.
 func Build(ctx context.Context, state ipmodel.State, dir string, o BuildOptions, m *Manifest) ([]File, error) {
 	formats := o.Formats
@@ -471,6 +557,9 @@ func Build(ctx context.Context, state ipmodel.State, dir string, o BuildOptions,
 	closeAll := func() {
 		for _, o := range outs {
 			o.hf.f.Close()
+			if nw, ok := o.w.(*ndjsonWriter); ok && nw.differ != nil {
+				nw.differ.discard()
+			}
 		}
 	}
 	for _, aud := range ipmodel.Audiences {
@@ -492,9 +581,17 @@ func Build(ctx context.Context, state ipmodel.State, dir string, o BuildOptions,
 			case FormatCSV:
 				w, err = newCSVWriter(sink)
 			case FormatNDJSON:
-				w = newNDJSONWriter(sink)
+				no := ndjsonOptions{hdr: FileHeader{Kind: HeaderFull, SnapshotDate: m.SnapshotDate, BuildID: m.BuildID, Audience: aud.String()}}
+				if !o.unsorted {
+					no.sortDir = filepath.Join(dir, "sort-"+aud.String())
+					err = os.MkdirAll(no.sortDir, 0o700)
+				}
+				if src, ok := o.DeltaSources[aud]; ok && err == nil && o.DeltaBase != nil && !o.unsorted {
+					no.differ, err = newDiffer(ctx, src, o.DeltaBase, dir, slices.Contains(formats, FormatParquet), o.RowGroupRows, o.ParquetCompression)
+				}
+				w = newNDJSONWriter(sink, no)
 			case FormatParquet:
-				w, err = newParquetWriter(sink, o.RowGroupRows, o.ParquetCompression)
+				w, err = newParquetWriter(sink, dir, o.RowGroupRows, o.ParquetCompression)
 			case FormatMMDB:
 				// Each MMDB writer spools into a folder of its own.
 				sub := filepath.Join(dir, "mmdb-"+aud.String())
@@ -538,18 +635,39 @@ func Build(ctx context.Context, state ipmodel.State, dir string, o BuildOptions,
 			return nil, fmt.Errorf("build snapshot: %w", err)
 		}
 	}
-	var files []File
-	for _, o := range outs {
-		if err := o.hf.Close(); err != nil {
-			return nil, fmt.Errorf("write %s: %w", o.name, err)
-		}
-		files = append(files, File{
-			Name: o.name, Key: Key(m.SnapshotDate, m.BuildID, o.name), Format: o.format, ContentType: ContentType(o.format),
-			Size: o.hf.n, Rows: o.w.Rows(), SHA256: hex.EncodeToString(o.hf.h.Sum(nil)),
-			Audience: o.aud.String(), Tiers: o.aud.Tiers(),
-		})
+	var files, deltas []File
+	var notes []string
+	if o.DeltaNote != "" {
+		notes = append(notes, o.DeltaNote)
 	}
-	return files, nil
+	for _, out := range outs {
+		if err := out.hf.Close(); err != nil {
+			return nil, fmt.Errorf("write %s: %w", out.name, err)
+		}
+		f := File{
+			Name: out.name, Key: Key(m.SnapshotDate, m.BuildID, out.name), Format: out.format, ContentType: ContentType(out.format),
+			Size: out.hf.n, Rows: out.w.Rows(), SHA256: hex.EncodeToString(out.hf.h.Sum(nil)),
+			Audience: out.aud.String(), Tiers: out.aud.Tiers(),
+		}
+		if nw, ok := out.w.(*ndjsonWriter); ok {
+			f.ContentSHA256 = nw.ContentSHA256()
+			if nw.differ != nil {
+				if nw.deltaErr != nil {
+					notes = append(notes, out.aud.String()+": no delta: "+nw.deltaErr.Error())
+				}
+				for _, d := range nw.deltaFiles {
+					d.Key = Key(m.SnapshotDate, m.BuildID, d.Name)
+					deltas = append(deltas, d)
+				}
+			}
+		}
+		files = append(files, f)
+	}
+	if len(deltas) > 0 {
+		m.DeltaBase = o.DeltaBase
+	}
+	m.DeltaNote = strings.Join(notes, "; ")
+	return append(files, deltas...), nil
 }
 
 // buildOut is one file a build writes: its format, audience, writer and

@@ -253,6 +253,10 @@ print(len(rows) - 1, hit[0][3] if hit else "MISSING", len(set(len(r) for r in ro
 }
 
 func checkNDJSON(t *testing.T, g *gen.State, path string, wantRows int64) {
+	index := map[string]int{}
+	for i := 0; i < g.NHosts; i++ {
+		index[gen.HostAddr(i).String()] = i
+	}
 	sc := bufio.NewScanner(gunzip(t, path))
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	var rows int64
@@ -277,7 +281,10 @@ func checkNDJSON(t *testing.T, g *gen.State, path string, wantRows int64) {
 			t.Fatalf("line %d: bad ip %q", rows, rec.IP)
 		}
 		if rows%500 == 0 { // compare a sample with the generator
-			i := hostIndexOf(t, g, rec.IP, int(rows)-1-g.NRanges)
+			i, ok := index[rec.IP]
+			if !ok {
+				t.Fatalf("line %d: host %s is not in the state", rows, rec.IP)
+			}
 			if canon(t, rec) != canon(t, g.Host(i)) {
 				t.Fatalf("line %d\n got %s\nwant %s", rows, canon(t, rec), canon(t, g.Host(i)))
 			}
@@ -290,16 +297,6 @@ func checkNDJSON(t *testing.T, g *gen.State, path string, wantRows int64) {
 	if rows != wantRows || checked == 0 {
 		t.Fatalf("ndjson rows = %d, want %d (checked %d)", rows, wantRows, checked)
 	}
-}
-
-// hostIndexOf checks that host index guess has address ip (the writers keep
-// the state's order: ranges, then hosts in index order).
-func hostIndexOf(t *testing.T, g *gen.State, ip string, guess int) int {
-	t.Helper()
-	if guess < 0 || guess >= g.NHosts || gen.HostAddr(guess).String() != ip {
-		t.Fatalf("row order: host %d is not %s", guess, ip)
-	}
-	return guess
 }
 
 // duckdb runs queries through DuckDB (npm @duckdb/node-api, tools/npm) in
@@ -350,7 +347,7 @@ func checkParquet(t *testing.T, g *gen.State, path string, wantRows int64) {
 	res := duckdb(t,
 		`SELECT count(*)::INTEGER AS n, count(network)::INTEGER AS ranges, sum(len(assets))::INTEGER AS assets FROM `+pq,
 		`SELECT count(DISTINCT row_group_id)::INTEGER AS n, string_agg(DISTINCT compression, ',') AS codecs FROM parquet_metadata('`+path+`')`,
-		`SELECT to_json(t)::VARCHAR AS j FROM `+pq+` t WHERE ip = '`+h.IP+`'`,
+		`SELECT to_json(t)::VARCHAR AS j FROM (SELECT * REPLACE (`+timesAsText+`) FROM `+pq+`) t WHERE ip = '`+h.IP+`'`,
 		`SELECT count(*)::INTEGER AS n FROM `+pq+` WHERE is_tor_exit_node <> list_contains(classifications, 'tor') OR is_anonymous_vpn <> list_contains(classifications, 'vpn')`,
 		// The CSV read by DuckDB too: same rows, same provider for h.
 		`SELECT count(*)::INTEGER AS n, max(CASE WHEN ip = '`+h.IP+`' THEN coalesce(provider, '') END) AS provider FROM read_csv('`+csvPath+`', header=true, quote='"', escape='"', all_varchar=true, sample_size=-1)`,
@@ -377,12 +374,72 @@ func checkParquet(t *testing.T, g *gen.State, path string, wantRows int64) {
 	if res[3][0]["n"].(float64) != 0 {
 		t.Fatalf("%v rows with flags that disagree with classifications", res[3][0]["n"])
 	}
+	checkParquetLayout(t, path)
 	prov := ""
 	if h.Provider != nil {
 		prov = *h.Provider
 	}
 	if res[4][0]["n"].(float64) != float64(wantRows) || res[4][0]["provider"] != prov {
 		t.Fatalf("duckdb read_csv = %v, want %d rows, provider %q", res[4][0], wantRows, prov)
+	}
+}
+
+// timesAsText turns the Parquet file's timestamp columns back into the
+// RFC 3339 text of the other formats (DuckDB SELECT * REPLACE), so a row
+// compares with ipmodel.Record field by field.
+const timesAsText = `strftime(first_seen, '%Y-%m-%dT%H:%M:%SZ') AS first_seen, strftime(last_seen, '%Y-%m-%dT%H:%M:%SZ') AS last_seen,
+	list_transform(assets, a -> struct_update(a,
+		first_seen := strftime(a.first_seen, '%Y-%m-%dT%H:%M:%SZ'), last_seen := strftime(a.last_seen, '%Y-%m-%dT%H:%M:%SZ'),
+		attributions := list_transform(a.attributions, x -> struct_update(x, observed_at := strftime(x.observed_at, '%Y-%m-%dT%H:%M:%SZ'))),
+		cve_summary := CASE WHEN a.cve_summary IS NULL THEN NULL ELSE struct_update(a.cve_summary, last_computed_at := strftime(a.cve_summary.last_computed_at, '%Y-%m-%dT%H:%M:%SZ')) END,
+		cves := list_transform(a.cves, c -> struct_update(c, kev_added_at := strftime(c.kev_added_at, '%Y-%m-%dT%H:%M:%SZ'))))) AS assets,
+	list_transform(attributions, x -> struct_update(x, observed_at := strftime(x.observed_at, '%Y-%m-%dT%H:%M:%SZ'))) AS attributions`
+
+// checkParquetLayout reads the file's layout with DuckDB: every time
+// column is a UTC timestamp (INT64 TIMESTAMP, not text), the rows are in
+// the byte order of ip so that no two row groups' min/max of ip overlap,
+// and created_by names netintel and its version.
+func checkParquetLayout(t *testing.T, path string) {
+	t.Helper()
+	res := duckdb(t,
+		`SELECT name, type, coalesce(logical_type, '') AS lt FROM parquet_schema('`+path+`') WHERE name IN ('first_seen', 'last_seen', 'observed_at', 'kev_added_at', 'last_computed_at')`,
+		`SELECT typeof(first_seen) AS a, typeof(assets[1].last_seen) AS b, typeof(attributions[1].observed_at) AS c FROM read_parquet('`+path+`') LIMIT 1`,
+		`SELECT count(*)::INTEGER AS n FROM (SELECT ip, lag(ip) OVER (ORDER BY file_row_number) AS prev FROM read_parquet('`+path+`', file_row_number=true)) WHERE prev > ip`,
+		`SELECT row_group_id::INTEGER AS g, stats_min_value AS lo, stats_max_value AS hi FROM parquet_metadata('`+path+`') WHERE path_in_schema = 'ip' ORDER BY row_group_id`,
+		`SELECT created_by FROM parquet_file_metadata('`+path+`')`,
+	)
+	// first_seen and last_seen of a record and of an asset, observed_at of
+	// two attribution lists, kev_added_at, last_computed_at.
+	if len(res[0]) != 8 {
+		t.Errorf("time columns in the Parquet schema: %v, want 8", res[0])
+	}
+	for _, c := range res[0] {
+		if c["type"] != "INT64" || !strings.Contains(fmt.Sprint(c["lt"]), "TimestampType") || !strings.Contains(fmt.Sprint(c["lt"]), "isAdjustedToUTC=1") {
+			t.Errorf("time column %v is not a UTC timestamp", c)
+		}
+	}
+	if len(res[1]) != 1 {
+		t.Fatalf("no row")
+	}
+	for k, v := range res[1][0] {
+		if v != "TIMESTAMP WITH TIME ZONE" {
+			t.Errorf("DuckDB reads time column %s as %v", k, v)
+		}
+	}
+	if n := res[2][0]["n"].(float64); n != 0 {
+		t.Errorf("%v rows follow a row with a greater ip: not sorted", n)
+	}
+	if len(res[3]) < 2 {
+		t.Fatalf("%d row groups: the order check needs several", len(res[3]))
+	}
+	for i := 1; i < len(res[3]); i++ {
+		prev, cur := res[3][i-1], res[3][i]
+		if fmt.Sprint(prev["hi"]) > fmt.Sprint(cur["lo"]) {
+			t.Errorf("row groups %v and %v overlap on ip: %v..%v, %v..%v", prev["g"], cur["g"], prev["lo"], prev["hi"], cur["lo"], cur["hi"])
+		}
+	}
+	if cb := fmt.Sprint(res[4][0]["created_by"]); !strings.HasPrefix(cb, "netintel version ") {
+		t.Errorf("created_by %q, want netintel version ...", cb)
 	}
 }
 
@@ -625,7 +682,12 @@ func TestPublisher_Run_RerunLatestDateFails(t *testing.T) {
 	if m.Key != second.Manifest.Key {
 		t.Fatalf("latest = %s, want %s", m.Key, second.Manifest.Key)
 	}
-	sha256sumCheck(t, dir, 4)
+	// Plus the NDJSON delta of each build, against the first build of the
+	// same date (the failed run's build has no manifest: not a base).
+	if m.DeltaBase == nil || m.DeltaBase.BuildID != first.Manifest.BuildID {
+		t.Fatalf("delta_base = %+v, want build %s", m.DeltaBase, first.Manifest.BuildID)
+	}
+	sha256sumCheck(t, dir, 6)
 	if f1, f2 := first.Manifest.Files[0], second.Manifest.Files[0]; f1.SHA256 == f2.SHA256 {
 		t.Fatal("the changed state gave the same CSV")
 	}

@@ -2,9 +2,13 @@ package publish
 
 import (
 	"bufio"
+	"bytes"
+	"crypto/sha256"
 	"encoding/csv"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash"
 	"io"
 	"net/netip"
 	"strconv"
@@ -108,8 +112,13 @@ type gzipFile struct {
 	buf *bufio.Writer
 }
 
-func newGzipFile(w io.Writer) *gzipFile {
+// newGzipFile starts a gzip stream; a non-empty header goes into the gzip
+// header's comment (FileHeader).
+func newGzipFile(w io.Writer, hdr FileHeader) *gzipFile {
 	gz, _ := gzip.NewWriterLevel(w, gzip.DefaultCompression)
+	if hdr.Kind != "" {
+		gz.Comment = hdr.comment()
+	}
 	return &gzipFile{gz: gz, buf: bufio.NewWriterSize(gz, 256<<10)}
 }
 
@@ -120,34 +129,111 @@ func (g *gzipFile) Close() error {
 	return g.gz.Close()
 }
 
-// ndjsonWriter writes gzip-compressed NDJSON, one record per line.
+// ndjsonWriter writes gzip-compressed NDJSON, one record per line, in key
+// order (SortKey): lines are sorted on disk (lineSorter) and written out
+// at Close, which also computes the delta against the previous snapshot
+// when there is one (differ). ContentSHA256 is the SHA-256 of the
+// uncompressed lines.
 type ndjsonWriter struct {
-	z    *gzipFile
-	enc  *json.Encoder
-	rows int64
+	z       *gzipFile
+	line    bytes.Buffer
+	enc     *json.Encoder
+	sorter  *lineSorter // nil: lines go out in the order written
+	content hash.Hash
+	rows    int64
+
+	// The delta, when there is a base (Close fills deltaFiles or deltaErr).
+	differ     *differ
+	hdr        FileHeader
+	deltaFiles []File
+	deltaErr   error
 }
 
-func newNDJSONWriter(w io.Writer) *ndjsonWriter {
-	z := newGzipFile(w)
-	enc := json.NewEncoder(z.buf)
-	enc.SetEscapeHTML(false)
-	return &ndjsonWriter{z: z, enc: enc}
+// ndjsonOptions configure an NDJSON writer.
+type ndjsonOptions struct {
+	// hdr goes into the gzip header.
+	hdr FileHeader
+	// sortDir is where sort runs are spilled; "" writes lines unsorted.
+	sortDir string
+	// sortBuf is the sort buffer in bytes (0 = sortBufBytes).
+	sortBuf int
+	// differ computes the delta (nil: none).
+	differ *differ
 }
 
-func (n *ndjsonWriter) Write(r *ipmodel.Record, _ netip.Prefix) error {
+func newNDJSONWriter(w io.Writer, o ndjsonOptions) *ndjsonWriter {
+	n := &ndjsonWriter{z: newGzipFile(w, o.hdr), content: sha256.New(), differ: o.differ, hdr: o.hdr}
+	n.enc = json.NewEncoder(&n.line)
+	n.enc.SetEscapeHTML(false)
+	if o.sortDir != "" {
+		n.sorter = newLineSorter(o.sortDir, o.sortBuf)
+	}
+	return n
+}
+
+func (n *ndjsonWriter) Write(r *ipmodel.Record, p netip.Prefix) error {
+	n.line.Reset()
 	if err := n.enc.Encode(toND(r)); err != nil {
 		return fmt.Errorf("write ndjson: %w", err)
 	}
 	n.rows++
+	if n.sorter == nil {
+		return n.out(n.line.Bytes(), false)
+	}
+	b := n.line.Bytes()
+	return n.sorter.add(MakeSortKey(p, r.Network != ""), b[:len(b)-1])
+}
+
+// out writes one line; addEOL appends its line end (else line has it).
+func (n *ndjsonWriter) out(line []byte, addEOL bool) error {
+	n.content.Write(line)
+	if _, err := n.z.buf.Write(line); err != nil {
+		return fmt.Errorf("write ndjson: %w", err)
+	}
+	if addEOL {
+		eol := [1]byte{'\n'}
+		n.content.Write(eol[:])
+		return n.z.buf.WriteByte('\n')
+	}
 	return nil
 }
 
 func (n *ndjsonWriter) Close() error {
+	if n.sorter != nil {
+		if n.differ != nil {
+			n.differ.start()
+		}
+		err := n.sorter.each(func(k SortKey, line []byte) error {
+			if n.differ != nil {
+				n.differ.next(k, line)
+			}
+			return n.out(line, true)
+		})
+		if err != nil {
+			if n.differ != nil {
+				n.differ.discard()
+			}
+			return fmt.Errorf("close ndjson: %w", err)
+		}
+	}
 	if err := n.z.Close(); err != nil {
+		if n.differ != nil {
+			n.differ.discard()
+		}
 		return fmt.Errorf("close ndjson: %w", err)
+	}
+	if n.differ != nil {
+		hdr := n.hdr
+		hdr.Kind = HeaderDelta
+		hdr.ContentSHA256 = n.ContentSHA256()
+		hdr.Base = &HeaderBase{SnapshotDate: n.differ.baseDate, BuildID: n.differ.baseBuild}
+		n.deltaFiles, n.deltaErr = n.differ.finish(hdr)
 	}
 	return nil
 }
+
+// ContentSHA256 is the SHA-256 of the lines written (after Close).
+func (n *ndjsonWriter) ContentSHA256() string { return hex.EncodeToString(n.content.Sum(nil)) }
 
 func (n *ndjsonWriter) Rows() int64 { return n.rows }
 
@@ -165,7 +251,7 @@ type csvWriter struct {
 }
 
 func newCSVWriter(w io.Writer) (*csvWriter, error) {
-	z := newGzipFile(w)
+	z := newGzipFile(w, FileHeader{})
 	cw := csv.NewWriter(z.buf)
 	cw.UseCRLF = true // RFC 4180 line breaks
 	if err := cw.Write(Columns); err != nil {

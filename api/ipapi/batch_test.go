@@ -9,6 +9,7 @@ import (
 )
 
 func TestBatch_Records(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{})
 	body := `{"ips":["198.51.100.7","not-an-ip","2001:DB8::5","10.9.9.9","192.0.2.44","203.0.113.10","192.0.2.80"]}`
 	cases := []struct {
@@ -77,6 +78,7 @@ func TestBatch_Records(t *testing.T) {
 }
 
 func TestBatch_Validation(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{})
 	many := func(n int) string {
 		ips := make([]string, n)

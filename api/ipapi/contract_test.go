@@ -135,6 +135,7 @@ func (c *contract) documented() []string {
 // body against the document's schema; then checks that nothing documented
 // went untested.
 func TestAPI_Contract(t *testing.T) {
+	t.Parallel()
 	c := loadContract(t)
 	f := newFixture(t, Options{})
 	strict := newFixture(t, Options{PublicPerMinute: 0.0001, PublicBurst: 1})

@@ -17,12 +17,15 @@ import (
 	"github.com/netintel/netintel/internal/httpx"
 	"github.com/netintel/netintel/internal/ipmodel"
 	"github.com/netintel/netintel/internal/objstore"
+	"github.com/netintel/netintel/publish"
 )
 
-// Dataset formats and the tier each needs.
-var formatTier = map[string]Tier{"csv": tierPro, "ndjson": tierPro, "parquet": tierBulkBinary, "mmdb": tierBulkBinary}
+// Dataset formats and the tier each needs; a delta file needs the tier of
+// its full format.
+var formatTier = map[string]Tier{"csv": tierPro, "ndjson": tierPro, "parquet": tierBulkBinary, "mmdb": tierBulkBinary,
+	"ndjson-delta": tierPro, "parquet-delta": tierBulkBinary}
 
-var datasetFormats = []string{"csv", "ndjson", "parquet", "mmdb"}
+var datasetFormats = []string{"csv", "ndjson", "parquet", "mmdb", "ndjson-delta", "parquet-delta"}
 
 // DefaultLinkPrefix is the customer-facing path prefix that the gateway
 // forwards to this backend's /api/v1/... paths.
@@ -39,6 +42,10 @@ type DatasetResponse struct {
 	Hosts         int64         `json:"hosts"`
 	Ranges        int64         `json:"ranges"`
 	Files         []DatasetFile `json:"files"`
+	// DeltaBase is the snapshot the delta files are against (null when
+	// there are none); DeltaNote says why an audience has no delta.
+	DeltaBase *publish.DeltaBase `json:"delta_base"`
+	DeltaNote string             `json:"delta_note,omitempty"`
 	// Checksums is the SHA256SUMS file (`sha256sum -c` format), when published.
 	Checksums *DatasetLink `json:"checksums"`
 	// Unavailable lists formats the caller's tier does not include.
@@ -53,6 +60,10 @@ type DatasetFile struct {
 	Size        int64  `json:"size"`
 	Rows        int64  `json:"rows"`
 	SHA256      string `json:"sha256"`
+	// ContentSHA256 (NDJSON files) is the SHA-256 of the uncompressed lines.
+	ContentSHA256 string `json:"content_sha256,omitempty"`
+	// Ops counts a delta file's rows by operation.
+	Ops *publish.DeltaOps `json:"ops,omitempty"`
 	DatasetLink
 }
 
@@ -91,7 +102,7 @@ func (s *Service) dataset(w http.ResponseWriter, r *http.Request, tier Tier) {
 	}
 	m := &snap.Manifest
 	out := DatasetResponse{SnapshotDate: m.SnapshotDate, BuildID: m.BuildID, SchemaVersion: m.SchemaVersion, BuildTime: m.BuildTime,
-		Hosts: m.Hosts, Ranges: m.Ranges, Files: []DatasetFile{}, Unavailable: []UnavailableFormat{}}
+		Hosts: m.Hosts, Ranges: m.Ranges, Files: []DatasetFile{}, Unavailable: []UnavailableFormat{}, DeltaBase: m.DeltaBase, DeltaNote: m.DeltaNote}
 	for _, f := range m.Files {
 		// Each tier is offered its audience's build alone.
 		if only != "" && f.Format != only || fileAudience(f) != tier.Audience() {
@@ -111,7 +122,8 @@ func (s *Service) dataset(w http.ResponseWriter, r *http.Request, tier Tier) {
 			writeUnavailable(w, "the object store is not reachable; retry shortly")
 			return
 		}
-		out.Files = append(out.Files, DatasetFile{Name: f.Name, Format: f.Format, ContentType: f.ContentType, Size: f.Size, Rows: f.Rows, SHA256: f.SHA256, DatasetLink: link})
+		out.Files = append(out.Files, DatasetFile{Name: f.Name, Format: f.Format, ContentType: f.ContentType, Size: f.Size, Rows: f.Rows, SHA256: f.SHA256,
+			ContentSHA256: f.ContentSHA256, Ops: f.Ops, DatasetLink: link})
 	}
 	if m.SumsKey != "" {
 		if link, err := s.link(r.Context(), m, sumsName, m.SumsKey); err == nil {
@@ -187,28 +199,8 @@ func (s *Service) download(w http.ResponseWriter, r *http.Request, tier Tier) {
 		writeError(w, http.StatusNotFound, CodeNotFound, "build "+strconv.Quote(truncate(b, 40))+" of "+m.SnapshotDate+" is not the current one ("+m.BuildID+"); fetch "+PathDataset+" again")
 		return
 	}
-	var key, etag, ctype string
-	var size int64
-	if f, ok := m.File(name); ok && date == m.SnapshotDate {
-		if fa := fileAudience(f); fa > tier.Audience() {
-			// A file of a build above the tier's: another audience's data.
-			writeTierError(w, "the file "+f.Name, ParseTier(fa.String()))
-			return
-		}
-		if need := formatTier[f.Format]; tier < need {
-			writeTierError(w, "the "+f.Format+" dataset", need)
-			return
-		}
-		key, etag, ctype, size = f.Key, `"`+f.SHA256+`"`, f.ContentType, f.Size
-	} else if name == sumsName && date == m.SnapshotDate && m.SumsKey != "" {
-		s.serveSums(w, r, m)
-		return
-	} else {
-		msg := "no file " + strconv.Quote(truncate(name, 64)) + " in the current snapshot (" + m.SnapshotDate + ")"
-		if !dateRe.MatchString(date) || date != m.SnapshotDate {
-			msg = "snapshot " + strconv.Quote(truncate(date, 16)) + " is not the current one (" + m.SnapshotDate + "); fetch " + s.linkPrefix() + "/export/dataset again"
-		}
-		writeError(w, http.StatusNotFound, CodeNotFound, msg)
+	key, etag, ctype, size, ok := s.datasetFile(w, r, m, date, name, tier)
+	if !ok {
 		return
 	}
 	st := s.opts.Store
@@ -234,7 +226,14 @@ func (s *Service) download(w http.ResponseWriter, r *http.Request, tier Tier) {
 	h.Set("Content-Type", ctype)
 	h.Set("Content-Disposition", `attachment; filename="`+name+`"`)
 	h.Set("ETag", etag)
-	if inm := r.Header.Get("If-None-Match"); inm != "" && etagMatch(inm, etag) {
+	// A file is written once and never changed under its key: the object's
+	// time is its Last-Modified (the build's time when the store has none).
+	mod := info.ModTime
+	if mod.IsZero() {
+		mod = snap.buildTime()
+	}
+	setLastModified(h, mod)
+	if notModified(r, etag, mod) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
@@ -271,6 +270,35 @@ func (s *Service) download(w http.ResponseWriter, r *http.Request, tier Tier) {
 	}
 }
 
+// datasetFile finds the file name of the current snapshot (of manifest m)
+// that tier may download: its key, ETag, content type and size. Otherwise
+// it answers the request itself (404, 403, or SHA256SUMS, which comes from
+// the manifest) and returns false.
+func (s *Service) datasetFile(w http.ResponseWriter, r *http.Request, m *Manifest, date, name string, tier Tier) (key, etag, ctype string, size int64, ok bool) {
+	if f, found := m.File(name); found && date == m.SnapshotDate {
+		if fa := fileAudience(f); fa > tier.Audience() {
+			// A file of a build above the tier's: another audience's data.
+			writeTierError(w, "the file "+f.Name, ParseTier(fa.String()))
+			return "", "", "", 0, false
+		}
+		if need := formatTier[f.Format]; tier < need {
+			writeTierError(w, "the "+f.Format+" dataset", need)
+			return "", "", "", 0, false
+		}
+		return f.Key, `"` + f.SHA256 + `"`, f.ContentType, f.Size, true
+	}
+	if name == sumsName && date == m.SnapshotDate && m.SumsKey != "" {
+		s.serveSums(w, r, m)
+		return "", "", "", 0, false
+	}
+	msg := "no file " + strconv.Quote(truncate(name, 64)) + " in the current snapshot (" + m.SnapshotDate + ")"
+	if !dateRe.MatchString(date) || date != m.SnapshotDate {
+		msg = "snapshot " + strconv.Quote(truncate(date, 16)) + " is not the current one (" + m.SnapshotDate + "); fetch " + s.linkPrefix() + "/export/dataset again"
+	}
+	writeError(w, http.StatusNotFound, CodeNotFound, msg)
+	return "", "", "", 0, false
+}
+
 // serveSums answers SHA256SUMS from the manifest, ETag its SHA-256. It is
 // a few hundred bytes: Range is not offered.
 func (s *Service) serveSums(w http.ResponseWriter, r *http.Request, m *Manifest) {
@@ -281,7 +309,9 @@ func (s *Service) serveSums(w http.ResponseWriter, r *http.Request, m *Manifest)
 	h.Set("Content-Type", "text/plain; charset=utf-8")
 	h.Set("Content-Disposition", `attachment; filename="`+sumsName+`"`)
 	h.Set("ETag", etag)
-	if inm := r.Header.Get("If-None-Match"); inm != "" && etagMatch(inm, etag) {
+	mod, _ := time.Parse(time.RFC3339, m.BuildTime)
+	setLastModified(h, mod)
+	if notModified(r, etag, mod) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
@@ -299,6 +329,33 @@ func (s *Service) storeError(w http.ResponseWriter, key string, err error) {
 	}
 	s.log.Error("object store", "key", key, "err", err)
 	writeUnavailable(w, "the object store is not reachable; retry shortly")
+}
+
+// setLastModified sets Last-Modified to mod in HTTP date form (none for
+// the zero time).
+func setLastModified(h http.Header, mod time.Time) {
+	if !mod.IsZero() {
+		h.Set("Last-Modified", mod.UTC().Format(http.TimeFormat))
+	}
+}
+
+// notModified applies RFC 9110's conditional GET: If-None-Match when sent
+// (it takes precedence), else If-Modified-Since against mod, at the
+// second precision of HTTP dates (curl -z, wget -N). An unparseable date
+// is ignored.
+func notModified(r *http.Request, etag string, mod time.Time) bool {
+	if inm := r.Header.Get("If-None-Match"); inm != "" {
+		return etagMatch(inm, etag)
+	}
+	ims := r.Header.Get("If-Modified-Since")
+	if ims == "" || mod.IsZero() {
+		return false
+	}
+	t, err := http.ParseTime(ims)
+	if err != nil {
+		return false
+	}
+	return !mod.Truncate(time.Second).After(t)
 }
 
 // etagMatch applies If-None-Match's weak comparison to a list of tags.

@@ -4,15 +4,20 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/netintel/netintel/internal/objstore"
 	"github.com/netintel/netintel/internal/testutil"
 )
 
 func TestDataset_TierFormats(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{PublicURL: "https://api.example.test/"})
 	cases := []struct {
 		tier, query string
@@ -73,6 +78,7 @@ func TestDataset_TierFormats(t *testing.T) {
 }
 
 func TestDownload_RangeAndETag(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{})
 	data := f.files["ipintel.csv.gz"]
 	m := f.svc.Current().Manifest
@@ -137,6 +143,7 @@ func TestDownload_RangeAndETag(t *testing.T) {
 // TestDataset_PresignedS3 checks that on an S3 store the links are
 // presigned and fetch the file straight from the store.
 func TestDataset_PresignedS3(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts versitygw")
 	}
@@ -169,6 +176,7 @@ func TestDataset_PresignedS3(t *testing.T) {
 }
 
 func TestGuard(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{})
 	noKey := New(Options{})
 	mux := http.NewServeMux()
@@ -215,6 +223,7 @@ func TestGuard(t *testing.T) {
 // forwards any /api/v1/vpn/export/dataset/{rest...}) answers the JSON
 // error body, 401 before 404 for the protected ones.
 func TestUnknownPath(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{})
 	cases := []struct {
 		name, path string
@@ -246,6 +255,7 @@ func TestUnknownPath(t *testing.T) {
 }
 
 func TestPublic_LimitAndShape(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{PublicPerMinute: 0.01, PublicBurst: 3})
 	for i := range 3 {
 		r := call(t, f.srv.URL, "GET", "/public/v1/lookup/192.0.2.44", "")
@@ -273,6 +283,7 @@ func TestPublic_LimitAndShape(t *testing.T) {
 // allowance (addresses from X-Forwarded-For, as behind the gateway), and the
 // classification-only shape of a classified address.
 func TestPublic_PerClientAddress(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{PublicPerMinute: 0.01, PublicBurst: 2, TrustProxy: true})
 	from := func(client string) resp {
 		return call(t, f.srv.URL, "GET", "/public/v1/lookup/198.51.100.7", "", "X-Forwarded-For: "+client)
@@ -309,3 +320,93 @@ func newRecorder() *recorder                    { return &recorder{h: http.Heade
 func (r *recorder) Header() http.Header         { return r.h }
 func (r *recorder) WriteHeader(c int)           { r.code = c }
 func (r *recorder) Write(p []byte) (int, error) { return len(p), nil }
+
+// TestDownload_LastModified checks Last-Modified on dataset files and the
+// If-Modified-Since answers curl -z and wget -N rely on; If-None-Match,
+// when sent, decides alone (RFC 9110 13.2.2).
+func TestDownload_LastModified(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Options{})
+	m := f.svc.Current().Manifest
+	csvFile, _ := m.File("ipintel.csv.gz")
+	etag := `"` + csvFile.SHA256 + `"`
+	info, err := f.store.Stat(t.Context(), csvFile.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod := info.ModTime.UTC().Truncate(time.Second)
+	base := "/api/v1/export/dataset/files/2026-11-23/"
+	first := call(t, f.srv.URL, "GET", base+"ipintel.csv.gz", "", key("pro")...)
+	if got := first.header.Get("Last-Modified"); got != mod.Format(http.TimeFormat) {
+		t.Fatalf("Last-Modified %q, want %q", got, mod.Format(http.TimeFormat))
+	}
+	sums := call(t, f.srv.URL, "GET", base+"SHA256SUMS", "", key("pro")...)
+	if _, err := http.ParseTime(sums.header.Get("Last-Modified")); err != nil {
+		t.Errorf("SHA256SUMS Last-Modified %q: %v", sums.header.Get("Last-Modified"), err)
+	}
+	cases := []struct {
+		name   string
+		file   string
+		hdr    []string
+		status int
+	}{
+		{"same time", "ipintel.csv.gz", []string{"If-Modified-Since: " + mod.Format(http.TimeFormat)}, 304},
+		{"later", "ipintel.csv.gz", []string{"If-Modified-Since: " + mod.Add(time.Hour).Format(http.TimeFormat)}, 304},
+		{"earlier", "ipintel.csv.gz", []string{"If-Modified-Since: " + mod.Add(-time.Second).Format(http.TimeFormat)}, 200},
+		{"bad date ignored", "ipintel.csv.gz", []string{"If-Modified-Since: yesterday"}, 200},
+		{"if-none-match decides", "ipintel.csv.gz", []string{`If-None-Match: "other"`, "If-Modified-Since: " + mod.Format(http.TimeFormat)}, 200},
+		{"if-none-match matches", "ipintel.csv.gz", []string{"If-None-Match: " + etag, "If-Modified-Since: " + mod.Add(-time.Hour).Format(http.TimeFormat)}, 304},
+		{"checksums not modified", "SHA256SUMS", []string{"If-Modified-Since: " + sums.header.Get("Last-Modified")}, 304},
+	}
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			r := call(t, f.srv.URL, "GET", base+tt.file, "", append(key("pro"), tt.hdr...)...)
+			if r.status != tt.status {
+				t.Fatalf("status %d, want %d", r.status, tt.status)
+			}
+			if tt.status == 304 && len(r.body) != 0 {
+				t.Errorf("304 with a %d-byte body", len(r.body))
+			}
+		})
+	}
+	// curl -z FILE sends the local file's time: an up-to-date copy is
+	// not fetched again, an older one is.
+	curl, err := exec.LookPath("curl")
+	if err != nil {
+		t.Skip("curl not installed")
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "ipintel.csv.gz")
+	fetch := func() {
+		t.Helper()
+		cmd := exec.CommandContext(t.Context(), curl, "-sS", "-f", "-z", out, "-o", out, "-R",
+			"-H", "X-Internal-Key: "+testKey, "-H", "X-Tier: pro", f.srv.URL+base+"ipintel.csv.gz")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("curl: %v %s", err, b)
+		}
+	}
+	fetch()
+	if b, _ := os.ReadFile(out); string(b) != string(f.files["ipintel.csv.gz"]) {
+		t.Fatalf("curl fetched %d bytes, want the file", len(b))
+	}
+	// -R set the file's time to Last-Modified; replace the content and
+	// keep that time: curl -z must not fetch (304), so the content stays.
+	if err := os.WriteFile(out, []byte("local"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(out, mod, mod); err != nil {
+		t.Fatal(err)
+	}
+	fetch()
+	if b, _ := os.ReadFile(out); string(b) != "local" {
+		t.Fatalf("curl -z fetched a file that was not modified (%d bytes)", len(b))
+	}
+	old := mod.Add(-24 * time.Hour)
+	if err := os.Chtimes(out, old, old); err != nil {
+		t.Fatal(err)
+	}
+	fetch()
+	if b, _ := os.ReadFile(out); string(b) != string(f.files["ipintel.csv.gz"]) {
+		t.Fatalf("curl -z did not fetch a newer file")
+	}
+}

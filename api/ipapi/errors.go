@@ -21,20 +21,15 @@ const (
 	CodeMethodNotAllowed = "method_not_allowed"
 )
 
-// ErrorBody is the JSON error body of every non-422 failure.
-type ErrorBody struct {
-	Error ErrorDetail `json:"error"`
-}
+// ErrorBody is the JSON error body of every non-422 failure: the one every
+// JSON API of netintel answers with (httpx.ErrorBody).
+type ErrorBody = httpx.ErrorBody
 
 // ErrorDetail says what went wrong. RequiredTier is set on 403 only.
-type ErrorDetail struct {
-	Code         string `json:"code"`
-	Message      string `json:"message"`
-	RequiredTier string `json:"required_tier,omitempty"`
-}
+type ErrorDetail = httpx.Error
 
 func writeError(w http.ResponseWriter, status int, code, msg string) {
-	httpx.WriteJSON(w, status, ErrorBody{Error: ErrorDetail{Code: code, Message: msg}})
+	httpx.WriteError(w, status, code, msg)
 }
 
 // storeRetryAfter is the Retry-After of a 503 for an unreachable object
@@ -42,14 +37,12 @@ func writeError(w http.ResponseWriter, status int, code, msg string) {
 const storeRetryAfter = "10"
 
 func writeUnavailable(w http.ResponseWriter, msg string) {
-	w.Header().Set("Retry-After", storeRetryAfter)
-	writeError(w, http.StatusServiceUnavailable, CodeUnavailable, msg)
+	httpx.Write(w, &httpx.Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, Message: msg, RetryAfter: storeRetryAfter})
 }
 
 func writeTierError(w http.ResponseWriter, feature string, need Tier) {
-	httpx.WriteJSON(w, http.StatusForbidden, ErrorBody{Error: ErrorDetail{
-		Code: CodeTierRequired, Message: feature + " needs the " + need.String() + " tier or above", RequiredTier: need.String(),
-	}})
+	httpx.Write(w, &httpx.Error{Status: http.StatusForbidden, Code: CodeTierRequired,
+		Message: feature + " needs the " + need.String() + " tier or above", RequiredTier: need.String()})
 }
 
 // ValidationError is the spec's 422 body.

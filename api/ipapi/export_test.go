@@ -17,6 +17,7 @@ import (
 )
 
 func TestExportCSV_Filters(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{})
 	cases := []struct {
 		name, query, tier string
@@ -44,7 +45,7 @@ func TestExportCSV_Filters(t *testing.T) {
 			if err != nil {
 				t.Fatalf("not RFC 4180: %v", err)
 			}
-			if strings.Join(rows[0], ",")+"\n" != CSVHeader {
+			if strings.Join(rows[0], ",")+"\r\n" != CSVHeader {
 				t.Fatalf("header %v", rows[0])
 			}
 			var ips []string
@@ -62,6 +63,7 @@ func TestExportCSV_Filters(t *testing.T) {
 }
 
 func TestExportCSV_Columns(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{})
 	for _, tt := range []struct{ tier, want7, wantRange string }{
 		{"pro", "198.51.100.7,,vpn;hosting,Acme Cloud,0.92,2026-10-01T00:00:00Z,2026-11-20T12:00:00Z,1",
@@ -69,7 +71,7 @@ func TestExportCSV_Columns(t *testing.T) {
 		{"enterprise", "198.51.100.7,,vpn;hosting,Acme Cloud,0.92,2026-10-01T00:00:00Z,2026-11-20T12:00:00Z,2", ""},
 	} {
 		r := call(t, f.srv.URL, "GET", PathCSV, "", key(tt.tier)...)
-		lines := strings.Split(string(r.body), "\n")
+		lines := strings.Split(string(r.body), "\r\n")
 		if lines[1] != tt.want7 {
 			t.Errorf("%s: row\n got %s\nwant %s", tt.tier, lines[1], tt.want7)
 		}
@@ -80,6 +82,7 @@ func TestExportCSV_Columns(t *testing.T) {
 }
 
 func TestExportCSV_Validation(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{})
 	cases := []struct{ query, loc, typ, limit string }{
 		{"classification=residential_proxy", "classification", "enum", "100000"},
@@ -198,6 +201,7 @@ func TestExportCSV_Streams(t *testing.T) {
 }
 
 func TestTable_Example(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		recs []ipmodel.Record

@@ -15,7 +15,7 @@ import (
 // fuzzMux serves the test snapshot in-process.
 func fuzzMux(t testing.TB) http.Handler {
 	svc := New(Options{InternalKey: testKey})
-	snap, err := NewMemSnapshot(Manifest{SnapshotDate: "2026-11-23"}, testRecords(t))
+	snap, err := newMemSnapshot(Manifest{SnapshotDate: "2026-11-23"}, testRecords(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -155,7 +155,7 @@ func newFixture(t testing.TB, opts Options) *fixture {
 		t.Fatal(err)
 	}
 	files["SHA256SUMS"] = []byte(sums)
-	snap, err := NewMemSnapshot(m, testRecords(t))
+	snap, err := newMemSnapshot(m, testRecords(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,4 +230,36 @@ func sameView(m Manifest, idx Index, rows *Table) *Snapshot {
 		s.Views[a] = View{Index: idx, Rows: rows}
 	}
 	return s
+}
+
+// newMemSnapshot builds a snapshot held entirely in memory from records
+// (complete records, with Views where they hold restricted knowledge, as
+// the state gives them): per audience an in-memory index and the export
+// table of the records as that audience sees them. (A test double:
+// the API loads snapshots from published files.)
+func newMemSnapshot(m Manifest, records []ipmodel.Record) (*Snapshot, error) {
+	s := &Snapshot{Manifest: m}
+	for _, a := range ipmodel.Audiences {
+		var tb TableBuilder
+		var recs []ipmodel.Record
+		for i := range records {
+			v, ok := records[i].For(a)
+			if !ok {
+				continue
+			}
+			r := *v
+			r.Views = nil
+			if r.IP == "" {
+				r.IP = records[i].IP
+			}
+			recs = append(recs, r)
+			tb.Add(&recs[len(recs)-1])
+		}
+		t, err := tb.Table()
+		if err != nil {
+			return nil, err
+		}
+		s.Views[a] = View{Index: NewMemIndex(recs), Rows: t}
+	}
+	return s, nil
 }

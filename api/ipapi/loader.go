@@ -59,7 +59,7 @@ func (m mmdbIndex) Lookup(addr netip.Addr, cves bool) (*ipmodel.Record, bool, er
 	}
 	var rec ipmodel.Record
 	if cves {
-		if err := res.Decode(&rec); err != nil {
+		if err := decodeFull(res, &rec); err != nil {
 			return nil, false, fmt.Errorf("mmdb decode %s: %w", addr, err)
 		}
 	} else {
@@ -67,6 +67,9 @@ func (m mmdbIndex) Lookup(addr netip.Addr, cves bool) (*ipmodel.Record, bool, er
 		var light lightRecord
 		if err := res.Decode(&light); err != nil {
 			return nil, false, fmt.Errorf("mmdb decode %s: %w", addr, err)
+		}
+		if light.Classifications == nil {
+			light.Classifications = light.LegacyClassifications
 		}
 		rec = ipmodel.Record{Network: light.Network, Classifications: light.Classifications, Provider: light.Provider,
 			Confidence: light.Confidence, FirstSeen: light.FirstSeen, LastSeen: light.LastSeen, Sources: light.Sources,
@@ -100,19 +103,22 @@ type lightAsset struct {
 }
 
 type lightRecord struct {
-	Network         string                `maxminddb:"network"`
-	Classifications []string              `maxminddb:"classification"`
-	Provider        *string               `maxminddb:"provider"`
-	Confidence      float64               `maxminddb:"confidence"`
-	FirstSeen       string                `maxminddb:"first_seen"`
-	LastSeen        string                `maxminddb:"last_seen"`
-	Sources         []string              `maxminddb:"sources"`
-	Assets          []lightAsset          `maxminddb:"assets"`
-	ASN             uint32                `maxminddb:"asn"`
-	Attributions    []ipmodel.Attribution `maxminddb:"attributions"`
-	Country         *string               `maxminddb:"country"`
-	Region          *string               `maxminddb:"region"`
-	City            *string               `maxminddb:"city"`
+	Network         string   `maxminddb:"network"`
+	Classifications []string `maxminddb:"classifications"`
+	// LegacyClassifications is the key of MMDBs published before the
+	// files shared one field name ("classification").
+	LegacyClassifications []string              `maxminddb:"classification"`
+	Provider              *string               `maxminddb:"provider"`
+	Confidence            float64               `maxminddb:"confidence"`
+	FirstSeen             string                `maxminddb:"first_seen"`
+	LastSeen              string                `maxminddb:"last_seen"`
+	Sources               []string              `maxminddb:"sources"`
+	Assets                []lightAsset          `maxminddb:"assets"`
+	ASN                   uint32                `maxminddb:"asn"`
+	Attributions          []ipmodel.Attribution `maxminddb:"attributions"`
+	Country               *string               `maxminddb:"country"`
+	Region                *string               `maxminddb:"region"`
+	City                  *string               `maxminddb:"city"`
 }
 
 // metadataMarker starts an MMDB's metadata section, which follows the
@@ -206,9 +212,11 @@ func LoadManifest(ctx context.Context, st objstore.Store, m *publish.Manifest) (
 }
 
 func fromPublish(m *publish.Manifest) Manifest {
-	out := Manifest{SnapshotDate: m.SnapshotDate, BuildID: m.BuildID, Key: m.Key, SchemaVersion: m.SchemaVersion, BuildTime: m.BuildTime, Hosts: m.Hosts, Ranges: m.Ranges, SumsKey: m.SumsKey}
+	out := Manifest{SnapshotDate: m.SnapshotDate, BuildID: m.BuildID, Key: m.Key, SchemaVersion: m.SchemaVersion, BuildTime: m.BuildTime, Hosts: m.Hosts, Ranges: m.Ranges, SumsKey: m.SumsKey,
+		DeltaBase: m.DeltaBase, DeltaNote: m.DeltaNote}
 	for _, f := range m.Files {
-		out.Files = append(out.Files, ManifestFile{Name: f.Name, Key: f.Key, Format: f.Format, ContentType: f.ContentType, Size: f.Size, Rows: f.Rows, SHA256: f.SHA256, Audience: f.Audience})
+		out.Files = append(out.Files, ManifestFile{Name: f.Name, Key: f.Key, Format: f.Format, ContentType: f.ContentType, Size: f.Size, Rows: f.Rows, SHA256: f.SHA256, Audience: f.Audience,
+			ContentSHA256: f.ContentSHA256, Ops: f.Ops})
 	}
 	return out
 }
@@ -253,6 +261,25 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// decodeFull decodes a whole MMDB record into rec, taking its
+// classifications from the key "classification" of an MMDB published
+// before every file named them "classifications".
+func decodeFull(res maxminddb.Result, rec *ipmodel.Record) error {
+	if err := res.Decode(rec); err != nil {
+		return err
+	}
+	if rec.Classifications == nil {
+		var legacy struct {
+			C []string `maxminddb:"classification"`
+		}
+		if err := res.Decode(&legacy); err != nil {
+			return err
+		}
+		rec.Classifications = legacy.C
+	}
+	return nil
+}
+
 // tableFromMMDB builds the export table from the MMDB's networks when a
 // snapshot has no NDJSON file. Rows are then the MMDB's networks (a range
 // that holds hosts appears split around them).
@@ -260,7 +287,7 @@ func tableFromMMDB(r *maxminddb.Reader) (*Table, error) {
 	var tb TableBuilder
 	for res := range r.Networks() {
 		var rec ipmodel.Record
-		if err := res.Decode(&rec); err != nil {
+		if err := decodeFull(res, &rec); err != nil {
 			return nil, fmt.Errorf("mmdb networks: %w", err)
 		}
 		p := res.Prefix()

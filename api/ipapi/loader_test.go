@@ -38,6 +38,7 @@ func publishSnapshot(t testing.TB, st objstore.Store, js jetstream.JetStream, n 
 }
 
 func TestLoad_PublishedSnapshot(t *testing.T) {
+	t.Parallel()
 	st, err := objstore.NewFolder(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -95,6 +96,7 @@ func TestLoad_PublishedSnapshot(t *testing.T) {
 }
 
 func TestLoad_RefusesBadChecksum(t *testing.T) {
+	t.Parallel()
 	for _, format := range []string{publish.FormatMMDB, publish.FormatNDJSON} {
 		t.Run(format, func(t *testing.T) {
 			st, err := objstore.NewFolder(t.TempDir())
@@ -132,6 +134,7 @@ func TestLoad_RefusesBadChecksum(t *testing.T) {
 // first, picked up each from the NATS event alone (the poll is an hour),
 // and that no request failed or errored across the swap.
 func TestWatch_HotSwap(t *testing.T) {
+	t.Parallel()
 	nt := testutil.StartNATS(t)
 	nt.Ensure(t)
 	st, err := objstore.NewFolder(t.TempDir())

@@ -26,6 +26,7 @@ func lookupBody(t *testing.T, r resp) LookupResult {
 }
 
 func TestLookup_TierAndFilters(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{})
 	type want struct {
 		ports []int    // asset ports
@@ -113,6 +114,7 @@ func TestLookup_TierAndFilters(t *testing.T) {
 // TestLookup_EmptyCves checks that include=cves gives an asset without
 // findings "cves": [] (present, not null) and nothing else changes shape.
 func TestLookup_EmptyCves(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{})
 	for _, q := range []string{"?include=cves", "?include=cves&kev_only=true&min_severity=low"} {
 		r := call(t, f.srv.URL, "GET", "/api/v1/shadow_vpn/lookup/2001:db8::5"+q, "", key("pro")...)
@@ -132,6 +134,7 @@ func TestLookup_EmptyCves(t *testing.T) {
 }
 
 func TestLookup_Addresses(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{})
 	cases := []struct {
 		name, ip string
@@ -177,6 +180,7 @@ func TestLookup_Addresses(t *testing.T) {
 }
 
 func TestLookup_ValidationBody(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{})
 	cases := []struct {
 		name, query string

@@ -5,7 +5,8 @@ import (
 	"net/http"
 )
 
-// OpenAPI is the OpenAPI 3.1 description of this API, served at /openapi.json.
+// OpenAPI is the OpenAPI 3.1 description of the backend API, served at
+// /internal/openapi.json (the customer document is the gateway's /openapi.json).
 //
 //go:embed openapi.json
 var OpenAPI []byte

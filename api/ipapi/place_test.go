@@ -13,6 +13,7 @@ import (
 // the MMDB the snapshot publishes, whether the address has a record of
 // its own or not; an address outside any such range has nulls.
 func TestIP_PlaceOfTheRange(t *testing.T) {
+	t.Parallel()
 	str := func(s string) *string { return &s }
 	recs := []ipmodel.Record{
 		{IP: "172.224.226.0", Network: "172.224.226.0/27", Classifications: []string{"relay"}, Provider: str("iCloud Private Relay"),

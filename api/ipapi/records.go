@@ -39,35 +39,3 @@ func ReadNDJSON(r io.Reader, fn func(*ipmodel.Record) error) error {
 	}
 	return nil
 }
-
-// NewMemSnapshot builds a snapshot held entirely in memory from records
-// (complete records, with Views where they hold restricted knowledge, as
-// the state gives them): per audience an in-memory index and the export
-// table of the records as that audience sees them. For tests and small
-// data.
-func NewMemSnapshot(m Manifest, records []ipmodel.Record) (*Snapshot, error) {
-	s := &Snapshot{Manifest: m}
-	for _, a := range ipmodel.Audiences {
-		var tb TableBuilder
-		var recs []ipmodel.Record
-		for i := range records {
-			v, ok := records[i].For(a)
-			if !ok {
-				continue
-			}
-			r := *v
-			r.Views = nil
-			if r.IP == "" {
-				r.IP = records[i].IP
-			}
-			recs = append(recs, r)
-			tb.Add(&recs[len(recs)-1])
-		}
-		t, err := tb.Table()
-		if err != nil {
-			return nil, err
-		}
-		s.Views[a] = View{Index: NewMemIndex(recs), Rows: t}
-	}
-	return s, nil
-}

@@ -121,6 +121,7 @@ func compareRenderers(t *testing.T, idx mmdbIndex, addrs []netip.Addr) (bodies i
 // testdata (quotes, commas, nulls, netflow-only and residential evidence,
 // findings without ratings) and a generated snapshot both ways.
 func TestAppendLookup_MatchesEncodingJSON(t *testing.T) {
+	t.Parallel()
 	t.Run("testdata", func(t *testing.T) {
 		recs := testRecords(t)
 		idx := buildMMDB(t, recordState(recs))
@@ -152,8 +153,9 @@ func TestAppendLookup_MatchesEncodingJSON(t *testing.T) {
 // and from the in-memory index the other tests use, and checks that every
 // lookup answers the same status and bytes through the handler.
 func TestLookup_MMDBMatchesMemIndex(t *testing.T) {
+	t.Parallel()
 	recs := testRecords(t)
-	mem, err := NewMemSnapshot(Manifest{SnapshotDate: "2026-11-23"}, recs)
+	mem, err := newMemSnapshot(Manifest{SnapshotDate: "2026-11-23"}, recs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,6 +189,7 @@ func TestLookup_MMDBMatchesMemIndex(t *testing.T) {
 // TestWriteBody_ContentLength checks that a body past net/http's chunking
 // buffer carries its length.
 func TestWriteBody_ContentLength(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int{10, 2048, 2049, 100_000} {
 		w := httptest.NewRecorder()
 		writeBody(w, 200, bytes.Repeat([]byte("x"), n))
@@ -272,6 +275,7 @@ func FuzzRenderMMDB(f *testing.F) {
 // TestMMDBData_Head decodes control bytes of every size form and pointer
 // size (MaxMind DB format 2.0, "Output Data Section").
 func TestMMDBData_Head(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name       string
 		in         []byte
@@ -308,8 +312,9 @@ func TestMMDBData_Head(t *testing.T) {
 // 198.51.100.7, and the IPv4-compatible ::198.51.100.7, are IPv6 addresses
 // the snapshot does not know: 404 from the MMDB as from the in-memory index.
 func TestLookup_OnlyIPv4MappedIsIPv4(t *testing.T) {
+	t.Parallel()
 	recs := testRecords(t)
-	mem, err := NewMemSnapshot(Manifest{SnapshotDate: "2026-11-23"}, recs)
+	mem, err := newMemSnapshot(Manifest{SnapshotDate: "2026-11-23"}, recs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -101,6 +101,7 @@ func fetchDataset(t *testing.T, base string) (DatasetResponse, map[string]fetche
 // new ETags, a 200 for the old If-None-Match, and the old build's links
 // answer 404 "fetch again".
 func TestDownload_RepublishSameDate(t *testing.T) {
+	t.Parallel()
 	base, err := objstore.NewFolder(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@
 package ipapi
 
 import (
+	"context"
 	"crypto/subtle"
 	"log/slog"
 	"net/http"
@@ -46,7 +47,10 @@ type Options struct {
 	// PublicPerMinute and PublicBurst limit /public/* per client address.
 	PublicPerMinute float64
 	PublicBurst     int
-	Log             *slog.Logger
+	// Limiters makes the per-address limiter of /public/*: shared by every
+	// API copy when it is gateway.AddrLimiters; nil keeps it in this process.
+	Limiters httpx.AddrLimiters
+	Log      *slog.Logger
 }
 
 // Service serves the IP intelligence API from the current snapshot.
@@ -54,7 +58,7 @@ type Service struct {
 	opts   Options
 	log    *slog.Logger
 	cur    current
-	public *httpx.Limiter
+	public httpx.AddrLimiter
 	key    []byte
 }
 
@@ -73,9 +77,12 @@ func New(opts Options) *Service {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
+	if opts.Limiters == nil {
+		opts.Limiters = httpx.LocalLimiters
+	}
 	return &Service{
 		opts: opts, log: opts.Log.With("stage", "ipapi"),
-		public: httpx.NewLimiter(opts.PublicPerMinute, opts.PublicBurst),
+		public: opts.Limiters("public", opts.PublicPerMinute, opts.PublicBurst),
 		key:    []byte(opts.InternalKey),
 	}
 }
@@ -96,7 +103,7 @@ const (
 	PathDownload = "/api/v1/export/dataset/files/{date}/{name}"
 	PathPublic   = "/public/v1/lookup/{ip}"
 	PathPublicSn = "/public/v1/snapshot"
-	PathOpenAPI  = "/openapi.json"
+	PathOpenAPI  = "/internal/openapi.json"
 )
 
 // Mount adds every route to mux.
@@ -160,10 +167,22 @@ func (s *Service) guard(h func(http.ResponseWriter, *http.Request, Tier)) http.H
 	})
 }
 
+// limitTimeout bounds the wait for a shared per-address budget; past it
+// the request is refused with 503 (fail closed).
+const limitTimeout = 2 * time.Second
+
 // limited applies the per-client-address limit of the public endpoints.
 func (s *Service) limited(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		ok, wait := s.public.Allow(httpx.ClientIP(r, s.opts.TrustProxy))
+		ctx, cancel := context.WithTimeout(r.Context(), limitTimeout)
+		ok, wait, err := s.public.Take(ctx, httpx.ClientIP(r, s.opts.TrustProxy))
+		cancel()
+		if err != nil {
+			s.log.Warn("public limit unavailable", "err", err)
+			w.Header().Set("Retry-After", "5")
+			writeError(w, http.StatusServiceUnavailable, CodeUnavailable, "the public endpoint limit cannot be checked right now; retry later")
+			return
+		}
 		if !ok {
 			w.Header().Set("Retry-After", httpx.RetryAfter(wait))
 			writeError(w, http.StatusTooManyRequests, CodeRateLimited, "public endpoint limit reached for this address; retry later or use an API key")

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/netintel/netintel/internal/ipmodel"
+	"github.com/netintel/netintel/publish"
 )
 
 // Index answers point lookups on one snapshot. Implementations are
@@ -32,6 +33,9 @@ type Manifest struct {
 	Hosts         int64          `json:"hosts"`
 	Ranges        int64          `json:"ranges"`
 	Files         []ManifestFile `json:"files"`
+	// DeltaBase and DeltaNote are the manifest's (publish.Manifest).
+	DeltaBase *publish.DeltaBase `json:"delta_base,omitempty"`
+	DeltaNote string             `json:"delta_note,omitempty"`
 	// SumsKey is the object key of SHA256SUMS ("" when there is none).
 	SumsKey string `json:"sha256sums_key"`
 }
@@ -47,6 +51,9 @@ type ManifestFile struct {
 	SHA256      string `json:"sha256"`
 	// Audience is the build the file belongs to (free, pro, enterprise).
 	Audience string `json:"audience,omitempty"`
+	// ContentSHA256 and Ops are the manifest's (publish.File).
+	ContentSHA256 string            `json:"content_sha256,omitempty"`
+	Ops           *publish.DeltaOps `json:"ops,omitempty"`
 }
 
 // Sums renders SHA256SUMS (`sha256sum -c` format) from the manifest's

@@ -15,7 +15,7 @@ import (
 )
 
 // CSVHeader is the header row of the CSV export (docs/ip-api.md).
-const CSVHeader = "ip,network,classifications,provider,confidence,first_seen,last_seen,asset_count\n"
+const CSVHeader = "ip,network,classifications,provider,confidence,first_seen,last_seen,asset_count\r\n"
 
 // errTableFull is returned when a table would pass its size limit.
 var errTableFull = errors.New("table: more than 4 GiB of rows")
@@ -179,7 +179,7 @@ func (t *Table) WriteCSV(ctx context.Context, w io.Writer, f Filter, limit int) 
 				return n, err
 			}
 			line := strconv.AppendUint(num[:0], uint64(t.assets[i]), 10)
-			line = append(line, '\n')
+			line = append(line, '\r', '\n') // RFC 4180, as the snapshot CSV
 			if _, err := bw.Write(line); err != nil {
 				return n, err
 			}

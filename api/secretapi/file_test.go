@@ -23,6 +23,7 @@ func randBytes(n int) []byte {
 }
 
 func TestFile_SingleRequest(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOpts{})
 	data := randBytes(300 << 10)
 	f := newEncFile("photo.jpg", data, "pw")
@@ -73,6 +74,7 @@ func TestFile_SingleRequest(t *testing.T) {
 }
 
 func TestFile_SingleRequestRejects(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOpts{})
 	f := newEncFile("a", randBytes(100), "")
 	tests := []struct {
@@ -170,6 +172,7 @@ func want400(t testing.TB, r resp) {
 }
 
 func TestChunked_InOrderEqualsSingle(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOpts{})
 	c := newChunked(t, 3*(4<<20)+1234, saveOpts{views: 2, duration: 300})
 	if len(c.slices) != 4 {
@@ -211,6 +214,7 @@ func TestChunked_InOrderEqualsSingle(t *testing.T) {
 }
 
 func TestChunked_SingleSliceResend(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOpts{})
 	c := newChunked(t, 1000, saveOpts{})
 	id := wantID(t, c.send(t, e, 0))
@@ -224,6 +228,7 @@ func TestChunked_SingleSliceResend(t *testing.T) {
 }
 
 func TestChunked_GoesWrong(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOpts{})
 	t.Run("missing slice", func(t *testing.T) {
 		c := newChunked(t, 2*(4<<20)+10, saveOpts{})
@@ -332,6 +337,7 @@ func TestChunked_GoesWrong(t *testing.T) {
 // another slice of the same upload answers 503 retry; afterwards the
 // resend gets the same newId.
 func TestChunked_RetryWhileFinishing(t *testing.T) {
+	t.Parallel()
 	entered := make(chan struct{})
 	release := make(chan struct{})
 	var once sync.Once
@@ -366,6 +372,7 @@ func TestChunked_RetryWhileFinishing(t *testing.T) {
 // TestChunked_ConcurrentSlices sends every slice at once, twice: exactly
 // one file is assembled and every newId answered is that one.
 func TestChunked_ConcurrentSlices(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOpts{})
 	c := newChunked(t, 2*(4<<20)+10, saveOpts{duration: 60})
 	var wg sync.WaitGroup
@@ -434,6 +441,7 @@ func rawPost(t testing.TB, base, path, body string) string {
 // TestFile_OnS3 runs a chunked and a single-request file through a real
 // S3-compatible server (versitygw), the production blob store.
 func TestFile_OnS3(t *testing.T) {
+	t.Parallel()
 	s3 := testutil.StartS3(t)
 	store, err := objstore.NewS3(t.Context(), s3.Config().S3)
 	if err != nil {

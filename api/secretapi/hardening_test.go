@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime/multipart"
@@ -15,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -131,6 +133,7 @@ func holdSlice(t *testing.T, base, addr string) (closeConn func()) {
 // address past open_uploads gets 503 retry, and a closed upload frees
 // its slot.
 func TestSaveFile_OpenUploadsCapped(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOpts{api: func(o *secretapi.Options) {
 		o.OpenUploadsPerClient, o.OpenUploads, o.TrustProxy = 2, 3, true
 	}})
@@ -209,6 +212,12 @@ func TestSaveFile_SlowBodyCutOff(t *testing.T) {
 			}()
 			_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
 			got, err := io.ReadAll(conn) // until the server closes the connection
+			// The server closes with the trickle's last bytes unread, so
+			// its kernel may answer them with a reset after the response:
+			// a reset once the whole answer is in is the cut-off too.
+			if err != nil && errors.Is(err, syscall.ECONNRESET) && bytes.Contains(got, []byte("\r\n\r\n{")) {
+				err = nil
+			}
 			if err != nil {
 				t.Fatalf("server still reading a trickle after %s (%v), got %q", time.Since(start).Round(time.Millisecond), err, got)
 			}

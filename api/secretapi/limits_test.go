@@ -16,6 +16,7 @@ import (
 // no message (503 retry is retried, as the spec allows), and parallel
 // wrong-token reads use no view.
 func TestViews_ExactlyOnce(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOpts{})
 	const readers = 48
 	for _, views := range []int{1, 3, 10} {
@@ -105,6 +106,7 @@ func TestViews_ExactlyOnce(t *testing.T) {
 }
 
 func TestRateLimits_429(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOpts{limits: true})
 	key, token, hash := derive(randomKey())
 	msg := encryptText(key, "x")
@@ -165,6 +167,7 @@ func (z *zeros) Read(p []byte) (int, error) {
 }
 
 func TestBodyLimits(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOpts{})
 	post := func(t *testing.T, path, ctype string, body io.Reader, size int64) int {
 		t.Helper()

@@ -13,6 +13,7 @@ import (
 // TestOpenAPI_MatchesMux: the document describes exactly the endpoints
 // Mount serves, POST only, and every ref resolves.
 func TestOpenAPI_MatchesMux(t *testing.T) {
+	t.Parallel()
 	var doc struct {
 		Paths      map[string]map[string]json.RawMessage `json:"paths"`
 		Components struct {

@@ -156,51 +156,17 @@ func (h *Handler) saveFile(w http.ResponseWriter, r *http.Request) {
 		if form.staged != nil {
 			h.svc.Drop(r.Context(), *form.staged)
 		}
-		switch {
-		case tooSlow(err):
-			if chunked {
-				slowBody(w, plainError)
-			} else {
-				slowBody(w, saveError)
-			}
-		case tooLarge(err):
-			fail(http.StatusRequestEntityTooLarge)
-		case errors.Is(err, errBadForm) && chunked:
-			fail(http.StatusBadRequest)
-		case errors.Is(err, errBadForm):
-			fail(http.StatusOK)
-		default:
-			h.log.Error("save file", "err", err)
-			if chunked {
-				fail(http.StatusInternalServerError)
-			} else {
-				fail(http.StatusOK)
-			}
-		}
+		h.formError(w, err, chunked)
 		return
 	}
 	drain(r)
 	p, perr := form.raw.Normalize(chunked)
+	valid := perr == nil && !form.badField
 	if !chunked {
-		if perr != nil || form.badField || form.staged == nil {
-			if form.staged != nil {
-				h.svc.Drop(r.Context(), *form.staged)
-			}
-			saveError(w, http.StatusOK)
-			return
-		}
-		id, err := h.svc.CommitFile(r.Context(), *form.staged, p)
-		if err != nil {
-			if !errors.Is(err, secrets.ErrInvalid) {
-				h.log.Error("save file", "err", err)
-			}
-			saveError(w, http.StatusOK)
-			return
-		}
-		writeJSON(w, http.StatusOK, statusBody{Status: stOK, NewID: id})
+		h.commitFile(w, r, form, p, valid)
 		return
 	}
-	if perr != nil || form.badField || !form.hasFile {
+	if !valid || !form.hasFile {
 		plainError(w, http.StatusBadRequest)
 		return
 	}
@@ -217,6 +183,55 @@ func (h *Handler) saveFile(w http.ResponseWriter, r *http.Request) {
 		h.log.Error("save slice", "err", err)
 		plainError(w, http.StatusInternalServerError)
 	}
+}
+
+// formError answers a save whose form could not be read: too slow, too
+// large, malformed, or a failure of ours (logged). A one-request save
+// answers as the original service does (200 with an error status), a
+// chunked one with the HTTP status.
+func (h *Handler) formError(w http.ResponseWriter, err error, chunked bool) {
+	fail := saveError
+	if chunked {
+		fail = plainError
+	}
+	switch {
+	case tooSlow(err):
+		slowBody(w, fail)
+	case tooLarge(err):
+		fail(w, http.StatusRequestEntityTooLarge)
+	case errors.Is(err, errBadForm) && chunked:
+		fail(w, http.StatusBadRequest)
+	case errors.Is(err, errBadForm):
+		fail(w, http.StatusOK)
+	default:
+		h.log.Error("save file", "err", err)
+		if chunked {
+			fail(w, http.StatusInternalServerError)
+		} else {
+			fail(w, http.StatusOK)
+		}
+	}
+}
+
+// commitFile turns a one-request upload, staged while its form was read,
+// into a secret; an invalid form drops what was staged.
+func (h *Handler) commitFile(w http.ResponseWriter, r *http.Request, form fileForm, p secrets.Params, valid bool) {
+	if !valid || form.staged == nil {
+		if form.staged != nil {
+			h.svc.Drop(r.Context(), *form.staged)
+		}
+		saveError(w, http.StatusOK)
+		return
+	}
+	id, err := h.svc.CommitFile(r.Context(), *form.staged, p)
+	if err != nil {
+		if !errors.Is(err, secrets.ErrInvalid) {
+			h.log.Error("save file", "err", err)
+		}
+		saveError(w, http.StatusOK)
+		return
+	}
+	writeJSON(w, http.StatusOK, statusBody{Status: stOK, NewID: id})
 }
 
 var errBadForm = errors.New("malformed form")

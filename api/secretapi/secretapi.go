@@ -6,6 +6,7 @@
 package secretapi
 
 import (
+	"context"
 	"errors"
 	"io"
 	"log/slog"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/netintel/netintel/internal/config"
 	"github.com/netintel/netintel/internal/httpx"
+	"github.com/netintel/netintel/internal/telemetry"
 	"github.com/netintel/netintel/secrets"
 )
 
@@ -58,8 +60,11 @@ type Options struct {
 	TrustProxy bool
 	// Registerer, when set, receives netintel_secrets_requests_total
 	// (by endpoint and outcome: the spec's status, "method", "rate_limited",
-	// "too_many_open" or "too_slow").
+	// "too_many_open", "too_slow" or "unavailable").
 	Registerer prometheus.Registerer
+	// Limiters makes the per-client rate limiters: shared by every API
+	// copy when it is gateway.AddrLimiters; nil keeps them in this process.
+	Limiters httpx.AddrLimiters
 }
 
 // OptionsFrom builds Options from the config.
@@ -74,7 +79,7 @@ func OptionsFrom(c *config.Config) Options {
 type Handler struct {
 	svc              *secrets.Service
 	log              *slog.Logger
-	text, file, read *httpx.Limiter
+	text, file, read httpx.AddrLimiter
 	open             *openUploads
 	minRate          int
 	rateWindow       time.Duration
@@ -84,28 +89,26 @@ type Handler struct {
 
 // New returns the handlers.
 func New(svc *secrets.Service, opt Options, log *slog.Logger) *Handler {
-	lim := func(r config.Rate) *httpx.Limiter {
+	limiters := opt.Limiters
+	if limiters == nil {
+		limiters = httpx.LocalLimiters
+	}
+	lim := func(scope string, r config.Rate) httpx.AddrLimiter {
 		if r.PerMinute <= 0 {
 			return nil
 		}
-		return httpx.NewLimiter(r.PerMinute, r.Burst)
+		return limiters(scope, r.PerMinute, r.Burst)
 	}
-	h := &Handler{svc: svc, log: log.With("stage", "secretapi"), text: lim(opt.TextRate), file: lim(opt.FileRate),
-		read: lim(opt.ReadRate), trustProxy: opt.TrustProxy, minRate: opt.MinBodyRate, rateWindow: opt.BodyRateWindow}
+	h := &Handler{svc: svc, log: log.With("stage", "secretapi"), text: lim("secret-text", opt.TextRate), file: lim("secret-file", opt.FileRate),
+		read: lim("secret-read", opt.ReadRate), trustProxy: opt.TrustProxy, minRate: opt.MinBodyRate, rateWindow: opt.BodyRateWindow}
 	if opt.OpenUploadsPerClient > 0 || opt.OpenUploads > 0 {
 		h.open = newOpenUploads(opt.OpenUploadsPerClient, opt.OpenUploads)
 	}
 	if opt.Registerer != nil {
 		h.outcomes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "netintel_secrets_requests_total",
 			Help: "One-time secret API requests by endpoint and outcome."}, []string{"endpoint", "outcome"})
-		if err := opt.Registerer.Register(h.outcomes); err != nil {
-			var are prometheus.AlreadyRegisteredError
-			if errors.As(err, &are) {
-				h.outcomes, _ = are.ExistingCollector.(*prometheus.CounterVec)
-			} else {
-				h.outcomes = nil
-			}
-		}
+		h.outcomes = telemetry.MustRegister(opt.Registerer, h.outcomes)
+		telemetry.Zero(h.outcomes, []string{"saveSecret", "saveFile", "get", "getFile", "secretStatus", "ss"}, []string{"ok", "error"})
 	}
 	return h
 }
@@ -186,7 +189,7 @@ func (o *outcomeWriter) Unwrap() http.ResponseWriter { return o.ResponseWriter }
 
 // endpoint applies what every endpoint shares: POST only, no caching, the
 // per-client rate limit.
-func (h *Handler) endpoint(name string, lim *httpx.Limiter, fail func(http.ResponseWriter, int), next http.HandlerFunc) http.Handler {
+func (h *Handler) endpoint(name string, lim httpx.AddrLimiter, fail func(http.ResponseWriter, int), next http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
@@ -203,7 +206,17 @@ func (h *Handler) endpoint(name string, lim *httpx.Limiter, fail func(http.Respo
 			return
 		}
 		if lim != nil {
-			if ok, wait := lim.Allow(httpx.ClientIP(r, h.trustProxy)); !ok {
+			ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+			ok, wait, err := lim.Take(ctx, httpx.ClientIP(r, h.trustProxy))
+			cancel()
+			if err != nil {
+				h.log.Warn("rate limit unavailable", "endpoint", name, "err", err)
+				w.Header().Set("Retry-After", "5")
+				fail(w, http.StatusServiceUnavailable)
+				outcome = "unavailable"
+				return
+			}
+			if !ok {
 				w.Header().Set("Retry-After", httpx.RetryAfter(wait))
 				fail(w, http.StatusTooManyRequests)
 				outcome = "rate_limited"

@@ -10,6 +10,7 @@ import (
 )
 
 func TestDerive_SpecVectors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, full, token, hash string
 	}{
@@ -35,6 +36,7 @@ func TestDerive_SpecVectors(t *testing.T) {
 }
 
 func TestText_RoundTripAndViews(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOpts{})
 	const text = "the launch code is 0000 ✓"
 	l := e.c.saveText(t, text, saveOpts{passphrase: "correct horse", views: 3, duration: 600})
@@ -70,6 +72,7 @@ func TestText_RoundTripAndViews(t *testing.T) {
 // TestSaveSecret_Rejects covers the state table row "malformed body, wrong
 // scheme fields, empty message": 200, status error, newId "0".
 func TestSaveSecret_Rejects(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOpts{})
 	key, token, hash := derive("K7bQ2mXp9vRt4nLw8zYc")
 	msg := encryptText(key, "x")
@@ -108,6 +111,7 @@ func TestSaveSecret_Rejects(t *testing.T) {
 // TestSaveSecret_Corrections: duration missing or out of range becomes
 // 86400, views are clamped to 1..10, silently.
 func TestSaveSecret_Corrections(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOpts{})
 	tests := []struct {
 		name          string
@@ -152,6 +156,7 @@ func TestSaveSecret_Corrections(t *testing.T) {
 }
 
 func TestSaveSecret_SchemeZero(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOpts{})
 	rk := randomKey()
 	key, token, _ := derive(rk)
@@ -169,6 +174,7 @@ func TestSaveSecret_SchemeZero(t *testing.T) {
 }
 
 func TestGet_Malformed(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOpts{})
 	l := e.c.saveText(t, "x", saveOpts{})
 	_, token, _ := derive(l.randomKey)
@@ -208,6 +214,7 @@ func TestGet_Malformed(t *testing.T) {
 // on the service clock (read path) and by the server's per-key TTL without
 // any read.
 func TestExpiry(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOpts{})
 	l := e.c.saveText(t, "x", saveOpts{duration: 30, views: 5})
 	if st := e.c.postJSON(t, "secretStatus", map[string]any{"ids": []string{l.id}}); !st.Secrets[l.id] {
@@ -240,6 +247,7 @@ func TestExpiry(t *testing.T) {
 }
 
 func TestSecretStatus(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOpts{})
 	a := e.c.saveText(t, "a", saveOpts{})
 	b := e.c.saveText(t, "b", saveOpts{})
@@ -276,6 +284,7 @@ func TestSecretStatus(t *testing.T) {
 }
 
 func TestSs(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOpts{})
 	r := e.c.post(t, "ss", "", nil)
 	if r.Code != 200 || string(r.Raw["apiVersion"]) != "1" || string(r.Raw["saveSchemes"]) != "[0,3]" {
@@ -284,6 +293,7 @@ func TestSs(t *testing.T) {
 }
 
 func TestLargeTextInObjectStore(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOpts{inlineMax: 1024})
 	text := strings.Repeat("0123456789abcdef", 4096) // 64 KiB, over inline_max
 	l := e.c.saveText(t, text, saveOpts{views: 2})
@@ -301,6 +311,7 @@ func TestLargeTextInObjectStore(t *testing.T) {
 }
 
 func TestMethods_405_NoCORS(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOpts{})
 	for _, path := range []string{"saveSecret", "saveFile", "get", "getFile", "secretStatus", "ss"} {
 		for _, m := range []string{http.MethodGet, http.MethodPut, http.MethodDelete, http.MethodOptions, http.MethodPatch, http.MethodHead} {

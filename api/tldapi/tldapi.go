@@ -1,6 +1,6 @@
 // Package tldapi serves the TLD RDAP/WHOIS status API: GET /api/status,
-// /api/results, /download/json, /download/csv, /download/summary, and the
-// body of /health. It answers from the shared state only (the tldprogress
+// /api/results, /download/json, /download/csv, /download/summary, the
+// history (/api/history/{tld}, /api/changes) and the body of /health. It answers from the shared state only (the tldprogress
 // bucket and the object store), so every instance gives the same answer.
 package tldapi
 
@@ -37,6 +37,12 @@ type Options struct {
 	RatePerMinute int
 	// TrustProxy takes the client address from X-Forwarded-For.
 	TrustProxy bool
+	// HistoryRuns is how many runs the probe keeps (probe.history_runs):
+	// the history routes cache that many parsed runs.
+	HistoryRuns int
+	// Limiters makes the per-client limiter: shared by every API copy when
+	// it is gateway.AddrLimiters; nil keeps it in this process.
+	Limiters httpx.AddrLimiters
 }
 
 // Handler serves the TLD status endpoints.
@@ -44,9 +50,10 @@ type Handler struct {
 	state State
 	store objstore.Store
 	opt   Options
-	lim   *httpx.Limiter
+	lim   httpx.AddrLimiter
 	log   *slog.Logger
 	now   func() time.Time
+	cache *runCache
 }
 
 // New returns the handlers over state and store.
@@ -54,8 +61,11 @@ func New(state State, store objstore.Store, opt Options, log *slog.Logger) *Hand
 	if opt.RatePerMinute <= 0 {
 		opt.RatePerMinute = 100
 	}
-	return &Handler{state: state, store: store, opt: opt, lim: httpx.NewLimiter(float64(opt.RatePerMinute), opt.RatePerMinute),
-		log: log.With("stage", "tldapi"), now: time.Now}
+	if opt.Limiters == nil {
+		opt.Limiters = httpx.LocalLimiters
+	}
+	return &Handler{state: state, store: store, opt: opt, lim: opt.Limiters("tld", float64(opt.RatePerMinute), opt.RatePerMinute),
+		log: log.With("stage", "tldapi"), now: time.Now, cache: &runCache{max: max(opt.HistoryRuns, 30) + 2}}
 }
 
 // Status is the spec's Status (GET /api/status).
@@ -87,9 +97,12 @@ func (h *Handler) Mount(mux *http.ServeMux) {
 	mux.Handle("GET /download/json", h.limit(h.download(probe.LatestJSON, "tld_status_results.json", "application/json")))
 	mux.Handle("GET /download/csv", h.limit(h.download(probe.LatestCSV, "tld_status_results.csv", "text/csv; charset=utf-8")))
 	mux.Handle("GET /download/summary", h.limit(h.download(probe.LatestSummary, "tld_status_summary.json", "application/json")))
+	mux.Handle("GET /api/history/{tld}", h.limit(h.history))
+	mux.Handle("GET /api/changes", h.limit(h.changes))
+	mux.Handle("/api/history/{tld}", httpx.MethodNotAllowed("GET, HEAD"))
 	// Any other method: 405 with Allow and the JSON error body (ServeMux
 	// alone would answer in plain text).
-	for _, p := range []string{"/api/status", "/api/results", "/download/json", "/download/csv", "/download/summary"} {
+	for _, p := range []string{"/api/status", "/api/results", "/download/json", "/download/csv", "/download/summary", "/api/changes"} {
 		mux.Handle(p, httpx.MethodNotAllowed("GET, HEAD"))
 	}
 	// Any other path under /api/ or /download/: 404 in the same shape.
@@ -121,7 +134,15 @@ func (h *Handler) Health() any {
 
 func (h *Handler) limit(next http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ok, wait := h.lim.Allow(httpx.ClientIP(r, h.opt.TrustProxy))
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		ok, wait, err := h.lim.Take(ctx, httpx.ClientIP(r, h.opt.TrustProxy))
+		cancel()
+		if err != nil {
+			h.log.Warn("rate limit unavailable", "err", err)
+			w.Header().Set("Retry-After", "5")
+			httpx.WriteError(w, http.StatusServiceUnavailable, "unavailable", "the rate limit cannot be checked right now; retry later")
+			return
+		}
 		if !ok {
 			w.Header().Set("Retry-After", httpx.RetryAfter(wait))
 			httpx.WriteError(w, http.StatusTooManyRequests, "rate_limited",

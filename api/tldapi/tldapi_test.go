@@ -196,7 +196,7 @@ func TestResultsAndDownloads(t *testing.T) {
 			}
 		})
 	}
-	if !strings.HasPrefix(string(files["tld/latest/results.csv"]), "tld,rdap_supported,rdap_urls,rdap_working,working_url,whois_available,whois_server,stealth_rdap,stealth_urls\n") {
+	if !strings.HasPrefix(string(files["tld/latest/results.csv"]), "tld,rdap_supported,rdap_urls,rdap_working,working_url,whois_available,whois_server,stealth_rdap,stealth_urls\r\n") {
 		t.Errorf("csv header: %s", files["tld/latest/results.csv"])
 	}
 }

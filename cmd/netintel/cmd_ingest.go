@@ -4,17 +4,51 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/netintel/netintel/enrich"
 	"github.com/netintel/netintel/ingest"
 	"github.com/netintel/netintel/internal/bus"
 	"github.com/netintel/netintel/internal/config"
-	"github.com/netintel/netintel/internal/telemetry"
 )
 
-func init() {
-	register(&command{name: "ingest", summary: "read one feed file or URL into the observation stream of a running system", run: cmdIngest})
+// ingestCommands returns the command of this file, for commandList.
+func ingestCommands() []*command {
+	return []*command{
+		&command{name: "ingest", summary: "read one feed file or URL into the observation stream of a running system",
+			usage: []string{"ingest --format FORMAT [--kind K --provider P] [--wait] [--data-dir DIR | --nats URL] FILE_OR_URL"},
+			desc: `Read one feed file or URL into the observation stream of a running system
+	(` + "`netintel run`" + `, or the NATS of a deployment). FILE_OR_URL may be gzip, bzip2
+	or zstd compressed (recognised by its first bytes). A bar on a terminal (plain
+	lines on a pipe) shows the bytes read, the rate and the time left; the
+	closing line counts what was read and stored, with the time and the rate.
+	With --wait the command returns only once the enrich workers have applied
+	every observation it published to the IP state (their acknowledgement
+	floor has passed the last sequence it published).`,
+			examples: []string{
+				"netintel ingest --data-dir data --format tor-exits samples/tor-exit-addresses",
+				"netintel ingest --data-dir data --format cidr-list --kind cdn --provider Cloudflare --wait samples/cloudflare-ips-v4.txt",
+				"zstd feed.ndjson && netintel ingest --nats nats://10.0.0.5:4222 --format observations --wait --wait-timeout 10m feed.ndjson.zst",
+			},
+			notes: ingestNotes(),
+			run:   cmdIngest},
+	}
+}
+
+// ingestNotes lists the feed formats for the help.
+func ingestNotes() string {
+	var b strings.Builder
+	b.WriteString("Formats:\n")
+	for _, f := range config.IngestFormats {
+		fmt.Fprintf(&b, "  %-19s %s\n", f, config.IngestFormatHelp[f])
+	}
+	return b.String()
 }
 
 func cmdIngest(ctx context.Context, env *Env, args []string) error {
@@ -26,21 +60,14 @@ func cmdIngest(ctx context.Context, env *Env, args []string) error {
 	provider := fs.String("provider", "", "cidr-list, geofeed: provider claimed (e.g. Cloudflare)")
 	source := fs.String("source", "", "source name in the observations (default: the format)")
 	confidence := fs.Float64("confidence", 0, "confidence 0..1 of the feed's claims (default: the format's)")
-	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, "usage: netintel ingest --format FORMAT [--kind K --provider P] [--data-dir DIR | --nats URL] FILE_OR_URL")
-		fmt.Fprintln(env.Stderr, "\nFILE_OR_URL may be gzip, bzip2 or zstd compressed (recognised by its first bytes).\n\nformats:")
-		for _, f := range config.IngestFormats {
-			fmt.Fprintf(env.Stderr, "  %-19s %s\n", f, config.IngestFormatHelp[f])
-		}
-		fmt.Fprintln(env.Stderr, "\nflags:")
-		fs.PrintDefaults()
-	}
+	wait := fs.Bool("wait", false, "return only when enrichment has applied every observation published")
+	waitTimeout := fs.Duration("wait-timeout", 0, "with --wait: give up after this long (0 = no limit); the observations stay queued")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
-		return errors.New("ingest: name exactly one FILE_OR_URL")
+		return usageError{errors.New("ingest: name exactly one FILE_OR_URL")}
 	}
 	if *format == "" {
 		return errors.New("ingest: --format is required (" + strings.Join(config.IngestFormats, ", ") + ")")
@@ -72,15 +99,20 @@ func cmdIngest(ctx context.Context, env *Env, args []string) error {
 	case len(cfg.NATS.URLs) == 0:
 		return errors.New("ingest: no NATS to reach: pass --nats URL or --data-dir DIR of a running `netintel run`, or set nats.urls")
 	}
-	log := telemetry.NewLogger(env.Stderr, cf.logLevel)
+	log, err := cf.logger(env)
+	if err != nil {
+		return err
+	}
 	b, err := bus.Connect(ctx, ncfg, log)
 	if err != nil {
 		return err
 	}
 	defer b.Close()
 	in := ingest.New(b.JS, log, nil, cfg.Ingest.MaxInFlight, cfg.Ingest.FetchTimeout)
+	m := newMeter(env, "ingest "+filepath.Base(fs.Arg(0)), "", 0)
 	st, err := in.IngestFile(ctx, *format, fs.Arg(0), ingest.Options{Source: *source, Kind: *kind, Provider: *provider,
-		Confidence: *confidence, MaxLineBytes: cfg.Ingest.MaxLineBytes})
+		Confidence: *confidence, MaxLineBytes: cfg.Ingest.MaxLineBytes, Progress: m.set})
+	took := m.done()
 	if err == nil && st.Read == 0 && len(st.Malformed) > 0 {
 		// Nothing in the file fit: most likely the wrong --format. One line
 		// says so, rather than one per record.
@@ -92,6 +124,40 @@ func cmdIngest(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(env.Stdout, st)
+	el := time.Since(m.start)
+	fmt.Fprintf(env.Stdout, "%s; %s read %s (%.1f observations/s)\n", st, humanBytes(st.Bytes), took, float64(st.Read)/max(el.Seconds(), 1e-3))
+	if !*wait {
+		return nil
+	}
+	return waitApplied(ctx, env, b.JS, st, *waitTimeout)
+}
+
+// waitApplied waits until enrichment has applied what st published
+// (enrich.WaitApplied), showing how many enrich consumers are through.
+func waitApplied(ctx context.Context, env *Env, js jetstream.JetStream, st ingest.Stats, timeout time.Duration) error {
+	if len(st.LastSeq) == 0 {
+		fmt.Fprintln(env.Stdout, "nothing published: nothing to wait for")
+		return nil
+	}
+	ctx, cancel := bus.RunContext(ctx, timeout)
+	defer cancel()
+	var m *meter
+	err := enrich.WaitApplied(ctx, js, st.LastSeq, func(a enrich.Applied) {
+		if m == nil {
+			m = newMeter(env, "enrich: consumers through", "consumers", int64(a.Consumers))
+		}
+		m.set(int64(a.Done), int64(a.Consumers))
+	})
+	took := ""
+	if m != nil {
+		took = m.done()
+	}
+	if err != nil {
+		if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+			return fmt.Errorf("ingest --wait: enrichment has not applied the feed within --wait-timeout %s: is an enrich worker running? (the observations stay queued)", timeout)
+		}
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "enrichment applied every observation published (through stream sequence %d) %s\n", slices.Max(slices.Collect(maps.Values(st.LastSeq))), strings.SplitN(took, ",", 2)[0])
 	return nil
 }

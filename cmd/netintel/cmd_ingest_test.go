@@ -18,6 +18,7 @@ import (
 // TestIngestCommand_EndToEnd runs `netintel ingest` against a real
 // nats-server with an enrich worker and reads the stored state back.
 func TestIngestCommand_EndToEnd(t *testing.T) {
+	t.Parallel()
 	n, _ := startEnrich(t)
 
 	run := func(args ...string) (string, string, error) {
@@ -115,6 +116,7 @@ func TestIngestCommand_EndToEnd(t *testing.T) {
 // TestIngestCommand_Flows ingests what nfdump wrote of known flows: the
 // flows with a protocol are stored and classified, the others counted.
 func TestIngestCommand_Flows(t *testing.T) {
+	t.Parallel()
 	n, _ := startEnrich(t)
 
 	var o, e bytes.Buffer
@@ -146,12 +148,13 @@ func TestIngestCommand_Flows(t *testing.T) {
 
 // `netintel ingest --help` lists every format with its line.
 func TestIngestCommand_HelpListsFormats(t *testing.T) {
+	t.Parallel()
 	var o, e bytes.Buffer
 	env := &Env{Stdout: &o, Stderr: &e, Getenv: func(string) string { return "" }}
 	_ = run(t.Context(), env, []string{"ingest", "--help"})
 	for _, f := range config.IngestFormats {
-		if config.IngestFormatHelp[f] == "" || !strings.Contains(e.String(), "  "+f+" ") || !strings.Contains(e.String(), config.IngestFormatHelp[f]) {
-			t.Errorf("help misses format %s: %s", f, e.String())
+		if config.IngestFormatHelp[f] == "" || !strings.Contains(o.String(), "  "+f+" ") || !strings.Contains(o.String(), config.IngestFormatHelp[f]) {
+			t.Errorf("help misses format %s: %s", f, o.String())
 		}
 	}
 }
@@ -160,6 +163,7 @@ func TestIngestCommand_HelpListsFormats(t *testing.T) {
 // wrong format is refused with one line naming the format and the first
 // record that did not fit.
 func TestIngestCommand_ScannerFormats(t *testing.T) {
+	t.Parallel()
 	n := testutil.StartNATS(t)
 	n.Ensure(t)
 	run := func(args ...string) (string, string, error) {

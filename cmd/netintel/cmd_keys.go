@@ -12,24 +12,37 @@ import (
 
 	gw "github.com/netintel/netintel/gateway"
 	"github.com/netintel/netintel/internal/bus"
-	"github.com/netintel/netintel/internal/telemetry"
 )
 
-func init() {
-	register(&command{name: "keys", summary: "manage customer API keys: create, list, revoke, rotate", run: cmdKeys})
+// keysCommands returns the command of this file, for commandList.
+func keysCommands() []*command {
+	return []*command{
+		&command{name: "keys", summary: "manage customer API keys: create, list, revoke, rotate",
+			usage: []string{
+				"keys create --user U --tier T [--tag T]...",
+				"keys list [--json]",
+				"keys revoke ID",
+				"keys rotate [--overlap 168h] ID",
+			},
+			desc: `Manage the gateway's customer API keys in the apikeys bucket. Every
+	subcommand takes --config, --nats URL or --data-dir DIR (of a running
+	` + "`netintel run`" + `; default data) to reach NATS. The gateway and this command
+	must share gateway.hash_key.`,
+			subs: [][2]string{
+				{"create", "issue a key; prints the whole key once"},
+				{"list", "id, user, tier, tags, created, last used, status"},
+				{"revoke", "revoke a key (every gateway stops taking it within seconds)"},
+				{"rotate", "issue a new key for the same user and tier; the old one keeps working for the overlap (0 = until revoked)"},
+			},
+			examples: []string{
+				"netintel keys create --data-dir data --user acme --tier pro --tag team-a",
+				"netintel keys list --data-dir data --json",
+				"netintel keys revoke --data-dir data 3f9c2a1b",
+				"netintel keys rotate --nats nats://nats:4222 --overlap 24h 3f9c2a1b",
+			},
+			run: cmdKeys},
+	}
 }
-
-const keysUsage = `usage: netintel keys COMMAND [flags]
-
-  create --user U --tier T [--tag T]...   issue a key; prints the whole key once
-  list [--json]                           id, user, tier, tags, created, last used, status
-  revoke ID                               revoke a key (every gateway stops taking it within seconds)
-  rotate [--overlap 168h] ID              issue a new key for the same user and tier; the old
-                                          one keeps working for the overlap (0 = until revoked)
-
-Every command takes --config, --nats URL or --data-dir DIR (of a running
-` + "`netintel run`" + `; default data) to reach NATS. The gateway and this command must
-share gateway.hash_key.`
 
 type tagList []string
 
@@ -37,119 +50,172 @@ func (t *tagList) String() string     { return strings.Join(*t, ",") }
 func (t *tagList) Set(v string) error { *t = append(*t, v); return nil }
 
 func cmdKeys(ctx context.Context, env *Env, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprintln(env.Stdout, keysUsage)
-		return nil
+	if done, err := commandHelp(env, keysCommands()[0], args); done {
+		return err
 	}
 	sub, args := args[0], args[1:]
-	var cf commonFlags
+	switch sub {
+	case "create":
+		return keysCreate(ctx, env, args)
+	case "list":
+		return keysList(ctx, env, args)
+	case "revoke":
+		return keysRevoke(ctx, env, args)
+	case "rotate":
+		return keysRotate(ctx, env, args)
+	}
+	return unknownSub(env, keysCommands()[0], sub)
+}
+
+// keysFlags returns the flag set of `keys SUB`: the connection flags, with
+// warn as the default log level (the output is the point).
+func keysFlags(env *Env, sub string) (*flag.FlagSet, *commonFlags) {
+	cf := &commonFlags{}
 	fs := newFlags(env, "keys "+sub)
 	cf.add(fs)
 	fs.Lookup("log-level").DefValue = "warn"
 	cf.logLevel = "warn"
-	var (
-		user, tier string
-		tags       tagList
-		asJSON     bool
-		overlap    time.Duration
-	)
-	switch sub {
-	case "create":
-		fs.StringVar(&user, "user", "", "user id the key belongs to (A-Z a-z 0-9 _ -)")
-		fs.StringVar(&tier, "tier", "", "tier: "+strings.Join(gw.Tiers, ", "))
-		fs.Var(&tags, "tag", "a tag for the customer's own audit (repeatable)")
-	case "list":
-		fs.BoolVar(&asJSON, "json", false, "print JSON")
-	case "revoke":
-	case "rotate":
-		fs.DurationVar(&overlap, "overlap", 7*24*time.Hour, "how long the old key keeps working; 0 = until revoked")
-	default:
-		fmt.Fprintln(env.Stderr, keysUsage)
-		return fmt.Errorf("keys: unknown command %q", sub)
-	}
-	// Flags may come before or after the key id.
+	return fs, cf
+}
+
+// parseKeyArgs parses flags that may come before or after the one key id
+// that revoke and rotate take (needID); the others take none.
+func parseKeyArgs(fs *flag.FlagSet, args []string, sub string, needID bool) (string, error) {
 	if err := fs.Parse(args); err != nil {
-		return err
+		return "", err
 	}
 	var id string
 	if fs.NArg() > 0 {
 		id = fs.Arg(0)
 		if err := fs.Parse(fs.Args()[1:]); err != nil {
-			return err
+			return "", err
 		}
 		if fs.NArg() > 0 {
-			return fmt.Errorf("keys %s: unexpected argument %q", sub, fs.Arg(0))
+			return "", fmt.Errorf("keys %s: unexpected argument %q", sub, fs.Arg(0))
 		}
 	}
-	needID := sub == "revoke" || sub == "rotate"
 	switch {
 	case needID && id == "":
-		return fmt.Errorf("keys %s: name the key id (see `netintel keys list`)", sub)
+		return "", fmt.Errorf("keys %s: name the key id (see `netintel keys list`)", sub)
 	case !needID && id != "":
-		return fmt.Errorf("keys %s: unexpected argument %q", sub, id)
-	case sub == "create" && user == "":
-		return errors.New("keys create: --user is required")
-	case sub == "create" && tier == "":
-		return fmt.Errorf("keys create: --tier is required (%s)", strings.Join(gw.Tiers, ", "))
-	case sub == "rotate" && overlap < 0:
-		return errors.New("keys rotate: --overlap must be >= 0")
+		return "", fmt.Errorf("keys %s: unexpected argument %q", sub, id)
 	}
-	keys, closeFn, err := openKeys(ctx, env, &cf)
+	return id, nil
+}
+
+func keysCreate(ctx context.Context, env *Env, args []string) error {
+	fs, cf := keysFlags(env, "create")
+	var (
+		user, tier string
+		tags       tagList
+	)
+	fs.StringVar(&user, "user", "", "user id the key belongs to (A-Z a-z 0-9 _ -)")
+	fs.StringVar(&tier, "tier", "", "tier: "+strings.Join(gw.Tiers, ", "))
+	fs.Var(&tags, "tag", "a tag for the customer's own audit (repeatable)")
+	if _, err := parseKeyArgs(fs, args, "create", false); err != nil {
+		return err
+	}
+	switch {
+	case user == "":
+		return errors.New("keys create: --user is required")
+	case tier == "":
+		return fmt.Errorf("keys create: --tier is required (%s)", strings.Join(gw.Tiers, ", "))
+	}
+	keys, closeFn, err := openKeys(ctx, env, cf)
 	if err != nil {
 		return err
 	}
 	defer closeFn()
-	switch sub {
-	case "create":
-		whole, rec, err := keys.Create(ctx, user, tier, tags)
-		if err != nil {
-			return fmt.Errorf("keys create: %w", err)
-		}
-		fmt.Fprintln(env.Stdout, whole)
-		fmt.Fprintf(env.Stderr, "key %s for user %s, tier %s: shown once, store it now\n", rec.ID, rec.User, rec.Tier)
-	case "list":
-		infos, err := keys.List(ctx)
-		if err != nil {
-			return fmt.Errorf("keys list: %w", err)
-		}
-		if asJSON {
-			enc := json.NewEncoder(env.Stdout)
-			enc.SetIndent("", "  ")
-			return enc.Encode(infos)
-		}
-		tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tUSER\tTIER\tTAGS\tCREATED\tLAST USED\tSTATUS")
-		for _, in := range infos {
-			last := "never"
-			if in.LastUsed != nil {
-				last = in.LastUsed.UTC().Format(time.RFC3339)
-			}
-			st := in.Status
-			if st == "active" && in.ExpiresAt != nil {
-				st = "active until " + in.ExpiresAt.UTC().Format(time.RFC3339)
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", in.ID, in.User, in.Tier, strings.Join(in.Tags, ","),
-				in.Created.UTC().Format(time.RFC3339), last, st)
-		}
-		return tw.Flush()
-	case "revoke":
-		rec, err := keys.Revoke(ctx, id)
-		if err != nil {
-			return fmt.Errorf("keys revoke: %w", err)
-		}
-		fmt.Fprintf(env.Stdout, "revoked %s (user %s) at %s\n", rec.ID, rec.User, rec.RevokedAt.UTC().Format(time.RFC3339))
-	case "rotate":
-		whole, rec, err := keys.Rotate(ctx, id, overlap)
-		if err != nil {
-			return fmt.Errorf("keys rotate: %w", err)
-		}
-		fmt.Fprintln(env.Stdout, whole)
-		until := "until revoked"
-		if overlap > 0 {
-			until = "for " + overlap.String()
-		}
-		fmt.Fprintf(env.Stderr, "key %s replaces %s (user %s, tier %s); the old key keeps working %s. The new key is shown once.\n", rec.ID, id, rec.User, rec.Tier, until)
+	whole, rec, err := keys.Create(ctx, user, tier, tags)
+	if err != nil {
+		return fmt.Errorf("keys create: %w", err)
 	}
+	fmt.Fprintln(env.Stdout, whole)
+	fmt.Fprintf(env.Stderr, "key %s for user %s, tier %s: shown once, store it now\n", rec.ID, rec.User, rec.Tier)
+	return nil
+}
+
+func keysList(ctx context.Context, env *Env, args []string) error {
+	fs, cf := keysFlags(env, "list")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if _, err := parseKeyArgs(fs, args, "list", false); err != nil {
+		return err
+	}
+	keys, closeFn, err := openKeys(ctx, env, cf)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	infos, err := keys.List(ctx)
+	if err != nil {
+		return fmt.Errorf("keys list: %w", err)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(env.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(infos)
+	}
+	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tUSER\tTIER\tTAGS\tCREATED\tLAST USED\tSTATUS")
+	for _, in := range infos {
+		last := "never"
+		if in.LastUsed != nil {
+			last = in.LastUsed.UTC().Format(time.RFC3339)
+		}
+		st := in.Status
+		if st == "active" && in.ExpiresAt != nil {
+			st = "active until " + in.ExpiresAt.UTC().Format(time.RFC3339)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", in.ID, in.User, in.Tier, strings.Join(in.Tags, ","),
+			in.Created.UTC().Format(time.RFC3339), last, st)
+	}
+	return tw.Flush()
+}
+
+func keysRevoke(ctx context.Context, env *Env, args []string) error {
+	fs, cf := keysFlags(env, "revoke")
+	id, err := parseKeyArgs(fs, args, "revoke", true)
+	if err != nil {
+		return err
+	}
+	keys, closeFn, err := openKeys(ctx, env, cf)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	rec, err := keys.Revoke(ctx, id)
+	if err != nil {
+		return fmt.Errorf("keys revoke: %w", err)
+	}
+	fmt.Fprintf(env.Stdout, "revoked %s (user %s) at %s\n", rec.ID, rec.User, rec.RevokedAt.UTC().Format(time.RFC3339))
+	return nil
+}
+
+func keysRotate(ctx context.Context, env *Env, args []string) error {
+	fs, cf := keysFlags(env, "rotate")
+	overlap := fs.Duration("overlap", 7*24*time.Hour, "how long the old key keeps working; 0 = until revoked")
+	id, err := parseKeyArgs(fs, args, "rotate", true)
+	if err != nil {
+		return err
+	}
+	if *overlap < 0 {
+		return errors.New("keys rotate: --overlap must be >= 0")
+	}
+	keys, closeFn, err := openKeys(ctx, env, cf)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	whole, rec, err := keys.Rotate(ctx, id, *overlap)
+	if err != nil {
+		return fmt.Errorf("keys rotate: %w", err)
+	}
+	fmt.Fprintln(env.Stdout, whole)
+	until := "until revoked"
+	if *overlap > 0 {
+		until = "for " + overlap.String()
+	}
+	fmt.Fprintf(env.Stderr, "key %s replaces %s (user %s, tier %s); the old key keeps working %s. The new key is shown once.\n", rec.ID, id, rec.User, rec.Tier, until)
 	return nil
 }
 
@@ -161,7 +227,10 @@ func openKeys(ctx context.Context, env *Env, cf *commonFlags) (*gw.Keys, func(),
 	if err != nil {
 		return nil, nil, err
 	}
-	log := telemetry.NewLogger(env.Stderr, cf.logLevel)
+	log, err := cf.logger(env)
+	if err != nil {
+		return nil, nil, err
+	}
 	ncfg := cfg.NATS
 	switch {
 	case cf.natsURL != "":
@@ -184,7 +253,7 @@ func openKeys(ctx context.Context, env *Env, cf *commonFlags) (*gw.Keys, func(),
 	if err != nil {
 		return nil, nil, err
 	}
-	kv, err := gatewayBucket(ctx, b.JS, log, cfg, gw.KeysBucket)
+	kv, err := bus.OpenOrCreateKV(ctx, b.JS, log, cfg.KVDecl(gw.KeysBucket))
 	if err != nil {
 		b.Close()
 		return nil, nil, err

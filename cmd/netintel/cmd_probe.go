@@ -10,8 +10,19 @@ import (
 	"github.com/netintel/netintel/probe"
 )
 
-func init() {
-	register(&command{name: "probe", summary: "run the TLD RDAP/WHOIS check now on a running system and wait for it", run: cmdProbe})
+// probeCommands returns the command of this file, for commandList.
+func probeCommands() []*command {
+	return []*command{
+		&command{name: "probe", summary: "run the TLD RDAP/WHOIS check now on a running system and wait for it",
+			usage: []string{"probe [--wait=false] [--pickup 2m] [--timeout 0] [--data-dir DIR | --nats URL]"},
+			desc: `Ask the running system's probe workers for a TLD RDAP/WHOIS check now (or
+	follow the one already running) and wait for it to be published. A bar on a
+	terminal shows the TLDs checked with the rate and the time left; on a pipe,
+	one line per step and a plain progress line at each tenth. The closing line
+	counts the results published, with the time and the rate.`,
+			examples: []string{"netintel probe --data-dir data", "netintel probe --nats nats://nats:4222 --timeout 2h", "netintel probe --data-dir data --wait=false"},
+			run:      cmdProbe},
+	}
 }
 
 // cmdProbe asks the running system's probe workers for a run (a request
@@ -58,7 +69,7 @@ func cmdProbe(ctx context.Context, env *Env, args []string) error {
 	// (see bus.RunContext).
 	ctx, cancel := bus.RunContext(ctx, *timeout)
 	defer cancel()
-	return followRun(ctx, env, src, prevRun, seen, *pickup)
+	return followRun(ctx, env, src, prevRun, seen, *pickup, followInterval)
 }
 
 // runSource is what followRun reads: the probe service.
@@ -82,20 +93,27 @@ func (l liveSource) Published(ctx context.Context) (probe.Published, bool, error
 	return l.LivePublished(ctx)
 }
 
-// followInterval is how often followRun reads the progress.
-var followInterval = time.Second
+// followInterval is how often `netintel probe` reads the progress.
+const followInterval = time.Second
 
 // followRun prints progress until a run other than prevRun completes or
 // fails. A failed read of the progress (NATS electing a new leader, say)
 // is retried; only reads failing for longer than pickup end the wait.
 // The progress never goes backwards: an answer at a revision older than
 // one already seen (seen, at first) is a replica that lags, and is
-// dropped like a failed read.
-func followRun(ctx context.Context, env *Env, svc runSource, prevRun string, seen uint64, pickup time.Duration) error {
+// dropped like a failed read. The progress is read every interval.
+func followRun(ctx context.Context, env *Env, svc runSource, prevRun string, seen uint64, pickup, interval time.Duration) error {
 	start, changed := time.Now(), time.Now()
-	t := time.NewTicker(followInterval)
+	t := time.NewTicker(interval)
 	defer t.Stop()
-	last, lastState := "", ""
+	last, lastState, lastStep := "", "", ""
+	tty := isTerminal(env.Stderr)
+	var m *meter
+	defer func() {
+		if m != nil {
+			m.done()
+		}
+	}()
 	var failingSince time.Time
 	for {
 		select {
@@ -131,9 +149,16 @@ func followRun(ctx context.Context, env *Env, svc runSource, prevRun string, see
 			continue
 		}
 		line := fmt.Sprintf("run %s: %s: %s (%d/%d TLDs)", p.RunID, p.Status, p.CurrentStep, p.ProcessedTLDs, p.TotalTLDs)
-		if line != last {
+		if line != last && (!tty || p.CurrentStep != lastStep || p.Status != probe.StatusRunning) {
+			// On a terminal the bar shows the counts: a line per step.
 			fmt.Fprintln(env.Stdout, line)
-			last = line
+		}
+		last, lastStep = line, p.CurrentStep
+		if m == nil && p.TotalTLDs > 0 {
+			m = newMeter(env, "probe "+p.RunID, "TLDs", int64(p.TotalTLDs))
+		}
+		if m != nil {
+			m.set(int64(p.ProcessedTLDs), int64(p.TotalTLDs))
 		}
 		if state := fmt.Sprint(line, p.LastUpdate); state != lastState {
 			lastState, changed = state, time.Now()
@@ -142,9 +167,14 @@ func followRun(ctx context.Context, env *Env, svc runSource, prevRun string, see
 		}
 		switch p.Status {
 		case probe.StatusCompleted:
+			took := ""
+			if m != nil {
+				took = " " + m.done()
+				m = nil
+			}
 			pub, _, err := svc.Published(ctx)
 			if err == nil {
-				fmt.Fprintf(env.Stdout, "published %d TLD results, %d with stealth RDAP\n", pub.ResultsAvailable, pub.StealthCount)
+				fmt.Fprintf(env.Stdout, "published %d TLD results, %d with stealth RDAP%s\n", pub.ResultsAvailable, pub.StealthCount, took)
 			}
 			return nil
 		case probe.StatusFailed:

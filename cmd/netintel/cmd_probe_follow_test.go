@@ -39,12 +39,8 @@ func (s *scripted) Published(context.Context) (probe.Published, bool, error) {
 	return probe.Published{ResultsAvailable: 3}, true, nil
 }
 
-func fastFollow(t *testing.T) {
-	t.Helper()
-	old := followInterval
-	followInterval = 5 * time.Millisecond
-	t.Cleanup(func() { followInterval = old })
-}
+// fastFollow is the tests' progress read interval.
+const fastFollow = 5 * time.Millisecond
 
 func testEnv() (*Env, *bytes.Buffer, *bytes.Buffer) {
 	var out, errb bytes.Buffer
@@ -54,14 +50,14 @@ func testEnv() (*Env, *bytes.Buffer, *bytes.Buffer) {
 // Progress reads that fail for a while (a NATS leader election) do not end
 // the wait; reads failing for longer than --pickup do, with the cause.
 func TestFollowRun_RetriesFailedReads(t *testing.T) {
-	fastFollow(t)
+	t.Parallel()
 	timeout := errors.New("nats: timeout")
 	running := at{probe.Progress{Status: probe.StatusRunning, RunID: "r1", TotalTLDs: 3, ProcessedTLDs: 1, LastUpdate: 1}, 10}
 	done := at{probe.Progress{Status: probe.StatusCompleted, RunID: "r1", TotalTLDs: 3, ProcessedTLDs: 3, LastUpdate: 2}, 12}
 
 	env, out, errb := testEnv()
 	src := &scripted{steps: []any{running, timeout, timeout, timeout, done}}
-	if err := followRun(t.Context(), env, src, "", 0, time.Minute); err != nil {
+	if err := followRun(t.Context(), env, src, "", 0, time.Minute, fastFollow); err != nil {
 		t.Fatalf("transient read failures ended the wait: %v", err)
 	}
 	if !strings.Contains(out.String(), "published 3 TLD results") || strings.Count(errb.String(), "retrying") != 1 {
@@ -69,7 +65,7 @@ func TestFollowRun_RetriesFailedReads(t *testing.T) {
 	}
 
 	src = &scripted{steps: []any{running, timeout}}
-	err := followRun(t.Context(), env, src, "", 0, 50*time.Millisecond)
+	err := followRun(t.Context(), env, src, "", 0, 50*time.Millisecond, fastFollow)
 	if err == nil || !strings.Contains(err.Error(), "read progress") || !errors.Is(err, timeout) {
 		t.Fatalf("reads failing past --pickup: %v", err)
 	}
@@ -80,7 +76,7 @@ func TestFollowRun_RetriesFailedReads(t *testing.T) {
 // prints nor in its decision to stop. Only an answer at the revision seen
 // or a newer one counts.
 func TestFollowRun_NeverGoesBackwards(t *testing.T) {
-	fastFollow(t)
+	t.Parallel()
 	p := func(status string, n int, rev uint64) at {
 		return at{probe.Progress{Status: status, CurrentStep: "checking", RunID: "r2", TotalTLDs: 40, ProcessedTLDs: n, LastUpdate: int64(rev)}, rev}
 	}
@@ -104,7 +100,7 @@ func TestFollowRun_NeverGoesBackwards(t *testing.T) {
 			if tt.wantErr != "" {
 				pickup = 50 * time.Millisecond
 			}
-			err := followRun(t.Context(), env, &scripted{steps: tt.steps}, "r0", tt.seen, pickup)
+			err := followRun(t.Context(), env, &scripted{steps: tt.steps}, "r0", tt.seen, pickup, fastFollow)
 			switch {
 			case tt.wantErr == "" && err != nil:
 				t.Fatalf("followRun: %v\n%s", err, out)

@@ -66,8 +66,10 @@ func probeWorld(t *testing.T) (cfgPath string) {
   tld_list: %s
   rdap_bootstrap: %s
   whois_discovery: whois.iana.test:43
+  whois_fallback: ""
   stealth:
     candidates: ["http://rdap.nic.<tld>/"]
+    candidates_file: ""
     scheme: http
   timeout: 2s
   whois_timeout: 2s
@@ -81,6 +83,7 @@ func probeWorld(t *testing.T) (cfgPath string) {
 }
 
 func TestProbe_CommandOnRunningSystem(t *testing.T) {
+	t.Parallel()
 	cfg := probeWorld(t)
 	data := t.TempDir()
 	p := startProc(t, "run", "--config", cfg, "--data-dir", data, "--listen", "127.0.0.1:0")
@@ -124,12 +127,13 @@ func TestProbe_CommandOnRunningSystem(t *testing.T) {
 		t.Errorf("health %s", health)
 	}
 	code, csv := get(t, base+"/download/csv")
-	if code != 200 || !strings.HasPrefix(csv, "tld,rdap_supported,rdap_urls,rdap_working,working_url,whois_available,whois_server,stealth_rdap,stealth_urls\n") {
+	if code != 200 || !strings.HasPrefix(csv, "tld,rdap_supported,rdap_urls,rdap_working,working_url,whois_available,whois_server,stealth_rdap,stealth_urls\r\n") {
 		t.Errorf("csv %d %s", code, csv)
 	}
 }
 
 func TestProbe_UnreachableIANAFailsGracefully(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	closed := l.Addr().String()
@@ -188,6 +192,7 @@ func TestProbe_UnreachableIANAFailsGracefully(t *testing.T) {
 // as the snapshot job does, instead of waiting 48 hours; and so does the
 // first check at start.
 func TestProbe_FailedRunRetried(t *testing.T) {
+	t.Parallel()
 	s, _ := openTestSystem(t, func(dir string) string { return "probe:\n  run_retries: 3\n  run_retry_wait: 2m\n" })
 	j, ok := job(s, "tld_probe")
 	if !ok {

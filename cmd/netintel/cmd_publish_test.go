@@ -21,6 +21,7 @@ import (
 )
 
 func TestCmdPublish_BadArgs(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		args []string
@@ -42,6 +43,7 @@ func TestCmdPublish_BadArgs(t *testing.T) {
 }
 
 func TestPublishSnapshot_NoState(t *testing.T) {
+	t.Parallel()
 	st, err := objstore.NewFolder(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -56,6 +58,7 @@ func TestPublishSnapshot_NoState(t *testing.T) {
 // uses: openSystem against NATS, the folder store from the config, the
 // state the enrich module would set.
 func TestPublishSnapshot_System(t *testing.T) {
+	t.Parallel()
 	s, dir := openTestSystem(t, func(dir string) string {
 		return "publish:\n  keep: 3\n  run_retries: 2\n  work_dir: " + filepath.Join(dir, "work") + "\n"
 	})
@@ -100,6 +103,7 @@ func job(s *System, name string) (schedule.Job, bool) {
 // command builds and publishes the snapshot of that state, prints what it
 // wrote, and a backfill of an older date leaves latest alone.
 func TestPublishCommand_EndToEnd(t *testing.T) {
+	t.Parallel()
 	n, _ := startEnrich(t)
 
 	dir := t.TempDir()
@@ -133,6 +137,7 @@ func TestPublishCommand_EndToEnd(t *testing.T) {
 		`snapshots/2026-11-23/` + build + `/ipintel\.parquet`,
 		`snapshots/2026-11-23/` + build + `/ipintel\.mmdb`,
 		`snapshots/latest -> 2026-11-23`,
+		`delta: no earlier snapshot: no delta`,
 	} {
 		if !regexp.MustCompile(want).MatchString(out) {
 			t.Errorf("publish output lacks %q:\n%s", want, out)

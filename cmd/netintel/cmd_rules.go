@@ -10,41 +10,37 @@ import (
 	"github.com/netintel/netintel/enrich"
 )
 
-func init() {
-	register(&command{name: "rules", summary: "check fingerprint rules, measure them on captures (check, eval)", run: cmdRules})
-}
-
-func rulesUsage(env *Env) {
-	fmt.Fprint(env.Stderr, `usage: netintel rules check [--rules FILE_OR_DIR]
-       netintel rules eval [--rules FILE_OR_DIR] [--json] [--mistakes] DIR
-
-check   load the rules (the built-in ones, or FILE_OR_DIR) and report every
-        problem, one line each naming the file, rule and field
-eval    run the rules over the captures under DIR (docs/accuracy.md) and
-        print precision and recall per family and version accuracy; exits
-        non-zero when a vendor is wrong or a negative is named
-
-Examples:
-  netintel rules check --rules ./my-rules/
-  netintel rules eval testdata/fingerprints
-  netintel rules eval --mistakes --rules ./my-rules/ ./captures
-`)
+// rulesCommands returns the command of this file, for commandList.
+func rulesCommands() []*command {
+	return []*command{
+		&command{name: "rules", summary: "check fingerprint rules, measure them on captures (check, eval)",
+			usage: []string{"rules check [--rules FILE_OR_DIR]", "rules eval [--rules FILE_OR_DIR] [--json] [--mistakes] DIR"},
+			desc:  "Check the fingerprint rules (the built-in ones, or FILE_OR_DIR), or measure them on captures (docs/accuracy.md).",
+			subs: [][2]string{
+				{"check", "load the rules (the built-in ones, or FILE_OR_DIR) and report every problem, one line each naming the file, rule and field"},
+				{"eval", "run the rules over the captures under DIR and print precision and recall per family and version accuracy; exits non-zero when a vendor is wrong or a negative is named"},
+			},
+			examples: []string{
+				"netintel rules check --rules ./my-rules/",
+				"netintel rules eval testdata/fingerprints",
+				"netintel rules eval --mistakes --rules ./my-rules/ ./captures",
+			},
+			run: cmdRules},
+	}
 }
 
 func cmdRules(_ context.Context, env *Env, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
-		rulesUsage(env)
-		if len(args) == 0 {
-			return errors.New("rules: a subcommand is required (check, eval)")
-		}
-		return nil
+	if done, err := commandHelp(env, rulesCommands()[0], args); done {
+		return err
 	}
 	sub := args[0]
+	if sub != "check" && sub != "eval" {
+		return unknownSub(env, rulesCommands()[0], sub)
+	}
 	fs := newFlags(env, "rules "+sub)
 	rulesPath := fs.String("rules", "", "a rules file or folder (default: the built-in rules)")
 	asJSON := fs.Bool("json", false, "eval: print the report as JSON")
 	mistakes := fs.Bool("mistakes", false, "eval: also list every miss and wrong version")
-	fs.Usage = func() { rulesUsage(env) }
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -86,6 +82,5 @@ func cmdRules(_ context.Context, env *Env, args []string) error {
 		}
 		return nil
 	}
-	rulesUsage(env)
-	return fmt.Errorf("rules: unknown subcommand %q (check, eval)", sub)
+	return unknownSub(env, rulesCommands()[0], sub)
 }

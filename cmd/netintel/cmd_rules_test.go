@@ -17,6 +17,7 @@ func runRules(t *testing.T, args ...string) (string, string, error) {
 }
 
 func TestRulesCommand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(name, s string) string {
 		p := filepath.Join(dir, name)

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -19,11 +18,44 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/netintel/netintel/internal/buildinfo"
 	"github.com/netintel/netintel/secrets/client"
 )
 
-func init() {
-	register(&command{name: "secret", summary: "share one-time secrets: send, read, send-file, read-file, status", run: cmdSecret})
+// secretCommands returns the command of this file, for commandList.
+func secretCommands() []*command {
+	return []*command{
+		&command{name: "secret", summary: "share one-time secrets: send, read, send-file, read-file, status",
+			usage: []string{
+				"secret send [flags] [SECRET]",
+				"secret read [--passphrase] LINK",
+				"secret send-file [flags] PATH",
+				"secret read-file [--passphrase] [--out PATH] LINK",
+				"secret status ID|LINK...",
+			},
+			desc: `Share one-time secrets through a netintel secrets service, encrypted on this
+	machine before they are sent. LINK "-" reads the link from stdin (keeps it
+	out of shell history). The host is --host, else $` + envSecretHost + `, else
+	` + defaultSecretHost + `. A passphrase comes from $` + envSecretPassphrase + ` or is asked
+	for on the terminal. File transfers show a bar with the rate and the time
+	left on a terminal (plain lines on a pipe) and a closing line with the size,
+	time and rate.`,
+			subs: [][2]string{
+				{"send", "encrypt a text and print its one-time link; the secret is read from stdin first, then $" + envSecretText + ", then the argument"},
+				{"read", "open a text link and print the secret (uses one view); --passphrase asks for the passphrase first"},
+				{"send-file", "encrypt a file (up to 100 MiB) and print its one-time link"},
+				{"read-file", "open a file link and save the file (never overwrites)"},
+				{"status", "say whether secrets are still available (uses no view)"},
+			},
+			examples: []string{
+				"echo 'db password' | netintel secret send --expires 1h",
+				"netintel secret read 'http://127.0.0.1:8080/v/#KEYID'",
+				"netintel secret send-file --views 2 report.pdf",
+				"netintel secret read-file --out ~/Downloads -",
+				"netintel secret status ID",
+			},
+			run: cmdSecret},
+	}
 }
 
 // Environment variables the secret commands read.
@@ -80,34 +112,14 @@ func realSecretDeps(env *Env) secretDeps {
 }
 
 func clientOptions() client.Options {
-	v := "dev"
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		v = bi.Main.Version
-	}
+	v := buildinfo.Version()
 	return client.Options{Src: "netintel", Name: "netintel", Version: v, Contact: "https://github.com/netintel/netintel",
 		HTTP: &http.Client{Timeout: 10 * time.Minute}}
 }
 
-const secretUsage = `usage: netintel secret COMMAND [flags] [ARGS]
-
-commands:
-  send [SECRET]            encrypt a text and print its one-time link; the secret is read
-                           from stdin first, then $NETINTEL_SECRET, then the argument
-  read LINK                open a text link and print the secret (uses one view);
-                           --passphrase asks for the passphrase first
-  send-file PATH           encrypt a file (up to 100 MiB) and print its one-time link
-  read-file LINK           open a file link and save the file (never overwrites)
-  status ID|LINK...        say whether secrets are still available (uses no view)
-
-LINK "-" reads the link from stdin (keeps it out of shell history).
-The host is --host, else $NETINTEL_SECRET_HOST, else ` + defaultSecretHost + `.
-A passphrase comes from $NETINTEL_SECRET_PASSPHRASE or is asked for on the terminal.
-` + "`netintel secret COMMAND -h` shows a command's flags."
-
 func runSecret(ctx context.Context, env *Env, args []string, d secretDeps) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprintln(env.Stdout, secretUsage)
-		return nil
+	if done, err := commandHelp(env, secretCommands()[0], args); done {
+		return err
 	}
 	s := &secretCmd{env: env, d: d, c: client.New(d.opts)}
 	switch args[0] {
@@ -122,8 +134,7 @@ func runSecret(ctx context.Context, env *Env, args []string, d secretDeps) error
 	case "status":
 		return s.status(ctx, args[1:])
 	}
-	fmt.Fprintln(env.Stderr, secretUsage)
-	return fmt.Errorf("secret: unknown command %q", args[0])
+	return unknownSub(env, secretCommands()[0], args[0])
 }
 
 type secretCmd struct {
@@ -620,42 +631,29 @@ func explain(err error) error {
 	return err
 }
 
-// progressBar draws "upload [#####-----]  50%  2.0/4.0 MiB" on a terminal.
-type progressBar struct {
+// progress starts the meter of a file transfer: a bar with the rate and
+// the time left on a terminal, plain lines otherwise.
+func (s *secretCmd) progress(label string) *transfer {
+	return &transfer{m: startMeter(s.env.Stderr, s.d.stderrTTY, label, "", 0), w: s.env.Stderr, label: label}
+}
+
+// transfer adapts a meter to the client's progress callback.
+type transfer struct {
+	m     *meter
 	w     io.Writer
 	label string
-	on    bool
-	last  time.Time
-	drawn bool
+	n     int64
 }
 
-func (s *secretCmd) progress(label string) *progressBar {
-	return &progressBar{w: s.env.Stderr, label: label, on: s.d.stderrTTY}
+func (t *transfer) update(done, total int64) {
+	t.n = done
+	t.m.set(done, total)
 }
 
-func (p *progressBar) update(done, total int64) {
-	if !p.on {
-		return
-	}
-	now := time.Now()
-	if done != total && now.Sub(p.last) < 100*time.Millisecond {
-		return
-	}
-	p.last = now
-	const width = 30
-	mib := func(n int64) string { return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) }
-	if total <= 0 {
-		fmt.Fprintf(p.w, "\r%s %s MiB", p.label, mib(done))
-	} else {
-		fill := int(done * width / total)
-		fmt.Fprintf(p.w, "\r%s [%s%s] %3d%%  %s/%s MiB", p.label, strings.Repeat("#", fill), strings.Repeat("-", width-fill), done*100/total, mib(done), mib(total))
-	}
-	p.drawn = true
-}
-
-func (p *progressBar) done() {
-	if p.drawn {
-		fmt.Fprintln(p.w)
-		p.drawn = false
+// done ends the meter and prints the closing summary.
+func (t *transfer) done() {
+	sum := t.m.done()
+	if t.n > 0 {
+		fmt.Fprintf(t.w, "%s: %s %s\n", t.label, humanBytes(t.n), sum)
 	}
 }

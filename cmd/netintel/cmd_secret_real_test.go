@@ -19,6 +19,7 @@ import (
 
 // The CLI against the real secret API on an in-process nats-server.
 func TestSecretCLI_RealServer(t *testing.T) {
+	t.Parallel()
 	n := testutil.StartNATS(t)
 	cfg := n.Ensure(t)
 	blobs, err := objstore.NewFolder(t.TempDir())

@@ -68,6 +68,7 @@ func (r *secretRun) mustRun(stdin string, args ...string) string {
 }
 
 func TestSecretCLI_SendRead(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		stdin string
@@ -105,6 +106,7 @@ func TestSecretCLI_SendRead(t *testing.T) {
 }
 
 func TestSecretCLI_RefusedBeforeSending(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		args []string
@@ -121,7 +123,7 @@ func TestSecretCLI_RefusedBeforeSending(t *testing.T) {
 		{"broken link", []string{"read", "https://h.example/v/#abc"}, "broken link:"},
 		{"file link to read", []string{"read", "https://h.example/f/#K7bQ2mXp9vRt4nLw8zYcAbCdEfGhIjKlMnOpQrStUv"}, "read-file"},
 		{"bad status id", []string{"status", "nope"}, "neither an id"},
-		{"unknown command", []string{"burn"}, "unknown command"},
+		{"unknown command", []string{"burn"}, "unknown subcommand"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -138,6 +140,7 @@ func TestSecretCLI_RefusedBeforeSending(t *testing.T) {
 }
 
 func TestSecretCLI_Passphrase(t *testing.T) {
+	t.Parallel()
 	r := newSecretRun(t)
 	r.env[envSecretPassphrase] = "from env"
 	link := strings.TrimSpace(r.mustRun("", "send", "--passphrase", "--views", "4", "guarded"))
@@ -181,6 +184,7 @@ func TestSecretCLI_Passphrase(t *testing.T) {
 }
 
 func TestSecretCLI_RateLimited(t *testing.T) {
+	t.Parallel()
 	r := newSecretRun(t)
 	link := strings.TrimSpace(r.mustRun("", "send", "x"))
 	r.host.Inject("get", fakehost.Fault{Code: 429})
@@ -194,6 +198,7 @@ func TestSecretCLI_RateLimited(t *testing.T) {
 }
 
 func TestSecretCLI_Files(t *testing.T) {
+	t.Parallel()
 	r := newSecretRun(t)
 	r.tty = true // draw the progress bar
 	dir := t.TempDir()
@@ -206,7 +211,7 @@ func TestSecretCLI_Files(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(errs, "100%") || !strings.Contains(errs, "upload [") {
+	if !strings.Contains(errs, "100%") || !strings.Contains(errs, "upload") || !strings.Contains(errs, "/s") {
 		t.Fatalf("no progress bar: %q", errs)
 	}
 	link := strings.TrimSpace(out)
@@ -219,7 +224,7 @@ func TestSecretCLI_Files(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, errs, err = r.run("", "read-file", link, "--out", outDir)
-	if err != nil || !strings.Contains(errs, "download [") {
+	if err != nil || !strings.Contains(errs, "download") || !strings.Contains(errs, "100%") {
 		t.Fatalf("read-file: %v %q", err, errs)
 	}
 	got, err := os.ReadFile(filepath.Join(outDir, "report (1).txt"))
@@ -254,6 +259,7 @@ func TestSecretCLI_Files(t *testing.T) {
 }
 
 func TestSafeName(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want string }{
 		{"report.pdf", "report.pdf"},
 		{"../../etc/passwd", "_.._etc_passwd"},
@@ -273,6 +279,7 @@ func TestSafeName(t *testing.T) {
 // Secret ids are base64url and one in 64 begins with '-'; such an id must be
 // read as an argument, not as an unknown flag (CI once drew one).
 func TestParseInterspersed_DashID(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		args     []string
 		wantPos  []string

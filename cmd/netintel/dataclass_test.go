@@ -127,6 +127,7 @@ var presentMarks = []string{"ResiNet", "PartnerVPN", "TeleVPN"}
 // every route as every tier and reads every bulk file back: each tier
 // sees exactly its classes, whatever the feeds are called.
 func TestDataClasses_EveryRouteTierAndFile(t *testing.T) {
+	t.Parallel()
 	n, cfg := startEnrich(t)
 	in := ingest.New(n.JS, testutil.Logger(t), nil, 64, time.Minute)
 	for _, f := range dataClassFeeds {

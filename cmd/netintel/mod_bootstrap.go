@@ -14,7 +14,10 @@ import (
 	"github.com/netintel/netintel/publish"
 )
 
-func init() { registerModule(Module{Name: "bootstrap", Setup: setupBootstrap}) }
+// bootstrapModule is the bootstrap product module, for moduleList.
+func bootstrapModule() Module {
+	return Module{Name: "bootstrap", Setup: setupBootstrap}
+}
 
 // setupBootstrap makes `netintel run` on a fresh data dir useful at once:
 // it ingests the bundled sample feeds (the ingest sources whose path exists),
@@ -64,7 +67,10 @@ func bootstrap(ctx context.Context, s *System) error {
 		n++
 	}
 	if n == 0 {
-		return errors.New("no bundled sample feed found (run from the repository root)")
+		// Nothing to start from (no pipeline.yaml with the samples): not
+		// an error, the state fills as feeds are ingested.
+		s.Log.Info("bootstrap: no sample feed configured or found; the IP state starts empty (feed it with `netintel ingest`)")
+		return nil
 	}
 	wctx, cancel := bus.RunContext(ctx, 5*time.Minute)
 	defer cancel()
@@ -93,4 +99,7 @@ Try it (the dev key is in %[1]s):
   curl %[2]s/api/status
   open %[2]s/ to share a one-time secret
 `, keyFile, base)
+	if s.Cfg.Console.Enabled {
+		fmt.Fprintf(s.Env.Stdout, "  open %s/console/ for the operator console (lookups, snapshots, TLD status, pipeline)\n", s.baseURL("console"))
+	}
 }

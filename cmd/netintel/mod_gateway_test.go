@@ -92,6 +92,7 @@ func call(t *testing.T, addr, path, key string) (int, http.Header, string) {
 // Two gateway processes of the real binary on one NATS share quota and
 // revocation.
 func TestGateway_TwoInstancesShareQuotaAndRevocation(t *testing.T) {
+	t.Parallel()
 	n := testutil.StartNATS(t)
 	var mu sync.Mutex
 	var quotaSeen []string
@@ -239,6 +240,7 @@ gateway:
 // `netintel run` prints a dev key (the same one after a restart) that works
 // through the gateway against whatever backend the binary has.
 func TestRun_GatewayDevKeyEndToEnd(t *testing.T) {
+	t.Parallel()
 	port, _ := bus.FreePort()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "pipeline.yaml")
@@ -311,6 +313,7 @@ func TestRun_GatewayDevKeyEndToEnd(t *testing.T) {
 }
 
 func TestKeys_BadInputOneLine(t *testing.T) {
+	t.Parallel()
 	n := testutil.StartNATS(t)
 	tests := []struct {
 		name string
@@ -324,7 +327,7 @@ func TestKeys_BadInputOneLine(t *testing.T) {
 		{"revoke without id", []string{"revoke"}, "name the key id"},
 		{"revoke unknown", []string{"revoke", "0123456789abcdef"}, "key not found: 0123456789abcdef"},
 		{"rotate unknown", []string{"rotate", "--overlap", "1h", "0123456789abcdef"}, "key not found"},
-		{"unknown subcommand", []string{"frobnicate"}, `unknown command "frobnicate"`},
+		{"unknown subcommand", []string{"frobnicate"}, `unknown subcommand "frobnicate"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -12,7 +12,10 @@ import (
 	"github.com/netintel/netintel/api/ipapi"
 )
 
-func init() { registerModule(Module{Name: "ipapi", Setup: setupIPAPI}) }
+// ipapiModule is the ipapi product module, for moduleList.
+func ipapiModule() Module {
+	return Module{Name: "ipapi", Setup: setupIPAPI}
+}
 
 // snapshotPoll is how often the IP API checks snapshots/latest besides
 // listening for events.snapshot.published.
@@ -27,8 +30,10 @@ func setupIPAPI(ctx context.Context, s *System) error {
 		Store:       s.Store,
 		PresignTTL:  s.Cfg.ObjectStore.S3.PresignTTL,
 		TrustProxy:  s.Cfg.API.TrustProxyHeaders,
+		Limiters:    s.AddrLimiters(ctx),
 		Log:         s.Log,
 	})
+	s.IPAPI = svc
 	var once sync.Once
 	s.Route("ip", func(mux *http.ServeMux) {
 		svc.Mount(mux)
@@ -36,6 +41,10 @@ func setupIPAPI(ctx context.Context, s *System) error {
 			return
 		}
 		once.Do(func() {
+			// The snapshot gauges exist where snapshots are served.
+			if err := svc.RegisterMetrics(s.Reg); err != nil {
+				s.Log.Error("ip snapshot metrics", "err", err)
+			}
 			var nc *nats.Conn
 			if s.Bus != nil {
 				nc = s.Bus.NC
@@ -69,7 +78,8 @@ func ipHint(ctx context.Context, s *System, svc *ipapi.Service) error {
 	fmt.Fprintf(s.Env.Stdout, "IP intelligence snapshot %s loaded (%d rows). Try:\n", snap.Manifest.SnapshotDate, snap.Complete().Rows.Len())
 	fmt.Fprintf(s.Env.Stdout, "  curl %s/public/v1/lookup/%s\n", base, ip)
 	fmt.Fprintf(s.Env.Stdout, "  curl %s/public/v1/snapshot\n", base)
-	fmt.Fprintf(s.Env.Stdout, "  curl %s/openapi.json\n", base)
-	fmt.Fprintf(s.Env.Stdout, "  (customers go through the gateway with a key: %s/api/v1/vpn/ip/%s)\n", s.baseURL("gateway"), ip)
+	fmt.Fprintf(s.Env.Stdout, "  curl %s/openapi.json\n", s.baseURL("gateway"))
+	fmt.Fprintf(s.Env.Stdout, "  # customers go through the gateway with a key (KEY as above):\n")
+	fmt.Fprintf(s.Env.Stdout, "  curl -H \"Authorization: Bearer $KEY\" %s/api/v1/vpn/ip/%s\n", s.baseURL("gateway"), ip)
 	return nil
 }

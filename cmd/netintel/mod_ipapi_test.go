@@ -23,6 +23,7 @@ import (
 // published into its data dir (with the event on its NATS) is served
 // without a restart.
 func TestIPAPI_RunServesPublishedSnapshot(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfgPath := filepath.Join(t.TempDir(), "pipeline.yaml")
 	if err := os.WriteFile(cfgPath, []byte("api:\n  internal_key: mod-test-key\n"), 0o600); err != nil {
@@ -59,8 +60,11 @@ func TestIPAPI_RunServesPublishedSnapshot(t *testing.T) {
 	if code := lookup(ip, "wrong"); code != 401 {
 		t.Fatalf("wrong key: %d, want 401", code)
 	}
-	if code, body := get(t, base+"/openapi.json"); code != 200 || !strings.Contains(body, `"openapi": "3.1.0"`) {
-		t.Fatalf("/openapi.json: %d", code)
+	if code, body := get(t, base+"/internal/openapi.json"); code != 200 || !strings.Contains(body, `"openapi": "3.1.0"`) {
+		t.Fatalf("/internal/openapi.json: %d", code)
+	}
+	if code, body := get(t, base+"/openapi.json"); code != 200 || !strings.Contains(body, `"openapi": "3.0.3"`) || !strings.Contains(body, `"url": "`+base+`"`) {
+		t.Fatalf("/openapi.json (the customer document, servers %s): %d %.300s", base, code, body)
 	}
 
 	url, err := bus.URLFromDataDir(dir)

@@ -8,21 +8,16 @@ import (
 	"github.com/netintel/netintel/ingest"
 )
 
-func init() { registerModule(Module{Name: "pipeline", Setup: setupPipeline}) }
+// pipelineModule is the pipeline product module, for moduleList.
+func pipelineModule() Module {
+	return Module{Name: "pipeline", Setup: setupPipeline}
+}
 
 // setupPipeline wires the IP observation pipeline: the enrich worker, the
 // state reader the snapshot uses, catalog refresh and age-out jobs, and one
 // scheduled job per configured ingest source.
 func setupPipeline(_ context.Context, s *System) error {
-	cfg := s.Cfg.Enrich
-	if _, ok := s.Cfg.KVByName(cfg.Bucket); !ok {
-		return fmt.Errorf("enrich.bucket: names no declared kv bucket: %q", cfg.Bucket)
-	}
-	for _, c := range s.Cfg.Consumers {
-		if c.Stream == enrich.Stream && c.Name == enrich.ConsumerName && c.MaxDeliver > 0 && cfg.MaxFailures > c.MaxDeliver {
-			return fmt.Errorf("enrich.max_failures: %d is above the enrich consumer's max_deliver %d", cfg.MaxFailures, c.MaxDeliver)
-		}
-	}
+	cfg := s.Cfg.Enrich // config.Validate held it to the declared bucket and consumer
 	rules, err := enrich.LoadRules(cfg.Rules)
 	if err != nil {
 		return fmt.Errorf("enrich.rules: %w", err)

@@ -10,8 +10,9 @@ import (
 	"github.com/netintel/netintel/probe"
 )
 
-func init() {
-	registerModule(Module{Name: "probe", Setup: setupProbe})
+// probeModule is the probe product module, for moduleList.
+func probeModule() Module {
+	return Module{Name: "probe", Setup: setupProbe}
 }
 
 // setupProbe wires the TLD RDAP/WHOIS status product: its API routes and
@@ -22,10 +23,12 @@ func setupProbe(ctx context.Context, s *System) error {
 	if err != nil {
 		return err
 	}
+	s.TLD = svc
 	if err := svc.RegisterMetrics(s.Reg); err != nil {
 		return err
 	}
-	h := tldapi.New(svc, s.Store, tldapi.Options{Prefix: s.Cfg.Probe.Prefix, RatePerMinute: s.Cfg.Probe.RatePerMinute, TrustProxy: s.Cfg.API.TrustProxyHeaders}, s.Log)
+	h := tldapi.New(svc, s.Store, tldapi.Options{Prefix: s.Cfg.Probe.Prefix, RatePerMinute: s.Cfg.Probe.RatePerMinute, TrustProxy: s.Cfg.API.TrustProxyHeaders, Limiters: s.AddrLimiters(ctx),
+		HistoryRuns: s.Cfg.Probe.HistoryRuns}, s.Log)
 	s.Route("tld", h.Mount)
 	s.SetHealth(h.Health)
 	s.Worker("probe", svc.RunWorker)
@@ -37,8 +40,13 @@ func setupProbe(ctx context.Context, s *System) error {
 	if s.Embedded && strings.TrimSpace(s.Cfg.Schedules["tld_probe"]) != "off" && s.Cfg.Schedules["tld_probe"] != "" {
 		s.OnStart("tld_probe_first", func(ctx context.Context) error {
 			if err := retryRun(ctx, s.Cfg.Probe.RunRetries, s.Cfg.Probe.RunRetryWait, s.Log, svc.FirstRun); err != nil {
-				// Logged with its reason; the system keeps serving the last results.
-				s.Log.Warn("first TLD check did not complete", "err", err)
+				// Logged with its reason; the system keeps serving the last
+				// results. Offline, the probe's warning said it all.
+				if probe.Offline(err) {
+					s.Log.Info("first TLD check did not complete: the internet is unreachable")
+				} else {
+					s.Log.Warn("first TLD check did not complete", "err", err)
+				}
 			}
 			return nil
 		})
@@ -53,7 +61,12 @@ func setupProbe(ctx context.Context, s *System) error {
 func retryRun(ctx context.Context, retries int, wait time.Duration, log *slog.Logger, run func(context.Context) error) error {
 	err := run(ctx)
 	for attempt := 1; err != nil && attempt <= retries && wait > 0; attempt++ {
-		log.Warn("TLD check failed, retrying", "retry", attempt, "of", retries, "in", wait, "err", err)
+		if probe.Offline(err) {
+			// The probe logged the one warning; this is the plan.
+			log.Info("TLD check will be retried", "retry", attempt, "of", retries, "in", wait)
+		} else {
+			log.Warn("TLD check failed, retrying", "retry", attempt, "of", retries, "in", wait, "err", err)
+		}
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():

@@ -15,8 +15,9 @@ import (
 // errNoIPState is returned when publishing without the enrich module's state.
 var errNoIPState = errors.New("no IP intelligence state to publish: the enrich module did not set it (System.IPState is nil)")
 
-func init() {
-	registerModule(Module{Name: "publish", Setup: setupPublish})
+// publishModule is the publish product module, for moduleList.
+func publishModule() Module {
+	return Module{Name: "publish", Setup: setupPublish}
 }
 
 // setupPublish registers the daily snapshot job (schedules.snapshot). The

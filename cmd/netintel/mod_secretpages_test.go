@@ -13,6 +13,7 @@ import (
 // Under `netintel run` the pages and the secret API share the secrets
 // listener, next to the probes, without a route conflict.
 func TestSecretPages_Wiring(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "none.yaml"), nil, 0o600); err != nil {
 		t.Fatal(err)

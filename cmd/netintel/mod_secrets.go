@@ -9,8 +9,9 @@ import (
 	"github.com/netintel/netintel/secrets"
 )
 
-func init() {
-	registerModule(Module{Name: "secrets", Setup: setupSecrets})
+// secretsModule is the secrets product module, for moduleList.
+func secretsModule() Module {
+	return Module{Name: "secrets", Setup: setupSecrets}
 }
 
 // setupSecrets mounts the one-time secret API (/api/saveSecret, saveFile,
@@ -27,6 +28,7 @@ func setupSecrets(ctx context.Context, s *System) error {
 	}
 	opt := secretapi.OptionsFrom(s.Cfg)
 	opt.Registerer = s.Reg
+	opt.Limiters = s.AddrLimiters(ctx)
 	h := secretapi.New(svc, opt, s.Log)
 	s.Route("secrets", func(mux *http.ServeMux) { h.Mount(mux) })
 	if iv := s.Cfg.Secrets.SweepInterval; iv > 0 {

@@ -17,6 +17,7 @@ import (
 // TestModSecrets_Run: `netintel run` mounts the secret API on the
 // listener and registers the sweeper worker, on the embedded NATS.
 func TestModSecrets_Run(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(t.Context())
 	out := &testutil.LockedBuffer{}
@@ -74,6 +75,7 @@ func TestModSecrets_Run(t *testing.T) {
 }
 
 func TestModSecrets_SweeperWorker(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, tt := range []struct {
 		name string

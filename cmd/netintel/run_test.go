@@ -88,7 +88,14 @@ var listenRe = regexp.MustCompile(`listening on http://(\S+)`)
 // startProc runs the binary and waits for it to print its address.
 func startProc(t *testing.T, args ...string) *proc {
 	t.Helper()
+	return startProcDir(t, "", args...)
+}
+
+// startProcDir is startProc in the working folder dir ("" = this one).
+func startProcDir(t *testing.T, dir string, args ...string) *proc {
+	t.Helper()
 	p := &proc{cmd: exec.Command(binPath, args...), done: make(chan error, 1)}
+	p.cmd.Dir = dir
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stdout, _ := p.cmd.StdoutPipe()
 	p.cmd.Stderr = &lockedWriter{mu: &p.mu, w: &p.stderr}
@@ -182,6 +189,7 @@ func get(t *testing.T, url string) (int, string) {
 }
 
 func TestRun_ReadyThenCleanStop(t *testing.T) {
+	t.Parallel()
 	for _, sig := range []os.Signal{syscall.SIGTERM, os.Interrupt} {
 		t.Run(sig.String(), func(t *testing.T) {
 			p := startProc(t, runArgs(t.TempDir())...)
@@ -206,6 +214,7 @@ func TestRun_ReadyThenCleanStop(t *testing.T) {
 }
 
 func TestRun_SameDataDirRefusedOtherDirSideBySide(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a := startProc(t, runArgs(dir)...)
 	out, err := exec.Command(binPath, runArgs(dir)...).CombinedOutput()
@@ -221,6 +230,7 @@ func TestRun_SameDataDirRefusedOtherDirSideBySide(t *testing.T) {
 }
 
 func TestRun_RestartReusesData(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := startProc(t, runArgs(dir)...)
 	u, err := bus.URLFromDataDir(dir)
@@ -260,9 +270,10 @@ func oneLineFailure(t *testing.T, want string, secret string, args ...string) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binPath, args...)
 	out, err := cmd.CombinedOutput()
+	// 1 for a failure, 2 for a command line that cannot run as written.
 	ee, ok := err.(*exec.ExitError)
-	if !ok || ee.ExitCode() != 1 {
-		t.Fatalf("exit = %v, want 1\n%s", err, out)
+	if !ok || (ee.ExitCode() != 1 && ee.ExitCode() != 2) {
+		t.Fatalf("exit = %v, want 1 or 2\n%s", err, out)
 	}
 	s := string(out)
 	if !strings.Contains(s, want) {
@@ -279,6 +290,7 @@ func oneLineFailure(t *testing.T, want string, secret string, args ...string) {
 }
 
 func TestBadInput_ClearOneLineErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(name, body string) string {
 		p := filepath.Join(dir, name)
@@ -295,6 +307,20 @@ func TestBadInput_ClearOneLineErrors(t *testing.T) {
 		oneLineFailure(t, "api.listen", "", "validate", "--config", bad)
 		oneLineFailure(t, "api.listen", "", "validate", bad)
 		oneLineFailure(t, "give one file", "", "validate", bad, bad)
+	})
+	t.Run("validate and run refuse every bad config fixture alike", func(t *testing.T) {
+		files, _ := filepath.Glob("../../internal/config/testdata/*.bad.yml")
+		if len(files) < 5 {
+			t.Fatalf("found %d bad fixtures", len(files))
+		}
+		for _, f := range files {
+			out, err := exec.Command(binPath, "validate", f).CombinedOutput()
+			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+				t.Fatalf("validate %s: exit %v\n%s", f, err, out)
+			}
+			first, _, _ := strings.Cut(string(out), "\n")
+			oneLineFailure(t, first, "", "run", "--config", f, "--data-dir", t.TempDir())
+		}
 	})
 	t.Run("an unknown source class stops validate and run, naming the key", func(t *testing.T) {
 		cfg := write("c.yaml", "ingest:\n  sources:\n    - {name: a, format: tor-exits, path: a}\n    - {name: b, format: tor-exits, path: b}\n    - {name: c, format: tor-exits, path: c}\n    - {name: sightings, format: observations, path: s, class: residental}\n")
@@ -328,6 +354,7 @@ func TestBadInput_ClearOneLineErrors(t *testing.T) {
 }
 
 func TestAPI_WaitsForNATSWithReady503(t *testing.T) {
+	t.Parallel()
 	port, _ := bus.FreePort()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "p.yaml")
@@ -359,6 +386,7 @@ func TestAPI_WaitsForNATSWithReady503(t *testing.T) {
 // and published, and a lookup with the printed dev key answers through the
 // gateway.
 func TestRun_BootstrapServesLookupThroughGateway(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := startProc(t, runArgs(dir)...)
 	deadline := time.Now().Add(120 * time.Second)
@@ -468,6 +496,7 @@ func TestRun_BootstrapServesLookupThroughGateway(t *testing.T) {
 // Issue 31 item 7: a role listening beyond loopback with a published key
 // refuses to start, naming the key (before it listens or reaches NATS).
 func TestRoles_RefuseDevKeysBeyondLoopback(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	old := filepath.Join(dir, "old.yaml")
 	if err := os.WriteFile(old, []byte("api:\n  internal_key: dev-internal-key-change-me\ngateway:\n  hash_key: an-own-hash-key\n"), 0o600); err != nil {

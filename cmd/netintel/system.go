@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -18,12 +19,15 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/netintel/netintel/api"
+	"github.com/netintel/netintel/api/ipapi"
 	"github.com/netintel/netintel/internal/bus"
 	"github.com/netintel/netintel/internal/config"
+	"github.com/netintel/netintel/internal/httpx"
 	"github.com/netintel/netintel/internal/ipmodel"
 	"github.com/netintel/netintel/internal/objstore"
 	"github.com/netintel/netintel/internal/schedule"
 	"github.com/netintel/netintel/internal/telemetry"
+	"github.com/netintel/netintel/probe"
 )
 
 // System is one process's wiring: config, clients, and what each product
@@ -42,6 +46,10 @@ type System struct {
 	// IPState is the current IP intelligence state, set by the enrich
 	// module's Setup; read it lazily (in workers and jobs), not in Setup.
 	IPState ipmodel.State
+	// IPAPI and TLD are the IP API service and the TLD checker, set by
+	// their modules' Setup; the console reads them when it is mounted.
+	IPAPI *ipapi.Service
+	TLD   *probe.Service
 
 	// listen is the --listen override of every product's address, if any.
 	listen string
@@ -57,6 +65,9 @@ type System struct {
 	onStart  []namedRun
 	health   func() any
 	closers  []func()
+	// addrLims is the per-address limiters of the API modules (AddrLimiters).
+	addrOnce sync.Once
+	addrLims httpx.AddrLimiters
 }
 
 type namedRun struct {
@@ -70,9 +81,15 @@ type Module struct {
 	Setup func(ctx context.Context, s *System) error
 }
 
-var modules []Module
-
-func registerModule(m Module) { modules = append(modules, m) }
+// moduleList is every product module in the order their Setup runs: the
+// one place a module is added. No Setup reads what another sets (the
+// state, the IP API and the TLD checker are read later, by workers, jobs
+// and handlers), but the start-up hooks run in this order: the
+// bootstrap's (ingest the samples, publish) first.
+func moduleList() []Module {
+	return []Module{bootstrapModule(), consoleModule(), gatewayModule(), ipapiModule(), pipelineModule(),
+		probeModule(), publishModule(), secretpagesModule(), secretsModule()}
+}
 
 // Route mounts handlers for a product (ip, gateway, tld, secrets) on the
 // listener configured for it.
@@ -120,10 +137,11 @@ func (s *System) OnClose(fn func()) { s.closers = append(s.closers, fn) }
 
 // commonFlags are the flags every role shares.
 type commonFlags struct {
-	config   string
-	dataDir  string
-	natsURL  string
-	logLevel string
+	config    string
+	dataDir   string
+	natsURL   string
+	logLevel  string
+	logFormat string
 }
 
 func (c *commonFlags) add(fs *flag.FlagSet) {
@@ -131,6 +149,25 @@ func (c *commonFlags) add(fs *flag.FlagSet) {
 	fs.StringVar(&c.dataDir, "data-dir", "", "data folder (embedded NATS store and folder object store)")
 	fs.StringVar(&c.natsURL, "nats", "", "NATS URL(s), comma-separated; overrides nats in the config")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&c.logFormat, "log-format", "", "text or json (default: text on a terminal, JSON otherwise; also a global flag)")
+}
+
+// logger returns the logger the flags ask for, on env's stderr: the
+// command's --log-format, else the global one, else by terminal.
+func (c *commonFlags) logger(env *Env) (*slog.Logger, error) {
+	f := cmp.Or(c.logFormat, env.LogFormat)
+	if f != "" && !slices.Contains(telemetry.LogFormats, f) {
+		return nil, usageError{fmt.Errorf("--log-format: %q is not text or json", f)}
+	}
+	switch strings.ToLower(c.logLevel) {
+	case "", "debug", "info", "warn", "error":
+	default:
+		return nil, usageError{fmt.Errorf("--log-level: %q is not debug, info, warn or error", c.logLevel)}
+	}
+	if c.logFormat != "" {
+		env.LogFormat = c.logFormat // the command's meters follow it
+	}
+	return telemetry.NewLogger(env.Stderr, c.logLevel, f), nil
 }
 
 // loadConfig loads the config file; a missing default file means defaults.
@@ -160,7 +197,10 @@ func openSystem(ctx context.Context, env *Env, cf *commonFlags, o roleOpts) (*Sy
 	if err != nil {
 		return nil, err
 	}
-	log := telemetry.NewLogger(env.Stderr, cf.logLevel)
+	log, err := cf.logger(env)
+	if err != nil {
+		return nil, err
+	}
 	s := &System{Cfg: cfg, Log: log, Reg: telemetry.NewRegistry(), DataDir: cf.dataDir, Env: env, Embedded: o.embedded, listen: o.listen, routes: map[string][]func(*http.ServeMux){}}
 	if err := s.resolveInternalKey(o.embedded); err != nil {
 		return nil, err
@@ -212,7 +252,7 @@ func openSystem(ctx context.Context, env *Env, cf *commonFlags, o roleOpts) (*Sy
 		}
 		s.Store = st
 	}
-	for _, m := range modules {
+	for _, m := range moduleList() {
 		if err := m.Setup(ctx, s); err != nil {
 			s.close()
 			return nil, fmt.Errorf("%s: %w", m.Name, err)
@@ -293,34 +333,30 @@ type parts struct {
 }
 
 func (s *System) serve(ctx context.Context, p parts) error {
-	defer s.close()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var wg sync.WaitGroup
-	errc := make(chan error, 64)
-	start := func(name string, f func(context.Context) error) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := f(ctx); err != nil && ctx.Err() == nil {
-				errc <- fmt.Errorf("%s: %w", name, err)
-			}
-		}()
-	}
-	var ran int
-	for _, w := range s.workers {
-		if slices.Contains(p.workers, "*") || slices.Contains(p.workers, w.name) {
-			start("worker "+w.name, w.run)
-			ran++
-		}
-	}
+	defer s.close() // after every part has stopped (the deferred stop below runs first)
 	for _, want := range p.workers {
 		if want != "*" && !slices.ContainsFunc(s.workers, func(w namedRun) bool { return w.name == want }) {
 			return fmt.Errorf("unknown worker %q (have: %s)", want, strings.Join(s.workerNames(), ", "))
 		}
 	}
+	g := newPartGroup(ctx)
+	defer func() {
+		// The API takes up to shutdown_timeout to finish its requests;
+		// every part gets that, and stopGrace more, to return.
+		if !g.stop(s.shutdownTimeout() + stopGrace) {
+			s.Log.Warn("some parts did not stop in time")
+		}
+		s.Log.Info("stopped")
+	}()
+	ran := 0
+	for _, w := range s.workers {
+		if slices.Contains(p.workers, "*") || slices.Contains(p.workers, w.name) {
+			g.start("worker "+w.name, w.run)
+			ran++
+		}
+	}
 	if p.jobs && len(s.jobs) > 0 {
-		kv, err := bus.OpenKV(ctx, s.Bus.JS, s.Log, "schedule")
+		kv, err := bus.OpenKV(g.ctx, s.Bus.JS, s.Log, "schedule")
 		if err != nil {
 			return fmt.Errorf("scheduler: kv bucket schedule: %w", err)
 		}
@@ -328,40 +364,19 @@ func (s *System) serve(ctx context.Context, p parts) error {
 		if err != nil {
 			return err
 		}
-		start("scheduler", sched.Run)
+		// Each job's last outcome, for the console and operators.
+		if sched.Status, err = bus.OpenOrCreateKV(g.ctx, s.Bus.JS, s.Log, s.Cfg.KVDecl(schedule.StatusBucket)); err != nil {
+			return fmt.Errorf("scheduler: %w", err)
+		}
+		if err := sched.RegisterMetrics(s.Reg); err != nil {
+			return fmt.Errorf("scheduler: %w", err)
+		}
+		g.start("scheduler", sched.Run)
 		ran++
 	}
-	// up is closed once every listener is bound, so that start-up hooks
-	// print addresses that answer (port 0 resolved).
 	up := make(chan struct{})
 	if len(p.products) > 0 {
-		ls := s.listeners(p.products)
-		if s.gates != nil {
-			close(up) // bound by earlyListen
-			for _, l := range ls {
-				s.gates[l.Addr].Open(l.Handler)
-			}
-			start("api", func(ctx context.Context) error {
-				select {
-				case err := <-s.gateDone:
-					return err
-				case <-ctx.Done():
-					return <-s.gateDone
-				}
-			})
-		} else {
-			var n int
-			bound := func(configured, addr string) {
-				s.recordBound(configured, addr)
-				if p.bound != nil {
-					p.bound(addr)
-				}
-				if n++; n == len(ls) {
-					close(up)
-				}
-			}
-			start("api", func(ctx context.Context) error { return api.Serve(ctx, s.Log, ls, s.shutdownTimeout(), bound) })
-		}
+		s.startAPI(g, p, up)
 		ran++
 	} else {
 		close(up)
@@ -371,7 +386,7 @@ func (s *System) serve(ctx context.Context, p parts) error {
 	}
 	if p.onStart {
 		for _, h := range s.onStart {
-			start("start "+h.name, func(ctx context.Context) error {
+			g.start("start "+h.name, func(ctx context.Context) error {
 				select {
 				case <-up:
 				case <-ctx.Done():
@@ -381,22 +396,94 @@ func (s *System) serve(ctx context.Context, p parts) error {
 			})
 		}
 	}
-	var err error
 	select {
-	case <-ctx.Done():
-	case err = <-errc:
+	case <-g.ctx.Done():
+		return nil
+	case err := <-g.errc:
 		s.Log.Error("stopping after failure", "err", err)
+		return err
 	}
-	cancel()
+}
+
+// startAPI serves the products' listeners; up is closed once every
+// listener is bound, so that start-up hooks print addresses that answer
+// (port 0 resolved).
+func (s *System) startAPI(g *partGroup, p parts, up chan struct{}) {
+	ls := s.listeners(p.products)
+	if s.gates != nil {
+		close(up) // bound by earlyListen
+		for _, l := range ls {
+			s.gates[l.Addr].Open(l.Handler)
+		}
+		g.start("api", func(ctx context.Context) error {
+			select {
+			case err := <-s.gateDone:
+				return err
+			case <-ctx.Done():
+				return <-s.gateDone
+			}
+		})
+		return
+	}
+	var n int
+	bound := func(configured, addr string) {
+		s.recordBound(configured, addr)
+		if p.bound != nil {
+			p.bound(addr)
+		}
+		if n++; n == len(ls) {
+			close(up)
+		}
+	}
+	g.start("api", func(ctx context.Context) error { return api.Serve(ctx, s.Log, ls, s.shutdownTimeout(), bound) })
+}
+
+// stopGrace is how long the parts get to return beyond the API's
+// shutdown timeout (a worker acknowledging what it finished).
+const stopGrace = 2 * time.Second
+
+// partGroup runs the parts of a role, each in its own goroutine under one
+// context, and stops them together: the first part to fail ends the others.
+type partGroup struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	errc   chan error
+}
+
+func newPartGroup(ctx context.Context) *partGroup {
+	ctx, cancel := context.WithCancel(ctx)
+	return &partGroup{ctx: ctx, cancel: cancel, errc: make(chan error, 64)}
+}
+
+// start runs f; its error, unless the group is stopping, is the group's.
+func (g *partGroup) start(name string, f func(context.Context) error) {
+	g.wg.Add(1)
+	go func() {
+		defer g.wg.Done()
+		if err := f(g.ctx); err != nil && g.ctx.Err() == nil {
+			select {
+			case g.errc <- fmt.Errorf("%s: %w", name, err):
+			default: // the group is failing already
+			}
+		}
+	}()
+}
+
+// stop cancels every part and waits up to d for them to return; it
+// reports whether they all did.
+func (g *partGroup) stop(d time.Duration) bool {
+	g.cancel()
 	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
+	go func() { g.wg.Wait(); close(done) }()
+	t := time.NewTimer(d)
+	defer t.Stop()
 	select {
 	case <-done:
-	case <-time.After(14 * time.Second):
-		s.Log.Warn("some parts did not stop in time")
+		return true
+	case <-t.C:
+		return false
 	}
-	s.Log.Info("stopped")
-	return err
 }
 
 func (s *System) shutdownTimeout() time.Duration {
@@ -488,6 +575,7 @@ func (s *System) workerNames() []string {
 // listeners groups the products' routes by listen address.
 func (s *System) listeners(products []string) []api.Listener {
 	metrics := api.NewMetrics(s.Reg)
+	metrics.Zero("/health", "/ready", "/metrics")
 	byAddr := map[string]*http.ServeMux{}
 	var order []string
 	for _, prod := range products {

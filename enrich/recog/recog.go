@@ -494,65 +494,11 @@ func newFingerprint(d *Database, xf *xmlFingerprint, index, line int) (*Fingerpr
 			opts = append(opts, o)
 		}
 	}
-	seen := map[string]int{} // name -> index in f.Params
-	for _, xp := range xf.Params {
-		pos, err := strconv.Atoi(strings.TrimSpace(xp.Pos))
-		if err != nil || pos < 0 {
-			return f, fmt.Errorf("param %q: bad pos %q", xp.Name, xp.Pos)
-		}
-		if xp.Name == "" {
-			return f, errors.New("param without a name")
-		}
-		if pos == 0 && xp.Value == "" {
-			return f, fmt.Errorf("param %q: pos 0 without a value", xp.Name)
-		}
-		if pos > 0 {
-			f.captures = true
-		}
-		if pos == 0 && strings.Contains(xp.Value, "{") {
-			f.hasInterp = true
-		}
-		p := Param{Pos: pos, Name: xp.Name, Value: xp.Value}
-		if i, dup := seen[xp.Name]; dup {
-			// Recog (Ruby) keeps params in a hash: a repeated name
-			// replaces the earlier one.
-			f.Params[i] = p
-			continue
-		}
-		seen[xp.Name] = len(f.Params)
-		f.Params = append(f.Params, p)
+	if err := f.readParams(xf.Params); err != nil {
+		return f, err
 	}
-examples:
-	for _, xe := range xf.Examples {
-		ex := Example{Text: xe.Text}
-		enc := ""
-		for _, a := range xe.Attrs {
-			switch a.Name.Local {
-			case "_encoding":
-				enc = a.Value
-			case "_filename":
-				// The example's content lives in a file beside the XML
-				// in Recog's tree; we do not embed those, so drop it.
-				continue examples
-			default:
-				if ex.Expect == nil {
-					ex.Expect = map[string]string{}
-				}
-				ex.Expect[a.Name.Local] = a.Value
-			}
-		}
-		switch enc {
-		case "":
-		case "base64":
-			b, err := decodeBase64(xe.Text)
-			if err != nil {
-				return f, fmt.Errorf("base64 example: %w", err)
-			}
-			ex.Text = string(b)
-		default:
-			return f, fmt.Errorf("example with unknown _encoding %q", enc)
-		}
-		f.Examples = append(f.Examples, ex)
+	if err := f.readExamples(xf.Examples); err != nil {
+		return f, err
 	}
 
 	expr, err := translate(f.Pattern)
@@ -574,6 +520,76 @@ examples:
 	f.re = re
 	f.lits = requiredLiterals(prefix + expr)
 	return f, nil
+}
+
+// readParams takes the fingerprint's params: a positive pos names a
+// capture group, pos 0 a fixed value (which may interpolate others).
+func (f *Fingerprint) readParams(params []xmlParam) error {
+	seen := map[string]int{} // name -> index in f.Params
+	for _, xp := range params {
+		pos, err := strconv.Atoi(strings.TrimSpace(xp.Pos))
+		if err != nil || pos < 0 {
+			return fmt.Errorf("param %q: bad pos %q", xp.Name, xp.Pos)
+		}
+		if xp.Name == "" {
+			return errors.New("param without a name")
+		}
+		if pos == 0 && xp.Value == "" {
+			return fmt.Errorf("param %q: pos 0 without a value", xp.Name)
+		}
+		if pos > 0 {
+			f.captures = true
+		}
+		if pos == 0 && strings.Contains(xp.Value, "{") {
+			f.hasInterp = true
+		}
+		p := Param{Pos: pos, Name: xp.Name, Value: xp.Value}
+		if i, dup := seen[xp.Name]; dup {
+			// Recog (Ruby) keeps params in a hash: a repeated name
+			// replaces the earlier one.
+			f.Params[i] = p
+			continue
+		}
+		seen[xp.Name] = len(f.Params)
+		f.Params = append(f.Params, p)
+	}
+	return nil
+}
+
+// readExamples takes the fingerprint's examples, decoding base64 ones;
+// an example kept in a file of Recog's tree is dropped (not embedded).
+func (f *Fingerprint) readExamples(examples []xmlExample) error {
+examples:
+	for _, xe := range examples {
+		ex := Example{Text: xe.Text}
+		enc := ""
+		for _, a := range xe.Attrs {
+			switch a.Name.Local {
+			case "_encoding":
+				enc = a.Value
+			case "_filename":
+				continue examples
+			default:
+				if ex.Expect == nil {
+					ex.Expect = map[string]string{}
+				}
+				ex.Expect[a.Name.Local] = a.Value
+			}
+		}
+		switch enc {
+		case "":
+		case "base64":
+			b, err := decodeBase64(xe.Text)
+			if err != nil {
+				return fmt.Errorf("base64 example: %w", err)
+			}
+			ex.Text = string(b)
+		default:
+			return fmt.Errorf("example with unknown _encoding %q", enc)
+		}
+		f.Examples = append(f.Examples, ex)
+	}
+	return nil
 }
 
 func decodeBase64(s string) ([]byte, error) {

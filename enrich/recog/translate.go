@@ -35,40 +35,9 @@ func translate(p string) (string, error) {
 			if i+1 >= len(p) {
 				return "", fmt.Errorf("trailing backslash")
 			}
-			n := p[i+1]
-			i++
-			switch {
-			case n == 'h' || n == 'H':
-				if inClass {
-					if n == 'H' {
-						return "", fmt.Errorf(`\H inside a character class`)
-					}
-					b.WriteString("0-9A-Fa-f")
-				} else if n == 'h' {
-					b.WriteString("[0-9A-Fa-f]")
-				} else {
-					b.WriteString("[^0-9A-Fa-f]")
-				}
-			case n == 'Z' && !inClass:
-				b.WriteString(`(?:\n?\z)`)
-			case n == 'e':
-				b.WriteString(`\x1B`)
-			case n == 'u':
-				if i+4 < len(p) && isHex(p[i+1:i+5]) {
-					b.WriteString(`\x{` + p[i+1:i+5] + `}`)
-					i += 4
-				} else {
-					return "", fmt.Errorf(`unsupported \u escape`)
-				}
-			case n >= '1' && n <= '9' && !inClass:
-				return "", fmt.Errorf("backreference \\%c", n)
-			case n == 'k' || n == 'g':
-				return "", fmt.Errorf("backreference or subexpression call \\%c", n)
-			case n == 'G' || n == 'K' || n == 'R' || n == 'X':
-				return "", fmt.Errorf("unsupported escape \\%c", n)
-			default:
-				b.WriteByte('\\')
-				b.WriteByte(n)
+			var err error
+			if i, err = translateEscape(&b, p, i+1, inClass); err != nil {
+				return "", err
 			}
 			classStart = false
 			continue
@@ -105,46 +74,9 @@ func translate(p string) (string, error) {
 			classStart = true
 			b.WriteByte(c)
 		case '(':
-			if i+1 < len(p) && p[i+1] == '?' {
-				rest := p[i+2:]
-				switch {
-				case strings.HasPrefix(rest, "="), strings.HasPrefix(rest, "!"):
-					return "", fmt.Errorf("lookahead")
-				case strings.HasPrefix(rest, "<="), strings.HasPrefix(rest, "<!"):
-					return "", fmt.Errorf("lookbehind")
-				case strings.HasPrefix(rest, ">"):
-					return "", fmt.Errorf("atomic group")
-				case strings.HasPrefix(rest, "#"):
-					return "", fmt.Errorf("comment group")
-				case strings.HasPrefix(rest, "<"), strings.HasPrefix(rest, "P<"):
-					b.WriteString("(?P<")
-					if rest[0] == 'P' {
-						i++
-					}
-					i += 2
-				case strings.HasPrefix(rest, "'"):
-					return "", fmt.Errorf("quoted group name")
-				default:
-					// inline options (?imx-imx) or (?imx-imx:...)
-					j := 0
-					for j < len(rest) && strings.IndexByte("imx-", rest[j]) >= 0 {
-						j++
-					}
-					if j == len(rest) || (rest[j] != ')' && rest[j] != ':') {
-						return "", fmt.Errorf("unsupported group (?%.3s", rest)
-					}
-					opts := rest[:j]
-					if strings.IndexByte(opts, 'x') >= 0 {
-						return "", fmt.Errorf("extended (x) option")
-					}
-					b.WriteString("(?")
-					b.WriteString(strings.ReplaceAll(opts, "m", "s"))
-					i += 1 + j
-				}
-			} else if named {
-				b.WriteString("(?:")
-			} else {
-				b.WriteByte('(')
+			var err error
+			if i, err = translateGroup(&b, p, i, named); err != nil {
+				return "", err
 			}
 		case '*', '+', '?', '}':
 			b.WriteByte(c)
@@ -159,6 +91,93 @@ func translate(p string) (string, error) {
 		return "", fmt.Errorf("unterminated character class")
 	}
 	return b.String(), nil
+}
+
+// translateEscape writes the Go form of the escape whose letter is p[i]
+// and returns the index of its last byte.
+func translateEscape(b *strings.Builder, p string, i int, inClass bool) (int, error) {
+	n := p[i]
+	switch {
+	case n == 'h' || n == 'H':
+		if inClass {
+			if n == 'H' {
+				return i, fmt.Errorf(`\H inside a character class`)
+			}
+			b.WriteString("0-9A-Fa-f")
+		} else if n == 'h' {
+			b.WriteString("[0-9A-Fa-f]")
+		} else {
+			b.WriteString("[^0-9A-Fa-f]")
+		}
+	case n == 'Z' && !inClass:
+		b.WriteString(`(?:\n?\z)`)
+	case n == 'e':
+		b.WriteString(`\x1B`)
+	case n == 'u':
+		if i+4 < len(p) && isHex(p[i+1:i+5]) {
+			b.WriteString(`\x{` + p[i+1:i+5] + `}`)
+			return i + 4, nil
+		}
+		return i, fmt.Errorf(`unsupported \u escape`)
+	case n >= '1' && n <= '9' && !inClass:
+		return i, fmt.Errorf("backreference \\%c", n)
+	case n == 'k' || n == 'g':
+		return i, fmt.Errorf("backreference or subexpression call \\%c", n)
+	case n == 'G' || n == 'K' || n == 'R' || n == 'X':
+		return i, fmt.Errorf("unsupported escape \\%c", n)
+	default:
+		b.WriteByte('\\')
+		b.WriteByte(n)
+	}
+	return i, nil
+}
+
+// translateGroup writes the Go form of the group that opens at p[i] and
+// returns the index of the last byte it consumed. With named groups in the
+// pattern, plain groups do not capture (as in Ruby).
+func translateGroup(b *strings.Builder, p string, i int, named bool) (int, error) {
+	if i+1 >= len(p) || p[i+1] != '?' {
+		if named {
+			b.WriteString("(?:")
+		} else {
+			b.WriteByte('(')
+		}
+		return i, nil
+	}
+	rest := p[i+2:]
+	switch {
+	case strings.HasPrefix(rest, "="), strings.HasPrefix(rest, "!"):
+		return i, fmt.Errorf("lookahead")
+	case strings.HasPrefix(rest, "<="), strings.HasPrefix(rest, "<!"):
+		return i, fmt.Errorf("lookbehind")
+	case strings.HasPrefix(rest, ">"):
+		return i, fmt.Errorf("atomic group")
+	case strings.HasPrefix(rest, "#"):
+		return i, fmt.Errorf("comment group")
+	case strings.HasPrefix(rest, "<"), strings.HasPrefix(rest, "P<"):
+		b.WriteString("(?P<")
+		if rest[0] == 'P' {
+			i++
+		}
+		return i + 2, nil
+	case strings.HasPrefix(rest, "'"):
+		return i, fmt.Errorf("quoted group name")
+	}
+	// inline options (?imx-imx) or (?imx-imx:...)
+	j := 0
+	for j < len(rest) && strings.IndexByte("imx-", rest[j]) >= 0 {
+		j++
+	}
+	if j == len(rest) || (rest[j] != ')' && rest[j] != ':') {
+		return i, fmt.Errorf("unsupported group (?%.3s", rest)
+	}
+	opts := rest[:j]
+	if strings.IndexByte(opts, 'x') >= 0 {
+		return i, fmt.Errorf("extended (x) option")
+	}
+	b.WriteString("(?")
+	b.WriteString(strings.ReplaceAll(opts, "m", "s"))
+	return i + 1 + j, nil
 }
 
 func hasNamedGroup(p string) bool {

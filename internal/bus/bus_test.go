@@ -76,11 +76,12 @@ func TestEnsure_RefusedReplicaChangeIsAnError(t *testing.T) {
 	if err := bus.Ensure(ctx, n.JS, cfg, testutil.Logger(t)); err != nil {
 		t.Fatal(err)
 	}
-	old := bus.EnsureWait
-	bus.EnsureWait = 2 * time.Second
-	t.Cleanup(func() { bus.EnsureWait = old })
 	cfg.Streams[0].Replicas = 3 // a single server cannot hold R3
-	err := bus.Ensure(ctx, n.JS, cfg, testutil.Logger(t))
+	// The refusal looks like a cluster still forming (no peers), so Ensure
+	// retries it: for 2 s here, not EnsureWait.
+	short, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	err := bus.Ensure(short, n.JS, cfg, testutil.Logger(t))
 	var re *bus.RefusedError
 	if !errors.As(err, &re) {
 		t.Fatalf("err = %v, want RefusedError", err)
@@ -133,3 +134,75 @@ func TestConnect_UnreachableGivesUpAfterConnectWait(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// TestEnsure_EveryObjectDescribed: what `nats stream ls`, `nats consumer
+// ls` and `nats kv ls` show has a description for every stream, consumer
+// (each partition too) and bucket, from the built-in config and from the
+// shipped pipeline.yaml; an object created earlier without one gets it.
+func TestEnsure_EveryObjectDescribed(t *testing.T) {
+	shipped, err := config.Load("../../pipeline.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra := config.Default()
+	extra.Streams = append(extra.Streams, config.Stream{Name: "CUSTOM", Subjects: []string{"custom.>"}, Replicas: 1, Storage: "file", Retention: "limits"})
+	extra.KV = append(extra.KV, config.KVBucket{Bucket: "custom", Replicas: 1, History: 1})
+	for _, tt := range []struct {
+		name string
+		cfg  *config.Config
+	}{{"defaults", config.Default()}, {"pipeline.yaml", shipped}, {"undeclared names", extra}} {
+		t.Run(tt.name, func(t *testing.T) {
+			n := testutil.StartNATS(t)
+			ctx := t.Context()
+			// Created bare, as an older version did.
+			if _, err := n.JS.CreateStream(ctx, jetstream.StreamConfig{Name: "EVENTS", Subjects: []string{"events.>"}, MaxAge: 7 * 24 * time.Hour}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := n.JS.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "ipstate"}); err != nil {
+				t.Fatal(err)
+			}
+			if err := bus.Ensure(ctx, n.JS, tt.cfg, testutil.Logger(t)); err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range tt.cfg.Streams {
+				st, err := n.JS.Stream(ctx, s.Name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				info, err := st.Info(ctx)
+				if err != nil || info.Config.Description == "" {
+					t.Errorf("stream %s: description %q, %v", s.Name, info.Config.Description, err)
+				}
+			}
+			for _, c := range tt.cfg.Consumers {
+				names := []string{c.Name}
+				for p := range c.Partitions {
+					names = append(names, config.PartitionConsumer(c.Name, p))
+				}
+				for _, name := range names {
+					cons, err := n.JS.Consumer(ctx, c.Stream, name)
+					if err != nil {
+						t.Fatal(err)
+					}
+					info, err := cons.Info(ctx)
+					if err != nil || info.Config.Description == "" {
+						t.Errorf("consumer %s/%s: description %q, %v", c.Stream, name, info.Config.Description, err)
+					}
+				}
+			}
+			for _, k := range tt.cfg.KV {
+				kv, err := n.JS.KeyValue(ctx, k.Bucket)
+				if err != nil {
+					t.Fatal(err)
+				}
+				st, err := kv.Status(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d := st.(*jetstream.KeyValueBucketStatus).StreamInfo().Config.Description; d == "" {
+					t.Errorf("kv %s: no description", k.Bucket)
+				}
+			}
+		})
+	}
+}

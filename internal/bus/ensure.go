@@ -14,8 +14,9 @@ import (
 	"github.com/netintel/netintel/internal/config"
 )
 
-// EnsureWait bounds how long Ensure retries while a cluster is still forming.
-var EnsureWait = 2 * time.Minute
+// EnsureWait bounds how long Ensure retries while a cluster is still
+// forming; a caller that wants less gives a context with a deadline.
+const EnsureWait = 2 * time.Minute
 
 // Ensure creates every stream, consumer and bucket that cfg declares, and
 // updates one whose declared settings differ. It is idempotent and safe to
@@ -45,6 +46,7 @@ func Ensure(ctx context.Context, js jetstream.JetStream, cfg *config.Config, log
 func StreamConfig(s config.Stream) jetstream.StreamConfig {
 	sc := jetstream.StreamConfig{
 		Name:              s.Name,
+		Description:       config.StreamDescription(s),
 		Subjects:          s.Subjects,
 		Replicas:          config.Replicas(s.Replicas),
 		MaxAge:            s.MaxAge,
@@ -101,7 +103,7 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, s config.Stream) 
 func streamSame(a, b jetstream.StreamConfig) bool {
 	return slices.Equal(a.Subjects, b.Subjects) && a.Replicas == b.Replicas && a.MaxAge == b.MaxAge &&
 		a.MaxBytes == b.MaxBytes && a.MaxMsgsPerSubject == b.MaxMsgsPerSubject && a.Storage == b.Storage &&
-		a.Retention == b.Retention && (b.Duplicates == 0 || a.Duplicates == b.Duplicates)
+		a.Retention == b.Retention && (b.Duplicates == 0 || a.Duplicates == b.Duplicates) && a.Description == b.Description
 }
 
 func streamDiff(a, b jetstream.StreamConfig) string {
@@ -119,12 +121,15 @@ func streamDiff(a, b jetstream.StreamConfig) string {
 // ensureConsumer creates or updates c and, when c has partitions, each
 // of them (config.PartitionConsumer) with the same settings.
 func ensureConsumer(ctx context.Context, js jetstream.JetStream, c config.Consumer) error {
-	if err := ensureOneConsumer(ctx, js, c); err != nil {
+	one := c
+	one.Description = config.ConsumerDescription(c, -1)
+	if err := ensureOneConsumer(ctx, js, one); err != nil {
 		return err
 	}
 	for p := range c.Partitions {
 		pc := c
 		pc.Name, pc.FilterSubject, pc.Partitions = config.PartitionConsumer(c.Name, p), config.PartitionSubject(c.FilterSubject, p), 0
+		pc.Description = config.ConsumerDescription(c, p)
 		if err := ensureOneConsumer(ctx, js, pc); err != nil {
 			return err
 		}
@@ -135,6 +140,7 @@ func ensureConsumer(ctx context.Context, js jetstream.JetStream, c config.Consum
 func ensureOneConsumer(ctx context.Context, js jetstream.JetStream, c config.Consumer) error {
 	cc := jetstream.ConsumerConfig{
 		Durable:       c.Name,
+		Description:   c.Description,
 		FilterSubject: c.FilterSubject,
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       c.AckWait,
@@ -155,11 +161,12 @@ func ensureOneConsumer(ctx context.Context, js jetstream.JetStream, c config.Con
 // KVConfig converts a declared bucket into a JetStream KV config.
 func KVConfig(k config.KVBucket) jetstream.KeyValueConfig {
 	kc := jetstream.KeyValueConfig{
-		Bucket:   k.Bucket,
-		Replicas: config.Replicas(k.Replicas),
-		History:  uint8(max(k.History, 1)),
-		TTL:      k.TTL,
-		Storage:  jetstream.FileStorage,
+		Bucket:      k.Bucket,
+		Description: config.KVDescription(k),
+		Replicas:    config.Replicas(k.Replicas),
+		History:     uint8(max(k.History, 1)),
+		TTL:         k.TTL,
+		Storage:     jetstream.FileStorage,
 	}
 	if k.Storage == "memory" {
 		kc.Storage = jetstream.MemoryStorage
@@ -181,7 +188,7 @@ func ensureKV(ctx context.Context, js jetstream.JetStream, k config.KVBucket) er
 		}
 		info := st.(*jetstream.KeyValueBucketStatus).StreamInfo()
 		if info.Config.Replicas == want.Replicas && int64(want.History) == info.Config.MaxMsgsPerSubject &&
-			info.Config.MaxAge == want.TTL && (want.LimitMarkerTTL > 0) == info.Config.AllowMsgTTL {
+			info.Config.MaxAge == want.TTL && (want.LimitMarkerTTL > 0) == info.Config.AllowMsgTTL && info.Config.Description == want.Description {
 			return nil
 		}
 		if _, err := js.UpdateKeyValue(ctx, want); err != nil {
@@ -216,6 +223,24 @@ func OpenKV(ctx context.Context, js jetstream.JetStream, log *slog.Logger, bucke
 	return kv, err
 }
 
+// OpenOrCreateKV opens the bucket decl names, creating it as declared when
+// it is missing (a role started before Ensure ran, or against a config
+// that does not declare it), waiting as OpenKV does while the cluster is
+// not ready.
+func OpenOrCreateKV(ctx context.Context, js jetstream.JetStream, log *slog.Logger, decl config.KVBucket) (jetstream.KeyValue, error) {
+	kv, err := OpenKV(ctx, js, log, decl.Bucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		err = Retry(ctx, log, "kv "+decl.Bucket, func() (err error) {
+			kv, err = js.CreateOrUpdateKeyValue(ctx, KVConfig(decl))
+			return err
+		})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("kv bucket %s: %w", decl.Bucket, err)
+	}
+	return kv, nil
+}
+
 // OpenConsumer returns the handle of an existing durable consumer, waiting
 // as OpenKV does while the cluster is not ready.
 func OpenConsumer(ctx context.Context, js jetstream.JetStream, log *slog.Logger, stream, name string) (jetstream.Consumer, error) {
@@ -241,7 +266,8 @@ func (e *RefusedError) Error() string {
 func (e *RefusedError) Unwrap() error { return e.Err }
 
 // Retry repeats f while the cluster is not ready (no leader yet, no peers,
-// timeouts), for at most EnsureWait, logging each wait on what.
+// timeouts), for at most EnsureWait or until ctx ends, logging each wait
+// on what.
 func Retry(ctx context.Context, log *slog.Logger, what string, f func() error) error {
 	deadline := time.Now().Add(EnsureWait)
 	wait := 200 * time.Millisecond

@@ -26,6 +26,11 @@ type Publisher struct {
 	// Published counts messages the stream stored; Duplicates those it
 	// recognised as already stored; Resent the publishes sent again.
 	Published, Duplicates, Resent int
+	// Last maps each subject published on to the highest stream sequence
+	// of its messages, stored now or found stored before (a duplicate's
+	// acknowledgement carries the sequence of the stored copy): a reader
+	// that has acknowledged that far has seen every message sent here.
+	Last map[string]uint64
 	// RetryFor bounds how long one Flush keeps resending (default 2m);
 	// AckWait is how long an acknowledgement may take before the message
 	// is sent again (default 10s).
@@ -161,7 +166,7 @@ func (p *Publisher) collect(ctx context.Context, ackWait time.Duration) (retry [
 			// Past the wait: take what has arrived, resend the rest.
 			select {
 			case ack := <-pm.f.Ok():
-				p.count(ack)
+				p.count(ack, pm.msg.Subject)
 			default:
 				retry = append(retry, pm.msg)
 			}
@@ -169,7 +174,7 @@ func (p *Publisher) collect(ctx context.Context, ackWait time.Duration) (retry [
 		}
 		select {
 		case ack := <-pm.f.Ok():
-			p.count(ack)
+			p.count(ack, pm.msg.Subject)
 		case e := <-pm.f.Err():
 			if Permanent(e) {
 				p.pending = p.pending[:0]
@@ -190,7 +195,11 @@ func (p *Publisher) collect(ctx context.Context, ackWait time.Duration) (retry [
 	return retry, lastErr, nil
 }
 
-func (p *Publisher) count(ack *jetstream.PubAck) {
+func (p *Publisher) count(ack *jetstream.PubAck, subject string) {
+	if p.Last == nil {
+		p.Last = map[string]uint64{}
+	}
+	p.Last[subject] = max(p.Last[subject], ack.Sequence)
 	if ack.Duplicate {
 		p.Duplicates++
 	} else {

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -43,6 +44,8 @@ type Config struct {
 	Secrets Secrets `yaml:"secrets"`
 	// Gateway configures customer keys, tiers, rate limits and quotas.
 	Gateway Gateway `yaml:"gateway"`
+	// Console configures the operator web console at /console/.
+	Console Console `yaml:"console"`
 }
 
 // NATS is the backbone connection.
@@ -92,6 +95,9 @@ type Stream struct {
 	Duplicates time.Duration `yaml:"duplicates"`
 	// MaxMsgsPerSubject keeps the last N messages per subject; 0 = unlimited.
 	MaxMsgsPerSubject int64 `yaml:"max_msgs_per_subject"`
+	// Description is what `nats stream ls` shows; empty takes the
+	// built-in one of a stream of that name (Descriptions).
+	Description string `yaml:"description"`
 }
 
 // Consumer declares a durable pull consumer.
@@ -108,6 +114,9 @@ type Consumer struct {
 	// the messages of FilterSubject with one more token, the partition
 	// (PartitionSubject); NAME keeps the messages without one.
 	Partitions int `yaml:"partitions"`
+	// Description is what `nats consumer ls` shows; empty takes the
+	// built-in one (Descriptions).
+	Description string `yaml:"description"`
 }
 
 // ObservationPartitions is the number of partitions ingest spreads
@@ -143,6 +152,9 @@ type KVBucket struct {
 	Storage  string        `yaml:"storage"`
 	// PerKeyTTL allows a TTL on single keys (needs nats-server 2.11+).
 	PerKeyTTL bool `yaml:"per_key_ttl"`
+	// Description is what `nats kv ls` shows; empty takes the built-in
+	// one (Descriptions).
+	Description string `yaml:"description"`
 }
 
 // ObjectStore selects and configures the object store.
@@ -195,7 +207,7 @@ type API struct {
 }
 
 // Products names the keys allowed in API.Listeners.
-var Products = []string{"ip", "gateway", "tld", "secrets"}
+var Products = []string{"ip", "gateway", "tld", "secrets", "console"}
 
 // Load reads, expands, decodes and validates the file at path.
 func Load(path string) (*Config, error) {
@@ -203,7 +215,12 @@ func Load(path string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
-	return Parse(b, path)
+	cfg, err := Parse(b, path)
+	if err != nil {
+		return nil, err
+	}
+	cfg.resolveInputs(filepath.Dir(path))
+	return cfg, nil
 }
 
 // Parse decodes and validates a config document; name is used in messages.
@@ -266,6 +283,20 @@ func (c *Config) KVByName(name string) (KVBucket, bool) {
 		}
 	}
 	return KVBucket{}, false
+}
+
+// KVDecl returns bucket name as pipeline.yaml declares it, else as the
+// defaults do, else a one-record bucket of that name: a bucket the system
+// needs (apikeys, usage, ratelimits, jobstatus) is created as declared even
+// from a file written before the bucket existed.
+func (c *Config) KVDecl(name string) KVBucket {
+	if k, ok := c.KVByName(name); ok {
+		return k
+	}
+	if k, ok := Default().KVByName(name); ok {
+		return k
+	}
+	return KVBucket{Bucket: name, Replicas: 1, History: 1}
 }
 
 // ListenFor returns the listen address of a product (ip, gateway, tld, secrets).

@@ -1,8 +1,10 @@
 package config
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -41,6 +43,7 @@ func TestLoad_BadFiles(t *testing.T) {
 		{"unset-env.bad.yml", []string{"api.internal_key (line 2): environment variable NETINTEL_TEST_SURELY_UNSET is not set"}},
 		{"broken-yaml.bad.yml", []string{"parse yaml: yaml: line"}},
 		{"state-history.bad.yml", []string{`kv[0].history: the enrich state bucket "ipstate" keeps one record per key: must be 1, got 3`}},
+		{"enrich-across.bad.yml", []string{`enrich.bucket: names no declared kv bucket: "ipstate"`, "enrich.max_failures: 5 is above the enrich consumer's max_deliver 3"}},
 		{"unpartitioned-enrich.bad.yml", []string{`consumers[0]: the enrich consumer must have filter_subject "obs.*.*" and partitions 4`, "consumers[1].filter_subject: is required with partitions"}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
@@ -108,5 +111,102 @@ func TestParse_SecretNotEchoed(t *testing.T) {
 func TestDefault_Valid(t *testing.T) {
 	if err := Default().Validate(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Each good file loads to exactly the struct it describes: the defaults
+// with the file's values over them, nothing more or less (a key decoded
+// into the wrong field, or a default lost, shows here).
+func TestLoad_GoodFilesWhole(t *testing.T) {
+	t.Setenv("NETINTEL_INTERNAL_KEY", "internal-test")
+	t.Setenv("TEST_S3_ACCESS", "AKIA-test")
+	t.Setenv("TEST_S3_SECRET", "s3cr3t-value")
+	for _, tc := range []struct {
+		file string
+		want func(c *Config)
+	}{
+		{"minimal.good.yml", func(c *Config) { c.API.Listen = "127.0.0.1:9090" }},
+		{"full.good.yml", func(c *Config) {
+			// The file spells out the defaults, and gives the enrich
+			// consumer a max_deliver the defaults leave to the worker.
+			c.NATS.URLs = []string{}
+			c.API.Listeners = map[string]string{}
+			c.API.InternalKey = "internal-test"
+			for i := range c.Consumers {
+				if c.Consumers[i].Name == EnrichConsumer {
+					c.Consumers[i].MaxDeliver = 5
+				}
+			}
+		}},
+		{"external.good.yml", func(c *Config) {
+			c.NATS.Embedded.Enabled = false
+			c.NATS.URLs = []string{"nats://127.0.0.1:4222", "nats://127.0.0.1:4223"}
+			c.NATS.Password = "fallback"
+			c.ObjectStore.Type = "s3"
+			c.ObjectStore.S3.Endpoint = "127.0.0.1:9000"
+			c.ObjectStore.S3.Bucket = "netintel"
+			c.ObjectStore.S3.AccessKey = "AKIA-test"
+			c.ObjectStore.S3.SecretKey = "s3cr3t-value"
+			c.ObjectStore.S3.TLS = true
+			c.Schedules = map[string]string{"snapshot": "@daily", "tld_probe": "off"}
+		}},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			got, err := Load(filepath.Join("testdata", tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := Default()
+			tc.want(want)
+			if !reflect.DeepEqual(got, want) {
+				g, _ := json.MarshalIndent(got, "", " ")
+				w, _ := json.MarshalIndent(want, "", " ")
+				gl, wl := strings.Split(string(g), "\n"), strings.Split(string(w), "\n")
+				for i := range min(len(gl), len(wl)) {
+					if gl[i] != wl[i] {
+						t.Fatalf("loaded config differs from the expected one at line %d of its JSON:\n got: %s\nwant: %s", i+1, gl[i], wl[i])
+					}
+				}
+				t.Fatalf("loaded config differs from the expected one (%d vs %d JSON lines)", len(gl), len(wl))
+			}
+		})
+	}
+}
+
+// Problems found in map-valued sections come out in the same order every
+// time (by key), so that two runs of validate print the same lines.
+func TestValidate_StableOrder(t *testing.T) {
+	c := Default()
+	c.Schedules = map[string]string{}
+	for _, k := range []string{"zeta", "alpha", "mid", "beta", "omega", "gamma"} {
+		c.Schedules[k] = "61 * * * *"
+	}
+	c.API.Listeners = map[string]string{"nope": "x", "also-bad": "y", "ip": "z"}
+	first := c.Validate().Error()
+	for range 20 {
+		if again := c.Validate().Error(); again != first {
+			t.Fatalf("order changed:\n%s\n---\n%s", first, again)
+		}
+	}
+	if a, z := strings.Index(first, "schedules.alpha"), strings.Index(first, "schedules.zeta"); a < 0 || z < a {
+		t.Errorf("schedules not in key order:\n%s", first)
+	}
+}
+
+// A bucket the system needs comes as pipeline.yaml declares it, else as
+// the defaults do (a file written before the bucket existed still runs),
+// else as a one-record bucket.
+func TestConfig_KVDecl(t *testing.T) {
+	c := Default()
+	c.KV = []KVBucket{{Bucket: "apikeys", Replicas: 3, History: 1}}
+	if got := c.KVDecl("apikeys"); got.Replicas != 3 {
+		t.Errorf("declared bucket: %+v", got)
+	}
+	want, _ := Default().KVByName("usage")
+	if got := c.KVDecl("usage"); !reflect.DeepEqual(got, want) || got.TTL == 0 {
+		t.Errorf("undeclared bucket of the defaults: %+v, want %+v", got, want)
+	}
+	if got := c.KVDecl("other"); got != (KVBucket{Bucket: "other", Replicas: 1, History: 1}) {
+		t.Errorf("unknown bucket: %+v", got)
 	}
 }

@@ -25,10 +25,12 @@ func Default() *Config {
 			{Bucket: "ipstate", Replicas: 1, History: 1},
 			{Bucket: "apikeys", Replicas: 1, History: 1},
 			{Bucket: "usage", Replicas: 1, History: 1, TTL: 62 * 24 * time.Hour},
+			{Bucket: "ratelimits", Replicas: 1, History: 1, TTL: time.Hour},
 			{Bucket: "secrets", Replicas: 1, History: 1, PerKeyTTL: true},
 			{Bucket: "uploads", Replicas: 1, History: 1, PerKeyTTL: true},
 			{Bucket: "tldprogress", Replicas: 1, History: 1},
 			{Bucket: "schedule", Replicas: 1, History: 1, TTL: time.Hour},
+			{Bucket: "jobstatus", Replicas: 1, History: 1},
 			{Bucket: "locks", Replicas: 1, History: 1, PerKeyTTL: true},
 		},
 		ObjectStore: ObjectStore{Type: "file", S3: S3{Region: "us-east-1", PartSize: 16 << 20, PresignTTL: 15 * time.Minute}},
@@ -47,5 +49,6 @@ func Default() *Config {
 		Probe:   defaultProbe(),
 		Secrets: defaultSecrets(),
 		Gateway: defaultGateway(),
+		Console: defaultConsole(),
 	}
 }

@@ -143,8 +143,8 @@ func (c *Enrich) validate(path string) []error {
 	if c.RetentionDays < 1 {
 		add(path+".retention_days", "must be >= 1, got %d", c.RetentionDays)
 	}
-	for p, spec := range map[string]string{path + ".age_schedule": c.AgeSchedule, path + ".catalog.schedule": c.Catalog.Schedule} {
-		if spec != "" && spec != "off" {
+	for _, f := range []struct{ p, spec string }{{path + ".age_schedule", c.AgeSchedule}, {path + ".catalog.schedule", c.Catalog.Schedule}} {
+		if p, spec := f.p, f.spec; spec != "" && spec != "off" {
 			if _, err := schedule.Parse(spec); err != nil {
 				add(p, "bad cron expression %q: %v", spec, err)
 			}
@@ -153,8 +153,8 @@ func (c *Enrich) validate(path string) []error {
 	if c.Catalog.FetchTimeout <= 0 {
 		add(path+".catalog.fetch_timeout", "must be > 0")
 	}
-	for name, cpes := range c.Catalog.EndOfLifeCPE {
-		for i, cpe := range cpes {
+	for _, name := range sortedKeys(c.Catalog.EndOfLifeCPE) {
+		for i, cpe := range c.Catalog.EndOfLifeCPE[name] {
 			if !cpeProductRe.MatchString(cpe) {
 				add(fmt.Sprintf("%s.catalog.endoflife_cpe.%s[%d]", path, name, i), "want cpe:2.3:part:vendor:product, got %q", cpe)
 			}

@@ -28,10 +28,32 @@ type Gateway struct {
 	// LastUsedInterval is how often each instance writes keys' last-used
 	// times to the apikeys bucket.
 	LastUsedInterval time.Duration `yaml:"last_used_interval"`
+	// StateTimeout bounds the NATS work of one request (a key read on a
+	// cache miss, a new lease of the rate window or the monthly credits);
+	// past it the request fails closed with 503.
+	StateTimeout time.Duration `yaml:"state_timeout"`
+	// Lease sizes the blocks each copy takes from the shared counters
+	// (per-key rate windows, per-user monthly credits, and the per-address
+	// limits of the public APIs); docs/gateway.md gives the bound.
+	Lease GatewayLease `yaml:"lease"`
 	// Tiers holds the rate limit and monthly quota of each tier.
 	Tiers GatewayTiers `yaml:"tiers"`
 	// OptionB is the external validation service that enables ?apiKey=.
 	OptionB GatewayOptionB `yaml:"option_b"`
+}
+
+// GatewayLease sizes the leases of the shared counters.
+type GatewayLease struct {
+	// Fraction is the largest lease as a fraction of the limit (0 < f <= 0.1).
+	Fraction float64 `yaml:"fraction"`
+	// Max is the largest lease in units, whatever the limit.
+	Max int64 `yaml:"max"`
+	// Idle is how long a lease may go unused before its unspent units are
+	// given back to the shared counter.
+	Idle time.Duration `yaml:"idle"`
+	// TokenTTL is how long tokens leased from a per-address token bucket
+	// stay usable (unspent ones are then dropped).
+	TokenTTL time.Duration `yaml:"token_ttl"`
 }
 
 // GatewayTiers is the limits of each of the six tiers.
@@ -91,6 +113,8 @@ func defaultGateway() Gateway {
 		BackendTimeout:   60 * time.Second,
 		MaxBodyBytes:     1 << 20,
 		LastUsedInterval: time.Minute,
+		StateTimeout:     2 * time.Second,
+		Lease:            GatewayLease{Fraction: 0.01, Max: 1000, Idle: 2 * time.Second, TokenTTL: time.Second},
 		Tiers: GatewayTiers{
 			Free:       TierLimits{RatePerMinute: 2, MonthlyQuota: 10_000},
 			Starter:    TierLimits{RatePerMinute: 30, MonthlyQuota: 1_000_000},
@@ -121,6 +145,21 @@ func (c *Gateway) validate(path string) []error {
 	}
 	if c.LastUsedInterval <= 0 {
 		add("last_used_interval", "must be > 0")
+	}
+	if c.StateTimeout <= 0 {
+		add("state_timeout", "must be > 0")
+	}
+	if c.Lease.Fraction <= 0 || c.Lease.Fraction > 0.1 {
+		add("lease.fraction", "must be > 0 and <= 0.1, got %g", c.Lease.Fraction)
+	}
+	if c.Lease.Max < 1 {
+		add("lease.max", "must be >= 1, got %d", c.Lease.Max)
+	}
+	if c.Lease.Idle <= 0 {
+		add("lease.idle", "must be > 0")
+	}
+	if c.Lease.TokenTTL <= 0 {
+		add("lease.token_ttl", "must be > 0")
 	}
 	for _, name := range []string{"free", "starter", "pro", "scale", "business", "enterprise"} {
 		t, _ := c.Tiers.ByName(name)

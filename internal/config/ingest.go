@@ -10,53 +10,75 @@ import (
 	"github.com/netintel/netintel/internal/schedule"
 )
 
-// IngestFormats are the feed formats `netintel ingest --format` and
-// ingest.sources[].format accept, in the order help lists them; each has
-// a one-line description in IngestFormatHelp.
-var IngestFormats = []string{
-	"tor-exits", "aws-ranges", "gcp-ranges", "azure-service-tags", "oracle-ranges", "fastly-ranges",
-	"cidr-list", "geofeed", "private-relay", "proxy-list", "mullvad-relays", "observations",
-	"zgrab2", "masscan", "nmap-xml", "shodan", "sonar-http", "goflow2", "nfdump-csv",
+// IngestFormat describes one feed format that `netintel ingest --format`
+// and ingest.sources[].format accept. IngestFormatTable is the one list of
+// them: the names, the help lines and the list/kind/provider sets below
+// are derived from it, and a test in package ingest holds its adapters to
+// the same names.
+type IngestFormat struct {
+	Name string
+	Help string // one line for `netintel ingest --help`
+	// List marks a list that says what is so now (an exit list, a cloud's
+	// ranges, a proxy list): an entry listed again is seen again, at the
+	// fetch (the observation's listed_at). Scanner output, flow records
+	// and observation files carry their own times instead.
+	List bool
+	// Kind: the format takes --kind (a classification or proxy protocol);
+	// Provider: it takes --provider.
+	Kind, Provider bool
 }
 
-// IngestListFormats are the formats of lists that say what is so now (an
-// exit list, a cloud's ranges, a proxy list): an entry listed again is
-// seen again, at the fetch (the observation's listed_at). Scanner output,
-// flow records and observation files carry their own times instead.
-var IngestListFormats = []string{
-	"tor-exits", "aws-ranges", "gcp-ranges", "azure-service-tags", "oracle-ranges", "fastly-ranges",
-	"cidr-list", "geofeed", "private-relay", "proxy-list", "mullvad-relays",
+// IngestFormatTable lists the formats in the order help lists them.
+var IngestFormatTable = []IngestFormat{
+	{Name: "tor-exits", List: true, Help: "Tor exit-addresses (check.torproject.org): tor_exit signals"},
+	{Name: "aws-ranges", List: true, Help: "AWS ip-ranges.json: hosting/cdn ranges of Amazon Web Services"},
+	{Name: "gcp-ranges", List: true, Help: "Google Cloud cloud.json: hosting ranges of Google Cloud"},
+	{Name: "azure-service-tags", List: true, Help: "Azure ServiceTags_Public_*.json: hosting ranges (AzureFrontDoor.* cdn) of Microsoft Azure, each prefix once"},
+	{Name: "oracle-ranges", List: true, Help: "Oracle Cloud public_ip_ranges.json: hosting ranges of Oracle Cloud"},
+	{Name: "fastly-ranges", List: true, Help: "Fastly public-ip-list JSON: cdn ranges of Fastly"},
+	{Name: "cidr-list", List: true, Kind: true, Provider: true, Help: "one IP or CIDR per line; needs --kind, optional --provider"},
+	{Name: "geofeed", List: true, Kind: true, Provider: true, Help: "RFC 8805 geofeed CSV: ranges with country/region/city; needs --kind and --provider"},
+	{Name: "private-relay", List: true, Help: "Apple iCloud Private Relay egress-ip-ranges.csv: relay ranges with country/region/city"},
+	{Name: "proxy-list", List: true, Kind: true, Help: "open proxies, ip:port or scheme://ip:port per line: open_proxy signals; optional --kind http|https|socks4|socks5"},
+	{Name: "mullvad-relays", List: true, Help: "Mullvad relay list JSON (api.mullvad.net/www/relays/all/): vpn_exit signals with the host name"},
+	{Name: "observations", Help: "netintel's own NDJSON observations"},
+	{Name: "zgrab2", Help: "zgrab2 JSON lines: each successful module's port a service with its HTTP, TLS and banner probes"},
+	{Name: "masscan", Help: "masscan -oJ or -oL (with --banners): open ports, HTTP/TLS/X509 and raw banners"},
+	{Name: "nmap-xml", Help: "nmap -oX: open ports with -sV detection, ssl-cert, http-* and banner scripts, service fingerprints"},
+	{Name: "shodan", Help: "Shodan banners (download/stream JSON lines): raw banner, HTTP, TLS, favicon, product, org claim"},
+	{Name: "sonar-http", Help: "Rapid7 Project Sonar HTTP/HTTPS JSON lines: the base64 response as status, headers and body"},
+	{Name: "goflow2", Help: "goflow2 JSON flow lines: the remote-access protocol inferred per flow (port, IP protocol, sizes)"},
+	{Name: "nfdump-csv", Help: "nfdump -o csv output (1.6 to 1.7.x): the remote-access protocol inferred per flow"},
 }
 
-// IngestFormatHelp describes each of IngestFormats in one line.
-var IngestFormatHelp = map[string]string{
-	"tor-exits":          "Tor exit-addresses (check.torproject.org): tor_exit signals",
-	"aws-ranges":         "AWS ip-ranges.json: hosting/cdn ranges of Amazon Web Services",
-	"gcp-ranges":         "Google Cloud cloud.json: hosting ranges of Google Cloud",
-	"azure-service-tags": "Azure ServiceTags_Public_*.json: hosting ranges (AzureFrontDoor.* cdn) of Microsoft Azure, each prefix once",
-	"oracle-ranges":      "Oracle Cloud public_ip_ranges.json: hosting ranges of Oracle Cloud",
-	"fastly-ranges":      "Fastly public-ip-list JSON: cdn ranges of Fastly",
-	"cidr-list":          "one IP or CIDR per line; needs --kind, optional --provider",
-	"geofeed":            "RFC 8805 geofeed CSV: ranges with country/region/city; needs --kind and --provider",
-	"private-relay":      "Apple iCloud Private Relay egress-ip-ranges.csv: relay ranges with country/region/city",
-	"proxy-list":         "open proxies, ip:port or scheme://ip:port per line: open_proxy signals; optional --kind http|https|socks4|socks5",
-	"mullvad-relays":     "Mullvad relay list JSON (api.mullvad.net/www/relays/all/): vpn_exit signals with the host name",
-	"observations":       "netintel's own NDJSON observations",
-	"zgrab2":             "zgrab2 JSON lines: each successful module's port a service with its HTTP, TLS and banner probes",
-	"masscan":            "masscan -oJ or -oL (with --banners): open ports, HTTP/TLS/X509 and raw banners",
-	"nmap-xml":           "nmap -oX: open ports with -sV detection, ssl-cert, http-* and banner scripts, service fingerprints",
-	"shodan":             "Shodan banners (download/stream JSON lines): raw banner, HTTP, TLS, favicon, product, org claim",
-	"sonar-http":         "Rapid7 Project Sonar HTTP/HTTPS JSON lines: the base64 response as status, headers and body",
-	"goflow2":            "goflow2 JSON flow lines: the remote-access protocol inferred per flow (port, IP protocol, sizes)",
-	"nfdump-csv":         "nfdump -o csv output (1.6 to 1.7.x): the remote-access protocol inferred per flow",
-}
-
-// IngestKindFormats are the formats that take a kind, and
-// IngestProviderFormats those that take a provider.
+// Derived from IngestFormatTable: the names of all formats, of the list
+// formats, of those that take a kind and of those that take a provider,
+// and each format's help line. Read-only.
 var (
-	IngestKindFormats     = []string{"cidr-list", "geofeed", "proxy-list"}
-	IngestProviderFormats = []string{"cidr-list", "geofeed"}
+	IngestFormats         = ingestFormatNames(func(IngestFormat) bool { return true })
+	IngestListFormats     = ingestFormatNames(func(f IngestFormat) bool { return f.List })
+	IngestKindFormats     = ingestFormatNames(func(f IngestFormat) bool { return f.Kind })
+	IngestProviderFormats = ingestFormatNames(func(f IngestFormat) bool { return f.Provider })
+	IngestFormatHelp      = ingestFormatHelp()
 )
+
+func ingestFormatNames(keep func(IngestFormat) bool) []string {
+	var out []string
+	for _, f := range IngestFormatTable {
+		if keep(f) {
+			out = append(out, f.Name)
+		}
+	}
+	return out
+}
+
+func ingestFormatHelp() map[string]string {
+	m := make(map[string]string, len(IngestFormatTable))
+	for _, f := range IngestFormatTable {
+		m[f.Name] = f.Help
+	}
+	return m
+}
 
 // IngestProxyKinds are the kinds a proxy-list takes: its proxies' protocol.
 var IngestProxyKinds = []string{"http", "https", "socks4", "socks5"}
@@ -121,20 +143,28 @@ func CheckIngestKind(format, kind, provider string) string {
 			return fmt.Sprintf("a proxy-list kind is its protocol: one of %s, got %q", strings.Join(IngestProxyKinds, ", "), kind)
 		}
 		if provider != "" {
-			return "only a cidr-list or geofeed takes a provider"
+			return "only a " + orList(IngestProviderFormats) + " takes a provider"
 		}
 	default:
 		if !slices.Contains(IngestFormats, format) {
 			return ""
 		}
 		if kind != "" {
-			return "only a cidr-list, geofeed or proxy-list takes a kind"
+			return "only a " + orList(IngestKindFormats) + " takes a kind"
 		}
 		if provider != "" {
-			return "only a cidr-list or geofeed takes a provider"
+			return "only a " + orList(IngestProviderFormats) + " takes a provider"
 		}
 	}
 	return ""
+}
+
+// orList joins names as "a, b or c".
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
 func defaultIngest() Ingest {

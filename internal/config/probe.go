@@ -20,7 +20,8 @@ type Probe struct {
 	// (whois.iana.org:43); "" uses only the fallback table.
 	WhoisDiscovery string `yaml:"whois_discovery"`
 	// WhoisFallback is a TSV table "tld<TAB>whois server" (URL or path) used
-	// when discovery gives no answer; "" for none.
+	// when discovery gives no answer; "" for none. The default,
+	// "builtin:tld-whois.tsv", is the table built into the binary.
 	WhoisFallback string `yaml:"whois_fallback"`
 	// WhoisServers maps a TLD to its WHOIS server; it wins over both discovery and the table.
 	WhoisServers map[string]string `yaml:"whois_servers"`
@@ -79,6 +80,9 @@ type Probe struct {
 	RunRetryWait time.Duration `yaml:"run_retry_wait"`
 	// RatePerMinute is the API limit per client address (the spec says 100).
 	RatePerMinute int `yaml:"rate_per_minute"`
+	// HistoryRuns is how many runs' results stay in the object store
+	// (prefix runs/<run>/) for /api/history and /api/changes.
+	HistoryRuns int `yaml:"history_runs"`
 }
 
 // Stealth configures stealth RDAP discovery.
@@ -88,7 +92,9 @@ type Stealth struct {
 	// Candidates are base URL templates tried for every TLD; "<tld>" is replaced by the TLD.
 	Candidates []string `yaml:"candidates"`
 	// CandidatesFile is a JSON file (URL or path) in the shape of
-	// supplemental-cctld-rdap.json: {"ccTldRdapServers": [{"tld", "rdapServer"}]}.
+	// supplemental-cctld-rdap.json: {"ccTldRdapServers": [{"tld", "rdapServer"}]};
+	// "" for none. The default, "builtin:supplemental-cctld-rdap.json", is
+	// the file built into the binary.
 	CandidatesFile string `yaml:"candidates_file"`
 	// Derive adds hosts derived from the TLD's WHOIS and registry names
 	// (whois.X -> rdap.X, www.X -> rdap.X).
@@ -99,17 +105,26 @@ type Stealth struct {
 	MaxTLDs int `yaml:"max_tlds"`
 }
 
+// The probe inputs that ship inside the binary (probe/defaults/), named
+// as the probe reads them; the defaults use them.
+const (
+	BuiltinWhoisFallback     = "builtin:tld-whois.tsv"
+	BuiltinStealthCandidates = "builtin:supplemental-cctld-rdap.json"
+)
+
 func defaultProbe() Probe {
 	return Probe{
 		TLDList:        "https://data.iana.org/TLD/tlds-alpha-by-domain.txt",
 		RDAPBootstrap:  "https://data.iana.org/rdap/dns.json",
 		WhoisDiscovery: "whois.iana.org:43",
+		WhoisFallback:  BuiltinWhoisFallback,
 		WhoisPort:      43,
 		Stealth: Stealth{
-			Enabled:    true,
-			Candidates: []string{"https://rdap.nic.<tld>/"},
-			Derive:     true,
-			Scheme:     "https",
+			Enabled:        true,
+			CandidatesFile: BuiltinStealthCandidates,
+			Candidates:     []string{"https://rdap.nic.<tld>/"},
+			Derive:         true,
+			Scheme:         "https",
 		},
 		Timeout:       10 * time.Second,
 		WhoisTimeout:  10 * time.Second,
@@ -129,6 +144,7 @@ func defaultProbe() Probe {
 		RunRetries:    5,
 		RunRetryWait:  5 * time.Minute,
 		RatePerMinute: 100,
+		HistoryRuns:   30,
 	}
 }
 
@@ -148,26 +164,20 @@ func (c *Probe) validate(p string) []error {
 			add("whois_discovery", "must be host:port, got %q", c.WhoisDiscovery)
 		}
 	}
+	for _, f := range []struct{ field, v string }{{"whois_fallback", c.WhoisFallback}, {"stealth.candidates_file", c.Stealth.CandidatesFile}} {
+		if name, ok := strings.CutPrefix(f.v, "builtin:"); ok && f.v != BuiltinWhoisFallback && f.v != BuiltinStealthCandidates {
+			add(f.field, "no built-in input %q (have %s, %s)", name, BuiltinWhoisFallback, BuiltinStealthCandidates)
+		}
+	}
 	if c.WhoisPort < 1 || c.WhoisPort > 65535 {
 		add("whois_port", "must be 1..65535, got %d", c.WhoisPort)
 	}
-	for tld, host := range c.WhoisServers {
-		if strings.TrimSpace(host) == "" {
+	for _, tld := range sortedKeys(c.WhoisServers) {
+		if strings.TrimSpace(c.WhoisServers[tld]) == "" {
 			add("whois_servers."+tld, "%v", errRequired)
 		}
 	}
-	for i, t := range c.Stealth.Candidates {
-		u, err := url.Parse(strings.ReplaceAll(t, "<tld>", "example"))
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			add(fmt.Sprintf("stealth.candidates[%d]", i), "must be an http(s) URL template like https://rdap.example/<tld>/, got %q", t)
-		}
-	}
-	if c.Stealth.Scheme != "http" && c.Stealth.Scheme != "https" {
-		add("stealth.scheme", "must be http or https, got %q", c.Stealth.Scheme)
-	}
-	if c.Stealth.MaxTLDs < 0 {
-		add("stealth.max_tlds", "must be >= 0, got %d", c.Stealth.MaxTLDs)
-	}
+	c.Stealth.validate(add)
 	positive := []struct {
 		name string
 		d    time.Duration
@@ -198,18 +208,7 @@ func (c *Probe) validate(p string) []error {
 	if strings.TrimSpace(c.UserAgent) == "" {
 		add("user_agent", "%v", errRequired)
 	}
-	for k, v := range c.Resolve {
-		if _, err := path.Match(k, "x"); err != nil {
-			add("resolve."+k, "bad pattern: %v", err)
-		}
-		host := v
-		if h, _, err := net.SplitHostPort(v); err == nil {
-			host = h
-		}
-		if host == "" {
-			add("resolve."+k, "must be ip or ip:port, got %q", v)
-		}
-	}
+	validateResolve(c.Resolve, add)
 	if c.MaxTLDs < 0 {
 		add("max_tlds", "must be >= 0, got %d", c.MaxTLDs)
 	}
@@ -225,5 +224,43 @@ func (c *Probe) validate(p string) []error {
 	if c.RatePerMinute < 1 {
 		add("rate_per_minute", "must be >= 1, got %d", c.RatePerMinute)
 	}
+	if c.HistoryRuns < 1 || c.HistoryRuns > 1000 {
+		add("history_runs", "must be 1..1000, got %d", c.HistoryRuns)
+	}
 	return errs
+}
+
+// validate checks the stealth RDAP discovery settings; add reports a
+// problem with its field under probe.
+func (c *Stealth) validate(add func(field, format string, a ...any)) {
+	for i, t := range c.Candidates {
+		u, err := url.Parse(strings.ReplaceAll(t, "<tld>", "example"))
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			add(fmt.Sprintf("stealth.candidates[%d]", i), "must be an http(s) URL template like https://rdap.example/<tld>/, got %q", t)
+		}
+	}
+	if c.Scheme != "http" && c.Scheme != "https" {
+		add("stealth.scheme", "must be http or https, got %q", c.Scheme)
+	}
+	if c.MaxTLDs < 0 {
+		add("stealth.max_tlds", "must be >= 0, got %d", c.MaxTLDs)
+	}
+}
+
+// validateResolve checks probe.resolve: host:port patterns mapped to an
+// ip or ip:port.
+func validateResolve(resolve map[string]string, add func(field, format string, a ...any)) {
+	for _, k := range sortedKeys(resolve) {
+		v := resolve[k]
+		if _, err := path.Match(k, "x"); err != nil {
+			add("resolve."+k, "bad pattern: %v", err)
+		}
+		host := v
+		if h, _, err := net.SplitHostPort(v); err == nil {
+			host = h
+		}
+		if host == "" {
+			add("resolve."+k, "must be ip or ip:port, got %q", v)
+		}
+	}
 }

@@ -30,6 +30,7 @@ func TestProbe_Validate(t *testing.T) {
   rate: -1
   prefix: /abs
   rate_per_minute: 0
+  history_runs: 0
   resolve: {"[": "127.0.0.1"}
   stealth: {candidates: ["ftp://x/<tld>"], scheme: gopher, max_tlds: -1}
 `, []string{
@@ -43,6 +44,7 @@ func TestProbe_Validate(t *testing.T) {
 			"probe.rate: must be >= 0",
 			`probe.prefix: must be a relative folder ending in /, got "/abs"`,
 			"probe.rate_per_minute: must be >= 1",
+			"probe.history_runs: must be 1..1000, got 0",
 			"probe.resolve.[: bad pattern",
 			"probe.stealth.candidates[0]: must be an http(s) URL template",
 			`probe.stealth.scheme: must be http or https, got "gopher"`,
@@ -57,7 +59,7 @@ func TestProbe_Validate(t *testing.T) {
 				if err != nil {
 					t.Fatalf("valid config refused: %v", err)
 				}
-				if cfg.Probe.UserAgent == "" || cfg.Probe.RatePerMinute != 100 || cfg.Probe.Concurrency < 1 {
+				if cfg.Probe.UserAgent == "" || cfg.Probe.RatePerMinute != 100 || cfg.Probe.Concurrency < 1 || cfg.Probe.HistoryRuns != 30 {
 					t.Errorf("defaults lost: %+v", cfg.Probe)
 				}
 				return

@@ -40,6 +40,9 @@ type Publish struct {
 	// complete build of the same date replaced it (API instances that have
 	// not reloaded yet, download links already handed out).
 	SupersededGrace time.Duration `yaml:"superseded_grace"`
+	// Delta publishes, beside each audience's NDJSON and Parquet, the
+	// rows changed since the previous snapshot (docs/snapshot.md).
+	Delta bool `yaml:"delta"`
 }
 
 func defaultPublish() Publish {
@@ -54,6 +57,7 @@ func defaultPublish() Publish {
 		RunRetries:          3,
 		RunRetryWait:        time.Minute,
 		SupersededGrace:     24 * time.Hour,
+		Delta:               true,
 	}
 }
 

@@ -102,7 +102,11 @@ func (c *Secrets) validate(path string) []error {
 	if c.InlineMax < 0 {
 		add("inline_max", "must be >= 0, got %d", c.InlineMax)
 	}
-	for name, r := range map[string]Rate{"text_rate": c.TextRate, "file_rate": c.FileRate, "read_rate": c.ReadRate} {
+	for _, nr := range []struct {
+		name string
+		r    Rate
+	}{{"text_rate", c.TextRate}, {"file_rate", c.FileRate}, {"read_rate", c.ReadRate}} {
+		name, r := nr.name, nr.r
 		if r.PerMinute < 0 {
 			add(name+".per_minute", "must be >= 0, got %g", r.PerMinute)
 		}

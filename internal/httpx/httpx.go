@@ -3,7 +3,9 @@
 package httpx
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"net"
 	"net/http"
@@ -24,16 +26,46 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 	_ = enc.Encode(v)
 }
 
-// Error is the JSON error body used where a spec gives no shape:
-// {"error": {"code": "...", "message": "..."}}.
+// Error is a failed request as every JSON API of netintel answers it: an
+// HTTP status and the body {"error": {"code", "message"[, "required_tier"]}}
+// (ErrorBody). Handlers build or return one; Write answers it. The secret
+// service's original-compatible routes and streamed bodies keep their own
+// plain shapes.
 type Error struct {
+	Status  int    `json:"-"`
 	Code    string `json:"code"`
 	Message string `json:"message"`
+	// RequiredTier names the tier a 403 asks for.
+	RequiredTier string `json:"required_tier,omitempty"`
+	// RetryAfter, when set, is sent as the Retry-After header (seconds).
+	RetryAfter string `json:"-"`
 }
 
-// WriteError writes {"error": {"code": code, "message": msg}}.
+// Error says the code and message (for logs).
+func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+// ErrorBody is the JSON body of an Error.
+type ErrorBody struct {
+	Error *Error `json:"error"`
+}
+
+// Write answers err: an *Error (anywhere in its chain) as its status,
+// headers and body; any other error as 500 "internal", without its text
+// (the caller logs it).
+func Write(w http.ResponseWriter, err error) {
+	var e *Error
+	if !errors.As(err, &e) {
+		e = &Error{Status: http.StatusInternalServerError, Code: "internal", Message: "internal error; see the server log"}
+	}
+	if e.RetryAfter != "" {
+		w.Header().Set("Retry-After", e.RetryAfter)
+	}
+	WriteJSON(w, e.Status, ErrorBody{Error: e})
+}
+
+// WriteError answers an Error of status, code and msg.
 func WriteError(w http.ResponseWriter, status int, code, msg string) {
-	WriteJSON(w, status, map[string]Error{"error": {Code: code, Message: msg}})
+	Write(w, &Error{Status: status, Code: code, Message: msg})
 }
 
 // MethodNotAllowed answers 405 with Allow and the JSON error body
@@ -121,6 +153,32 @@ func (l *Limiter) Allow(key string) (bool, time.Duration) {
 		return false, d
 	}
 	return true, 0
+}
+
+// AddrLimiter limits requests per key (a client address). *Limiter keeps
+// its buckets in this process; gateway.AddrLimiter shares them between
+// every copy of the API through NATS.
+type AddrLimiter interface {
+	// Take takes one request of key's budget. It returns false and the
+	// wait until one is free when none is left, or an error when the
+	// shared budget cannot be reached (the request is then refused: 503).
+	Take(ctx context.Context, key string) (bool, time.Duration, error)
+}
+
+// AddrLimiters makes the limiter of one scope (an endpoint or a group of
+// endpoints sharing a budget) allowing perMinute requests a minute per
+// key with the given burst.
+type AddrLimiters func(scope string, perMinute float64, burst int) AddrLimiter
+
+// LocalLimiters makes per-process limiters (NewLimiter).
+func LocalLimiters(_ string, perMinute float64, burst int) AddrLimiter {
+	return NewLimiter(perMinute, burst)
+}
+
+// Take is Allow; a local limiter never fails.
+func (l *Limiter) Take(_ context.Context, key string) (bool, time.Duration, error) {
+	ok, wait := l.Allow(key)
+	return ok, wait, nil
 }
 
 // RetryAfter formats a wait as whole seconds for the Retry-After header (at least 1).

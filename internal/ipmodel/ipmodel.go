@@ -105,7 +105,7 @@ type Record struct {
 	IP      string `json:"ip" maxminddb:"-"`
 	Network string `json:"network,omitempty" maxminddb:"network"`
 	// Classifications is the sorted (canonical order) subset of Classes.
-	Classifications []string `json:"classifications" maxminddb:"classification"`
+	Classifications []string `json:"classifications" maxminddb:"classifications"`
 	// Provider is the hosting, CDN, VPN or proxy provider, if known.
 	Provider *string `json:"provider" maxminddb:"provider"`
 	// Confidence (0..1) that the classifications are right.

@@ -82,7 +82,8 @@ func (f *Folder) path(key string) (string, error) {
 	return filepath.Join(f.dir, filepath.FromSlash(key)), nil
 }
 
-// Put writes r to a temp file beside the target, syncs it and renames it.
+// Put writes r to a temp file beside the target, syncs it, renames it
+// into place and syncs the folder.
 func (f *Folder) Put(ctx context.Context, key string, r io.Reader, size int64, contentType string) (Info, error) {
 	p, err := f.path(key)
 	if err != nil {
@@ -113,10 +114,32 @@ func (f *Folder) Put(ctx context.Context, key string, r io.Reader, size int64, c
 	if err == nil {
 		err = os.Rename(tmp.Name(), p)
 	}
+	if err == nil {
+		// The rename is durable only once the folder's entry is on disk:
+		// without this, a power cut after Put returned could leave the
+		// old object (or none) under the key.
+		err = syncDir(filepath.Dir(p))
+	}
 	if err != nil {
 		return Info{}, fmt.Errorf("put %s: %w", key, err)
 	}
 	return f.info(key, st), nil
+}
+
+// syncDir flushes dir's entries (a rename into it) to disk.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("sync folder: %w", err)
+	}
+	return nil
 }
 
 // createTemp creates a temporary file in dir, creating dir first. A

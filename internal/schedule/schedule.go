@@ -38,9 +38,13 @@ type Scheduler struct {
 	log  *slog.Logger
 	jobs []Job
 	now  func() time.Time
+	m    *metrics
 
 	// OnFire, when set, is called after a copy wins a tick (tests, metrics).
 	OnFire func(job string, tick time.Time)
+	// Status, when set, is the StatusBucket: every run's start and
+	// outcome are recorded there under the job's name.
+	Status jetstream.KeyValue
 }
 
 // New validates every job's spec. kv may be nil for a single, unshared scheduler.
@@ -124,7 +128,10 @@ func (s *Scheduler) Fire(ctx context.Context, j Job, tick time.Time) {
 // run runs j once and logs how it ended.
 func (s *Scheduler) run(ctx context.Context, j Job, tick time.Time) error {
 	start := time.Now()
+	s.recordStart(ctx, j.Name, start)
 	err := j.Run(ctx)
+	s.recordEnd(ctx, j.Name, start, err)
+	s.m.ran(j.Name, start, time.Now(), err)
 	if err != nil {
 		s.log.Error("job failed", "job", j.Name, "tick", tick, "err", err, "took", time.Since(start))
 		return err

@@ -6,6 +6,8 @@ package testutil
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"log/slog"
@@ -139,6 +141,20 @@ func (s *S3) Config() config.ObjectStore {
 		Endpoint: s.Endpoint, Bucket: s.Bucket, Region: "us-east-1",
 		AccessKey: s.AccessKey, SecretKey: s.SecretKey, PartSize: 5 << 20, PresignTTL: time.Minute,
 	}}
+}
+
+// NewBucket creates a fresh, empty bucket on the server (a folder under
+// its posix root) and returns its name, for a test that needs a store of
+// its own.
+func (s *S3) NewBucket(t testing.TB) string {
+	t.Helper()
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	name := s.Bucket + "-" + hex.EncodeToString(b[:])
+	if err := os.Mkdir(filepath.Join(s.Root, name), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return name
 }
 
 // Stop kills the server (to test an unreachable store).

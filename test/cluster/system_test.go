@@ -282,6 +282,7 @@ probe:
   tld_list: %[2]s
   rdap_bootstrap: %[3]s
   whois_discovery: ""
+  whois_fallback: ""
   stealth: {enabled: false}
   timeout: 5s
   concurrency: 8

@@ -1,0 +1,13 @@
+package apigw_test
+
+import (
+	"testing"
+
+	"github.com/netintel/netintel/internal/testutil"
+)
+
+// TestMain fails the package when goroutines running api/apigw code (workers,
+// watchers, handlers, renewals) outlive the tests.
+func TestMain(m *testing.M) {
+	testutil.MainCheckLeaks(m, "github.com/netintel/netintel/api/apigw")
+}

@@ -1,0 +1,13 @@
+package tldapi
+
+import (
+	"testing"
+
+	"github.com/netintel/netintel/internal/testutil"
+)
+
+// TestMain fails the package when goroutines running api/tldapi code (workers,
+// watchers, handlers, renewals) outlive the tests.
+func TestMain(m *testing.M) {
+	testutil.MainCheckLeaks(m, "github.com/netintel/netintel/api/tldapi")
+}

@@ -1,0 +1,165 @@
+package nuclei
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// scope is a vendor (spelled as the hand-written rules spell it, so one
+// vendor is never named two ways) and the templates or favicon entries
+// of its remote-access and edge products, by id, path or entry name.
+type scope struct {
+	re      *regexp.Regexp
+	vendor  string
+	product string // used when the template names none
+}
+
+var scopes = []scope{
+	{regexp.MustCompile(`fortigate|fortios|fortinet-panel|fortiweb|fortiadc`), "Fortinet", "FortiGate"},
+	{regexp.MustCompile(`globalprotect|panos|pan-os|paloalto`), "Palo Alto Networks", "PAN-OS"},
+	{regexp.MustCompile(`cisco-asa|anyconnect|cisco-firepower|meraki`), "Cisco", "ASA"},
+	{regexp.MustCompile(`citrix-adc|citrix-vpn|netscaler|citrix-gateway|citrix-access-gateway`), "Citrix", "NetScaler"},
+	{regexp.MustCompile(`pulse-secure|ivanti-connect-secure|ivanti-csa`), "Ivanti", "Connect Secure"},
+	{regexp.MustCompile(`juniper`), "Juniper Networks", "Junos"},
+	{regexp.MustCompile(`sonicwall`), "SonicWall", "SonicOS"},
+	{regexp.MustCompile(`sophos|cyberoam`), "Sophos", "Firewall"},
+	{regexp.MustCompile(`watchguard`), "WatchGuard", "Firebox"},
+	{regexp.MustCompile(`zyxel`), "Zyxel", "Zyxel device"},
+	{regexp.MustCompile(`barracuda`), "Barracuda", "Barracuda appliance"},
+	{regexp.MustCompile(`bigip|big-ip|f5-admin|f5-next|f5-big`), "F5", "BIG-IP"},
+	{regexp.MustCompile(`^checkpoint|[/ ]checkpoint|check-point|ssl-network-extender`), "Check Point", "Check Point gateway"},
+	{regexp.MustCompile(`openvpn-admin|openvpn-connect|openvpn-access`), "OpenVPN Inc.", "OpenVPN Access Server"},
+	{regexp.MustCompile(`mikrotik`), "MikroTik", "RouterOS"},
+	{regexp.MustCompile(`softether`), "SoftEther", "SoftEther VPN"},
+	{regexp.MustCompile(`rdweb|rd-web`), "Microsoft", "RD Web Access"},
+	{regexp.MustCompile(`forcepoint`), "Forcepoint", "Forcepoint appliance"},
+	{regexp.MustCompile(`kemp|loadmaster`), "Progress Kemp", "LoadMaster"},
+	{regexp.MustCompile(`vigor|draytek`), "DrayTek", "Vigor"},
+	{regexp.MustCompile(`unifi`), "Ubiquiti", "UniFi"},
+	{regexp.MustCompile(`netgear`), "Netgear", "Netgear device"},
+	{regexp.MustCompile(`qnap-qts`), "QNAP", "QTS"},
+	{regexp.MustCompile(`vmware-horizon`), "VMware", "Horizon"},
+	{regexp.MustCompile(`guacamole`), "Apache", "Guacamole"},
+}
+
+// excluded templates are in scope but too loose to name a vendor, each
+// with the reason (docs/rules-sources.md).
+var excluded = map[string]string{}
+
+func vendorOf(t *template, rel string) (scope, bool) {
+	key := strings.ToLower(t.ID + " " + rel)
+	for _, s := range scopes {
+		if s.re.MatchString(key) {
+			return s, true
+		}
+	}
+	return scope{}, false
+}
+
+var detectSuffix = regexp.MustCompile(`(?i)\s*[-–]\s*(detect(ion)?|panel detect|version detect)$|\s+(login\s+)?(panel|detect(ion)?|login)$`)
+
+func productOf(t *template, s scope) string {
+	name := strings.TrimSpace(detectSuffix.ReplaceAllString(strings.TrimSpace(t.Info.Name), ""))
+	name = strings.TrimRight(strings.TrimSpace(detectSuffix.ReplaceAllString(name, "")), " -–")
+	if name != "" {
+		return name
+	}
+	if p, ok := t.Info.Metadata["product"].(string); ok && p != "" {
+		return strings.ReplaceAll(p, "_", " ")
+	}
+	return s.product
+}
+
+// tables are templates that are lists of products, one or more named
+// matchers per product (favicon hashes, FingerprintHub's keywords): each
+// in-scope product becomes a rule of its own.
+var tables = map[string]bool{"favicon-detect": true, "fingerprinthub-web-fingerprints": true}
+
+// entryScopes name the table entries of remote-access and edge products
+// with no template of their own in scope above.
+var entryScopes = []scope{
+	{regexp.MustCompile(`^array-vpn$`), "Array Networks", "Array SSL VPN"},
+	{regexp.MustCompile(`^barracuda-ssl-vpn$`), "Barracuda", "SSL VPN"},
+	{regexp.MustCompile(`^ciscovpn$`), "Cisco", "ASA"},
+	{regexp.MustCompile(`^(juniper-vpn|pulsesecure-ssl-vpn)$`), "Ivanti", "Connect Secure"},
+	{regexp.MustCompile(`^(h3c-ssl-vpn|h3c-er3100|h3cer3200|h3cer6300g2)$`), "H3C", "H3C gateway"},
+	{regexp.MustCompile(`^hillstone-stoneos$`), "Hillstone Networks", "StoneOS"},
+	{regexp.MustCompile(`^(huawei-ssl-vpn|huawei-vpn|huawei-anyoffice)$`), "Huawei", "Huawei VPN gateway"},
+	{regexp.MustCompile(`^netgear-prosafe-vpn-firewall`), "Netgear", "ProSafe VPN firewall"},
+	{regexp.MustCompile(`^nsfocus-vpn$`), "NSFOCUS", "NSFOCUS VPN"},
+	{regexp.MustCompile(`^(sangfor-ssl-vpn|sangfor-ipsec-vpn)$`), "Sangfor", "Sangfor VPN"},
+	{regexp.MustCompile(`^sophos-(cyberoam-ssl-?vpn|utm-web-protection)$`), "Sophos", "Sophos firewall"},
+	{regexp.MustCompile(`^teamviewer$`), "TeamViewer", "TeamViewer"},
+	{regexp.MustCompile(`^tp_link-omada-controller$`), "TP-Link", "Omada Controller"},
+	{regexp.MustCompile(`^ubiquiti-unms$`), "Ubiquiti", "UNMS"},
+}
+
+// tableRules turns a table template's entries of in-scope products into
+// one rule per product (its matchers, any of them).
+func tableRules(t *template, rel string, st *Stats) []rule {
+	r := t.HTTP[0]
+	type entry struct {
+		s    scope
+		kids []node
+	}
+	entries := map[string]*entry{}
+	var order []string
+	for _, m := range r.Matchers {
+		s, ok := scopeOfName(m.Name)
+		if !ok {
+			st.Skipped["table entry of a product not in scope"]++
+			continue
+		}
+		c, why := matcherNode(m)
+		if why != "" || !strong(c) {
+			st.Skipped["table entry too loose or not translatable"]++
+			continue
+		}
+		if m.Negative {
+			st.Skipped["table entry too loose or not translatable"]++
+			continue
+		}
+		e := entries[m.Name]
+		if e == nil {
+			e = &entry{s: s}
+			entries[m.Name] = e
+			order = append(order, m.Name)
+		}
+		e.kids = append(e.kids, c)
+	}
+	prefix := "nuclei-favicon-"
+	if t.ID != "favicon-detect" {
+		prefix = "nuclei-" + strings.TrimSuffix(t.ID, "-web-fingerprints") + "-"
+	}
+	var out []rule
+	for _, name := range order {
+		e := entries[name]
+		if why, ex := excluded[prefix+name]; ex {
+			st.Skipped["excluded: "+why]++
+			continue
+		}
+		c := e.kids[0]
+		if len(e.kids) > 1 {
+			c = node{kind: "any", kids: e.kids}
+		}
+		out = append(out, rule{ID: prefix + name, Vendor: e.s.vendor, Product: e.s.product, Source: SourceURL(rel), Match: c,
+			Notes: fmt.Sprintf("generated by enrich/nuclei from %s entry %s at nuclei-templates %s", rel, name, Commit[:12])})
+	}
+	return out
+}
+
+func scopeOfName(name string) (scope, bool) {
+	n := strings.ToLower(name)
+	for _, s := range entryScopes {
+		if s.re.MatchString(n) {
+			return s, true
+		}
+	}
+	for _, s := range scopes {
+		if s.re.MatchString(n) {
+			return s, true
+		}
+	}
+	return scope{}, false
+}
