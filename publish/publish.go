@@ -552,8 +552,7 @@ func Build(ctx context.Context, state ipmodel.State, dir string, o BuildOptions,
 	if len(formats) == 0 {
 		formats = Formats
 	}
-	type out = buildOut
-	var outs []*out
+	var outs []*buildOut
 	closeAll := func() {
 		for _, o := range outs {
 			o.hf.f.Close()
@@ -567,46 +566,13 @@ func Build(ctx context.Context, state ipmodel.State, dir string, o BuildOptions,
 			if !slices.Contains(formats, f) || (aud == ipmodel.AudienceFree && f != FormatMMDB) {
 				continue
 			}
-			name := AudienceFileName(f, aud)
-			fh, err := os.Create(filepath.Join(dir, name))
+			out, err := openOut(ctx, dir, o, formats, m, f, aud)
+			if out != nil {
+				outs = append(outs, out)
+			}
 			if err != nil {
 				closeAll()
-				return nil, fmt.Errorf("create %s: %w", name, err)
-			}
-			hf := &hashFile{f: fh, bw: bufio.NewWriterSize(fh, 1<<20), h: sha256.New()}
-			// Writers get only Write: the Parquet writer would close an io.Closer.
-			sink := struct{ io.Writer }{hf}
-			var w formatWriter
-			switch f {
-			case FormatCSV:
-				w, err = newCSVWriter(sink)
-			case FormatNDJSON:
-				no := ndjsonOptions{hdr: FileHeader{Kind: HeaderFull, SnapshotDate: m.SnapshotDate, BuildID: m.BuildID, Audience: aud.String()}}
-				if !o.unsorted {
-					no.sortDir = filepath.Join(dir, "sort-"+aud.String())
-					err = os.MkdirAll(no.sortDir, 0o700)
-				}
-				if src, ok := o.DeltaSources[aud]; ok && err == nil && o.DeltaBase != nil && !o.unsorted {
-					no.differ, err = newDiffer(ctx, src, o.DeltaBase, dir, slices.Contains(formats, FormatParquet), o.RowGroupRows, o.ParquetCompression)
-				}
-				w = newNDJSONWriter(sink, no)
-			case FormatParquet:
-				w, err = newParquetWriter(sink, dir, o.RowGroupRows, o.ParquetCompression)
-			case FormatMMDB:
-				// Each MMDB writer spools into a folder of its own.
-				sub := filepath.Join(dir, "mmdb-"+aud.String())
-				if err = os.MkdirAll(sub, 0o700); err == nil {
-					if o.newMMDB != nil {
-						w, err = o.newMMDB(sink, sub, o.BuildTime)
-					} else {
-						w, err = newMMDBWriter(sink, sub, o.BuildTime)
-					}
-				}
-			}
-			outs = append(outs, &out{format: f, aud: aud, name: name, hf: hf, w: w, ch: make(chan []item, 8)})
-			if err != nil {
-				closeAll()
-				return nil, fmt.Errorf("open %s writer: %w", name, err)
+				return nil, err
 			}
 		}
 	}
@@ -618,7 +584,7 @@ func Build(ctx context.Context, state ipmodel.State, dir string, o BuildOptions,
 	// does not grow with the data (mmdbtree.go). The in-memory reference
 	// (o.newMMDB) writes the lower audiences' MMDBs in a second pass.
 	inMemory := o.newMMDB != nil
-	var first, second []*out
+	var first, second []*buildOut
 	for _, o := range outs {
 		if o.format == FormatMMDB && o.aud != ipmodel.AudienceEnterprise && inMemory {
 			second = append(second, o)
@@ -626,7 +592,7 @@ func Build(ctx context.Context, state ipmodel.State, dir string, o BuildOptions,
 			first = append(first, o)
 		}
 	}
-	for i, pass := range [][]*out{first, second} {
+	for i, pass := range [][]*buildOut{first, second} {
 		if len(pass) == 0 {
 			continue
 		}
@@ -635,6 +601,57 @@ func Build(ctx context.Context, state ipmodel.State, dir string, o BuildOptions,
 			return nil, fmt.Errorf("build snapshot: %w", err)
 		}
 	}
+	return builtFiles(outs, o, m)
+}
+
+// openOut creates file f of audience aud in dir and its format's writer.
+// It returns the file (to close) even when opening the writer failed.
+func openOut(ctx context.Context, dir string, o BuildOptions, formats []string, m *Manifest, f string, aud ipmodel.Audience) (*buildOut, error) {
+	name := AudienceFileName(f, aud)
+	fh, err := os.Create(filepath.Join(dir, name))
+	if err != nil {
+		return nil, fmt.Errorf("create %s: %w", name, err)
+	}
+	hf := &hashFile{f: fh, bw: bufio.NewWriterSize(fh, 1<<20), h: sha256.New()}
+	// Writers get only Write: the Parquet writer would close an io.Closer.
+	sink := struct{ io.Writer }{hf}
+	var w formatWriter
+	switch f {
+	case FormatCSV:
+		w, err = newCSVWriter(sink)
+	case FormatNDJSON:
+		no := ndjsonOptions{hdr: FileHeader{Kind: HeaderFull, SnapshotDate: m.SnapshotDate, BuildID: m.BuildID, Audience: aud.String()}}
+		if !o.unsorted {
+			no.sortDir = filepath.Join(dir, "sort-"+aud.String())
+			err = os.MkdirAll(no.sortDir, 0o700)
+		}
+		if src, ok := o.DeltaSources[aud]; ok && err == nil && o.DeltaBase != nil && !o.unsorted {
+			no.differ, err = newDiffer(ctx, src, o.DeltaBase, dir, slices.Contains(formats, FormatParquet), o.RowGroupRows, o.ParquetCompression)
+		}
+		w = newNDJSONWriter(sink, no)
+	case FormatParquet:
+		w, err = newParquetWriter(sink, dir, o.RowGroupRows, o.ParquetCompression)
+	case FormatMMDB:
+		// Each MMDB writer spools into a folder of its own.
+		sub := filepath.Join(dir, "mmdb-"+aud.String())
+		if err = os.MkdirAll(sub, 0o700); err == nil {
+			if o.newMMDB != nil {
+				w, err = o.newMMDB(sink, sub, o.BuildTime)
+			} else {
+				w, err = newMMDBWriter(sink, sub, o.BuildTime)
+			}
+		}
+	}
+	out := &buildOut{format: f, aud: aud, name: name, hf: hf, w: w, ch: make(chan []item, 8)}
+	if err != nil {
+		return out, fmt.Errorf("open %s writer: %w", name, err)
+	}
+	return out, nil
+}
+
+// builtFiles closes the written files and describes them, then the delta
+// files the NDJSON writers made; it sets m's delta base and note.
+func builtFiles(outs []*buildOut, o BuildOptions, m *Manifest) ([]File, error) {
 	var files, deltas []File
 	var notes []string
 	if o.DeltaNote != "" {
@@ -687,24 +704,7 @@ type buildOut struct {
 func buildPass(ctx context.Context, state ipmodel.State, outs []*buildOut, m *Manifest, counting bool) error {
 	g, gctx := errgroup.WithContext(ctx)
 	for _, o := range outs {
-		g.Go(func() error {
-			for b := range o.ch {
-				for i := range b {
-					if err := o.w.Write(&b[i].rec, b[i].pfx); err != nil {
-						// Keep draining so that the producer never blocks.
-						go func() {
-							for range o.ch {
-							}
-						}()
-						return fmt.Errorf("%s: %w", o.name, err)
-					}
-				}
-			}
-			if err := o.w.Close(); err != nil {
-				return fmt.Errorf("%s: %w", o.name, err)
-			}
-			return nil
-		})
+		g.Go(o.drain)
 	}
 	g.Go(func() error {
 		defer func() {
@@ -712,104 +712,144 @@ func buildPass(ctx context.Context, state ipmodel.State, outs []*buildOut, m *Ma
 				close(o.ch)
 			}
 		}()
-		// One batch per audience; a record every audience sees alike (no
-		// Views) is the same item in each.
-		var batches [ipmodel.NumAudiences][]item
-		var active [ipmodel.NumAudiences]bool // audiences with a file in this pass
-		for _, o := range outs {
-			active[o.aud] = true
-		}
-		for a := range batches {
-			batches[a] = make([]item, 0, batchSize)
-		}
-		flush := func(a ipmodel.Audience) error {
-			if len(batches[a]) == 0 {
-				return nil
-			}
-			for _, o := range outs {
-				if o.aud != a {
-					continue
-				}
-				select {
-				case o.ch <- batches[a]:
-				case <-gctx.Done():
-					return gctx.Err()
-				}
-			}
-			batches[a] = make([]item, 0, batchSize)
-			return nil
-		}
-		// The ranges' claims, for the hosts inside (rangeIndex): the row
-		// files need them; an MMDB merges a host with its ranges itself,
-		// so a pass of MMDBs alone keeps no index.
-		var ranges *rangeIndex
-		for _, o := range outs {
-			if o.format != FormatMMDB {
-				ranges = newRangeIndex()
-				break
+		return newFeeder(gctx, outs, m, counting).run(state)
+	})
+	return g.Wait()
+}
+
+// drain writes the batches of o.ch to o's writer and closes it.
+func (o *buildOut) drain() error {
+	for b := range o.ch {
+		for i := range b {
+			if err := o.w.Write(&b[i].rec, b[i].pfx); err != nil {
+				// Keep draining so that the producer never blocks.
+				go func() {
+					for range o.ch {
+					}
+				}()
+				return fmt.Errorf("%s: %w", o.name, err)
 			}
 		}
-		feed := func(isRange bool, count *int64) func(ipmodel.Record) error {
-			return func(r ipmodel.Record) error {
-				pfx, err := recordPrefix(&r, isRange)
-				if err != nil {
-					if counting {
-						m.Skipped++
-					}
-					return nil
-				}
-				if counting {
-					*count++
-				}
-				var prev *ipmodel.Record
-				for _, a := range ipmodel.Audiences {
-					if !active[a] {
-						prev = nil // rangeIndex.add shares with the audience just before
-						continue
-					}
-					v, ok := r.For(a)
-					if !ok {
-						prev = nil
-						continue
-					}
-					rec := *v
-					rec.Views = nil
-					if isRange {
-						rec.Network = pfx.String()
-						rec.IP = pfx.Addr().String()
-						if ranges != nil {
-							ranges.add(pfx, a, &rec, v == prev)
-						}
-					} else {
-						rec.Network = ""
-						rec.IP = pfx.Addr().String()
-						if ranges != nil {
-							ranges.apply(&rec, pfx.Addr(), a)
-						}
-					}
-					prev = v
-					batches[a] = append(batches[a], item{rec, pfx})
-					if len(batches[a]) == batchSize {
-						if err := flush(a); err != nil {
-							return err
-						}
-					}
-				}
-				return nil
+	}
+	if err := o.w.Close(); err != nil {
+		return fmt.Errorf("%s: %w", o.name, err)
+	}
+	return nil
+}
+
+// feeder turns the state's records into each audience's batches for the
+// outs of one pass.
+type feeder struct {
+	ctx      context.Context
+	outs     []*buildOut
+	m        *Manifest
+	counting bool
+	// One batch per audience; a record every audience sees alike (no
+	// Views) is the same item in each.
+	batches [ipmodel.NumAudiences][]item
+	active  [ipmodel.NumAudiences]bool // audiences with a file in this pass
+	// ranges holds the ranges' claims for the hosts inside (rangeIndex):
+	// the row files need them; an MMDB merges a host with its ranges
+	// itself, so a pass of MMDBs alone keeps no index (nil).
+	ranges *rangeIndex
+}
+
+func newFeeder(ctx context.Context, outs []*buildOut, m *Manifest, counting bool) *feeder {
+	f := &feeder{ctx: ctx, outs: outs, m: m, counting: counting}
+	for _, o := range outs {
+		f.active[o.aud] = true
+		if o.format != FormatMMDB && f.ranges == nil {
+			f.ranges = newRangeIndex()
+		}
+	}
+	for a := range f.batches {
+		f.batches[a] = make([]item, 0, batchSize)
+	}
+	return f
+}
+
+// run feeds the ranges, then the hosts, and the last batches.
+func (f *feeder) run(state ipmodel.State) error {
+	if err := state.Ranges(f.ctx, func(r ipmodel.Record) error { return f.record(r, true, &f.m.Ranges) }); err != nil {
+		return fmt.Errorf("read ranges: %w", err)
+	}
+	if err := state.Hosts(f.ctx, func(r ipmodel.Record) error { return f.record(r, false, &f.m.Hosts) }); err != nil {
+		return fmt.Errorf("read hosts: %w", err)
+	}
+	for _, a := range ipmodel.Audiences {
+		if err := f.flush(a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// flush hands audience a's batch to its outs.
+func (f *feeder) flush(a ipmodel.Audience) error {
+	if len(f.batches[a]) == 0 {
+		return nil
+	}
+	for _, o := range f.outs {
+		if o.aud != a {
+			continue
+		}
+		select {
+		case o.ch <- f.batches[a]:
+		case <-f.ctx.Done():
+			return f.ctx.Err()
+		}
+	}
+	f.batches[a] = make([]item, 0, batchSize)
+	return nil
+}
+
+// record adds r, as each active audience sees it, to that audience's
+// batch; a range's claims go into the index, a host takes those of the
+// ranges around it. A record whose address or network does not parse is
+// skipped (and counted).
+func (f *feeder) record(r ipmodel.Record, isRange bool, count *int64) error {
+	pfx, err := recordPrefix(&r, isRange)
+	if err != nil {
+		if f.counting {
+			f.m.Skipped++
+		}
+		return nil
+	}
+	if f.counting {
+		*count++
+	}
+	var prev *ipmodel.Record
+	for _, a := range ipmodel.Audiences {
+		if !f.active[a] {
+			prev = nil // rangeIndex.add shares with the audience just before
+			continue
+		}
+		v, ok := r.For(a)
+		if !ok {
+			prev = nil
+			continue
+		}
+		rec := *v
+		rec.Views = nil
+		rec.IP = pfx.Addr().String()
+		if isRange {
+			rec.Network = pfx.String()
+			if f.ranges != nil {
+				f.ranges.add(pfx, a, &rec, v == prev)
+			}
+		} else {
+			rec.Network = ""
+			if f.ranges != nil {
+				f.ranges.apply(&rec, pfx.Addr(), a)
 			}
 		}
-		if err := state.Ranges(gctx, feed(true, &m.Ranges)); err != nil {
-			return fmt.Errorf("read ranges: %w", err)
-		}
-		if err := state.Hosts(gctx, feed(false, &m.Hosts)); err != nil {
-			return fmt.Errorf("read hosts: %w", err)
-		}
-		for _, a := range ipmodel.Audiences {
-			if err := flush(a); err != nil {
+		prev = v
+		f.batches[a] = append(f.batches[a], item{rec, pfx})
+		if len(f.batches[a]) == batchSize {
+			if err := f.flush(a); err != nil {
 				return err
 			}
 		}
-		return nil
-	})
-	return g.Wait()
+	}
+	return nil
 }
