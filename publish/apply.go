@@ -147,81 +147,29 @@ func deltaKey(text string) (SortKey, error) {
 
 // mergeDelta streams base and delta (both in key order) into out.
 func mergeDelta(base, delta *lineReader, out func([]byte) error, misfit func(string, ...any) error) error {
-	var (
-		bk, dk       SortKey
-		bLine        []byte
-		bText        string
-		bOK, dOK     bool
-		bPrev, dPrev SortKey
-		bFirst       = true
-		dFirst       = true
-		dl           deltaLine
-	)
-	nextBase := func() error {
-		line, err := base.next()
-		if errors.Is(err, io.EOF) {
-			bOK = false
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("read base: %w", err)
-		}
-		if bk, bText, err = KeyOfLine(line); err != nil {
-			return fmt.Errorf("read base: %w", err)
-		}
-		if !bFirst && bytes.Compare(bk[:], bPrev[:]) <= 0 {
-			return misfit("its rows are not in key order at %s", bText)
-		}
-		bPrev, bFirst, bLine, bOK = bk, false, line, true
-		return nil
-	}
-	nextDelta := func() error {
-		line, err := delta.next()
-		if errors.Is(err, io.EOF) {
-			dOK = false
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("read delta: %w", err)
-		}
-		dl = deltaLine{}
-		if err := json.Unmarshal(line, &dl); err != nil {
-			return fmt.Errorf("read delta: %w", err)
-		}
-		if dk, err = deltaKey(dl.Key); err != nil {
-			return fmt.Errorf("read delta: %w", err)
-		}
-		switch {
-		case dl.Op != OpAdd && dl.Op != OpChange && dl.Op != OpRemove:
-			return fmt.Errorf("read delta: op %q at %s", dl.Op, dl.Key)
-		case dl.Op != OpRemove && len(dl.Record) == 0:
-			return fmt.Errorf("read delta: %s of %s has no record", dl.Op, dl.Key)
-		case !dFirst && bytes.Compare(dk[:], dPrev[:]) <= 0:
-			return fmt.Errorf("read delta: rows are not in key order at %s", dl.Key)
-		}
-		dPrev, dFirst, dOK = dk, false, true
-		return nil
-	}
-	if err := nextBase(); err != nil {
+	bc := &baseCursor{r: base, misfit: misfit, first: true}
+	dc := &deltaCursor{r: delta, first: true}
+	if err := bc.next(); err != nil {
 		return err
 	}
-	if err := nextDelta(); err != nil {
+	if err := dc.next(); err != nil {
 		return err
 	}
-	for bOK || dOK {
+	for bc.ok || dc.ok {
 		c := -1 // base first
 		switch {
-		case !bOK:
+		case !bc.ok:
 			c = 1
-		case dOK:
-			c = bytes.Compare(bk[:], dk[:])
+		case dc.ok:
+			c = bytes.Compare(bc.key[:], dc.key[:])
 		}
+		dl := &dc.line
 		switch {
 		case c < 0:
-			if err := out(bLine); err != nil {
+			if err := out(bc.line); err != nil {
 				return err
 			}
-			if err := nextBase(); err != nil {
+			if err := bc.next(); err != nil {
 				return err
 			}
 			continue
@@ -241,13 +189,85 @@ func mergeDelta(base, delta *lineReader, out func([]byte) error, misfit func(str
 					return err
 				}
 			}
-			if err := nextBase(); err != nil {
+			if err := bc.next(); err != nil {
 				return err
 			}
 		}
-		if err := nextDelta(); err != nil {
+		if err := dc.next(); err != nil {
 			return err
 		}
 	}
+	return nil
+}
+
+// baseCursor reads the base NDJSON line by line with each row's key,
+// holding the base to key order (misfit says it is not the base).
+type baseCursor struct {
+	r      *lineReader
+	misfit func(string, ...any) error
+	key    SortKey
+	prev   SortKey
+	line   []byte
+	first  bool
+	ok     bool // a line is held; false at the end
+}
+
+func (c *baseCursor) next() error {
+	line, err := c.r.next()
+	if errors.Is(err, io.EOF) {
+		c.ok = false
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read base: %w", err)
+	}
+	key, text, err := KeyOfLine(line)
+	if err != nil {
+		return fmt.Errorf("read base: %w", err)
+	}
+	if !c.first && bytes.Compare(key[:], c.prev[:]) <= 0 {
+		return c.misfit("its rows are not in key order at %s", text)
+	}
+	c.key, c.prev, c.first, c.line, c.ok = key, key, false, line, true
+	return nil
+}
+
+// deltaCursor reads the delta line by line, checking each line's op,
+// record and key order.
+type deltaCursor struct {
+	r     *lineReader
+	line  deltaLine
+	key   SortKey
+	prev  SortKey
+	first bool
+	ok    bool // a line is held; false at the end
+}
+
+func (c *deltaCursor) next() error {
+	line, err := c.r.next()
+	if errors.Is(err, io.EOF) {
+		c.ok = false
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read delta: %w", err)
+	}
+	c.line = deltaLine{}
+	if err := json.Unmarshal(line, &c.line); err != nil {
+		return fmt.Errorf("read delta: %w", err)
+	}
+	dl := &c.line
+	if c.key, err = deltaKey(dl.Key); err != nil {
+		return fmt.Errorf("read delta: %w", err)
+	}
+	switch {
+	case dl.Op != OpAdd && dl.Op != OpChange && dl.Op != OpRemove:
+		return fmt.Errorf("read delta: op %q at %s", dl.Op, dl.Key)
+	case dl.Op != OpRemove && len(dl.Record) == 0:
+		return fmt.Errorf("read delta: %s of %s has no record", dl.Op, dl.Key)
+	case !c.first && bytes.Compare(c.key[:], c.prev[:]) <= 0:
+		return fmt.Errorf("read delta: rows are not in key order at %s", dl.Key)
+	}
+	c.prev, c.first, c.ok = c.key, false, true
 	return nil
 }
