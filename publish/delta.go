@@ -553,16 +553,7 @@ func (p *deltaParquetWriter) write(op, key string, changed []string, r *ipmodel.
 }
 
 func (p *deltaParquetWriter) flush() error {
-	if p.pending == 0 {
-		return nil
-	}
-	rec := p.b.NewRecord()
-	defer rec.Release()
-	p.pending = 0
-	if err := p.fw.Write(rec); err != nil {
-		return fmt.Errorf("write delta parquet row group: %w", err)
-	}
-	return nil
+	return flushRowGroup(p.fw, p.b, &p.pending, "delta parquet")
 }
 
 func (p *deltaParquetWriter) close() error {

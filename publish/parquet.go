@@ -328,14 +328,21 @@ func appendAttributions(atl *array.ListBuilder, as []ipmodel.Attribution) {
 
 // flush writes the buffered rows as one row group.
 func (p *parquetWriter) flush() error {
-	if p.pending == 0 {
+	return flushRowGroup(p.fw, p.b, &p.pending, "parquet")
+}
+
+// flushRowGroup writes the *pending rows built in b to fw as one row group
+// (nothing when there are none) and resets the count; what names the file
+// in the error.
+func flushRowGroup(fw *pqarrow.FileWriter, b *array.RecordBuilder, pending *int, what string) error {
+	if *pending == 0 {
 		return nil
 	}
-	rec := p.b.NewRecord()
+	rec := b.NewRecord()
 	defer rec.Release()
-	p.pending = 0
-	if err := p.fw.Write(rec); err != nil {
-		return fmt.Errorf("write parquet row group: %w", err)
+	*pending = 0
+	if err := fw.Write(rec); err != nil {
+		return fmt.Errorf("write %s row group: %w", what, err)
 	}
 	return nil
 }

@@ -210,6 +210,21 @@ func (h *Handler) Mount(mux *http.ServeMux) {
 // ServeHTTP serves the customer paths on their own (tests, benchmarks).
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.own.ServeHTTP(w, r) }
 
+// setBackendHeaders strips the customer's credentials and any internal
+// header the request brought, and sets the ones the backend trusts: the
+// internal key, the key's tier and user, the credits used.
+func (h *Handler) setBackendHeaders(hd http.Header, f *forward) {
+	hd.Del("Authorization")
+	hd.Del("Cookie")
+	for _, k := range internalHeaders {
+		hd.Del(k)
+	}
+	hd.Set(HeaderInternalKey, h.o.InternalKey)
+	hd.Set(HeaderTier, f.rec.Tier)
+	hd.Set(HeaderUserID, f.rec.User)
+	hd.Set(HeaderQuotaUsed, strconv.FormatInt(f.charge.Used, 10))
+}
+
 // errBackendRefused is the 502 of a backend that refused the gateway (its
 // internal key): a gateway's misconfiguration, never the customer's.
 var errBackendRefused = &httpx.Error{Status: http.StatusBadGateway, Code: "backend_unavailable", Message: "the backend refused the gateway; nothing was charged"}
@@ -345,15 +360,7 @@ func (h *Handler) serveInProcess(w http.ResponseWriter, r *http.Request, f *forw
 	out.URL = &u
 	out.RequestURI = u.RequestURI()
 	hd := out.Header
-	hd.Del("Authorization")
-	hd.Del("Cookie")
-	for _, k := range internalHeaders {
-		hd.Del(k)
-	}
-	hd.Set(HeaderInternalKey, h.o.InternalKey)
-	hd.Set(HeaderTier, f.rec.Tier)
-	hd.Set(HeaderUserID, f.rec.User)
-	hd.Set(HeaderQuotaUsed, strconv.FormatInt(f.charge.Used, 10))
+	h.setBackendHeaders(hd, f)
 	if client, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
 		if prior := hd["X-Forwarded-For"]; h.o.TrustProxy && len(prior) > 0 {
 			hd.Set("X-Forwarded-For", strings.Join(prior, ", ")+", "+client)
@@ -615,15 +622,7 @@ func (h *Handler) rewrite(pr *httputil.ProxyRequest) {
 	pr.Out.URL.RawQuery = f.query
 	pr.Out.Host = b.Host
 	hd := pr.Out.Header
-	hd.Del("Authorization")
-	hd.Del("Cookie")
-	for _, k := range internalHeaders {
-		hd.Del(k)
-	}
-	hd.Set(HeaderInternalKey, h.o.InternalKey)
-	hd.Set(HeaderTier, f.rec.Tier)
-	hd.Set(HeaderUserID, f.rec.User)
-	hd.Set(HeaderQuotaUsed, strconv.FormatInt(f.charge.Used, 10))
+	h.setBackendHeaders(hd, f)
 	if h.o.TrustProxy {
 		hd["X-Forwarded-For"] = pr.In.Header["X-Forwarded-For"]
 	}
