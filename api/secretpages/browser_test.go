@@ -1,140 +1,40 @@
 package secretpages_test
 
 import (
-	"context"
+	"fmt"
 	"os"
-	"os/exec"
-	"strings"
-	"sync"
 	"testing"
-	"time"
 
-	"github.com/chromedp/chromedp"
+	"github.com/netintel/netintel/internal/testutil/browsertest"
 )
 
-// browser is one headless Chromium tab and what its console said.
-type browser struct {
-	ctx context.Context
-	mu  sync.Mutex
-	msg []chromedp.ConsoleMessage
-}
+// browser is one headless Chromium tab and what its console said
+// (internal/testutil/browsertest, shared with the console's tests).
+type browser = browsertest.Tab
 
 // chromium is one headless Debian Chromium shared by the package's tests
 // (starting it is the slow part); each test gets its own tab.
-var chromium struct {
-	once sync.Once
-	ctx  context.Context
-	err  error
-}
+var chromium *browsertest.Chromium
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "secretpages-chromium-")
+	c, err := browsertest.Start(420, 900)
 	if err != nil {
-		panic(err)
+		fmt.Fprintln(os.Stderr, "chromium:", err)
+		os.Exit(1)
 	}
-	bin := "/usr/bin/chromium"
-	if _, err := os.Stat(bin); err != nil {
-		if p, err := exec.LookPath("chromium"); err == nil {
-			bin = p
-		}
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(bin),
-		chromedp.UserDataDir(dir), // a fresh profile
-		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.WindowSize(420, 900),
-	)
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(actx)
-	chromium.ctx = ctx
+	chromium = c
 	code := m.Run()
-	cancel()
-	cancelA()
-	os.RemoveAll(dir)
+	c.Close()
 	os.Exit(code)
 }
 
 // newBrowser opens a tab in the shared headless Chromium, started on first
 // use. The tab closes at test cleanup. It fails (not skips) when chromium
 // is missing: `make tools` installs it.
-func newBrowser(t *testing.T) *browser {
-	t.Helper()
-	chromium.once.Do(func() { chromium.err = chromedp.Do(chromium.ctx) })
-	if chromium.err != nil {
-		t.Fatalf("start chromium (make apt-deps installs it): %v", chromium.err)
-	}
-	ctx, cancel := chromedp.NewContext(chromium.ctx)
-	t.Cleanup(cancel)
-	b := &browser{ctx: ctx}
-	if err := chromedp.Do(ctx); err != nil { // open the tab now
-		t.Fatalf("open tab: %v", err)
-	}
-	msgs := chromedp.Console(ctx)
-	go func() {
-		for m, err := range msgs {
-			if err != nil {
-				return
-			}
-			b.mu.Lock()
-			b.msg = append(b.msg, m)
-			b.mu.Unlock()
-		}
-	}()
-	return b
-}
-
-// do runs steps with a time limit.
-func (b *browser) do(t *testing.T, steps ...chromedp.Action[chromedp.Void]) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
-	defer cancel()
-	if err := chromedp.Do(ctx, steps...); err != nil {
-		t.Fatalf("browser: %v (console: %v)", err, b.console())
-	}
-}
+func newBrowser(t *testing.T) *browser { return chromium.Tab(t) }
 
 // eval evaluates a JS expression (awaiting a promise) into T.
 func eval[T any](t *testing.T, b *browser, expr string) T {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
-	defer cancel()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
-	if err != nil {
-		t.Fatalf("eval: %v (console: %v)", err, b.console())
-	}
-	return v
-}
-
-func (b *browser) console() []string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	var out []string
-	for _, m := range b.msg {
-		out = append(out, m.String())
-	}
-	return out
-}
-
-// checkConsole fails on any exception, error or CSP violation the pages
-// caused. Expected failures (HTTP answers the page handles) are filtered
-// by allow.
-func (b *browser) checkConsole(t *testing.T, allow ...string) {
-	t.Helper()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-next:
-	for _, m := range b.msg {
-		if m.Type != chromedp.ConsoleError && m.Type != chromedp.ConsoleException && !strings.Contains(m.Text, "Content Security Policy") {
-			continue
-		}
-		for _, a := range allow {
-			if strings.Contains(m.Text, a) {
-				continue next
-			}
-		}
-		t.Errorf("console: %s", m.String())
-	}
+	return browsertest.Eval[T](t, b, expr)
 }

@@ -29,14 +29,14 @@ func newClient() *client.Client {
 
 // open loads a link in a fresh document (a same-page fragment change would
 // not reload the scripts).
-func (b *browser) open(t *testing.T, link string) {
+func open(t *testing.T, b *browser, link string) {
 	t.Helper()
-	b.do(t, chromedp.Navigate("about:blank"), chromedp.Navigate(link), chromedp.WaitReady(chromedp.CSS("body")))
+	b.Do(t, chromedp.Navigate("about:blank"), chromedp.Navigate(link), chromedp.WaitReady(chromedp.CSS("body")))
 }
 
 func value(t *testing.T, b *browser, sel string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
+	ctx, cancel := context.WithTimeout(b.Ctx, 20*time.Second)
 	defer cancel()
 	v, err := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(sel)))
 	if err != nil {
@@ -47,7 +47,7 @@ func value(t *testing.T, b *browser, sel string) string {
 
 func textOf(t *testing.T, b *browser, sel string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
+	ctx, cancel := context.WithTimeout(b.Ctx, 20*time.Second)
 	defer cancel()
 	v, err := chromedp.Run(ctx, chromedp.TextContent(chromedp.CSS(sel)))
 	if err != nil {
@@ -59,11 +59,11 @@ func textOf(t *testing.T, b *browser, sel string) string {
 // waitStatus waits until #status holds want.
 func waitStatus(t *testing.T, b *browser, want string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
+	ctx, cancel := context.WithTimeout(b.Ctx, 20*time.Second)
 	defer cancel()
 	_, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.getElementById("status").textContent.includes(`+jsString(want)+`)`, chromedp.WithPollingTimeout(15*time.Second)))
 	if err != nil {
-		st, _ := chromedp.Run(b.ctx, chromedp.TextContent(chromedp.CSS("#status")))
+		st, _ := chromedp.Run(b.Ctx, chromedp.TextContent(chromedp.CSS("#status")))
 		t.Fatalf("status %q never came (have %q): %v", want, st, err)
 	}
 }
@@ -76,7 +76,7 @@ func jsString(s string) string {
 // only when UPDATE_SCREENSHOTS=1.
 func screenshot(t *testing.T, b *browser, name string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
+	ctx, cancel := context.WithTimeout(b.Ctx, 20*time.Second)
 	defer cancel()
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
@@ -123,8 +123,8 @@ func runInterop(t *testing.T, s *site) {
 		}
 		keys = append(keys, l.RandomKey)
 		before := s.log.count("/api/get?")
-		b.open(t, l.String())
-		b.do(t, chromedp.WaitVisible(chromedp.CSS("#reveal")))
+		open(t, b, l.String())
+		b.Do(t, chromedp.WaitVisible(chromedp.CSS("#reveal")))
 		// A preview (loading the page) uses no view and calls nothing.
 		if s.log.count("/api/get?") != before {
 			t.Fatal("the page read the secret before a click")
@@ -132,12 +132,12 @@ func runInterop(t *testing.T, s *site) {
 		if st, err := c.Status(ctx, s.URL, []string{l.ID}); err != nil || !st[l.ID] {
 			t.Fatalf("after preview: %v %v", st, err)
 		}
-		b.do(t, chromedp.Click(chromedp.CSS("#reveal")), chromedp.WaitVisible(chromedp.CSS("#passphrase")))
+		b.Do(t, chromedp.Click(chromedp.CSS("#reveal")), chromedp.WaitVisible(chromedp.CSS("#passphrase")))
 		waitStatus(t, b, "protected by a passphrase")
-		b.do(t, chromedp.SendKeys(chromedp.CSS("#passphrase"), "wrong"), chromedp.Click(chromedp.CSS("#unlock")))
+		b.Do(t, chromedp.SendKeys(chromedp.CSS("#passphrase"), "wrong"), chromedp.Click(chromedp.CSS("#unlock")))
 		waitStatus(t, b, "Wrong passphrase")
 		screenshot(t, b, "wrong-passphrase")
-		b.do(t, chromedp.SendKeys(chromedp.CSS("#passphrase"), "s3same"), chromedp.Click(chromedp.CSS("#unlock")),
+		b.Do(t, chromedp.SendKeys(chromedp.CSS("#passphrase"), "s3same"), chromedp.Click(chromedp.CSS("#unlock")),
 			chromedp.WaitVisible(chromedp.CSS("#secret")))
 		if got := value(t, b, "#secret"); got != "correct horse battery staple" {
 			t.Fatalf("page shows %q", got)
@@ -161,17 +161,17 @@ func runInterop(t *testing.T, s *site) {
 			t.Fatal(err)
 		}
 		keys = append(keys, l.RandomKey)
-		b.open(t, l.String())
-		b.do(t, chromedp.Click(chromedp.CSS("#reveal")), chromedp.WaitVisible(chromedp.CSS("#download")))
+		open(t, b, l.String())
+		b.Do(t, chromedp.Click(chromedp.CSS("#reveal")), chromedp.WaitVisible(chromedp.CSS("#download")))
 		if got := textOf(t, b, "#file-info"); !strings.Contains(got, "report.bin") {
 			t.Fatalf("file info %q", got)
 		}
 		// Save the file as a user would and compare what lands on disk.
 		dir := t.TempDir()
-		dctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
+		dctx, cancel := context.WithTimeout(b.Ctx, 20*time.Second)
 		defer cancel()
 		progress := chromedp.Events(dctx, cdpbrowser.DownloadProgress)
-		b.do(t, chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+		b.Do(t, chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
 			_, err := chromedp.Call(ctx, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{
 				Behavior: cdpbrowser.SetDownloadBehaviorBehaviorAllow, DownloadPath: dir, EventsEnabled: new(true)})
 			return err
@@ -194,15 +194,15 @@ func runInterop(t *testing.T, s *site) {
 	})
 
 	t.Run("page text link opens in Go", func(t *testing.T) {
-		b.open(t, s.URL+"/")
-		b.do(t,
+		open(t, b, s.URL+"/")
+		b.Do(t,
 			chromedp.SendKeys(chromedp.CSS("#text"), "made in the browser ✓"),
 			chromedp.SetValue(chromedp.CSS("#views"), "2"),
 			chromedp.SetValue(chromedp.CSS("#expires"), "3600"),
 			chromedp.SendKeys(chromedp.CSS("#passphrase"), "pw from page"),
 		)
 		screenshot(t, b, "create")
-		b.do(t, chromedp.Click(chromedp.CSS("#create")), chromedp.WaitVisible(chromedp.CSS("#link")))
+		b.Do(t, chromedp.Click(chromedp.CSS("#create")), chromedp.WaitVisible(chromedp.CSS("#link")))
 		link := value(t, b, "#link")
 		l, err := client.ParseLink(link)
 		if err != nil {
@@ -228,8 +228,8 @@ func runInterop(t *testing.T, s *site) {
 		if err := os.WriteFile(path, data, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		b.open(t, s.URL+"/")
-		b.do(t,
+		open(t, b, s.URL+"/")
+		b.Do(t,
 			chromedp.Click(chromedp.CSS("#tab-file")),
 			chromedp.SetUploadFiles(chromedp.CSS("#file"), []string{path}),
 			chromedp.Click(chromedp.CSS("#create")),
@@ -261,14 +261,14 @@ func runInterop(t *testing.T, s *site) {
 		if _, _, err := c.ReadText(ctx, l, ""); err != nil {
 			t.Fatal(err)
 		}
-		b.open(t, l.String())
-		b.do(t, chromedp.Click(chromedp.CSS("#reveal")))
+		open(t, b, l.String())
+		b.Do(t, chromedp.Click(chromedp.CSS("#reveal")))
 		waitStatus(t, b, "already read")
 	})
 
 	t.Run("broken link sends nothing", func(t *testing.T) {
 		before := s.log.count("/api/")
-		b.open(t, s.URL+"/f/#tooShort")
+		open(t, b, s.URL+"/f/#tooShort")
 		waitStatus(t, b, "This link is broken")
 		if s.log.count("/api/") != before {
 			t.Fatal("a broken link made an API call")
@@ -276,10 +276,10 @@ func runInterop(t *testing.T, s *site) {
 	})
 
 	t.Run("fits a phone screen", func(t *testing.T) {
-		b.do(t, chromedp.EmulateViewport(360, 740, chromedp.EmulateMobile, chromedp.EmulateTouch, chromedp.EmulatePortrait))
-		defer b.do(t, chromedp.EmulateViewport(420, 900))
+		b.Do(t, chromedp.EmulateViewport(360, 740, chromedp.EmulateMobile, chromedp.EmulateTouch, chromedp.EmulatePortrait))
+		defer b.Do(t, chromedp.EmulateViewport(420, 900))
 		for _, p := range []string{"/", "/v/#" + strings.Repeat("A", 42), "/f/#" + strings.Repeat("A", 42)} {
-			b.open(t, s.URL+p)
+			open(t, b, s.URL+p)
 			got := eval[[]float64](t, b, `[document.documentElement.scrollWidth, innerWidth,
 				Math.min(...[...document.querySelectorAll("button:not([hidden]), input, select")].filter((e) => e.offsetParent).map((e) => e.getBoundingClientRect().height))]`)
 			if got[0] > got[1] {
@@ -300,7 +300,7 @@ func runInterop(t *testing.T, s *site) {
 	if strings.Contains(all, "Referer: http") {
 		t.Fatal("a request carried a Referer")
 	}
-	b.checkConsole(t, "status of 503", "status of 429")
+	b.CheckConsole(t, "status of 503", "status of 429")
 }
 
 // startRealSite serves the pages with the real secret API (package secrets

@@ -25,7 +25,7 @@ func countCalls(h *fakehost.Host, endpoint string, chunked bool) int {
 func TestJS_RetryRules(t *testing.T) {
 	s, h := startFakeSite(t)
 	b := newBrowser(t)
-	b.do(t, chromedp.Navigate(s.URL+"/"))
+	b.Do(t, chromedp.Navigate(s.URL+"/"))
 	eval[int](t, b, `OTS.tuning.backoffMs = 2, OTS.tuning.maxBackoffMs = 10, 0`)
 	c := newClient()
 	// createFile of n bytes named x.bin; returns the link or "error:<kind>".
@@ -121,7 +121,7 @@ func TestJS_RetryRules(t *testing.T) {
 	t.Run("host without scheme 3", func(t *testing.T) {
 		s2, h2 := startFakeSite(t)
 		h2.Schemes = []int{0}
-		b.do(t, chromedp.Navigate(s2.URL+"/"))
+		b.Do(t, chromedp.Navigate(s2.URL+"/"))
 		got := eval[string](t, b, `OTS.createText(location.origin, "x", {}).then(() => "saved", (e) => e.kind + ": " + e.message)`)
 		if got != "unsupported: This server is too old: it does not support save scheme 3." {
 			t.Fatalf("got %q", got)

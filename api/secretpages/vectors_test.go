@@ -18,7 +18,7 @@ import (
 func TestJS_Vectors(t *testing.T) {
 	s, _ := startFakeSite(t)
 	b := newBrowser(t)
-	b.do(t, chromedp.Navigate(s.URL+"/"))
+	b.Do(t, chromedp.Navigate(s.URL+"/"))
 	const key = "K7bQ2mXp9vRt4nLw8zYc"
 
 	t.Run("text decryption", func(t *testing.T) {
@@ -119,5 +119,5 @@ func TestJS_Vectors(t *testing.T) {
 			t.Fatalf("Go read of JS file: %+v %q %v", meta, data, err)
 		}
 	})
-	b.checkConsole(t)
+	b.CheckConsole(t)
 }
