@@ -126,11 +126,17 @@ func (f *Folder) Put(ctx context.Context, key string, r io.Reader, size int64, c
 	return f.info(key, st), nil
 }
 
-// syncDir flushes dir's entries (a rename into it) to disk.
+// syncDir flushes dir's entries (a rename into it) to disk. A folder a
+// racing Delete already pruned (it removes the folders it leaves empty)
+// has nothing left to make durable: that is not an error, as the Put
+// itself succeeded.
 func syncDir(dir string) error {
 	d, err := os.Open(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
 	if err != nil {
-		return err
+		return fmt.Errorf("sync folder: %w", err)
 	}
 	err = d.Sync()
 	if cerr := d.Close(); err == nil {
