@@ -7,15 +7,12 @@ import (
 	"io"
 	"io/fs"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"net/netip"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,6 +24,7 @@ import (
 	"github.com/netintel/netintel/internal/config"
 	"github.com/netintel/netintel/internal/objstore"
 	"github.com/netintel/netintel/internal/testutil"
+	"github.com/netintel/netintel/internal/testutil/loadtest"
 	"github.com/netintel/netintel/publish"
 	"github.com/netintel/netintel/publish/gen"
 )
@@ -103,7 +101,7 @@ func BenchmarkGateway(b *testing.B) {
 	svc.Mount(mux)
 	apigw.New(apigw.Options{Keys: keys, Usage: usage, Backend: nil, BackendHandler: mux, InternalKey: internalKey,
 		Limits: func(string) gw.Limits { return gw.Limits{RatePerMinute: 1 << 30, MonthlyQuota: 1 << 40} }}).Mount(mux)
-	gwURL := serveLoopback(b, mux)
+	gwURL := loadtest.ServeLoopback(b, mux)
 
 	// The peer.
 	db, err := maxminddb.Open(mmdbPath)
@@ -111,7 +109,7 @@ func BenchmarkGateway(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer db.Close()
-	peerURL := serveLoopback(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	peerURL := loadtest.ServeLoopback(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ip, err := netip.ParseAddr(strings.TrimPrefix(r.URL.Path, "/ip/"))
 		if err != nil {
 			http.Error(w, `{"error":"bad address"}`, http.StatusBadRequest)
@@ -190,123 +188,37 @@ func BenchmarkGateway(b *testing.B) {
 	const dur = 4 * time.Second
 	b.ResetTimer()
 	for range b.N {
-		runLoad(b, conns, time.Second, peerReq)
-		runLoad(b, conns, time.Second, gwReq(false))
-		runLoad(b, conns, time.Second, gwReq(true))
-		var peer, k50, k1 []loadResult
+		loadtest.Closed(b, conns, time.Second, peerReq)
+		loadtest.Closed(b, conns, time.Second, gwReq(false))
+		loadtest.Closed(b, conns, time.Second, gwReq(true))
+		var peer, k50, k1 []loadtest.Result
 		w0 := writes()
 		var gwReqs int
 		for range 2 {
-			peer = append(peer, runLoad(b, conns, dur, peerReq))
-			r := runLoad(b, conns, dur, gwReq(false))
+			peer = append(peer, loadtest.Closed(b, conns, dur, peerReq))
+			r := loadtest.Closed(b, conns, dur, gwReq(false))
 			k50 = append(k50, r)
-			r1 := runLoad(b, conns, dur, gwReq(true))
+			r1 := loadtest.Closed(b, conns, dur, gwReq(true))
 			k1 = append(k1, r1)
-			gwReqs += r.reqs + r1.reqs
+			gwReqs += r.Reqs + r1.Reqs
 		}
 		w1 := writes()
-		p, a, o := merge(peer), merge(k50), merge(k1)
-		if p.errs+a.errs+o.errs > 0 {
-			b.Fatalf("errors: peer %d, keys50 %d, key1 %d", p.errs, a.errs, o.errs)
+		p, a, o := loadtest.Merge(peer), loadtest.Merge(k50), loadtest.Merge(k1)
+		if p.Errs+a.Errs+o.Errs > 0 {
+			b.Fatalf("errors: peer %d, keys50 %d, key1 %d", p.Errs, a.Errs, o.Errs)
 		}
-		b.ReportMetric(p.perSec, "peer/s")
-		b.ReportMetric(a.perSec, "keys50/s")
-		b.ReportMetric(o.perSec, "key1/s")
-		b.ReportMetric(a.perSec/p.perSec, "ratio-keys50")
-		b.ReportMetric(o.perSec/p.perSec, "ratio-key1")
-		b.ReportMetric(ms(p.p50), "peer-p50-ms")
-		b.ReportMetric(ms(a.p50), "keys50-p50-ms")
-		b.ReportMetric(ms(o.p50), "key1-p50-ms")
+		b.ReportMetric(p.PerSec, "peer/s")
+		b.ReportMetric(a.PerSec, "keys50/s")
+		b.ReportMetric(o.PerSec, "key1/s")
+		b.ReportMetric(a.PerSec/p.PerSec, "ratio-keys50")
+		b.ReportMetric(o.PerSec/p.PerSec, "ratio-key1")
+		b.ReportMetric(ms(p.P50), "peer-p50-ms")
+		b.ReportMetric(ms(a.P50), "keys50-p50-ms")
+		b.ReportMetric(ms(o.P50), "key1-p50-ms")
 		b.ReportMetric(float64(w1-w0)*1000/float64(gwReqs), "kv-writes/1k-req")
 		b.Logf("%d addresses, %d conns, %s a run: peer %.0f/s p50 %.2f ms p99 %.2f ms; keys50 %.0f/s p50 %.2f ms p99 %.2f ms (%.2fx); key1 %.0f/s p50 %.2f ms p99 %.2f ms (%.2fx); usage writes %d for %d gateway requests",
-			n, conns, dur, p.perSec, ms(p.p50), ms(p.p99), a.perSec, ms(a.p50), ms(a.p99), a.perSec/p.perSec, o.perSec, ms(o.p50), ms(o.p99), o.perSec/p.perSec, w1-w0, gwReqs)
+			n, conns, dur, p.PerSec, ms(p.P50), ms(p.P99), a.PerSec, ms(a.P50), ms(a.P99), a.PerSec/p.PerSec, o.PerSec, ms(o.P50), ms(o.P99), o.PerSec/p.PerSec, w1-w0, gwReqs)
 	}
-}
-
-// loadResult is what one load run measured.
-type loadResult struct {
-	reqs, errs int
-	perSec     float64
-	lat        []time.Duration
-	p50, p99   time.Duration
-}
-
-// merge pools runs: mean rate, percentiles over every sample.
-func merge(rs []loadResult) loadResult {
-	var out loadResult
-	for _, r := range rs {
-		out.reqs += r.reqs
-		out.errs += r.errs
-		out.perSec += r.perSec / float64(len(rs))
-		out.lat = append(out.lat, r.lat...)
-	}
-	slices.Sort(out.lat)
-	if len(out.lat) > 0 {
-		out.p50, out.p99 = out.lat[len(out.lat)/2], out.lat[len(out.lat)*99/100]
-	}
-	return out
-}
-
-// runLoad keeps conns keep-alive connections busy for d (closed loop),
-// connection c sending the requests next(c, rng) builds.
-func runLoad(tb testing.TB, conns int, d time.Duration, next func(c int, rng *rand.Rand) *http.Request) loadResult {
-	tb.Helper()
-	tr := &http.Transport{MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns, DisableCompression: true}
-	defer tr.CloseIdleConnections()
-	client := &http.Client{Transport: tr}
-	var mu sync.Mutex
-	var out loadResult
-	var wg sync.WaitGroup
-	start := time.Now()
-	deadline := start.Add(d)
-	for c := range conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(c), 99))
-			mine := make([]time.Duration, 0, 1<<14)
-			bad := 0
-			for time.Now().Before(deadline) {
-				req := next(c, rng)
-				t0 := time.Now()
-				res, err := client.Do(req)
-				if err != nil {
-					bad++
-					continue
-				}
-				_, _ = io.Copy(io.Discard, res.Body)
-				res.Body.Close()
-				mine = append(mine, time.Since(t0))
-				if res.StatusCode != 200 {
-					bad++
-				}
-			}
-			mu.Lock()
-			out.lat = append(out.lat, mine...)
-			out.errs += bad
-			out.reqs += len(mine)
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	out.perSec = float64(out.reqs) / time.Since(start).Seconds()
-	slices.Sort(out.lat)
-	if len(out.lat) > 0 {
-		out.p50, out.p99 = out.lat[len(out.lat)/2], out.lat[len(out.lat)*99/100]
-	}
-	return out
-}
-
-func serveLoopback(tb testing.TB, h http.Handler) string {
-	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	tb.Cleanup(func() { _ = srv.Close() })
-	return "http://" + ln.Addr().String()
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"runtime"
@@ -21,6 +20,7 @@ import (
 	"github.com/netintel/netintel/internal/config"
 	"github.com/netintel/netintel/internal/objstore"
 	"github.com/netintel/netintel/internal/testutil"
+	"github.com/netintel/netintel/internal/testutil/loadtest"
 	"github.com/netintel/netintel/publish"
 	"github.com/netintel/netintel/publish/gen"
 )
@@ -28,62 +28,11 @@ import (
 // benchSizeEnv overrides the snapshot size (default 1,000,000 addresses).
 const benchSizeEnv = "IPAPI_BENCH_N"
 
-// loadResult is what one load run measured.
-type loadResult struct {
-	reqs          int
-	errs          int
-	perSec        float64
-	p50, p99, max time.Duration
-}
-
 // runLoad keeps conns keep-alive connections busy for d, each sending the
-// request next builds, and measures throughput and latency.
-func runLoad(tb testing.TB, conns int, d time.Duration, next func(rng *rand.Rand) *http.Request) loadResult {
+// request next builds (loadtest.Closed).
+func runLoad(tb testing.TB, conns int, d time.Duration, next func(rng *rand.Rand) *http.Request) loadtest.Result {
 	tb.Helper()
-	tr := &http.Transport{MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns, DisableCompression: true}
-	defer tr.CloseIdleConnections()
-	client := &http.Client{Transport: tr}
-	var mu sync.Mutex
-	var lat []time.Duration
-	var errs, reqs int
-	var wg sync.WaitGroup
-	start := time.Now()
-	deadline := start.Add(d)
-	for c := range conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(c), 99))
-			mine := make([]time.Duration, 0, 1<<16)
-			bad := 0
-			for time.Now().Before(deadline) {
-				req := next(rng)
-				t0 := time.Now()
-				status, err := send(client, req)
-				if err != nil {
-					bad++
-					continue
-				}
-				mine = append(mine, time.Since(t0))
-				if status != 200 {
-					bad++
-				}
-			}
-			mu.Lock()
-			lat = append(lat, mine...)
-			errs += bad
-			reqs += len(mine)
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	el := time.Since(start)
-	slices.Sort(lat)
-	r := loadResult{reqs: reqs, errs: errs, perSec: float64(reqs) / el.Seconds()}
-	if len(lat) > 0 {
-		r.p50, r.p99, r.max = lat[len(lat)/2], lat[len(lat)*99/100], lat[len(lat)-1]
-	}
-	return r
+	return loadtest.Closed(tb, conns, d, func(_ int, rng *rand.Rand) *http.Request { return next(rng) })
 }
 
 // openRun is what one fixed-rate run measured.
@@ -149,7 +98,7 @@ func runOpenLoop(tb testing.TB, conns int, rate float64, d time.Duration, next f
 				}
 				req := next(rng)
 				lags = append(lags, time.Since(due))
-				status, err := send(client, req)
+				status, err := loadtest.Send(client, req)
 				if err != nil {
 					bad++
 					continue
@@ -253,29 +202,6 @@ func runsMS(ds []time.Duration) string {
 	return "[" + strings.Join(parts, " ") + "]"
 }
 
-// send makes one request, reads the whole answer and returns its status.
-func send(client *http.Client, req *http.Request) (int, error) {
-	res, err := client.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	_, _ = io.Copy(io.Discard, res.Body)
-	res.Body.Close()
-	return res.StatusCode, nil
-}
-
-func serveLoopback(tb testing.TB, h http.Handler) string {
-	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	tb.Cleanup(func() { _ = srv.Close() })
-	return "http://" + ln.Addr().String()
-}
-
 // BenchmarkIPAPI publishes a generated snapshot of 1,000,000 addresses with
 // the real publisher, loads it as the API does, and measures over HTTP on
 // loopback: single lookups at 50 keep-alive connections beside a bare
@@ -334,7 +260,7 @@ func BenchmarkIPAPI(b *testing.B) {
 	svc.Swap(snap)
 	mux := http.NewServeMux()
 	svc.Mount(mux)
-	api := serveLoopback(b, mux)
+	api := loadtest.ServeLoopback(b, mux)
 
 	// Addresses with assets, so that every lookup is a 200 with a body.
 	g := gen.New(n, 42)
@@ -366,7 +292,7 @@ func BenchmarkIPAPI(b *testing.B) {
 		total += len(body)
 	}
 	fixed := bytes.Repeat([]byte("x"), total/200)
-	bare := serveLoopback(b, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	bare := loadtest.ServeLoopback(b, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(fixed)
 	}))
@@ -392,11 +318,11 @@ func BenchmarkIPAPI(b *testing.B) {
 		b2 := runLoad(b, conns, dur, bareReq)
 		satOthers := readCPU().othersSince(satCPU)
 		look, base := l1, b1
-		look.perSec, base.perSec = (l1.perSec+l2.perSec)/2, (b1.perSec+b2.perSec)/2
-		look.p50, look.p99 = max(l1.p50, l2.p50), max(l1.p99, l2.p99)
-		base.p50, base.p99 = max(b1.p50, b2.p50), max(b1.p99, b2.p99)
-		if look.errs+base.errs+l2.errs+b2.errs > 0 {
-			b.Fatalf("errors: lookup %d, bare %d", l1.errs+l2.errs, b1.errs+b2.errs)
+		look.PerSec, base.PerSec = (l1.PerSec+l2.PerSec)/2, (b1.PerSec+b2.PerSec)/2
+		look.P50, look.P99 = max(l1.P50, l2.P50), max(l1.P99, l2.P99)
+		base.P50, base.P99 = max(b1.P50, b2.P50), max(b1.P99, b2.P99)
+		if look.Errs+base.Errs+l2.Errs+b2.Errs > 0 {
+			b.Fatalf("errors: lookup %d, bare %d", l1.Errs+l2.Errs, b1.Errs+b2.Errs)
 		}
 
 		// Fixed rates: openRounds rounds of lookup, bare, bare, lookup, so
@@ -417,7 +343,7 @@ func BenchmarkIPAPI(b *testing.B) {
 			return look, bare
 		}
 		fixLook, fixBare := fixedRate(openRate)
-		halfLook, halfBare := fixedRate(base.perSec / 2)
+		halfLook, halfBare := fixedRate(base.PerSec / 2)
 
 		batchBody := func(rng *rand.Rand) []byte {
 			ips := make([]string, 100)
@@ -450,21 +376,21 @@ func BenchmarkIPAPI(b *testing.B) {
 		rows-- // header
 		exportRate := float64(rows) / exportTime.Seconds()
 
-		ratio := look.perSec / base.perSec
-		b.ReportMetric(look.perSec, "lookups/s")
-		b.ReportMetric(base.perSec, "bare/s")
+		ratio := look.PerSec / base.PerSec
+		b.ReportMetric(look.PerSec, "lookups/s")
+		b.ReportMetric(base.PerSec, "bare/s")
 		b.ReportMetric(ratio, "ratio")
-		b.ReportMetric(ms(look.p50), "p50-ms")
-		b.ReportMetric(ms(look.p99), "p99-ms")
-		b.ReportMetric(ms(base.p99), "bare-p99-ms")
+		b.ReportMetric(ms(look.P50), "p50-ms")
+		b.ReportMetric(ms(look.P99), "p99-ms")
+		b.ReportMetric(ms(base.P99), "bare-p99-ms")
 		reportOpen(b, "fixed-", fixLook, fixBare)
 		reportOpen(b, "half-", halfLook, halfBare)
 		b.ReportMetric(halfLook.offered, "half-offered/s")
-		b.ReportMetric(batch.perSec, "batches/s")
+		b.ReportMetric(batch.PerSec, "batches/s")
 		b.ReportMetric(exportRate, "export-rows/s")
 		b.ReportMetric(loadTime.Seconds(), "load-s")
 		b.Logf("saturation, closed loop, %d conns, body %d B, tier pro: lookup %.0f/s, ms: p50 %.2f p99 %.2f max %.2f; bare %.0f/s, ms: p50 %.2f p99 %.2f max %.2f; ratio %.2f; CPUs used by other processes %.2f",
-			conns, len(fixed), look.perSec, ms(look.p50), ms(look.p99), ms(max(l1.max, l2.max)), base.perSec, ms(base.p50), ms(base.p99), ms(max(b1.max, b2.max)), ratio, satOthers)
+			conns, len(fixed), look.PerSec, ms(look.P50), ms(look.P99), ms(max(l1.Max, l2.Max)), base.PerSec, ms(base.P50), ms(base.P99), ms(max(b1.Max, b2.Max)), ratio, satOthers)
 		for _, x := range []struct {
 			name       string
 			look, bare openResult
@@ -481,7 +407,7 @@ func BenchmarkIPAPI(b *testing.B) {
 				b.Log(line)
 			}
 		}
-		b.Logf("batch of 100: %.0f/s (%.0f addresses/s) p50 %s p99 %s, 8 conns, errors %d", batch.perSec, batch.perSec*100, batch.p50, batch.p99, batch.errs)
+		b.Logf("batch of 100: %.0f/s (%.0f addresses/s) p50 %s p99 %s, 8 conns, errors %d", batch.PerSec, batch.PerSec*100, batch.P50, batch.P99, batch.Errs)
 		b.Logf("export: %d rows, %d bytes in %s (first byte %s): %.0f rows/s", rows, bytesN, exportTime.Round(time.Millisecond), firstByte, exportRate)
 	}
 	b.StopTimer()
