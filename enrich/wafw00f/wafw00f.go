@@ -317,6 +317,15 @@ func strongLeaf(re string) bool {
 	if alts := topAlternatives(re); len(alts) > 1 {
 		return !slices.ContainsFunc(alts, func(a string) bool { return !strongLeaf(a) })
 	}
+	// A group of alternatives: every way of reading it must be strong.
+	if loc := reAltGroup.FindStringSubmatchIndex(re); loc != nil {
+		for _, alt := range strings.Split(re[loc[2]:loc[3]], "|") {
+			if !strongLeaf(re[:loc[0]] + alt + re[loc[1]:]) {
+				return false
+			}
+		}
+		return true
+	}
 	re = reClass.ReplaceAllString(re, " ")
 	best := 0
 	for _, run := range reMeta.Split(re, -1) {
@@ -333,6 +342,8 @@ func strongLeaf(re string) bool {
 	}
 	return false
 }
+
+var reAltGroup = regexp.MustCompile(`\((?:\?:)?([^()\\]*\|[^()\\]*)\)`)
 
 var reClass = regexp.MustCompile(`\[(?:\\.|[^\]])*\]|\{[0-9,]*\}`)
 
