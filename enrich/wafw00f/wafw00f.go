@@ -55,6 +55,12 @@ var scopes = map[string]scope{
 	"watchguard":      {"WatchGuard", "Firebox"},
 }
 
+// excluded are alternatives of in-scope plugins found to name a vendor
+// for another product's page, each with the reason (docs/rules-sources.md).
+var excluded = map[string]map[string]string{
+	"sonicwall": {`<(title|h\d{1})>Web Site Blocked`: "the title of NETGEAR and SerComm routers' block pages too"},
+}
+
 // vendorWords are names that, with filler words, make a tell that only
 // mentions a vendor ("Barracuda.Networks", "www.sophos.com"), which pages
 // that are not the product say too.
@@ -139,7 +145,7 @@ func translate(file, src string, st *Stats) (rule, string) {
 		}
 		funcs[src[l[2]:l[3]]] = statements(src[l[1]:end])
 	}
-	c, why := function("is_waf", funcs, st, 0)
+	c, why := function("is_waf", funcs, st, 0, excluded[strings.TrimSuffix(file, ".py")])
 	if why != "" {
 		return rule{}, why
 	}
@@ -172,7 +178,7 @@ func statements(body string) []string {
 // function reads a plugin function: either alternatives (`if X: return
 // True` ... `return False`) or a conjunction (`if not X: return False`
 // ... `return True`).
-func function(name string, funcs map[string][]string, st *Stats, depth int) (node, string) {
+func function(name string, funcs map[string][]string, st *Stats, depth int, ex map[string]string) (node, string) {
 	body, ok := funcs[name]
 	if !ok || depth > 3 {
 		return node{}, "calls an unknown function"
@@ -186,7 +192,7 @@ func function(name string, funcs map[string][]string, st *Stats, depth int) (nod
 			ret := body[i+1]
 			i++
 			if neg, ok := strings.CutPrefix(cond, "not "); ok && ret == "return False" {
-				c, why := condition(neg, funcs, st, depth)
+				c, why := condition(neg, funcs, st, depth, ex)
 				if why != "" {
 					return node{}, why
 				}
@@ -196,9 +202,13 @@ func function(name string, funcs map[string][]string, st *Stats, depth int) (nod
 			if ret != "return True" {
 				return node{}, "statement not read: " + stmt
 			}
-			c, why := condition(cond, funcs, st, depth)
+			c, why := condition(cond, funcs, st, depth, ex)
 			if why != "" {
 				st.SkippedTells[why]++
+				continue
+			}
+			if c.kind == "leaf" && ex[c.leaf[0][1]] != "" {
+				st.SkippedTells["excluded: "+ex[c.leaf[0][1]]]++
 				continue
 			}
 			if !strong(c) {
@@ -224,13 +234,13 @@ func function(name string, funcs map[string][]string, st *Stats, depth int) (nod
 }
 
 // condition reads `A and B ...` of calls.
-func condition(cond string, funcs map[string][]string, st *Stats, depth int) (node, string) {
+func condition(cond string, funcs map[string][]string, st *Stats, depth int, ex map[string]string) (node, string) {
 	var kids []node
 	status := 0
 	for _, part := range strings.Split(cond, " and ") {
 		part = strings.TrimSpace(part)
 		if m := regexp.MustCompile(`^(\w+)\(self\)$`).FindStringSubmatch(part); m != nil {
-			c, why := function(m[1], funcs, st, depth+1)
+			c, why := function(m[1], funcs, st, depth+1, ex)
 			if why != "" {
 				return node{}, why
 			}
