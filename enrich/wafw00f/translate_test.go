@@ -131,6 +131,9 @@ func TestStrongLeaf(t *testing.T) {
 		{`<(title|h\d{1})>Web Site Blocked`, true},
 		{`(NS Transaction|AppFW Session) id`, true},
 		{`Citrix\|NetScaler`, false},
+		{`NS\-CACHE`, true},
+		{`\/my\.logon\.php3`, true},
+		{`h\d{1}>ab`, false},
 	}
 	for _, tt := range tests {
 		if got := strongLeaf(tt.re); got != tt.want {

@@ -316,7 +316,7 @@ func pyString(s string) (string, bool) {
 	return m[1] + m[2], true
 }
 
-var reMeta = regexp.MustCompile(`\\.|[\[\](){}.*+?^$|=]`)
+var reMeta = regexp.MustCompile(`\\[A-Za-z0-9]|[\[\](){}.*+?^$|=\\]`)
 var nonLetter = regexp.MustCompile(`[^a-z]+`)
 
 // strongLeaf reports whether an expression alone may name a vendor: a
@@ -338,7 +338,9 @@ func strongLeaf(re string) bool {
 	}
 	re = reClass.ReplaceAllString(re, " ")
 	best := 0
-	for _, run := range reMeta.Split(re, -1) {
+	// An escaped punctuation character (`\.`, `\/`, `\-`) is a literal
+	// character of the run; `\d` and the like are not.
+	for _, run := range reMeta.Split(reEscaped.ReplaceAllString(re, "x"), -1) {
 		best = max(best, len(run))
 	}
 	if best < 6 {
@@ -354,6 +356,8 @@ func strongLeaf(re string) bool {
 }
 
 var reAltGroup = regexp.MustCompile(`\((?:\?:)?([^()\\]*\|[^()\\]*)\)`)
+
+var reEscaped = regexp.MustCompile(`\\[^A-Za-z0-9]`)
 
 var reClass = regexp.MustCompile(`\[(?:\\.|[^\]])*\]|\{[0-9,]*\}`)
 

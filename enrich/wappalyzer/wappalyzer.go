@@ -269,7 +269,9 @@ func metaTag(name string) func(string) string {
 // name a vendor alone: a literal run of 6 or more characters, or a whole
 // value (anchored at both ends) of 5 or more literal characters.
 func strongPattern(p pattern) bool {
-	lits := reMeta.Split(p.re, -1)
+	// An escaped punctuation character (`\.`, `\/`) is a literal character
+	// of the run; `\d` and the like are not.
+	lits := reMeta.Split(reEscaped.ReplaceAllString(p.re, "x"), -1)
 	best, total := 0, 0
 	for _, l := range lits {
 		best = max(best, len(l))
@@ -283,7 +285,10 @@ func strongPattern(p pattern) bool {
 	return best >= 6 || (strings.HasPrefix(p.re, "^") && strings.HasSuffix(p.re, "$") && total >= 5)
 }
 
-var reMeta = regexp.MustCompile(`\\.|[\[\](){}.*+?^$|]`)
+var (
+	reMeta    = regexp.MustCompile(`\\[A-Za-z0-9]|[\[\](){}.*+?^$|\\]`)
+	reEscaped = regexp.MustCompile(`\\[^A-Za-z0-9]`)
+)
 
 // genericCookies are cookie names many products set.
 var genericCookies = []string{"session", "sessionid", "token", "userid", "username", "language", "locale", "login", "remember", "csrftoken"}
