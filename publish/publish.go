@@ -117,8 +117,15 @@ func (p *Publisher) Run(ctx context.Context, state ipmodel.State, date string) (
 	log.Info("snapshot built", "hosts", m.Hosts, "ranges", m.Ranges, "skipped", m.Skipped, "took", time.Since(start).Round(time.Millisecond))
 
 	for _, f := range files {
-		if err := p.upload(ctx, f.Key, f.ContentType, f.SHA256, f.Size, fileSource(filepath.Join(dir, f.Name))); err != nil {
+		path := filepath.Join(dir, f.Name)
+		if err := p.upload(ctx, f.Key, f.ContentType, f.SHA256, f.Size, fileSource(path)); err != nil {
 			return nil, err
+		}
+		// Uploaded and read back: the work copy is not needed any more,
+		// so the work folder holds the snapshot once, not once more per
+		// file uploaded (a store on the same disk, or a full disk).
+		if err := os.Remove(path); err != nil {
+			log.Warn("work file not removed", "file", f.Name, "err", err)
 		}
 	}
 	m.Files = files
