@@ -16,7 +16,7 @@ import (
 	"github.com/netintel/netintel/publish/gen"
 )
 
-func sptr(s string) *string    { return &s }
+func sptr(s string) *string   { return &s }
 func fptr(f float64) *float64 { return &f }
 
 // encoderRecords are generated hosts and ranges (with the claims of the
@@ -57,9 +57,9 @@ func encoderRecords(t *testing.T) []ipmodel.Record {
 		full := ipmodel.Record{
 			IP: "192.0.2." + strconv.Itoa(i), Classifications: []string{ipmodel.ClassVPN, s}, Provider: sptr(s),
 			Confidence: []float64{0, 1, 0.5, 1e-7, 1e21, 123456789.125, -0.25, 5e-324}[i%8],
-			FirstSeen: s, LastSeen: "2026-11-23T03:00:00Z", Sources: []string{s, "x"}, ASN: uint32(i * 70000),
+			FirstSeen:  s, LastSeen: "2026-11-23T03:00:00Z", Sources: []string{s, "x"}, ASN: uint32(i * 70000),
 			Attributions: []ipmodel.Attribution{{OrgName: s, SignalSource: "src" + s, SignalConfidence: 0.75, ObservedAt: s}},
-			Country: sptr(s), Region: sptr("R" + s), City: sptr(s + "C"),
+			Country:      sptr(s), Region: sptr("R" + s), City: sptr(s + "C"),
 			Assets: []ipmodel.Asset{{Port: i * 3000, ProtocolFamily: s, Vendor: sptr(s), Product: sptr("p"), VersionBand: sptr(s),
 				VersionPrecision: sptr("v"), ExactVersion: sptr(s), ConfidenceBand: "high", EvidenceSources: []string{s}, FirstSeen: s, LastSeen: s,
 				Attributions: []ipmodel.Attribution{{OrgName: "o", SignalSource: s, SignalConfidence: 1e-9}},
