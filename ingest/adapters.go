@@ -106,6 +106,11 @@ func Adapters() map[string]Adapter {
 		"sonar-http":         SonarHTTP,
 		"goflow2":            Goflow2,
 		"nfdump-csv":         NfdumpCSV,
+		"httpx":              HTTPX,
+		"naabu":              Naabu,
+		"nmap-grep":          NmapGrep,
+		"zeek":               Zeek,
+		"suricata-eve":       Suricata,
 	}
 }
 
