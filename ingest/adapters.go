@@ -103,6 +103,7 @@ func Adapters() map[string]Adapter {
 		"masscan":            Masscan,
 		"nmap-xml":           NmapXML,
 		"shodan":             Shodan,
+		"censys":             Censys,
 		"sonar-http":         SonarHTTP,
 		"goflow2":            Goflow2,
 		"nfdump-csv":         NfdumpCSV,

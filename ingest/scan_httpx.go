@@ -493,6 +493,9 @@ func (h *httpxRecord) body(b64 bool) *Body {
 		b.SHA256, b.Truncated = strings.ToLower(sum), true
 	}
 	if length != nil && *length > b.Length {
+		if !b.Truncated {
+			b.SHA256 = "" // the hash of the cut part is not the body's
+		}
 		b.Length, b.Truncated = *length, true
 	}
 	return b

@@ -86,6 +86,8 @@ func TestSchema_AdapterOutputValid(t *testing.T) {
 		{"zeek", "zeek-6.2-ssl.log", Options{}},
 		{"zeek", "zeek-json-streaming.ndjson", Options{}},
 		{"suricata-eve", "suricata-eve.json", Options{}},
+		{"censys", "censys-v2-host.json", Options{}},
+		{"censys", "censys-platform-host.json", Options{}},
 	}
 	for _, f := range feeds {
 		t.Run(f.format+"/"+f.file, func(t *testing.T) {

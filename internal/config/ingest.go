@@ -49,6 +49,7 @@ var IngestFormatTable = []IngestFormat{
 	{Name: "naabu", Help: "naabu -json: open ports (nmap's service fields with -nmap-cli)"},
 	{Name: "httpx", Help: "ProjectDiscovery httpx -json (-irh/-irr/-irrb, -tls-grab, -favicon, -jarm, -td, -asn): HTTP response, TLS certificate, favicon hash"},
 	{Name: "shodan", Help: "Shodan banners (download/stream JSON lines): raw banner, HTTP, TLS, favicon, product, org claim"},
+	{Name: "censys", Help: "Censys host JSON (Search API v2 host view, Platform host asset; one document, JSON lines or an array): services with HTTP, TLS, banner, software"},
 	{Name: "sonar-http", Help: "Rapid7 Project Sonar HTTP/HTTPS JSON lines: the base64 response as status, headers and body"},
 	{Name: "goflow2", Help: "goflow2 JSON flow lines: the remote-access protocol inferred per flow (port, IP protocol, sizes)"},
 	{Name: "nfdump-csv", Help: "nfdump -o csv output (1.6 to 1.7.x): the remote-access protocol inferred per flow"},
