@@ -109,6 +109,7 @@ func Adapters() map[string]Adapter {
 		"nfdump-csv":         NfdumpCSV,
 		"httpx":              HTTPX,
 		"naabu":              Naabu,
+		"fingerprintx":       Fingerprintx,
 		"nmap-grep":          NmapGrep,
 		"zeek":               Zeek,
 		"suricata-eve":       Suricata,

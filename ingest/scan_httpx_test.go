@@ -204,3 +204,30 @@ func TestNmapGrep_RealSample(t *testing.T) {
 		t.Errorf("bad input: obs %s bad %v skipped %v", mustJSON(t, r.obs), r.bad, r.skipped)
 	}
 }
+
+func TestFingerprintx_RealSample(t *testing.T) {
+	t.Parallel()
+	r := runScan(t, "fingerprintx", readFile(t, "fingerprintx.jsonl"))
+	if len(r.obs) != 3 || len(r.bad) != 0 {
+		t.Fatalf("obs %d bad %v", len(r.obs), r.bad)
+	}
+	o := r.obs[0]
+	p := o.Service.Probes[0]
+	if o.IP != "127.0.0.1" || o.Service.Port != 8000 || o.Service.Transport != "tcp" || p.Response.Status != 200 || p.Response.Reason != "OK" ||
+		headerValues(p.Response.Headers, "Server")[0] != "SimpleHTTP/0.6 Python/3.10.6" || len(p.Response.Headers) != 4 ||
+		o.Service.Detected.Service != "http" || o.Service.Detected.By != "fingerprintx" || o.Service.Detected.Version != "SimpleHTTP/0.6 Python/3.10.6" {
+		t.Errorf("line 1 = %s", mustJSON(t, o))
+	}
+	if o := r.obs[1]; o.IP != "146.148.61.165" || o.Hostnames[0] != "praetorian.com" || o.Service.Probes[0].Response.Status != 404 ||
+		headerValues(o.Service.Probes[0].Response.Headers, "Etag")[0] != `W/"5e3e263f-1703"` {
+		t.Errorf("line 2 = %s", mustJSON(t, o))
+	}
+	// telnet's serverData is hex of the bytes the server sent (IAC WILL SGA).
+	if o := r.obs[2]; o.Service.Port != 23 || o.Service.Detected.Service != "telnet" || !slices.Equal(o.Service.Probes[0].Banner.Received.Bytes(), []byte{0xff, 0xfb, 0x03}) {
+		t.Errorf("line 3 = %s", mustJSON(t, o))
+	}
+	r = runScan(t, "fingerprintx", `{"ip":"192.0.2.1","port":3389,"protocol":"rdp","tls":true,"transport":"tcp","metadata":{"fingerprint":"Windows Server 2016 or 2019","osVersion":"10.0.17763"}}`+"\n"+`{"ip":"192.0.2.1","port":0,"protocol":"x"}`+"\n"+`{"ip":"192.0.2.1","port":1}`)
+	if len(r.obs) != 1 || r.obs[0].Service.Detected.Info != "tls; fingerprint: Windows Server 2016 or 2019; osVersion: 10.0.17763" || !slices.Equal(badLines(r.bad), []int{2, 3}) {
+		t.Errorf("metadata: %s bad %v", mustJSON(t, r.obs), r.bad)
+	}
+}

@@ -88,6 +88,7 @@ func TestSchema_AdapterOutputValid(t *testing.T) {
 		{"suricata-eve", "suricata-eve.json", Options{}},
 		{"censys", "censys-v2-host.json", Options{}},
 		{"censys", "censys-platform-host.json", Options{}},
+		{"fingerprintx", "fingerprintx.jsonl", Options{}},
 	}
 	for _, f := range feeds {
 		t.Run(f.format+"/"+f.file, func(t *testing.T) {
