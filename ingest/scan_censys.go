@@ -34,10 +34,11 @@ func Censys(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 		return fmt.Errorf("read censys: larger than %d bytes", maxJSONFeed)
 	}
 	lineAt := func(off int64) int { return 1 + bytes.Count(data[:min(off, int64(len(data)))], []byte{'\n'}) }
+	var base int64
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	for {
-		start := dec.InputOffset()
+		start := base + dec.InputOffset()
 		for start < int64(len(data)) && strings.ContainsRune(" \t\r\n", rune(data[start])) {
 			start++
 		}
@@ -47,10 +48,17 @@ func Censys(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 			return nil
 		}
 		if err != nil {
-			// A document that does not parse ends what can be read: JSON
-			// has no line boundary to resume at inside a document.
 			bad(LineError{lineAt(start), fmt.Errorf("json: %w", err)})
-			return nil
+			// Resume at the next line that starts a document (JSON lines,
+			// or the next pretty-printed document).
+			next := censysResync(data, start+1)
+			if next < 0 {
+				return nil
+			}
+			base = next
+			dec = json.NewDecoder(bytes.NewReader(data[base:]))
+			dec.UseNumber()
+			continue
 		}
 		hosts := censysHosts(doc)
 		if len(hosts) == 0 {
@@ -63,6 +71,17 @@ func Censys(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 			}
 		}
 	}
+}
+
+// censysResync returns the offset of the first line at or after from that
+// starts with "{" or "[" (a document's first character), or -1.
+func censysResync(data []byte, from int64) int64 {
+	for i := from; i < int64(len(data)); i++ {
+		if data[i-1] == '\n' && (data[i] == '{' || data[i] == '[') {
+			return i
+		}
+	}
+	return -1
 }
 
 // cmap is a decoded JSON object; cobj, carr, cstr and cstrs read its

@@ -81,15 +81,17 @@ func TestCensys_Shapes(t *testing.T) {
 		`{"ip":"nope","services":[]}`,
 		`{"ip":"192.0.2.4","services":[{"port":70000}]}`,
 		`{"hello":1}`,
+		`{"ip": "192.0.2.5", "services": [`, // cut: the next line is read again
+		strings.Replace(host, "192.0.2.1", "192.0.2.6", 1),
 		`{"ip":`,
 	}, "\n")
 	r := runScan(t, "censys", in)
-	if len(r.obs) != 3 || !slices.Equal(badLines(r.bad), []int{4, 5, 6, 7}) {
+	if len(r.obs) != 4 || !slices.Equal(badLines(r.bad), []int{4, 5, 6, 7, 9}) || r.obs[3].IP != "192.0.2.6" {
 		t.Fatalf("obs %s bad %v", mustJSON(t, r.obs), r.bad)
 	}
 	for i, o := range r.obs {
 		d := o.Service.Detected
-		if o.IP != []string{"192.0.2.1", "192.0.2.2", "192.0.2.3"}[i] || o.Service.Probes[0].Banner.Received.Text() != "SSH-2.0-OpenSSH_8.9" ||
+		if o.IP != []string{"192.0.2.1", "192.0.2.2", "192.0.2.3", "192.0.2.6"}[i] || o.Service.Probes[0].Banner.Received.Text() != "SSH-2.0-OpenSSH_8.9" ||
 			d.Product != "OpenSSH" || d.Version != "8.9" || d.Info != "Canonical Ubuntu Linux" || len(d.CPE) != 1 {
 			t.Errorf("obs %d = %s", i, mustJSON(t, o))
 		}

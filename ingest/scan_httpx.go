@@ -90,6 +90,10 @@ type httpxRecord struct {
 		Location   string `json:"location"`
 		RequestURL string `json:"request-url"`
 	} `json:"chain"`
+
+	// finalRaw is the last response of the chain, read when the line has
+	// no raw_header of its own.
+	finalRaw []byte
 }
 
 // tlsxResponse is the tls member of an httpx line: the response of
@@ -277,8 +281,12 @@ func (h *httpxRecord) probes(u *url.URL, host string) []Probe {
 		probes = append(probes, p)
 	}
 	// With -fr the chain ends with the final response, which the line's
-	// own members describe again: keep it once.
-	if len(probes) > 0 && (h.Body != nil || h.rawHeader(b64) != "") {
+	// own members describe again: keep it once, as the main probe (its
+	// raw headers when the line has none of its own).
+	if n := len(h.Chain); n > 0 && len(probes) > 0 && probes[len(probes)-1].Response != nil {
+		if h.rawHeader(b64) == "" {
+			h.finalRaw = h.decode(h.Chain[n-1].Response, b64)
+		}
 		probes = probes[:len(probes)-1]
 	}
 
@@ -381,8 +389,14 @@ func (h *httpxRecord) rawHeader(b64 bool) string {
 // reports; the body, title and status.
 func (h *httpxRecord) response(b64 bool) *Response {
 	var r *Response
-	if raw := h.rawHeader(b64); raw != "" {
-		if parsed, ok := parseHTTPResponse([]byte(raw)); ok {
+	var rawBody *Body
+	raw := []byte(h.rawHeader(b64))
+	if len(raw) == 0 {
+		raw = h.finalRaw
+	}
+	if len(raw) > 0 {
+		if parsed, ok := parseHTTPResponse(raw); ok {
+			rawBody = parsed.Body // only a chain's response carries one
 			parsed.Body = nil
 			r = parsed
 		}
@@ -421,6 +435,8 @@ func (h *httpxRecord) response(b64 bool) *Response {
 	r.Title = h.Title
 	if body := h.body(b64); body != nil {
 		r.Body = body
+	} else if rawBody != nil {
+		r.Body = rawBody
 	}
 	if r.Status == 0 && len(r.Headers) == 0 && r.Body == nil && r.Title == "" {
 		return nil

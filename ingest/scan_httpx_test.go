@@ -119,6 +119,8 @@ func TestHTTPX_Malformed(t *testing.T) {
 		`{"a":1}`,
 		`{"url":"http://192.0.2.2","input":"192.0.2.2","failed":true}`,
 		`{"url":"http://192.0.2.3:8080","host":"192.0.2.3","host_ip":"192.0.2.3","status_code":404,"failed":false}`,
+		// -fr: the chain's redirect, then the final response (raw in the chain).
+		`{"url":"http://192.0.2.5","host_ip":"192.0.2.5","status_code":200,"final_url":"http://192.0.2.5/login","chain":[{"request":"GET / HTTP/1.1\r\nHost: 192.0.2.5\r\n\r\n","response":"HTTP/1.1 302 Found\r\nLocation: /login\r\nSet-Cookie: a=1\r\nSet-Cookie: b=2\r\n\r\n","status_code":302,"location":"/login","request-url":"http://192.0.2.5/"},{"request":"GET /login HTTP/1.1\r\nHost: 192.0.2.5\r\n\r\n","response":"HTTP/1.1 200 OK\r\nServer: fw\r\n\r\n<b>x</b>","status_code":200,"request-url":"http://192.0.2.5/login"}]}`,
 		// -irrb: raw_header and the body in base64.
 		`{"url":"http://192.0.2.4","host_ip":"192.0.2.4","status_code":200,"raw_header":"SFRUUC8xLjEgMjAwIE9LDQpTZXJ2ZXI6IHgNClNldC1Db29raWU6IGE9MQ0KU2V0LUNvb2tpZTogYj0yDQoNCg==","body":"aGk="}`,
 	}, "\n")
@@ -132,10 +134,15 @@ func TestHTTPX_Malformed(t *testing.T) {
 	if strings.Join(r.skipped, ",") != "httpx probe failed" {
 		t.Errorf("skipped %v", r.skipped)
 	}
-	if len(r.obs) != 2 || r.obs[0].Service.Port != 8080 || r.obs[0].Service.Probes[0].Response.Status != 404 {
+	if len(r.obs) != 3 || r.obs[0].Service.Port != 8080 || r.obs[0].Service.Probes[0].Response.Status != 404 {
 		t.Fatalf("obs %s", mustJSON(t, r.obs))
 	}
-	p := r.obs[1].Service.Probes[0]
+	if ps := r.obs[1].Service.Probes; len(ps) != 2 || ps[0].Name != "redirect" || ps[0].Response.Status != 302 ||
+		len(headerValues(ps[0].Response.Headers, "Set-Cookie")) != 2 || ps[1].Request.Path != "/login" ||
+		headerValues(ps[1].Response.Headers, "Server")[0] != "fw" || ps[1].Response.Status != 200 || ps[1].Response.Body.Text() != "<b>x</b>" {
+		t.Errorf("chain = %s", mustJSON(t, ps))
+	}
+	p := r.obs[2].Service.Probes[0]
 	if got := headerValues(p.Response.Headers, "Set-Cookie"); len(got) != 2 || p.Response.Body.Text() != "hi" || headerValues(p.Response.Headers, "Server")[0] != "x" {
 		t.Errorf("base64 line = %s", mustJSON(t, p))
 	}
