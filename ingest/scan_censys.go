@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
@@ -26,6 +27,22 @@ import (
 // service of a host is one service observation (docs/ingest-enrich.md).
 func Censys(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	src := opt.source("censys")
+	// JSON lines (a bulk export) are read a line at a time; anything else
+	// (a pretty-printed response, an array) whole, up to maxJSONFeed.
+	br := bufio.NewReaderSize(r, 64<<10)
+	first, err := readFirstLine(br, opt.maxLine())
+	if err != nil {
+		return fmt.Errorf("read censys: %w", err)
+	}
+	r = io.MultiReader(bytes.NewReader(first), br)
+	if t := bytes.TrimSpace(first); len(t) > 0 && t[0] == '{' && json.Valid(t) {
+		return opt.lines(r, "censys", bad, func(n int, b []byte) error {
+			if len(bytes.TrimSpace(b)) == 0 {
+				return nil
+			}
+			return censysDocs(b, n, src, opt, emit, bad)
+		})
+	}
 	data, err := io.ReadAll(io.LimitReader(r, maxJSONFeed+1))
 	if err != nil {
 		return fmt.Errorf("read censys: %w", err)
@@ -33,7 +50,30 @@ func Censys(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	if len(data) > maxJSONFeed {
 		return fmt.Errorf("read censys: larger than %d bytes", maxJSONFeed)
 	}
-	lineAt := func(off int64) int { return 1 + bytes.Count(data[:min(off, int64(len(data)))], []byte{'\n'}) }
+	return censysDocs(data, 1, src, opt, emit, bad)
+}
+
+// readFirstLine returns the first line of br with its line end (at most
+// max bytes of it: a longer line is not JSON lines anyway).
+func readFirstLine(br *bufio.Reader, max int) ([]byte, error) {
+	var line []byte
+	for {
+		frag, err := br.ReadSlice('\n')
+		line = append(line, frag...)
+		if errors.Is(err, bufio.ErrBufferFull) && len(line) <= max {
+			continue
+		}
+		if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
+			return nil, err
+		}
+		return line, nil
+	}
+}
+
+// censysDocs reads the JSON documents of data, whose first line is line
+// firstLine of the input.
+func censysDocs(data []byte, firstLine int, src string, opt Options, emit Emit, bad func(LineError)) error {
+	lineAt := func(off int64) int { return firstLine + bytes.Count(data[:min(off, int64(len(data)))], []byte{'\n'}) }
 	var base int64
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
