@@ -58,8 +58,8 @@ func Fingerprintx(r io.Reader, opt Options, emit Emit, bad func(LineError)) erro
 			return nil
 		}
 		proto := strings.ToLower(firstNonEmpty(rec.Protocol, rec.Service))
-		if proto == "" {
-			bad(LineError{n, errors.New(`not a fingerprintx result: want "protocol" (or "service")`)})
+		if proto == "" || rec.Transport == "" {
+			bad(LineError{n, errors.New(`not a fingerprintx result: want "protocol" (or "service") and "transport"`)})
 			return nil
 		}
 		transport := strings.ToLower(rec.Transport)

@@ -170,7 +170,7 @@ func TestNaabu_RealSample(t *testing.T) {
 	}
 	// naabu before v2.0 (issue #37, 2020) wrote the host without its address.
 	r = runScan(t, "naabu", `{"host":"hackerone.com","port":443}`)
-	if len(r.obs) != 0 || len(r.bad) != 1 || !strings.Contains(r.bad[0].Error(), `line 1: ip: not an IP address: "hackerone.com"`) {
+	if len(r.obs) != 0 || len(r.bad) != 1 || !strings.Contains(r.bad[0].Error(), `line 1: not a naabu result: want "ip"`) {
 		t.Errorf("no address: obs %d bad %v", len(r.obs), r.bad)
 	}
 	// naabu v2.1.0-v2.1.6's port object, host discovery's null port.
@@ -236,5 +236,28 @@ func TestFingerprintx_RealSample(t *testing.T) {
 	r = runScan(t, "fingerprintx", `{"ip":"192.0.2.1","port":3389,"protocol":"rdp","tls":true,"transport":"tcp","metadata":{"fingerprint":"Windows Server 2016 or 2019","osVersion":"10.0.17763"}}`+"\n"+`{"ip":"192.0.2.1","port":0,"protocol":"x"}`+"\n"+`{"ip":"192.0.2.1","port":1}`)
 	if len(r.obs) != 1 || r.obs[0].Service.Detected.Info != "tls; fingerprint: Windows Server 2016 or 2019; osVersion: 10.0.17763" || !slices.Equal(badLines(r.bad), []int{2, 3}) {
 		t.Errorf("metadata: %s bad %v", mustJSON(t, r.obs), r.bad)
+	}
+}
+
+// Fed another tool's output, the adapters of this file and of Censys,
+// Zeek and Suricata store nothing and report what did not fit, and the
+// other adapters store nothing of their files.
+func TestMoreScanAdapters_WrongFormat(t *testing.T) {
+	t.Parallel()
+	files := map[string]string{"zgrab2": "zgrab2.jsonl", "masscan": "masscan.json", "nmap-xml": "nmap-complex.xml", "shodan": "shodan.jsonl",
+		"sonar-http": "sonar-http.jsonl", "httpx": "httpx.jsonl", "naabu": "naabu.jsonl", "fingerprintx": "fingerprintx.jsonl",
+		"nmap-grep": "nmap-grep.gnmap", "censys": "censys-v2-host.json", "zeek": "zeek-docs.ndjson", "suricata-eve": "suricata-eve.json",
+		"goflow2": "goflow2-v2.2.6.ndjson"}
+	fresh := []string{"httpx", "naabu", "fingerprintx", "nmap-grep", "censys", "zeek", "suricata-eve"}
+	for format := range files {
+		for other, file := range files {
+			if other == format || !slices.Contains(fresh, format) && !slices.Contains(fresh, other) {
+				continue
+			}
+			r := runScan(t, format, readFile(t, file))
+			if len(r.obs) != 0 {
+				t.Errorf("%s reading %s: %d observations", format, file, len(r.obs))
+			}
+		}
 	}
 }

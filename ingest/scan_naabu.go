@@ -29,6 +29,12 @@ type naabuRecord struct {
 	ExtraInfo string `json:"extra_info"`
 	OSType    string `json:"os_type"`
 	Method    string `json:"method"`
+
+	// Members only other tools' lines have: such a line is not naabu's.
+	Metadata json.RawMessage `json:"metadata"`
+	Data     json.RawMessage `json:"data"`
+	URL      json.RawMessage `json:"url"`
+	Services json.RawMessage `json:"services"`
 }
 
 // Naabu reads naabu's JSON lines: each open port is a service
@@ -46,6 +52,10 @@ func Naabu(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 			bad(LineError{n, fmt.Errorf("json: %w", err)})
 			return nil
 		}
+		if rec.IP == "" || rec.Metadata != nil || rec.Data != nil || rec.URL != nil || rec.Services != nil {
+			bad(LineError{n, errors.New(`not a naabu result: want "ip" and "port" (and no "metadata", "data", "url" or "services")`)})
+			return nil
+		}
 		port, proto, tls, err := rec.port()
 		if err != nil {
 			bad(LineError{n, err})
@@ -57,9 +67,7 @@ func Naabu(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 		}
 		ip := strings.TrimSpace(rec.IP)
 		var hostnames []string
-		if ip == "" {
-			ip = rec.Host // an address given as the host
-		} else if h := strings.TrimSpace(rec.Host); h != "" && h != ip {
+		if h := strings.TrimSpace(rec.Host); h != "" && h != ip {
 			hostnames = []string{h}
 		}
 		a, err := netip.ParseAddr(ip)
