@@ -76,6 +76,18 @@ type httpxRecord struct {
 	Jarm     string        `json:"jarm"`
 	JarmHash string        `json:"jarm_hash"`
 	TLS      *tlsxResponse `json:"tls"`
+	// OldTLS is -tls-grab before v1.2.5: projectdiscovery/cryptoutil's
+	// TLSData (names as lists, no validity or serial).
+	OldTLS *struct {
+		Version     string   `json:"tls_version"`
+		ServerName  string   `json:"extension_server_name"`
+		DNSNames    []string `json:"dns_names"`
+		CommonName  []string `json:"common_name"`
+		Org         []string `json:"organization"`
+		IssuerCN    []string `json:"issuer_common_name"`
+		IssuerOrg   []string `json:"issuer_organization"`
+		Fingerprint string   `json:"fingerprint_sha256"`
+	} `json:"tls-grab"`
 
 	ASN *struct {
 		Number  string `json:"as_number"`
@@ -525,6 +537,25 @@ const emptySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b785
 func (h *httpxRecord) tls() *TLS {
 	x := h.TLS
 	jarm := firstNonEmpty(h.JarmHash, h.Jarm)
+	if x == nil && h.OldTLS != nil {
+		o := h.OldTLS
+		t := &TLS{Version: tlsxVersion(o.Version), SANs: o.DNSNames, SHA256: strings.ToLower(o.Fingerprint), JARM: jarm}
+		if len(o.CommonName) > 0 || len(o.Org) > 0 {
+			t.Subject = &DN{CN: first(o.CommonName), O: o.Org}
+			t.Subject.DN = t.Subject.Join(",", false)
+		}
+		if len(o.IssuerCN) > 0 || len(o.IssuerOrg) > 0 {
+			t.Issuer = &DN{CN: first(o.IssuerCN), O: o.IssuerOrg}
+			t.Issuer.DN = t.Issuer.Join(",", false)
+		}
+		if !isHex(t.SHA256, 64) {
+			t.SHA256 = ""
+		}
+		if t.empty() {
+			return nil
+		}
+		return t
+	}
 	if x == nil {
 		if jarm == "" {
 			return nil

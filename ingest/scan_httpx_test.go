@@ -121,6 +121,8 @@ func TestHTTPX_Malformed(t *testing.T) {
 		`{"url":"http://192.0.2.3:8080","host":"192.0.2.3","host_ip":"192.0.2.3","status_code":404,"failed":false}`,
 		// -fr: the chain's redirect, then the final response (raw in the chain).
 		`{"url":"http://192.0.2.5","host_ip":"192.0.2.5","status_code":200,"final_url":"http://192.0.2.5/login","chain":[{"request":"GET / HTTP/1.1\r\nHost: 192.0.2.5\r\n\r\n","response":"HTTP/1.1 302 Found\r\nLocation: /login\r\nSet-Cookie: a=1\r\nSet-Cookie: b=2\r\n\r\n","status_code":302,"location":"/login","request-url":"http://192.0.2.5/"},{"request":"GET /login HTTP/1.1\r\nHost: 192.0.2.5\r\n\r\n","response":"HTTP/1.1 200 OK\r\nServer: fw\r\n\r\n<b>x</b>","status_code":200,"request-url":"http://192.0.2.5/login"}]}`,
+		// httpx before v1.2.5: -tls-grab's cryptoutil TLSData.
+		`{"url":"https://192.0.2.6:443","host":"192.0.2.6","port":"443","status-code":200,"tls-grab":{"tls_version":"TLSv1.2","dns_names":["a.example","b.example"],"common_name":["a.example"],"organization":["Example Inc"],"issuer_common_name":["R3"],"issuer_organization":["Let's Encrypt"],"fingerprint_sha256":"963F7BC86B3B7A87C7FD26F018CBDC9471A56992DEE76F259097A2547E581C2D"}}`,
 		// -irrb: raw_header and the body in base64.
 		`{"url":"http://192.0.2.4","host_ip":"192.0.2.4","status_code":200,"raw_header":"SFRUUC8xLjEgMjAwIE9LDQpTZXJ2ZXI6IHgNClNldC1Db29raWU6IGE9MQ0KU2V0LUNvb2tpZTogYj0yDQoNCg==","body":"aGk="}`,
 	}, "\n")
@@ -134,7 +136,7 @@ func TestHTTPX_Malformed(t *testing.T) {
 	if strings.Join(r.skipped, ",") != "httpx probe failed" {
 		t.Errorf("skipped %v", r.skipped)
 	}
-	if len(r.obs) != 3 || r.obs[0].Service.Port != 8080 || r.obs[0].Service.Probes[0].Response.Status != 404 {
+	if len(r.obs) != 4 || r.obs[0].Service.Port != 8080 || r.obs[0].Service.Probes[0].Response.Status != 404 {
 		t.Fatalf("obs %s", mustJSON(t, r.obs))
 	}
 	if ps := r.obs[1].Service.Probes; len(ps) != 2 || ps[0].Name != "redirect" || ps[0].Response.Status != 302 ||
@@ -142,7 +144,11 @@ func TestHTTPX_Malformed(t *testing.T) {
 		headerValues(ps[1].Response.Headers, "Server")[0] != "fw" || ps[1].Response.Status != 200 || ps[1].Response.Body.Text() != "<b>x</b>" {
 		t.Errorf("chain = %s", mustJSON(t, ps))
 	}
-	p := r.obs[2].Service.Probes[0]
+	if tls := r.obs[2].Service.Probes[0].TLS; tls == nil || tls.Subject.CN != "a.example" || tls.Subject.O[0] != "Example Inc" || tls.Issuer.CN != "R3" ||
+		strings.Join(tls.SANs, ",") != "a.example,b.example" || tls.SHA256 != "963f7bc86b3b7a87c7fd26f018cbdc9471a56992dee76f259097a2547e581c2d" || tls.Version != "TLSv1.2" {
+		t.Errorf("tls-grab = %s", mustJSON(t, r.obs[2].Service.Probes[0]))
+	}
+	p := r.obs[3].Service.Probes[0]
 	if got := headerValues(p.Response.Headers, "Set-Cookie"); len(got) != 2 || p.Response.Body.Text() != "hi" || headerValues(p.Response.Headers, "Server")[0] != "x" {
 		t.Errorf("base64 line = %s", mustJSON(t, p))
 	}
