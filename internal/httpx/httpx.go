@@ -1,5 +1,15 @@
 // Package httpx holds the small HTTP helpers every product's handlers share:
-// JSON responses, client addresses and per-client rate limiting.
+// JSON responses, the one error shape and its writer, client addresses and
+// per-client rate limiting.
+//
+// A JSON handler is a HandlerFunc: it writes its successful answer and
+// returns its failure, an *Error (status, code, message, Retry-After) or a
+// Responder (a body of another shape, such as a 422), which Handle answers
+// with Write; any other error is a failure of ours, logged and answered
+// 500 internal without its text. Middleware answers with Write too. A
+// handler that streams a body (a CSV export, a file download, a proxied
+// answer) stays a plain http.HandlerFunc and hands the failures before its
+// first byte to Fail.
 package httpx
 
 import (
