@@ -261,7 +261,10 @@ func writeClusterConfig(t testing.TB, dir, urls, rdap string, tlds []string) str
 	s = regexp.MustCompile(`(?m)^  urls: .*$`).ReplaceAllString(s, "  urls: ["+quoteList(strings.Split(urls, ","))+"]")
 	s = regexp.MustCompile(`(?m)^  creds_file: .*$`).ReplaceAllString(s, "")
 	s = strings.Replace(s, "    tls: true", "    tls: false", 1)
-	s = regexp.MustCompile(`(?m)^  snapshot: .*$`).ReplaceAllString(s, `  snapshot: "@every 5s"`)
+	// A snapshot every 10s: the test waits for two (each after its ingest);
+	// more often, builds of a half-ingested state would compete with the
+	// ingest for the CPU.
+	s = regexp.MustCompile(`(?m)^  snapshot: .*$`).ReplaceAllString(s, `  snapshot: "@every 10s"`)
 	// The observations a killed enrich worker held come back after the
 	// consumer's ack wait: 30s in production, 10s here.
 	ackWait := regexp.MustCompile(`(name: enrich,[^}\n]*ack_wait: )\w+`)
