@@ -39,7 +39,6 @@ var (
 	errNoSnapshot       = &httpx.Error{Status: http.StatusServiceUnavailable, Code: CodeNoSnapshot, Message: "no IP intelligence snapshot has been published yet", RetryAfter: "60"}
 	errSnapshotRead     = &httpx.Error{Status: http.StatusInternalServerError, Code: CodeInternal, Message: "the snapshot could not be read at this address"}
 	errStoreUnreachable = unavailable("the object store is not reachable; retry shortly")
-	errLimitDown        = &httpx.Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, Message: "the public endpoint limit cannot be checked right now; retry later", RetryAfter: "5"}
 	errNotFoundPath     = notFound("no such path; see " + PathOpenAPI)
 	errFileNotInStore   = notFound("the file is no longer in the object store; fetch " + PathDataset + " again")
 )

@@ -120,7 +120,6 @@ func notFound(w http.ResponseWriter, _ *http.Request) {
 var (
 	errNotFound  = &httpx.Error{Status: http.StatusNotFound, Code: "not_found", Message: "no such path"}
 	errNoResults = &httpx.Error{Status: http.StatusNotFound, Code: "no_results", Message: "no TLD check has been published yet; see /api/status"}
-	errLimitDown = &httpx.Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "the rate limit cannot be checked right now; retry later", RetryAfter: "5"}
 	errStateDown = &httpx.Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "TLD status store is not reachable; try again shortly"}
 	errNoStore   = errors.New("no object store in this role")
 )

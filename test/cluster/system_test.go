@@ -51,7 +51,7 @@ func TestCluster_SystemSurvivesNodeLoss(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cluster test")
 	}
-	t.Parallel() // each test has a cluster of its own
+	t.Parallel()  // each test has a cluster of its own
 	go buildBin() // while the cluster elects its leaders
 	ctx := context.Background()
 	c := startCluster(t, 3)
