@@ -185,6 +185,7 @@ func (h *Handler) Mount(mux *http.ServeMux) {
 	api("snapshots/{date}/{build}/{name}", h.snapshotFile)
 	api("tld", handle(h.tld))
 	api("tld/history", handle(h.tldHistory))
+	api("tld/changes", handle(h.tldChanges))
 	api("pipeline", handle(h.pipeline))
 	// Anything else under /console/: the JSON 404 (behind the guard, so
 	// it says nothing to those refused).

@@ -376,6 +376,47 @@ func (h *Handler) tldHistory(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// maxChanges bounds the changes the TLD view lists (the newest).
+const maxChanges = 500
+
+// TLDChanges is GET /console/api/tld/changes: what changed between the
+// kept runs, as the history's /api/changes lists it, newest first (at most
+// maxChanges); runs is how many runs were compared.
+type TLDChanges struct {
+	Runs    int            `json:"runs"`
+	Changes []probe.Change `json:"changes"`
+}
+
+func (h *Handler) tldChanges(w http.ResponseWriter, r *http.Request) error {
+	if h.opt.Store == nil {
+		return errNoStore
+	}
+	ids, err := probe.HistoryRuns(r.Context(), h.opt.Store, h.opt.TLDPrefix)
+	if err != nil {
+		return h.tldUnavailable(err)
+	}
+	out := TLDChanges{Changes: []probe.Change{}}
+	var prevID string
+	var prev probe.Results
+	for _, id := range ids {
+		cur, err := probe.LoadRun(r.Context(), h.opt.Store, h.opt.TLDPrefix, id)
+		switch {
+		case errors.Is(err, objstore.ErrNotFound):
+			continue // pruned since it was listed
+		case err != nil:
+			return h.tldUnavailable(err)
+		case prevID != "":
+			out.Changes = append(out.Changes, probe.Diff(prevID, prev, id, cur)...)
+		}
+		prevID, prev = id, cur
+		out.Runs++
+	}
+	slices.Reverse(out.Changes)
+	out.Changes = out.Changes[:min(len(out.Changes), maxChanges)]
+	httpx.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
 // StoreHistory is the TLDHistory of what the checker publishes today: the
 // summary.json of each run under PREFIX/runs/<run>/ (the newest limit
 // runs), or else the latest summary alone, one point.
