@@ -37,6 +37,7 @@ func (s fixedState) Ranges(_ context.Context, fn func(ipmodel.Record) error) err
 // reads), carries the range's attribution on itself and on each of its
 // assets, beside its own; the range's other addresses carry the range's.
 func TestMMDB_HostInsideClaimedRange(t *testing.T) {
+	t.Parallel()
 	asn := ipmodel.Attribution{OrgName: "AMAZON-02 - Amazon.com, Inc.", SignalSource: "ip2asn", SignalConfidence: 0.7, ObservedAt: "2026-11-26T00:00:00Z"}
 	aws := ipmodel.Attribution{OrgName: "Amazon.com, Inc.", SignalSource: "aws-ranges", SignalConfidence: 0.95, ObservedAt: "2026-11-26T01:00:00Z"}
 	scan := ipmodel.Attribution{OrgName: "Example Logistics Ltd", SignalSource: "scan-a", SignalConfidence: 0.6, ObservedAt: "2026-11-25T00:00:00Z"}

@@ -68,6 +68,7 @@ func mustFile(t *testing.T, m *Manifest, format string, a ipmodel.Audience) File
 }
 
 func TestPublisher_Run_Delta(t *testing.T) {
+	t.Parallel()
 	base := gen.New(3000, 7)
 	next := &gen.Churned{Base: base, Every: 300}
 	for _, sc := range stores {
@@ -282,6 +283,7 @@ func regzip(t *testing.T, from, to string) {
 }
 
 func TestLineSorter_Each(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int{0, 1, 500, 20000} {
 		t.Run(strconv.Itoa(n), func(t *testing.T) {
 			dir := t.TempDir()
@@ -328,6 +330,7 @@ func TestLineSorter_Each(t *testing.T) {
 }
 
 func TestMakeSortKey_Order(t *testing.T) {
+	t.Parallel()
 	// In key order: IPv4 first, a range before what it contains, a range
 	// before a host of the same address and length.
 	keys := []struct {
@@ -347,6 +350,7 @@ func TestMakeSortKey_Order(t *testing.T) {
 }
 
 func TestBuild_DeltaBaseFaults(t *testing.T) {
+	t.Parallel()
 	// A base that cannot serve as one gives no delta for its audience,
 	// says why in delta_note, and the snapshot is built whole all the same.
 	base := gen.New(2000, 3)

@@ -102,6 +102,7 @@ func everyFileState() (fixedState, map[string]map[ipmodel.Audience]claimsOf) {
 // pro up). Read by encoding/csv, DuckDB (CSV and Parquet), encoding/json
 // (NDJSON), maxminddb-golang and mmdblookup (MMDB).
 func TestBuild_EveryFileSaysTheSame(t *testing.T) {
+	t.Parallel()
 	st, want := everyFileState()
 	dir := t.TempDir()
 	m := &Manifest{SnapshotDate: "2026-11-26"}

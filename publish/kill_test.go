@@ -70,6 +70,7 @@ func publishChild(t *testing.T, spec string) {
 // folder without a manifest) are removed by the next runs and store opens,
 // and the next run of the date publishes a new build.
 func TestPublisher_Run_Killed(t *testing.T) {
+	t.Parallel()
 	if spec := os.Getenv(childEnv); spec != "" {
 		publishChild(t, spec)
 		return

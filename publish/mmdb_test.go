@@ -112,6 +112,7 @@ func canon(t *testing.T, r ipmodel.Record) string {
 }
 
 func TestMMDB_ReadersAgree(t *testing.T) {
+	t.Parallel()
 	g := gen.New(2000, 7)
 	for _, hostsFirst := range []bool{false, true} {
 		name := "ranges-first"
@@ -276,6 +277,7 @@ func checkMMDBLookup(t *testing.T, file, ip string, want *ipmodel.Record) {
 func itoa(n int) string { return strconv.Itoa(n) }
 
 func TestSpool_RoundTrip(t *testing.T) {
+	t.Parallel()
 	g := gen.New(2000, 21)
 	var buf []byte
 	for i := 0; i < g.NHosts; i += 7 {
@@ -306,6 +308,7 @@ func TestSpool_RoundTrip(t *testing.T) {
 // and a 6to4 address (2002::/16) are IPv6 addresses of their own: answered
 // with their own record or not at all, never with the embedded IPv4's.
 func TestMMDB_OnlyIPv4MappedIsIPv4(t *testing.T) {
+	t.Parallel()
 	g := gen.New(10, 3)
 	v4 := g.Host(1)
 	v4.IP = "198.51.100.5"

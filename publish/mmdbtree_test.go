@@ -361,6 +361,7 @@ func compareWithTools(t *testing.T, got, want string, probes []netip.Addr) {
 }
 
 func TestMMDBWriter_MatchesMMDBWriter(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		seed       uint64
@@ -416,6 +417,7 @@ func TestMMDBWriter_MatchesMMDBWriter(t *testing.T) {
 // 10,000 by default and 2,000 under -short; BenchmarkMMDBWriter_Compare
 // runs 1,000,000).
 func TestMMDBWriter_Gen(t *testing.T) {
+	t.Parallel()
 	n := 10_000
 	if testing.Short() {
 		n = 2_000
@@ -510,6 +512,7 @@ func BenchmarkMMDBWriter_Compare(b *testing.B) {
 
 // An MMDB of no record is valid and answers nothing, as mmdbwriter's.
 func TestMMDBWriter_Empty(t *testing.T) {
+	t.Parallel()
 	got, want := buildBoth(t, nil, nil, 4, 0)
 	db, err := maxminddb.Open(got)
 	if err != nil {
@@ -539,6 +542,7 @@ func TestMMDBWriter_Empty(t *testing.T) {
 }
 
 func TestNetSorter_Order(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(7, 7))
 	for _, chunk := range []int{2, 5, 1000} {
 		t.Run(fmt.Sprint(chunk), func(t *testing.T) {

@@ -97,6 +97,7 @@ func download(t *testing.T, st objstore.Store, m *Manifest) string {
 }
 
 func TestPublisher_Run_ReadByOtherTools(t *testing.T) {
+	t.Parallel()
 	g := gen.New(3000, 11)
 	for _, sc := range stores {
 		t.Run(sc.name, func(t *testing.T) {
@@ -495,6 +496,7 @@ func (f *faultStore) Put(ctx context.Context, key string, r io.Reader, size int6
 }
 
 func TestPublisher_Run_Faults(t *testing.T) {
+	t.Parallel()
 	g := gen.New(500, 3)
 	for _, sc := range stores {
 		t.Run(sc.name, func(t *testing.T) {
@@ -636,6 +638,7 @@ func sha256sumCheck(t *testing.T, dir string, files int) {
 // it; the superseded build stays readable for publish.superseded_grace,
 // the failed run's leftovers for publish.timeout, then both are pruned.
 func TestPublisher_Run_RerunLatestDateFails(t *testing.T) {
+	t.Parallel()
 	base, err := objstore.NewFolder(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -744,6 +747,7 @@ func storedBuilds(t *testing.T, st objstore.Store) map[string][]string {
 }
 
 func TestPublisher_Run_IdempotentKeepBackfill(t *testing.T) {
+	t.Parallel()
 	st, err := objstore.NewFolder(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -825,6 +829,7 @@ func storedDates(t *testing.T, st objstore.Store) map[string]int {
 // keep: the last keep complete snapshots stay, and the leftover is deleted
 // once it is older than all of them.
 func TestPublisher_Run_PruneIncompleteFolder(t *testing.T) {
+	t.Parallel()
 	st, err := objstore.NewFolder(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -883,6 +888,7 @@ func slicesSort(s []string) {
 }
 
 func TestPublisher_Run_Event(t *testing.T) {
+	t.Parallel()
 	n := testutil.StartNATS(t)
 	n.Ensure(t)
 	st, err := objstore.NewFolder(t.TempDir())
@@ -919,6 +925,7 @@ func TestPublisher_Run_Event(t *testing.T) {
 // at its default of an hour. A plain subscriber on the event subject takes
 // the publish and never answers, as such a leader does.
 func TestPublisher_Run_LostEventAckDoesNotHoldTheRun(t *testing.T) {
+	t.Parallel()
 	n := testutil.StartNATS(t)
 	taken := make(chan struct{}, 1)
 	sub, err := n.NC.Subscribe(EventSubject, func(*nats.Msg) {
@@ -972,6 +979,7 @@ func TestPublisher_Run_LostEventAckDoesNotHoldTheRun(t *testing.T) {
 }
 
 func TestPublisher_Run_BadInput(t *testing.T) {
+	t.Parallel()
 	st, err := objstore.NewFolder(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -1014,6 +1022,7 @@ func (b *badState) Ranges(ctx context.Context, fn func(ipmodel.Record) error) er
 }
 
 func TestBuild_SkipsBadRecords(t *testing.T) {
+	t.Parallel()
 	m := &Manifest{SnapshotDate: "2026-11-23"}
 	files, err := Build(t.Context(), &badState{}, t.TempDir(), BuildOptions{Formats: []string{FormatNDJSON, FormatMMDB}}, m)
 	if err != nil {
@@ -1047,6 +1056,7 @@ func TestBuild_Cancel(t *testing.T) {
 }
 
 func TestLatest_Invalid(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		pointer string

@@ -14,6 +14,7 @@ import (
 // back once, in the byte order of its IP, records of one IP in the order
 // they were added, across many runs and within one.
 func TestSortSpool_Each(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name     string
 		n        int

@@ -15,6 +15,7 @@ import (
 // old) are removed at the start of the next run; a live run's folder, a
 // fresh folder without a lock yet, and folders that are not ours stay.
 func TestPublisher_Run_SweepsStaleWorkDirs(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t)
 	work := cfg.WorkDir
 	mk := func(name string, lock bool, mtime time.Time) string {

@@ -200,10 +200,10 @@ func (h *Handler) Mount(mux *http.ServeMux) {
 	for _, rt := range routes {
 		mux.HandleFunc(rt.pattern, func(w http.ResponseWriter, r *http.Request) { h.serve(rt, w, r) })
 	}
-	mux.HandleFunc("GET "+PathOpenAPI, openAPIHandler(h.o.OpenAPIServers))
+	mux.HandleFunc("GET "+PathOpenAPI, httpx.Handle(h.log, openAPIHandler(h.o.OpenAPIServers)))
 	mux.Handle(PathOpenAPI, httpx.MethodNotAllowed("GET, HEAD"))
 	mux.HandleFunc("/api/v1/vpn/", func(w http.ResponseWriter, r *http.Request) {
-		h.fail(w, "", "not_found", &httpx.Error{Status: http.StatusNotFound, Code: "not_found", Message: "no such gateway path; see docs/gateway.md"})
+		h.refuse(w, r, "", errNoPath)
 	})
 }
 
@@ -225,18 +225,71 @@ func (h *Handler) setBackendHeaders(hd http.Header, f *forward) {
 	hd.Set(HeaderQuotaUsed, strconv.FormatInt(f.charge.Used, 10))
 }
 
-// errBackendRefused is the 502 of a backend that refused the gateway (its
-// internal key): a gateway's misconfiguration, never the customer's.
-var errBackendRefused = &httpx.Error{Status: http.StatusBadGateway, Code: "backend_unavailable", Message: "the backend refused the gateway; nothing was charged"}
+// Failures answered the same wherever they happen.
+var (
+	// errBackendRefused is the 502 of a backend that refused the gateway
+	// (its internal key): a gateway's misconfiguration, never the customer's.
+	errBackendRefused = &httpx.Error{Status: http.StatusBadGateway, Code: "backend_unavailable", Message: "the backend refused the gateway; nothing was charged"}
+	errBackendDown    = &httpx.Error{Status: http.StatusBadGateway, Code: "backend_unavailable", Message: "the backend did not answer; nothing was charged"}
+	errNoPath         = &httpx.Error{Status: http.StatusNotFound, Code: "not_found", Message: "no such gateway path; see docs/gateway.md"}
+	errBadScheme      = unauthorized("malformed_key", "Authorization must be: Bearer svc_vpn_<key-id>_<key-secret>")
+	errMissingKey     = unauthorized("missing_key", "send Authorization: Bearer <API key>")
+	errMalformedKey   = unauthorized("malformed_key", "API keys look like svc_vpn_<key-id>_<key-secret>")
+	errRevokedKey     = unauthorized("revoked_key", "this API key was revoked")
+	errExpiredKey     = unauthorized("expired_key", "this API key was rotated and its overlap ended; use the new key")
+	errUnknownKey     = unauthorized("invalid_key", "unknown API key")
+	errKeysDown       = unavailable("unavailable", "the gateway cannot check keys right now; retry later")
+	errUsageDown      = unavailable("unavailable", "the gateway cannot count usage right now; nothing was charged, retry later")
+	errValidationDown = unavailable("validation_unavailable", "the key validation service did not answer; nothing was charged, retry later")
+	errNoCredits      = &httpx.Error{Status: http.StatusPaymentRequired, Code: "no_credits", Message: "the subscription has not enough credits for this request"}
+	errInactive       = &httpx.Error{Status: http.StatusForbidden, Code: "subscription_inactive", Message: "the subscription is not active"}
+	errBadBody        = &httpx.Error{Status: http.StatusBadRequest, Code: "bad_body", Message: "could not read the request body"}
+)
 
-// fail answers e and counts the request's outcome (a metrics label) for
-// option; a 401 names the Bearer scheme.
-func (h *Handler) fail(w http.ResponseWriter, option, outcome string, e *httpx.Error) {
-	h.results.WithLabelValues(outcome, option).Inc()
-	if e.Status == http.StatusUnauthorized {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="netintel"`)
+func unauthorized(code, msg string) *httpx.Error {
+	return &httpx.Error{Status: http.StatusUnauthorized, Code: code, Message: msg}
+}
+
+// unavailable is a 503 of a state the gateway could not reach: the
+// customer may retry in 5 seconds.
+func unavailable(code, msg string) *httpx.Error {
+	return &httpx.Error{Status: http.StatusServiceUnavailable, Code: code, Message: msg, RetryAfter: "5"}
+}
+
+// outcome is the metrics label of a refused request, from its answer.
+func outcome(e *httpx.Error) string {
+	switch e.Status {
+	case http.StatusUnauthorized:
+		return "unauthorized"
+	case http.StatusPaymentRequired:
+		return "no_credits"
+	case http.StatusForbidden:
+		return "forbidden"
+	case http.StatusNotFound:
+		return "not_found"
+	case http.StatusTooManyRequests:
+		return e.Code // rate_limited or quota_exceeded
+	case http.StatusBadGateway:
+		return "backend_error"
+	case http.StatusServiceUnavailable:
+		return "unavailable"
 	}
-	httpx.Write(w, e)
+	return "bad_request" // 400, 405, 413
+}
+
+// refuse answers the failure err of a request made with option (a metrics
+// label, empty before the credentials are read) and counts its outcome; a
+// 401 names the Bearer scheme. Every refusal of the gateway goes through
+// here.
+func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, option string, err error) {
+	var e *httpx.Error
+	if errors.As(err, &e) {
+		h.results.WithLabelValues(outcome(e), option).Inc()
+		if e.Status == http.StatusUnauthorized {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="netintel"`)
+		}
+	}
+	httpx.Fail(h.log, w, r, err)
 }
 
 // forward is what the proxy needs of one authorised request.
@@ -252,38 +305,54 @@ type forward struct {
 
 type ctxKey struct{}
 
+// serve admits the request and forwards it to the backend, whose answer
+// streams through: it stays a plain handler, every refusal answered by
+// refuse.
 func (h *Handler) serve(rt route, w http.ResponseWriter, r *http.Request) {
+	f, option, err := h.admit(rt, w, r)
+	if err != nil {
+		h.refuse(w, r, option, err)
+		return
+	}
+	if h.o.BackendHandler != nil {
+		h.serveInProcess(w, r, f)
+		return
+	}
+	h.proxy.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, f)))
+}
+
+// admit checks the request's method, path, key, tier, limits and (Option
+// B) credits, and returns what forwarding it needs; or the failure to
+// answer, with the credential option it was made with (empty before the
+// credentials are read).
+func (h *Handler) admit(rt route, w http.ResponseWriter, r *http.Request) (*forward, string, error) {
 	if r.Method != rt.method && !(rt.method == http.MethodGet && r.Method == http.MethodHead) {
 		allow := rt.method
 		if allow == http.MethodGet {
 			allow = "GET, HEAD" // HEAD is served wherever GET is
 		}
 		w.Header().Set("Allow", allow)
-		h.fail(w, "", "bad_request", &httpx.Error{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed", Message: "use " + allow})
-		return
+		return nil, "", &httpx.Error{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed", Message: "use " + allow}
 	}
 	// A value holding "." or ".." segments (sent as %2F) would reach the
 	// backend as a path its mux cleans and redirects: not a gateway path.
 	backendPath := rt.backend(r)
 	if path.Clean(backendPath) != backendPath {
-		h.fail(w, "", "not_found", &httpx.Error{Status: http.StatusNotFound, Code: "not_found", Message: "no such gateway path; see docs/gateway.md"})
-		return
+		return nil, "", errNoPath
 	}
 	// Credentials: Option A first; Option B only with a validation service.
 	option, raw := "a", ""
 	if a := r.Header.Get("Authorization"); a != "" {
 		scheme, tok, _ := strings.Cut(strings.TrimSpace(a), " ")
 		if !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
-			h.fail(w, option, "unauthorized", &httpx.Error{Status: http.StatusUnauthorized, Code: "malformed_key", Message: "Authorization must be: Bearer svc_vpn_<key-id>_<key-secret>"})
-			return
+			return nil, option, errBadScheme
 		}
 		raw = strings.TrimSpace(tok)
 	} else if k := r.URL.Query().Get("apiKey"); k != "" && h.o.Validator != nil {
 		option, raw = "b", k
 	}
 	if raw == "" {
-		h.fail(w, option, "unauthorized", &httpx.Error{Status: http.StatusUnauthorized, Code: "missing_key", Message: "send Authorization: Bearer <API key>"})
-		return
+		return nil, option, errMissingKey
 	}
 	sctx := withLazyDeadline(r.Context(), h.o.StateTimeout)
 	defer sctx.release()
@@ -292,8 +361,7 @@ func (h *Handler) serve(rt route, w http.ResponseWriter, r *http.Request) {
 		if id, _, perr := gw.ParseKey(raw); perr == nil {
 			h.log.Debug("key refused", "key_id", id, "reason", err.Error())
 		}
-		h.authError(w, option, err)
-		return
+		return nil, option, h.authError(err)
 	}
 	log := h.log
 	if log.Enabled(r.Context(), slog.LevelDebug) {
@@ -302,17 +370,15 @@ func (h *Handler) serve(rt route, w http.ResponseWriter, r *http.Request) {
 	}
 	if need := minTier(rt, r); need != "" && gw.TierRank(rec.Tier) < gw.TierRank(need) {
 		log.Debug("tier too low", "path", rt.pattern, "required_tier", need)
-		h.results.WithLabelValues("forbidden", option).Inc()
-		httpx.Write(w, &httpx.Error{Status: http.StatusForbidden, Code: "tier_required",
-			Message: fmt.Sprintf("this endpoint needs tier %s or above; this key's tier is %s", need, rec.Tier), RequiredTier: need})
-		return
+		return nil, option, &httpx.Error{Status: http.StatusForbidden, Code: "tier_required",
+			Message: fmt.Sprintf("this endpoint needs tier %s or above; this key's tier is %s", need, rec.Tier), RequiredTier: need}
 	}
 	credits := int64(1)
 	var body []byte
 	if rt.batch {
-		b, n, ok := h.readBatch(w, r, option)
-		if !ok {
-			return
+		b, n, err := h.readBatch(w, r)
+		if err != nil {
+			return nil, option, err
 		}
 		body, credits = b, n
 		r.Body = io.NopCloser(bytes.NewReader(body))
@@ -321,23 +387,17 @@ func (h *Handler) serve(rt route, w http.ResponseWriter, r *http.Request) {
 	lim := h.o.Limits(rec.Tier)
 	ch, err := h.o.Usage.Charge(sctx, rec.User, rec.ID, lim, credits, option == "a")
 	if err != nil {
-		h.limitError(w, option, keyLog(h.log, rec), err)
-		return
+		return nil, option, h.limitError(w, keyLog(h.log, rec), err)
 	}
 	query := stripAPIKey(r.URL.RawQuery)
 	if option == "b" {
 		idem := gw.IdemRequest{KeyID: rec.ID, Customer: r.Header.Get("Idempotency-Key"),
 			Method: r.Method, Path: backendPath, Query: query, Body: body, Credits: credits}
-		if !h.optionB(w, r, keyLog(h.log, rec), rec, ch, idem) {
-			return
+		if err := h.optionB(r, keyLog(h.log, rec), rec, ch, idem); err != nil {
+			return nil, option, err
 		}
 	}
-	f := &forward{path: backendPath, query: query, rec: rec, charge: ch, credits: credits, option: option, limits: lim}
-	if h.o.BackendHandler != nil {
-		h.serveInProcess(w, r, f)
-		return
-	}
-	h.proxy.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, f)))
+	return &forward{path: backendPath, query: query, rec: rec, charge: ch, credits: credits, option: option, limits: lim}, option, nil
 }
 
 // serveInProcess calls the in-process backend with the request the proxy
@@ -483,7 +543,7 @@ func minTier(rt route, r *http.Request) string {
 // optionB checks and deducts credits with the validation service; it fails
 // closed (503) when the service cannot answer. The deduction's idempotency
 // key is bound to the request (gw.IdempotencyKey).
-func (h *Handler) optionB(w http.ResponseWriter, r *http.Request, log *slog.Logger, rec *gw.Record, ch gw.Charge, idem gw.IdemRequest) bool {
+func (h *Handler) optionB(r *http.Request, log *slog.Logger, rec *gw.Record, ch gw.Charge, idem gw.IdemRequest) error {
 	v := h.o.Validator
 	credits := idem.Credits
 	err := func() error {
@@ -494,35 +554,30 @@ func (h *Handler) optionB(w http.ResponseWriter, r *http.Request, log *slog.Logg
 		return err
 	}()
 	if err == nil {
-		return true
+		return nil
 	}
 	h.refund(ch, credits)
 	switch {
 	case errors.Is(err, gw.ErrNoCredits):
-		h.fail(w, "b", "no_credits", &httpx.Error{Status: http.StatusPaymentRequired, Code: "no_credits", Message: "the subscription has not enough credits for this request"})
+		return errNoCredits
 	case errors.Is(err, gw.ErrSubscriptionInactive):
-		h.fail(w, "b", "forbidden", &httpx.Error{Status: http.StatusForbidden, Code: "subscription_inactive", Message: "the subscription is not active"})
-	default:
-		log.Warn("validation service unavailable", "err", err)
-		w.Header().Set("Retry-After", "5")
-		h.fail(w, "b", "unavailable", &httpx.Error{Status: http.StatusServiceUnavailable, Code: "validation_unavailable", Message: "the key validation service did not answer; nothing was charged, retry later"})
+		return errInactive
 	}
-	return false
+	log.Warn("validation service unavailable", "err", err)
+	return errValidationDown
 }
 
 // readBatch reads a batch body and returns it with its credit count: the
 // number of addresses when the body is a well-formed batch of 1..100, else
 // 1 (the backend then answers 422 and the credit is refunded).
-func (h *Handler) readBatch(w http.ResponseWriter, r *http.Request, option string) ([]byte, int64, bool) {
+func (h *Handler) readBatch(w http.ResponseWriter, r *http.Request) ([]byte, int64, error) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.o.MaxBodyBytes))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			h.fail(w, option, "bad_request", &httpx.Error{Status: http.StatusRequestEntityTooLarge, Code: "body_too_large", Message: fmt.Sprintf("request body above %d bytes", h.o.MaxBodyBytes)})
-			return nil, 0, false
+			return nil, 0, &httpx.Error{Status: http.StatusRequestEntityTooLarge, Code: "body_too_large", Message: fmt.Sprintf("request body above %d bytes", h.o.MaxBodyBytes)}
 		}
-		h.fail(w, option, "bad_request", &httpx.Error{Status: http.StatusBadRequest, Code: "bad_body", Message: "could not read the request body"})
-		return nil, 0, false
+		return nil, 0, errBadBody
 	}
 	// The backend reads the key "ips" exactly (a map, last duplicate wins);
 	// count the same list. A struct field would also take "IPS" or "Ips",
@@ -530,47 +585,47 @@ func (h *Handler) readBatch(w http.ResponseWriter, r *http.Request, option strin
 	var obj map[string]json.RawMessage
 	var ips []json.RawMessage
 	if json.Unmarshal(body, &obj) == nil && json.Unmarshal(obj["ips"], &ips) == nil && len(ips) >= 1 && len(ips) <= MaxBatch {
-		return body, int64(len(ips)), true
+		return body, int64(len(ips)), nil
 	}
-	return body, 1, true
+	return body, 1, nil
 }
 
-func (h *Handler) authError(w http.ResponseWriter, option string, err error) {
+// authError is the answer to a key the store refused or could not check.
+func (h *Handler) authError(err error) *httpx.Error {
 	switch {
 	case errors.Is(err, gw.ErrMalformedKey):
-		h.fail(w, option, "unauthorized", &httpx.Error{Status: http.StatusUnauthorized, Code: "malformed_key", Message: "API keys look like svc_vpn_<key-id>_<key-secret>"})
+		return errMalformedKey
 	case errors.Is(err, gw.ErrRevokedKey):
-		h.fail(w, option, "unauthorized", &httpx.Error{Status: http.StatusUnauthorized, Code: "revoked_key", Message: "this API key was revoked"})
+		return errRevokedKey
 	case errors.Is(err, gw.ErrExpiredKey):
-		h.fail(w, option, "unauthorized", &httpx.Error{Status: http.StatusUnauthorized, Code: "expired_key", Message: "this API key was rotated and its overlap ended; use the new key"})
+		return errExpiredKey
 	case errors.Is(err, gw.ErrUnknownKey):
-		h.fail(w, option, "unauthorized", &httpx.Error{Status: http.StatusUnauthorized, Code: "invalid_key", Message: "unknown API key"})
-	default:
-		h.log.Warn("key lookup failed", "err", err)
-		w.Header().Set("Retry-After", "5")
-		h.fail(w, option, "unavailable", &httpx.Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "the gateway cannot check keys right now; retry later"})
+		return errUnknownKey
 	}
+	h.log.Warn("key lookup failed", "err", err)
+	return errKeysDown
 }
 
-func (h *Handler) limitError(w http.ResponseWriter, option string, log *slog.Logger, err error) {
+// limitError is the answer to a charge the usage counter refused (a rate
+// limit or the quota, with their headers) or could not make.
+func (h *Handler) limitError(w http.ResponseWriter, log *slog.Logger, err error) *httpx.Error {
 	var le *gw.LimitError
-	if errors.As(err, &le) {
-		log.Debug("limit reached", "reason", le.Error(), "retry_after", le.RetryAfter)
-		w.Header().Set("Retry-After", httpx.RetryAfter(le.RetryAfter))
-		if errors.Is(err, gw.ErrRateLimited) {
-			w.Header().Set("X-RateLimit-Limit", strconv.FormatInt(le.Limit, 10))
-			w.Header().Set("X-RateLimit-Remaining", "0")
-			h.fail(w, option, "rate_limited", &httpx.Error{Status: http.StatusTooManyRequests, Code: "rate_limited", Message: fmt.Sprintf("rate limit of %d requests per minute for this key reached; retry after the Retry-After seconds", le.Limit)})
-			return
-		}
-		w.Header().Set("X-Quota-Limit", strconv.FormatInt(le.Limit, 10))
-		w.Header().Set("X-Quota-Used", strconv.FormatInt(le.Used, 10))
-		h.fail(w, option, "quota_exceeded", &httpx.Error{Status: http.StatusTooManyRequests, Code: "quota_exceeded", Message: fmt.Sprintf("monthly quota of %d credits used up (%d used); it renews on the 1st (UTC)", le.Limit, le.Used)})
-		return
+	if !errors.As(err, &le) {
+		log.Warn("usage counter unavailable", "err", err)
+		return errUsageDown
 	}
-	log.Warn("usage counter unavailable", "err", err)
-	w.Header().Set("Retry-After", "5")
-	h.fail(w, option, "unavailable", &httpx.Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "the gateway cannot count usage right now; nothing was charged, retry later"})
+	log.Debug("limit reached", "reason", le.Error(), "retry_after", le.RetryAfter)
+	after := httpx.RetryAfter(le.RetryAfter)
+	if errors.Is(err, gw.ErrRateLimited) {
+		w.Header().Set("X-RateLimit-Limit", strconv.FormatInt(le.Limit, 10))
+		w.Header().Set("X-RateLimit-Remaining", "0")
+		return &httpx.Error{Status: http.StatusTooManyRequests, Code: "rate_limited", RetryAfter: after,
+			Message: fmt.Sprintf("rate limit of %d requests per minute for this key reached; retry after the Retry-After seconds", le.Limit)}
+	}
+	w.Header().Set("X-Quota-Limit", strconv.FormatInt(le.Limit, 10))
+	w.Header().Set("X-Quota-Used", strconv.FormatInt(le.Used, 10))
+	return &httpx.Error{Status: http.StatusTooManyRequests, Code: "quota_exceeded", RetryAfter: after,
+		Message: fmt.Sprintf("monthly quota of %d credits used up (%d used); it renews on the 1st (UTC)", le.Limit, le.Used)}
 }
 
 // setLimitHeaders writes the limit headers, by their canonical names
@@ -672,7 +727,7 @@ func (h *Handler) proxyError(w http.ResponseWriter, r *http.Request, err error) 
 		return // the customer went away
 	}
 	h.log.Warn("backend unreachable", "err", err)
-	h.fail(w, "", "backend_error", &httpx.Error{Status: http.StatusBadGateway, Code: "backend_unavailable", Message: "the backend did not answer; nothing was charged"})
+	h.refuse(w, r, "", errBackendDown)
 }
 
 func (h *Handler) refund(ch gw.Charge, credits int64) {

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/netintel/netintel/internal/httpx"
 )
 
 // OpenAPI is the customer OpenAPI 3.0.3 document as written: the gateway
@@ -148,11 +150,11 @@ func (o *object) encode() json.RawMessage {
 // openAPIHandler serves Document for the servers servers() returns at the
 // time of the request (a port 0 is known once the listener is bound); the
 // rendered document is kept while they stay the same.
-func openAPIHandler(servers func() Servers) http.HandlerFunc {
+func openAPIHandler(servers func() Servers) httpx.HandlerFunc {
 	var mu sync.Mutex
 	var last Servers
 	var body []byte
-	return func(w http.ResponseWriter, _ *http.Request) {
+	return func(w http.ResponseWriter, _ *http.Request) error {
 		s := Servers{}
 		if servers != nil {
 			s = servers()
@@ -162,8 +164,7 @@ func openAPIHandler(servers func() Servers) http.HandlerFunc {
 			b, err := Document(s)
 			if err != nil {
 				mu.Unlock()
-				http.Error(w, err.Error(), http.StatusInternalServerError)
-				return
+				return fmt.Errorf("render the OpenAPI document: %w", err)
 			}
 			body, last = b, s
 		}
@@ -172,5 +173,6 @@ func openAPIHandler(servers func() Servers) http.HandlerFunc {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "public, max-age=300")
 		_, _ = w.Write(b)
+		return nil
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -94,6 +95,7 @@ func TestConsole_Browser(t *testing.T) {
 	b.Do(t, chromedp.Navigate(base+"#tld"), chromedp.WaitReady(chromedp.CSS("#tld-table")))
 	b.WaitTrue(t, `document.querySelectorAll('#tld-table tr[data-tld]').length === 60`)
 	b.WaitTrue(t, `document.querySelector('#tld-chart svg path') !== null`)
+	b.WaitTrue(t, `[...document.querySelectorAll('#tld-changes tr[data-tld]')].map(r => r.dataset.tld + " " + r.dataset.change).join() === "t59 tld_added,uk working_flipped"`)
 	if p := browsertest.Eval[string](t, b, `document.getElementById("tld-progress").textContent`); p != "350 / 1,400 TLDs (25%)" {
 		t.Errorf("progress %q", p)
 	}
@@ -214,4 +216,10 @@ func moreTLDs(t *testing.T, e *env) {
 		put(filepath.ToSlash("tld/runs/"+run+"/summary.json"), probe.Summary{RunID: run, FinishedAt: time.Date(2026, 11, 10+i, 1, 0, 0, 0, time.UTC).Unix(),
 			TotalTLDs: 1440 + i, RDAPWorking: 1180 + 9*i, WhoisAvailable: 1300 - 3*i, StealthFound: 20 + 2*i})
 	}
+	// The last two runs' results: .uk's RDAP came back, .t59 is new.
+	before := res
+	before.Results = slices.Clone(res.Results[:59])
+	before.Results[2].RDAPWorking, before.Results[2].WorkingURL = &no, nil
+	put("tld/runs/20261116T000000Z0006/results.json", before)
+	put("tld/runs/20261117T000000Z0007/results.json", res)
 }

@@ -178,22 +178,23 @@ func (h *Handler) Mount(mux *http.ServeMux) {
 	api := func(pattern string, fn http.HandlerFunc) {
 		mux.Handle("GET /console/api/"+pattern, h.guard(noStore(fn)))
 	}
-	api("ip/{ip}", h.ipLookup)
-	api("examples", h.examples)
-	api("snapshots", h.snapshots)
+	handle := func(fn httpx.HandlerFunc) http.HandlerFunc { return httpx.Handle(h.log, fn) }
+	api("ip/{ip}", handle(h.ipLookup))
+	api("examples", handle(h.examples))
+	api("snapshots", handle(h.snapshots))
 	api("snapshots/{date}/{build}/{name}", h.snapshotFile)
-	api("tld", h.tld)
-	api("tld/history", h.tldHistory)
-	api("pipeline", h.pipeline)
+	api("tld", handle(h.tld))
+	api("tld/history", handle(h.tldHistory))
+	api("tld/changes", handle(h.tldChanges))
+	api("pipeline", handle(h.pipeline))
 	// Anything else under /console/: the JSON 404 (behind the guard, so
 	// it says nothing to those refused).
 	mux.Handle("/console/", h.guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			httpx.WriteError(w, http.StatusMethodNotAllowed, "method_not_allowed", r.Method+" is not allowed here; use GET, HEAD")
+			methodNotAllowed.ServeHTTP(w, r)
 			return
 		}
-		httpx.WriteError(w, http.StatusNotFound, "not_found", "no such path")
+		httpx.Write(w, notFound("no such path"))
 	})))
 }
 
@@ -202,7 +203,7 @@ func (h *Handler) page(name string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, err := assets.ReadFile("assets/" + name)
 		if err != nil {
-			httpx.WriteError(w, http.StatusInternalServerError, "internal", "page missing from the binary")
+			httpx.Write(w, &httpx.Error{Status: http.StatusInternalServerError, Code: "internal", Message: "page missing from the binary"})
 			return
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -228,11 +229,28 @@ func securityHeaders(w http.ResponseWriter) {
 	hd.Set("X-Frame-Options", "DENY")
 }
 
-// Errors of the access check.
+// Failures answered the same wherever they happen.
 var (
-	errForbiddenNetwork = "the console answers only clients on this machine (console.allow); see docs/console.md"
-	errForbiddenKey     = "the console needs an operator key: sign in at /console/login or send Authorization: Bearer KEY (docs/console.md)"
+	errForbiddenNetwork = forbidden("the console answers only clients on this machine (console.allow); see docs/console.md")
+	errForbiddenKey     = forbidden("the console needs an operator key: sign in at /console/login or send Authorization: Bearer KEY (docs/console.md)")
+	errNoStore          = unavailable("this role has no object store")
+	errStoreDown        = unavailable("the object store is not reachable; try again shortly")
+	errTLDDown          = unavailable("TLD status store is not reachable; try again shortly")
+	errNATSDown         = unavailable("NATS is not reachable; try again shortly")
+	methodNotAllowed    = httpx.MethodNotAllowed("GET, HEAD")
 )
+
+func forbidden(msg string) *httpx.Error {
+	return &httpx.Error{Status: http.StatusForbidden, Code: "forbidden", Message: msg}
+}
+
+func notFound(msg string) *httpx.Error {
+	return &httpx.Error{Status: http.StatusNotFound, Code: "not_found", Message: msg}
+}
+
+func unavailable(msg string) *httpx.Error {
+	return &httpx.Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: msg}
+}
 
 // loopbackClient reports whether the request comes from this machine:
 // the connection's peer is loopback and, with a trusted proxy, so is the
@@ -258,7 +276,7 @@ func (h *Handler) network(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		httpx.WriteError(w, http.StatusForbidden, "forbidden", errForbiddenNetwork)
+		httpx.Write(w, errForbiddenNetwork)
 	})
 }
 
@@ -275,7 +293,7 @@ func (h *Handler) guard(next http.Handler) http.Handler {
 			return
 		}
 		if !h.allows(AllowKeys) {
-			httpx.WriteError(w, http.StatusForbidden, "forbidden", errForbiddenNetwork)
+			httpx.Write(w, errForbiddenNetwork)
 			return
 		}
 		key := bearer(r)
@@ -290,10 +308,10 @@ func (h *Handler) guard(next http.Handler) http.Handler {
 		}
 		if err := h.operator(r.Context(), key); err != nil {
 			if errors.Is(err, gw.ErrUnavailable) {
-				httpx.WriteError(w, http.StatusServiceUnavailable, "unavailable", "operator keys cannot be checked now (NATS unreachable); try again shortly")
+				httpx.Write(w, unavailable("operator keys cannot be checked now (NATS unreachable); try again shortly"))
 				return
 			}
-			h.refuseKey(w, r, "not an operator key: "+err.Error())
+			h.refuseKey(w, r, forbidden("not an operator key: "+err.Error()))
 			return
 		}
 		w.Header().Set(AccessHeader, "key")
@@ -303,12 +321,12 @@ func (h *Handler) guard(next http.Handler) http.Handler {
 
 // refuseKey answers 403; a browser asking for the page is sent to the
 // sign-in page instead.
-func (h *Handler) refuseKey(w http.ResponseWriter, r *http.Request, msg string) {
+func (h *Handler) refuseKey(w http.ResponseWriter, r *http.Request, e *httpx.Error) {
 	if r.URL.Path == Prefix && strings.Contains(r.Header.Get("Accept"), "text/html") {
 		http.Redirect(w, r, Prefix+"login", http.StatusSeeOther)
 		return
 	}
-	httpx.WriteError(w, http.StatusForbidden, "forbidden", msg)
+	httpx.Write(w, e)
 }
 
 // errNotOperator: an active key without the operator tag.
@@ -342,14 +360,14 @@ func bearer(r *http.Request) string {
 // revoking it signs the browser out.
 func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 	if !h.allows(AllowKeys) {
-		httpx.WriteError(w, http.StatusForbidden, "forbidden", "sign-in with a key is off (console.allow has no keys)")
+		httpx.Write(w, forbidden("sign-in with a key is off (console.allow has no keys)"))
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, 4096)
 	key := strings.TrimSpace(r.PostFormValue("key"))
 	if err := h.operator(r.Context(), key); err != nil {
 		if errors.Is(err, gw.ErrUnavailable) {
-			httpx.WriteError(w, http.StatusServiceUnavailable, "unavailable", "operator keys cannot be checked now; try again shortly")
+			httpx.Write(w, unavailable("operator keys cannot be checked now; try again shortly"))
 			return
 		}
 		http.Redirect(w, r, Prefix+"login?failed=1", http.StatusSeeOther)

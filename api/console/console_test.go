@@ -167,6 +167,22 @@ func TestHandler_TLD(t *testing.T) {
 	if len(h.Runs) != 2 || h.Runs[0] != want[0] || h.Runs[1] != want[1] {
 		t.Errorf("history = %+v, want %+v", h.Runs, want)
 	}
+	// The changes between the two kept runs, newest first.
+	code, b, _ = e.get(t, "/console/api/tld/changes")
+	if code != 200 {
+		t.Fatalf("%d %s", code, b)
+	}
+	c := decode[console.TLDChanges](t, b)
+	var got2 []string
+	for _, ch := range c.Changes {
+		if ch.RunID != "20261120T000000Zcafe" || ch.PreviousRunID != "20261118T000000Z0001" {
+			t.Errorf("change %+v: wrong runs", ch)
+		}
+		got2 = append(got2, ch.TLD+" "+ch.Change)
+	}
+	if c.Runs != 2 || strings.Join(got2, ", ") != "zz tld_added, com working_flipped" {
+		t.Errorf("changes = %d runs, %v", c.Runs, got2)
+	}
 }
 
 // Without per-run summaries the latest one is the history's one point.

@@ -53,27 +53,24 @@ type RecordExtras struct {
 	LastSeen     string                `json:"last_seen"`
 }
 
-func (h *Handler) ipLookup(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) ipLookup(w http.ResponseWriter, r *http.Request) error {
 	raw := r.PathValue("ip")
 	u := strings.TrimRight(h.opt.IPBase, "/") + "/api/v1/ip/" + url.PathEscape(raw) + "?include=cves"
 	req, err := http.NewRequestWithContext(r.Context(), http.MethodGet, u, nil)
 	if err != nil {
-		httpx.WriteError(w, http.StatusBadRequest, "invalid_ip", "not an IPv4 or IPv6 address")
-		return
+		return &httpx.Error{Status: http.StatusBadRequest, Code: "invalid_ip", Message: "not an IPv4 or IPv6 address"}
 	}
 	req.Header.Set("X-Internal-Key", h.opt.InternalKey)
 	req.Header.Set("X-Tier", "enterprise")
 	resp, err := h.opt.IPClient.Do(req)
 	if err != nil {
 		h.log.Warn("ip api unreachable", "err", err)
-		httpx.WriteError(w, http.StatusBadGateway, "unavailable", "the IP API did not answer; see the log")
-		return
+		return &httpx.Error{Status: http.StatusBadGateway, Code: "unavailable", Message: "the IP API did not answer; see the log"}
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxLookupBody))
 	if err != nil {
-		httpx.WriteError(w, http.StatusBadGateway, "unavailable", "the IP API answer was cut off")
-		return
+		return &httpx.Error{Status: http.StatusBadGateway, Code: "unavailable", Message: "the IP API answer was cut off"}
 	}
 	if resp.StatusCode != http.StatusOK || !json.Valid(body) {
 		// The IP API's own error body ({"error":{...}}), as it answered.
@@ -83,7 +80,7 @@ func (h *Handler) ipLookup(w http.ResponseWriter, r *http.Request) {
 		}
 		w.WriteHeader(resp.StatusCode)
 		_, _ = w.Write(body)
-		return
+		return nil
 	}
 	out := IPResult{Lookup: body}
 	if addr, err := netip.ParseAddr(raw); err == nil && h.opt.Records != nil {
@@ -100,6 +97,7 @@ func (h *Handler) ipLookup(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	httpx.WriteJSON(w, http.StatusOK, out)
+	return nil
 }
 
 // Examples is GET /console/api/examples: addresses worth a lookup.
@@ -107,12 +105,13 @@ type Examples struct {
 	Addresses []string `json:"addresses"`
 }
 
-func (h *Handler) examples(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) examples(w http.ResponseWriter, r *http.Request) error {
 	out := Examples{Addresses: []string{}}
 	if h.opt.Examples != nil {
 		out.Addresses = nonNil(h.opt.Examples(r.Context()))
 	}
 	httpx.WriteJSON(w, http.StatusOK, out)
+	return nil
 }
 
 func nonNil[T any](s []T) []T {
@@ -164,18 +163,17 @@ func fileURL(date, build, name string) string {
 	return Prefix + "api/snapshots/" + date + "/" + build + "/" + url.PathEscape(name)
 }
 
-func (h *Handler) snapshots(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) snapshots(w http.ResponseWriter, r *http.Request) error {
 	if h.opt.Store == nil {
-		httpx.WriteError(w, http.StatusServiceUnavailable, "unavailable", "this role has no object store")
-		return
+		return errNoStore
 	}
 	out, err := ListSnapshots(r.Context(), h.opt.Store)
 	if err != nil {
 		h.log.Warn("snapshot history", "err", err)
-		httpx.WriteError(w, http.StatusServiceUnavailable, "unavailable", "the object store is not reachable; try again shortly")
-		return
+		return errStoreDown
 	}
 	httpx.WriteJSON(w, http.StatusOK, out)
+	return nil
 }
 
 // ListSnapshots reads every complete build's manifest (newest first, at
@@ -232,27 +230,13 @@ func ListSnapshots(ctx context.Context, st objstore.Store) (*Snapshots, error) {
 
 // snapshotFile streams one file of a build that has a manifest, or the
 // build's SHA256SUMS rendered from it, with the manifest's SHA-256 as ETag.
+// It streams, so it stays a plain handler: the failures before the first
+// byte are answered by httpx.Fail.
 func (h *Handler) snapshotFile(w http.ResponseWriter, r *http.Request) {
-	date, build, name := r.PathValue("date"), r.PathValue("build"), r.PathValue("name")
-	if build == oldLayout {
-		build = ""
-	}
-	if _, err := publish.ParseDate(date); err != nil || (build != "" && !publish.ValidBuildID(build)) {
-		httpx.WriteError(w, http.StatusNotFound, "not_found", "no such snapshot build")
-		return
-	}
-	if h.opt.Store == nil {
-		httpx.WriteError(w, http.StatusServiceUnavailable, "unavailable", "this role has no object store")
-		return
-	}
-	m, err := publish.ReadManifest(r.Context(), h.opt.Store, publish.ManifestKey(date, build))
-	if errors.Is(err, objstore.ErrNotFound) {
-		httpx.WriteError(w, http.StatusNotFound, "not_found", "no complete build "+date+"/"+build+" (pruned, or never finished)")
-		return
-	}
+	name := r.PathValue("name")
+	m, err := h.manifest(r)
 	if err != nil {
-		h.log.Warn("read manifest", "date", date, "build", build, "err", err)
-		httpx.WriteError(w, http.StatusServiceUnavailable, "unavailable", "the object store is not reachable; try again shortly")
+		httpx.Fail(h.log, w, r, err)
 		return
 	}
 	disp := `attachment; filename="` + name + `"`
@@ -266,20 +250,9 @@ func (h *Handler) snapshotFile(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, b.String())
 		return
 	}
-	i := slices.IndexFunc(m.Files, func(f publish.File) bool { return f.Name == name })
-	if i < 0 {
-		httpx.WriteError(w, http.StatusNotFound, "not_found", "the build has no file "+strconv.Quote(name))
-		return
-	}
-	f := m.Files[i]
-	rc, _, err := h.opt.Store.Get(r.Context(), f.Key, nil)
-	if errors.Is(err, objstore.ErrNotFound) {
-		httpx.WriteError(w, http.StatusNotFound, "not_found", "the file was pruned")
-		return
-	}
+	f, rc, err := h.openFile(r.Context(), m, name)
 	if err != nil {
-		h.log.Warn("open snapshot file", "key", f.Key, "err", err)
-		httpx.WriteError(w, http.StatusServiceUnavailable, "unavailable", "the object store is not reachable; try again shortly")
+		httpx.Fail(h.log, w, r, err)
 		return
 	}
 	defer rc.Close()
@@ -292,6 +265,49 @@ func (h *Handler) snapshotFile(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// manifest reads the manifest of the build r names, or returns the
+// failure to answer.
+func (h *Handler) manifest(r *http.Request) (*publish.Manifest, error) {
+	date, build := r.PathValue("date"), r.PathValue("build")
+	if build == oldLayout {
+		build = ""
+	}
+	if _, err := publish.ParseDate(date); err != nil || (build != "" && !publish.ValidBuildID(build)) {
+		return nil, notFound("no such snapshot build")
+	}
+	if h.opt.Store == nil {
+		return nil, errNoStore
+	}
+	m, err := publish.ReadManifest(r.Context(), h.opt.Store, publish.ManifestKey(date, build))
+	if errors.Is(err, objstore.ErrNotFound) {
+		return nil, notFound("no complete build " + date + "/" + build + " (pruned, or never finished)")
+	}
+	if err != nil {
+		h.log.Warn("read manifest", "date", date, "build", build, "err", err)
+		return nil, errStoreDown
+	}
+	return m, nil
+}
+
+// openFile opens the file name of the build of m, or returns the failure
+// to answer.
+func (h *Handler) openFile(ctx context.Context, m *publish.Manifest, name string) (publish.File, io.ReadCloser, error) {
+	i := slices.IndexFunc(m.Files, func(f publish.File) bool { return f.Name == name })
+	if i < 0 {
+		return publish.File{}, nil, notFound("the build has no file " + strconv.Quote(name))
+	}
+	f := m.Files[i]
+	rc, _, err := h.opt.Store.Get(ctx, f.Key, nil)
+	if errors.Is(err, objstore.ErrNotFound) {
+		return f, nil, notFound("the file was pruned")
+	}
+	if err != nil {
+		h.log.Warn("open snapshot file", "key", f.Key, "err", err)
+		return f, nil, errStoreDown
+	}
+	return f, rc, nil
+}
+
 // TLDStatus is GET /console/api/tld: the live progress, the latest
 // publish and its results (null with ?results=false, for polls).
 type TLDStatus struct {
@@ -300,21 +316,18 @@ type TLDStatus struct {
 	Results   []probe.Result   `json:"results"`
 }
 
-func (h *Handler) tld(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) tld(w http.ResponseWriter, r *http.Request) error {
 	if h.opt.TLD == nil {
-		httpx.WriteError(w, http.StatusServiceUnavailable, "unavailable", "the TLD checker is not wired in this role")
-		return
+		return unavailable("the TLD checker is not wired in this role")
 	}
 	out := TLDStatus{Results: []probe.Result{}}
 	var err error
 	if out.Progress, err = h.opt.TLD.Progress(r.Context()); err != nil {
-		h.tldUnavailable(w, err)
-		return
+		return h.tldUnavailable(err)
 	}
 	pub, ok, err := h.opt.TLD.Published(r.Context())
 	if err != nil {
-		h.tldUnavailable(w, err)
-		return
+		return h.tldUnavailable(err)
 	}
 	if ok {
 		out.Published = &pub
@@ -329,16 +342,18 @@ func (h *Handler) tld(w http.ResponseWriter, r *http.Request) {
 			out.Results = nonNil(res.Results)
 		case errors.Is(err, objstore.ErrNotFound):
 		default:
-			h.tldUnavailable(w, err)
-			return
+			return h.tldUnavailable(err)
 		}
 	}
 	httpx.WriteJSON(w, http.StatusOK, out)
+	return nil
 }
 
-func (h *Handler) tldUnavailable(w http.ResponseWriter, err error) {
+// tldUnavailable logs a failure to read the TLD state and returns the 503
+// that answers it.
+func (h *Handler) tldUnavailable(err error) error {
 	h.log.Warn("tld state unavailable", "err", err)
-	httpx.WriteError(w, http.StatusServiceUnavailable, "unavailable", "TLD status store is not reachable; try again shortly")
+	return errTLDDown
 }
 
 // maxRuns bounds the runs the coverage chart shows.
@@ -349,17 +364,57 @@ type TLDHistoryBody struct {
 	Runs []RunSummary `json:"runs"`
 }
 
-func (h *Handler) tldHistory(w http.ResponseWriter, r *http.Request) {
-	if h.opt.History == nil {
-		httpx.WriteJSON(w, http.StatusOK, TLDHistoryBody{Runs: []RunSummary{}})
-		return
-	}
-	runs, err := h.opt.History.Runs(r.Context(), maxRuns)
-	if err != nil {
-		h.tldUnavailable(w, err)
-		return
+func (h *Handler) tldHistory(w http.ResponseWriter, r *http.Request) error {
+	var runs []RunSummary
+	if h.opt.History != nil {
+		var err error
+		if runs, err = h.opt.History.Runs(r.Context(), maxRuns); err != nil {
+			return h.tldUnavailable(err)
+		}
 	}
 	httpx.WriteJSON(w, http.StatusOK, TLDHistoryBody{Runs: nonNil(runs)})
+	return nil
+}
+
+// maxChanges bounds the changes the TLD view lists (the newest).
+const maxChanges = 500
+
+// TLDChanges is GET /console/api/tld/changes: what changed between the
+// kept runs, as the history's /api/changes lists it, newest first (at most
+// maxChanges); runs is how many runs were compared.
+type TLDChanges struct {
+	Runs    int            `json:"runs"`
+	Changes []probe.Change `json:"changes"`
+}
+
+func (h *Handler) tldChanges(w http.ResponseWriter, r *http.Request) error {
+	if h.opt.Store == nil {
+		return errNoStore
+	}
+	ids, err := probe.HistoryRuns(r.Context(), h.opt.Store, h.opt.TLDPrefix)
+	if err != nil {
+		return h.tldUnavailable(err)
+	}
+	out := TLDChanges{Changes: []probe.Change{}}
+	var prevID string
+	var prev probe.Results
+	for _, id := range ids {
+		cur, err := probe.LoadRun(r.Context(), h.opt.Store, h.opt.TLDPrefix, id)
+		switch {
+		case errors.Is(err, objstore.ErrNotFound):
+			continue // pruned since it was listed
+		case err != nil:
+			return h.tldUnavailable(err)
+		case prevID != "":
+			out.Changes = append(out.Changes, probe.Diff(prevID, prev, id, cur)...)
+		}
+		prevID, prev = id, cur
+		out.Runs++
+	}
+	slices.Reverse(out.Changes)
+	out.Changes = out.Changes[:min(len(out.Changes), maxChanges)]
+	httpx.WriteJSON(w, http.StatusOK, out)
+	return nil
 }
 
 // StoreHistory is the TLDHistory of what the checker publishes today: the
@@ -489,10 +544,9 @@ type Pipeline struct {
 // recentDead is how many dead letters the pipeline view lists.
 const recentDead = 10
 
-func (h *Handler) pipeline(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) pipeline(w http.ResponseWriter, r *http.Request) error {
 	if h.opt.JS == nil {
-		httpx.WriteError(w, http.StatusServiceUnavailable, "unavailable", "no NATS connection in this role")
-		return
+		return unavailable("no NATS connection in this role")
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
 	defer cancel()
@@ -503,13 +557,11 @@ func (h *Handler) pipeline(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		if err != nil {
-			h.natsUnavailable(w, err)
-			return
+			return h.natsUnavailable(err)
 		}
 		info, err := st.Info(ctx)
 		if err != nil {
-			h.natsUnavailable(w, err)
-			return
+			return h.natsUnavailable(err)
 		}
 		out.Streams = append(out.Streams, StreamInfo{Name: name, Subjects: info.Config.Subjects, Messages: info.State.Msgs, Bytes: info.State.Bytes,
 			LastSeq: info.State.LastSeq, Consumers: info.State.Consumers})
@@ -524,8 +576,7 @@ func (h *Handler) pipeline(w http.ResponseWriter, r *http.Request) {
 			out.Consumers = append(out.Consumers, c)
 		}
 		if err := lister.Err(); err != nil {
-			h.natsUnavailable(w, err)
-			return
+			return h.natsUnavailable(err)
 		}
 		if slices.Contains(info.Config.Subjects, "dlq.>") {
 			out.DeadLetters = deadLetters(ctx, st, name, info)
@@ -537,8 +588,7 @@ func (h *Handler) pipeline(w http.ResponseWriter, r *http.Request) {
 	})
 	jobs, err := h.jobs(ctx)
 	if err != nil {
-		h.natsUnavailable(w, err)
-		return
+		return h.natsUnavailable(err)
 	}
 	out.Jobs = jobs
 	if h.opt.Sampler != nil {
@@ -546,11 +596,14 @@ func (h *Handler) pipeline(w http.ResponseWriter, r *http.Request) {
 		out.IntervalSeconds = h.opt.Sampler.interval.Seconds()
 	}
 	httpx.WriteJSON(w, http.StatusOK, out)
+	return nil
 }
 
-func (h *Handler) natsUnavailable(w http.ResponseWriter, err error) {
+// natsUnavailable logs a failure to read the pipeline state and returns
+// the 503 that answers it.
+func (h *Handler) natsUnavailable(err error) error {
 	h.log.Warn("pipeline state unavailable", "err", err)
-	httpx.WriteError(w, http.StatusServiceUnavailable, "unavailable", "NATS is not reachable; try again shortly")
+	return errNATSDown
 }
 
 // deadLetters reads the newest messages of the dead-letter stream; a

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"slices"
 	"testing"
 	"time"
 
@@ -173,7 +174,13 @@ func writeTLD(t *testing.T, st objstore.Store, prefix string) {
 		}
 	}
 	put(prefix+probe.LatestJSON, res)
+	// The run before the latest: .com's RDAP was not working yet.
+	before := res
+	before.LastUpdate = time.Date(2026, 11, 18, 1, 0, 0, 0, time.UTC).Unix()
+	before.Results = slices.Clone(res.Results[:3]) // .zz came with the latest run
+	before.Results[0].RDAPWorking, before.Results[0].WorkingURL = &no, nil
 	for i, run := range []string{"20261118T000000Z0001", "20261120T000000Zcafe"} {
+		put(prefix+"runs/"+run+"/results.json", []probe.Results{before, res}[i])
 		sum := probe.Summary{RunID: run, FinishedAt: time.Date(2026, 11, 18+2*i, 1, 0, 0, 0, time.UTC).Unix(), TotalTLDs: 4 - (1 - i), RDAPWorking: 1, WhoisAvailable: 1 + i, StealthFound: i}
 		put(prefix+"runs/"+run+"/summary.json", sum)
 		if i == 1 {

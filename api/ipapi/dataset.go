@@ -81,24 +81,21 @@ type UnavailableFormat struct {
 }
 
 // dataset is GET /api/v1/export/dataset[?format=...].
-func (s *Service) dataset(w http.ResponseWriter, r *http.Request, tier Tier) {
+func (s *Service) dataset(w http.ResponseWriter, r *http.Request, tier Tier) error {
 	q := query{v: r.URL.Query()}
 	only := q.enum("format", datasetFormats)
 	if tier < tierPro {
-		writeTierError(w, "the dataset feed", tierPro)
-		return
+		return tierError("the dataset feed", tierPro)
 	}
 	if only != "" && tier < formatTier[only] {
-		writeTierError(w, "the "+only+" dataset", formatTier[only])
-		return
+		return tierError("the "+only+" dataset", formatTier[only])
 	}
-	if len(q.errs) > 0 {
-		q.errs.write(w)
-		return
+	if err := q.errs.err(); err != nil {
+		return err
 	}
-	snap := s.snapshotOr503(w)
-	if snap == nil {
-		return
+	snap, err := s.snapshot()
+	if err != nil {
+		return err
 	}
 	m := &snap.Manifest
 	out := DatasetResponse{SnapshotDate: m.SnapshotDate, BuildID: m.BuildID, SchemaVersion: m.SchemaVersion, BuildTime: m.BuildTime,
@@ -119,8 +116,7 @@ func (s *Service) dataset(w http.ResponseWriter, r *http.Request, tier Tier) {
 		link, err := s.link(r.Context(), m, f.Name, f.Key)
 		if err != nil {
 			s.log.Error("dataset link", "key", f.Key, "err", err)
-			writeUnavailable(w, "the object store is not reachable; retry shortly")
-			return
+			return errStoreUnreachable
 		}
 		out.Files = append(out.Files, DatasetFile{Name: f.Name, Format: f.Format, ContentType: f.ContentType, Size: f.Size, Rows: f.Rows, SHA256: f.SHA256,
 			ContentSHA256: f.ContentSHA256, Ops: f.Ops, DatasetLink: link})
@@ -131,6 +127,7 @@ func (s *Service) dataset(w http.ResponseWriter, r *http.Request, tier Tier) {
 		}
 	}
 	httpx.WriteJSON(w, http.StatusOK, out)
+	return nil
 }
 
 const sumsName = "SHA256SUMS"
@@ -183,42 +180,32 @@ var dateRe = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
 // file of the current snapshot's manifest streamed from the object store,
 // with ETag (the file's SHA-256 in the manifest), If-None-Match, Range and
 // If-Range; SHA256SUMS is rendered from the same manifest. A link of
-// another build (the date published again since) is 404.
+// another build (the date published again since) is 404. It streams, so it
+// stays a plain handler: the failures before the first byte are answered
+// by httpx.Fail.
 func (s *Service) download(w http.ResponseWriter, r *http.Request, tier Tier) {
 	date, name := r.PathValue("date"), r.PathValue("name")
-	if tier < tierPro {
-		writeTierError(w, "the dataset feed", tierPro)
-		return
-	}
-	snap := s.snapshotOr503(w)
-	if snap == nil {
-		return
-	}
-	m := &snap.Manifest
-	if b := r.URL.Query().Get("build"); b != "" && date == m.SnapshotDate && b != m.BuildID {
-		writeError(w, http.StatusNotFound, CodeNotFound, "build "+strconv.Quote(truncate(b, 40))+" of "+m.SnapshotDate+" is not the current one ("+m.BuildID+"); fetch "+PathDataset+" again")
-		return
-	}
-	key, etag, ctype, size, ok := s.datasetFile(w, r, m, date, name, tier)
-	if !ok {
-		return
-	}
-	st := s.opts.Store
-	if st == nil {
-		writeUnavailable(w, "no object store configured")
-		return
-	}
-	info, err := st.Stat(r.Context(), key)
+	snap, f, err := s.downloadFile(r, date, name, tier)
 	if err != nil {
-		s.storeError(w, key, err)
+		httpx.Fail(s.log, w, r, err)
 		return
 	}
-	if info.Size != size {
+	if f == nil { // SHA256SUMS, rendered from the manifest
+		s.serveSums(w, r, &snap.Manifest)
+		return
+	}
+	key, etag, ctype := f.Key, `"`+f.SHA256+`"`, f.ContentType
+	st := s.opts.Store
+	info, err := st.Stat(r.Context(), key)
+	if err == nil && info.Size != f.Size {
 		// Only a snapshot of the older layout, whose date was published
 		// again in place, can get here: never serve bytes under a
 		// checksum they do not have.
-		s.log.Error("object does not match its manifest", "key", key, "size", info.Size, "want", size)
-		writeUnavailable(w, "the snapshot is being replaced; fetch "+PathDataset+" again shortly")
+		s.log.Error("object does not match its manifest", "key", key, "size", info.Size, "want", f.Size)
+		err = unavailable("the snapshot is being replaced; fetch " + PathDataset + " again shortly")
+	}
+	if err != nil {
+		httpx.Fail(s.log, w, r, s.storeError(key, err))
 		return
 	}
 	h := w.Header()
@@ -244,7 +231,8 @@ func (s *Service) download(w http.ResponseWriter, r *http.Request, tier Tier) {
 		start, end, ok, satisfiable := parseRange(rh, info.Size)
 		if ok && !satisfiable {
 			h.Set("Content-Range", "bytes */"+strconv.FormatInt(info.Size, 10))
-			writeError(w, http.StatusRequestedRangeNotSatisfiable, "range_not_satisfiable", "the range is outside the file's "+strconv.FormatInt(info.Size, 10)+" bytes")
+			httpx.Write(w, &httpx.Error{Status: http.StatusRequestedRangeNotSatisfiable, Code: "range_not_satisfiable",
+				Message: "the range is outside the file's " + strconv.FormatInt(info.Size, 10) + " bytes"})
 			return
 		}
 		if ok {
@@ -256,7 +244,7 @@ func (s *Service) download(w http.ResponseWriter, r *http.Request, tier Tier) {
 	}
 	rc, _, err := st.Get(r.Context(), key, rng)
 	if err != nil {
-		s.storeError(w, key, err)
+		httpx.Fail(s.log, w, r, s.storeError(key, err))
 		return
 	}
 	defer rc.Close()
@@ -270,33 +258,42 @@ func (s *Service) download(w http.ResponseWriter, r *http.Request, tier Tier) {
 	}
 }
 
-// datasetFile finds the file name of the current snapshot (of manifest m)
-// that tier may download: its key, ETag, content type and size. Otherwise
-// it answers the request itself (404, 403, or SHA256SUMS, which comes from
-// the manifest) and returns false.
-func (s *Service) datasetFile(w http.ResponseWriter, r *http.Request, m *Manifest, date, name string, tier Tier) (key, etag, ctype string, size int64, ok bool) {
+// downloadFile finds the file name of the current snapshot that tier may
+// download, or returns the failure to answer (403, 404, 503). A nil file
+// with no error is SHA256SUMS, which comes from the manifest.
+func (s *Service) downloadFile(r *http.Request, date, name string, tier Tier) (*Snapshot, *ManifestFile, error) {
+	if tier < tierPro {
+		return nil, nil, tierError("the dataset feed", tierPro)
+	}
+	snap, err := s.snapshot()
+	if err != nil {
+		return nil, nil, err
+	}
+	m := &snap.Manifest
+	if b := r.URL.Query().Get("build"); b != "" && date == m.SnapshotDate && b != m.BuildID {
+		return nil, nil, notFound("build " + strconv.Quote(truncate(b, 40)) + " of " + m.SnapshotDate + " is not the current one (" + m.BuildID + "); fetch " + PathDataset + " again")
+	}
 	if f, found := m.File(name); found && date == m.SnapshotDate {
 		if fa := fileAudience(f); fa > tier.Audience() {
 			// A file of a build above the tier's: another audience's data.
-			writeTierError(w, "the file "+f.Name, ParseTier(fa.String()))
-			return "", "", "", 0, false
+			return nil, nil, tierError("the file "+f.Name, ParseTier(fa.String()))
 		}
 		if need := formatTier[f.Format]; tier < need {
-			writeTierError(w, "the "+f.Format+" dataset", need)
-			return "", "", "", 0, false
+			return nil, nil, tierError("the "+f.Format+" dataset", need)
 		}
-		return f.Key, `"` + f.SHA256 + `"`, f.ContentType, f.Size, true
+		if s.opts.Store == nil {
+			return nil, nil, unavailable("no object store configured")
+		}
+		return snap, &f, nil
 	}
 	if name == sumsName && date == m.SnapshotDate && m.SumsKey != "" {
-		s.serveSums(w, r, m)
-		return "", "", "", 0, false
+		return snap, nil, nil
 	}
 	msg := "no file " + strconv.Quote(truncate(name, 64)) + " in the current snapshot (" + m.SnapshotDate + ")"
 	if !dateRe.MatchString(date) || date != m.SnapshotDate {
 		msg = "snapshot " + strconv.Quote(truncate(date, 16)) + " is not the current one (" + m.SnapshotDate + "); fetch " + s.linkPrefix() + "/export/dataset again"
 	}
-	writeError(w, http.StatusNotFound, CodeNotFound, msg)
-	return "", "", "", 0, false
+	return nil, nil, notFound(msg)
 }
 
 // serveSums answers SHA256SUMS from the manifest, ETag its SHA-256. It is
@@ -322,13 +319,18 @@ func (s *Service) serveSums(w http.ResponseWriter, r *http.Request, m *Manifest)
 	}
 }
 
-func (s *Service) storeError(w http.ResponseWriter, key string, err error) {
-	if errors.Is(err, objstore.ErrNotFound) {
-		writeError(w, http.StatusNotFound, CodeNotFound, "the file is no longer in the object store; fetch "+PathDataset+" again")
-		return
+// storeError is the answer to an object store failure on key: 404 for a
+// file gone from the store, else 503 (logged). An *httpx.Error passes.
+func (s *Service) storeError(key string, err error) error {
+	var e *httpx.Error
+	switch {
+	case errors.As(err, &e):
+		return e
+	case errors.Is(err, objstore.ErrNotFound):
+		return errFileNotInStore
 	}
 	s.log.Error("object store", "key", key, "err", err)
-	writeUnavailable(w, "the object store is not reachable; retry shortly")
+	return errStoreUnreachable
 }
 
 // setLastModified sets Last-Modified to mod in HTTP date form (none for

@@ -2,6 +2,7 @@ package ipapi
 
 import (
 	"net/http"
+	"strconv"
 
 	"github.com/netintel/netintel/internal/httpx"
 )
@@ -28,21 +29,36 @@ type ErrorBody = httpx.ErrorBody
 // ErrorDetail says what went wrong. RequiredTier is set on 403 only.
 type ErrorDetail = httpx.Error
 
-func writeError(w http.ResponseWriter, status int, code, msg string) {
-	httpx.WriteError(w, status, code, msg)
-}
-
 // storeRetryAfter is the Retry-After of a 503 for an unreachable object
 // store: the documented 503 response carries the header whatever its cause.
 const storeRetryAfter = "10"
 
-func writeUnavailable(w http.ResponseWriter, msg string) {
-	httpx.Write(w, &httpx.Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, Message: msg, RetryAfter: storeRetryAfter})
+// Failures answered the same wherever they happen.
+var (
+	errUnauthorized     = &httpx.Error{Status: http.StatusUnauthorized, Code: CodeUnauthorized, Message: "missing or invalid X-Internal-Key: call this API through the gateway"}
+	errNoSnapshot       = &httpx.Error{Status: http.StatusServiceUnavailable, Code: CodeNoSnapshot, Message: "no IP intelligence snapshot has been published yet", RetryAfter: "60"}
+	errSnapshotRead     = &httpx.Error{Status: http.StatusInternalServerError, Code: CodeInternal, Message: "the snapshot could not be read at this address"}
+	errStoreUnreachable = unavailable("the object store is not reachable; retry shortly")
+	errNotFoundPath     = notFound("no such path; see " + PathOpenAPI)
+	errFileNotInStore   = notFound("the file is no longer in the object store; fetch " + PathDataset + " again")
+)
+
+func notFound(msg string) *httpx.Error {
+	return &httpx.Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: msg}
 }
 
-func writeTierError(w http.ResponseWriter, feature string, need Tier) {
-	httpx.Write(w, &httpx.Error{Status: http.StatusForbidden, Code: CodeTierRequired,
-		Message: feature + " needs the " + need.String() + " tier or above", RequiredTier: need.String()})
+func invalidIP(raw string) *httpx.Error {
+	return &httpx.Error{Status: http.StatusBadRequest, Code: CodeInvalidIP, Message: "not an IPv4 or IPv6 address: " + strconv.Quote(truncate(raw, 64))}
+}
+
+// unavailable is a 503 of the object store, with its Retry-After.
+func unavailable(msg string) *httpx.Error {
+	return &httpx.Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, Message: msg, RetryAfter: storeRetryAfter}
+}
+
+func tierError(feature string, need Tier) *httpx.Error {
+	return &httpx.Error{Status: http.StatusForbidden, Code: CodeTierRequired,
+		Message: feature + " needs the " + need.String() + " tier or above", RequiredTier: need.String()}
 }
 
 // ValidationError is the spec's 422 body.
@@ -60,11 +76,24 @@ type ValidationItem struct {
 	Ctx   map[string]any `json:"ctx,omitempty"`
 }
 
-// problems collects validation items; empty means valid.
+// problems collects validation items; empty means valid. As an error it
+// answers itself with the 422 body (httpx.Responder).
 type problems []ValidationItem
 
 func (p *problems) add(it ValidationItem) { *p = append(*p, it) }
 
-func (p problems) write(w http.ResponseWriter) {
+// err is p as the handler's failure, nil when p is empty.
+func (p problems) err() error {
+	if len(p) == 0 {
+		return nil
+	}
+	return p
+}
+
+// Error says how many problems (for logs).
+func (p problems) Error() string { return strconv.Itoa(len(p)) + " invalid parameters" }
+
+// Respond answers the 422 body.
+func (p problems) Respond(w http.ResponseWriter) {
 	httpx.WriteJSON(w, http.StatusUnprocessableEntity, ValidationError{Detail: p})
 }

@@ -18,19 +18,19 @@ const maxBatchBody = 64 << 10
 
 // lookup is GET /api/v1/shadow_vpn/lookup/{ip}. The body is rendered into
 // a pooled buffer (from the MMDB in place, see render.go) and written once.
-func (s *Service) lookup(w http.ResponseWriter, r *http.Request, tier Tier) {
-	addr, p, snap, ok := s.lookupRequest(w, r)
-	if !ok {
-		return
+func (s *Service) lookup(w http.ResponseWriter, r *http.Request, tier Tier) error {
+	addr, p, snap, err := s.lookupRequest(r)
+	if err != nil {
+		return err
 	}
 	bp := bodyPool.Get().(*[]byte)
 	body, n, err := appendLookup((*bp)[:0], snap.For(tier).Index, addr, p, tier)
 	switch {
 	case err != nil:
 		s.log.Error("lookup", "snapshot", snap.Manifest.SnapshotDate, "err", err)
-		writeError(w, http.StatusInternalServerError, CodeInternal, "the snapshot could not be read at this address")
+		err = errSnapshotRead
 	case n == 0:
-		writeError(w, http.StatusNotFound, CodeNotFound, "no assets are known for "+addr.String())
+		err = notFound("no assets are known for " + addr.String())
 	default:
 		writeBody(w, http.StatusOK, body)
 	}
@@ -38,6 +38,7 @@ func (s *Service) lookup(w http.ResponseWriter, r *http.Request, tier Tier) {
 		*bp = body
 		bodyPool.Put(bp)
 	}
+	return err
 }
 
 // ipLookup is GET /api/v1/ip/{ip} (the customer's /api/v1/vpn/ip/{ip}):
@@ -46,44 +47,41 @@ func (s *Service) lookup(w http.ResponseWriter, r *http.Request, tier Tier) {
 // them (same query parameters). 404 only when the tier's build knows
 // nothing of the address; an address with classifications and no assets
 // (a Tor exit, a cloud range) answers 200 with "assets": [].
-func (s *Service) ipLookup(w http.ResponseWriter, r *http.Request, tier Tier) {
-	addr, p, snap, ok := s.lookupRequest(w, r)
-	if !ok {
-		return
+func (s *Service) ipLookup(w http.ResponseWriter, r *http.Request, tier Tier) error {
+	addr, p, snap, err := s.lookupRequest(r)
+	if err != nil {
+		return err
 	}
 	rec, found, err := snap.For(tier).Index.Lookup(addr, p.cves)
 	switch {
 	case err != nil:
 		s.log.Error("ip lookup", "snapshot", snap.Manifest.SnapshotDate, "err", err)
-		writeError(w, http.StatusInternalServerError, CodeInternal, "the snapshot could not be read at this address")
+		return errSnapshotRead
 	case !found:
-		writeError(w, http.StatusNotFound, CodeNotFound, "nothing is known about "+addr.String())
-	default:
-		httpx.WriteJSON(w, http.StatusOK, IPResult{BatchRecord: shapeBatch(0, addr.String(), rec, tier),
-			Country: rec.Country, Region: rec.Region, City: rec.City, Assets: shapeLookup(addr.String(), rec, p, tier).Assets})
+		return notFound("nothing is known about " + addr.String())
 	}
+	httpx.WriteJSON(w, http.StatusOK, IPResult{BatchRecord: shapeBatch(0, addr.String(), rec, tier),
+		Country: rec.Country, Region: rec.Region, City: rec.City, Assets: shapeLookup(addr.String(), rec, p, tier).Assets})
+	return nil
 }
 
 // lookupRequest reads what both single-address routes take: the address,
-// the lookup parameters and the current snapshot; false means the error
-// answer is written.
-func (s *Service) lookupRequest(w http.ResponseWriter, r *http.Request) (netip.Addr, lookupParams, *Snapshot, bool) {
+// the lookup parameters and the current snapshot, or the failure to answer.
+func (s *Service) lookupRequest(r *http.Request) (netip.Addr, lookupParams, *Snapshot, error) {
 	raw := r.PathValue("ip")
 	addr, ok := parseAddr(raw)
 	if !ok {
-		writeError(w, http.StatusBadRequest, CodeInvalidIP, "not an IPv4 or IPv6 address: "+strconv.Quote(truncate(raw, 64)))
-		return addr, lookupParams{}, nil, false
+		return addr, lookupParams{}, nil, invalidIP(raw)
 	}
 	p := defaultLookupParams
 	if r.URL.RawQuery != "" { // most lookups have no query: no url.Values for them
 		var errs problems
 		if p, errs = parseLookupQuery(r.URL.Query()); len(errs) > 0 {
-			errs.write(w)
-			return addr, p, nil, false
+			return addr, p, nil, errs
 		}
 	}
-	snap := s.snapshotOr503(w)
-	return addr, p, snap, snap != nil
+	snap, err := s.snapshot()
+	return addr, p, snap, err
 }
 
 func truncate(s string, n int) string {
@@ -94,15 +92,14 @@ func truncate(s string, n int) string {
 }
 
 // batch is POST /api/v1/ip/batch.
-func (s *Service) batch(w http.ResponseWriter, r *http.Request, tier Tier) {
+func (s *Service) batch(w http.ResponseWriter, r *http.Request, tier Tier) error {
 	ips, errs := parseBatchBody(http.MaxBytesReader(w, r.Body, maxBatchBody))
 	if len(errs) > 0 {
-		errs.write(w)
-		return
+		return errs
 	}
-	snap := s.snapshotOr503(w)
-	if snap == nil {
-		return
+	snap, err := s.snapshot()
+	if err != nil {
+		return err
 	}
 	idx := snap.For(tier).Index
 	res := BatchResponse{Results: make([]any, len(ips)), CreditsUsed: len(ips)}
@@ -125,6 +122,7 @@ func (s *Service) batch(w http.ResponseWriter, r *http.Request, tier Tier) {
 	}
 	w.Header().Set("X-Credits-Used", strconv.Itoa(len(ips)))
 	httpx.WriteJSON(w, http.StatusOK, res)
+	return nil
 }
 
 // parseBatchBody validates {"ips": [string, ...]} with 1..MaxBatch items.
@@ -195,20 +193,13 @@ func trailing(dec *json.Decoder) bool {
 	return !errors.Is(err, io.EOF)
 }
 
-// exportCSV is GET /api/v1/export/csv: a streamed, row-capped CSV.
+// exportCSV is GET /api/v1/export/csv: a streamed, row-capped CSV. It
+// streams, so it stays a plain handler: the failures before the first
+// byte are answered by httpx.Fail.
 func (s *Service) exportCSV(w http.ResponseWriter, r *http.Request, tier Tier) {
-	p, errs := parseExportQuery(r.URL.Query())
-	w.Header().Set("X-Svc-Row-Limit", strconv.Itoa(p.limit))
-	if tier < tierPro {
-		writeTierError(w, "the CSV export", tierPro)
-		return
-	}
-	if len(errs) > 0 {
-		errs.write(w)
-		return
-	}
-	snap := s.snapshotOr503(w)
-	if snap == nil {
+	p, snap, err := s.exportRequest(w, r, tier)
+	if err != nil {
+		httpx.Fail(s.log, w, r, err)
 		return
 	}
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
@@ -220,17 +211,31 @@ func (s *Service) exportCSV(w http.ResponseWriter, r *http.Request, tier Tier) {
 	}
 }
 
+// exportRequest reads what the CSV export takes (and sets the row limit
+// it applies), or returns the failure to answer.
+func (s *Service) exportRequest(w http.ResponseWriter, r *http.Request, tier Tier) (exportParams, *Snapshot, error) {
+	p, errs := parseExportQuery(r.URL.Query())
+	w.Header().Set("X-Svc-Row-Limit", strconv.Itoa(p.limit))
+	if tier < tierPro {
+		return p, nil, tierError("the CSV export", tierPro)
+	}
+	if err := errs.err(); err != nil {
+		return p, nil, err
+	}
+	snap, err := s.snapshot()
+	return p, snap, err
+}
+
 // publicLookup is GET /public/v1/lookup/{ip}: classification only.
-func (s *Service) publicLookup(w http.ResponseWriter, r *http.Request) {
+func (s *Service) publicLookup(w http.ResponseWriter, r *http.Request) error {
 	raw := r.PathValue("ip")
 	addr, ok := parseAddr(raw)
 	if !ok {
-		writeError(w, http.StatusBadRequest, CodeInvalidIP, "not an IPv4 or IPv6 address: "+strconv.Quote(truncate(raw, 64)))
-		return
+		return invalidIP(raw)
 	}
-	snap := s.snapshotOr503(w)
-	if snap == nil {
-		return
+	snap, err := s.snapshot()
+	if err != nil {
+		return err
 	}
 	rec, found, err := snap.For(TierFree).Index.Lookup(addr, false)
 	if err != nil {
@@ -243,6 +248,7 @@ func (s *Service) publicLookup(w http.ResponseWriter, r *http.Request) {
 		out.Found = len(out.Classifications) > 0
 	}
 	httpx.WriteJSON(w, http.StatusOK, out)
+	return nil
 }
 
 // PublicSnapshot is the body of GET /public/v1/snapshot.
@@ -255,11 +261,12 @@ type PublicSnapshot struct {
 }
 
 // publicSnapshot is GET /public/v1/snapshot: which snapshot is served.
-func (s *Service) publicSnapshot(w http.ResponseWriter, _ *http.Request) {
-	snap := s.snapshotOr503(w)
-	if snap == nil {
-		return
+func (s *Service) publicSnapshot(w http.ResponseWriter, _ *http.Request) error {
+	snap, err := s.snapshot()
+	if err != nil {
+		return err
 	}
 	m := snap.Manifest
 	httpx.WriteJSON(w, http.StatusOK, PublicSnapshot{SnapshotDate: m.SnapshotDate, SchemaVersion: m.SchemaVersion, BuildTime: m.BuildTime, Hosts: m.Hosts, Ranges: m.Ranges})
+	return nil
 }

@@ -10,7 +10,6 @@
 package ipapi
 
 import (
-	"context"
 	"crypto/subtle"
 	"log/slog"
 	"net/http"
@@ -108,14 +107,14 @@ const (
 
 // Mount adds every route to mux.
 func (s *Service) Mount(mux *http.ServeMux) {
-	mux.Handle("GET "+PathLookup, s.guard(s.lookup))
-	mux.Handle("POST "+PathBatch, s.guard(s.batch))
-	mux.Handle("GET "+PathIP, ipOrBatch(s.guard(s.ipLookup)))
+	mux.Handle("GET "+PathLookup, s.guard(s.json(s.lookup)))
+	mux.Handle("POST "+PathBatch, s.guard(s.json(s.batch)))
+	mux.Handle("GET "+PathIP, ipOrBatch(s.guard(s.json(s.ipLookup))))
 	mux.Handle("GET "+PathCSV, withRowLimit(s.guard(s.exportCSV)))
-	mux.Handle("GET "+PathDataset, s.guard(s.dataset))
+	mux.Handle("GET "+PathDataset, s.guard(s.json(s.dataset)))
 	mux.Handle("GET "+PathDownload, s.guard(s.download))
-	mux.HandleFunc("GET "+PathPublic, s.limited(s.publicLookup))
-	mux.HandleFunc("GET "+PathPublicSn, s.limited(s.publicSnapshot))
+	mux.Handle("GET "+PathPublic, s.limited(httpx.Handle(s.log, s.publicLookup)))
+	mux.Handle("GET "+PathPublicSn, s.limited(httpx.Handle(s.log, s.publicSnapshot)))
 	mux.HandleFunc("GET "+PathOpenAPI, serveOpenAPI)
 	// Any other method on these paths: 405 in the error shape, with Allow
 	// (ServeMux alone would answer a plain-text 405).
@@ -128,12 +127,12 @@ func (s *Service) Mount(mux *http.ServeMux) {
 	// Any other path of the API: 404 in the error shape, not ServeMux's
 	// plain text (the gateway forwards /api/v1/vpn/export/dataset/{rest...}
 	// here whatever rest is).
-	mux.Handle("/api/v1/", s.guard(func(w http.ResponseWriter, _ *http.Request, _ Tier) {
+	mux.Handle("/api/v1/", s.guard(s.json(func(http.ResponseWriter, *http.Request, Tier) error {
 		// Reached by customers through the gateway's dataset catch-all:
 		// name the routes as they call them.
 		p := s.linkPrefix()
-		writeError(w, http.StatusNotFound, CodeNotFound, "no such path; the routes are "+p+"/ip/{ip}, "+p+"/shadow_vpn/lookup/{ip}, "+p+"/ip/batch, "+p+"/export/csv and "+p+"/export/dataset (docs/ip-api.md)")
-	}))
+		return notFound("no such path; the routes are " + p + "/ip/{ip}, " + p + "/shadow_vpn/lookup/{ip}, " + p + "/ip/batch, " + p + "/export/csv and " + p + "/export/dataset (docs/ip-api.md)")
+	})))
 	mux.HandleFunc("/public/", notFoundPath)
 }
 
@@ -151,55 +150,51 @@ func ipOrBatch(h http.Handler) http.Handler {
 }
 
 func notFoundPath(w http.ResponseWriter, _ *http.Request) {
-	writeError(w, http.StatusNotFound, CodeNotFound, "no such path; see "+PathOpenAPI)
+	httpx.Write(w, errNotFoundPath)
+}
+
+// tierHandler is a handler of a guarded route: it is passed the caller's
+// tier. The streaming ones (CSV export, file download) are these.
+type tierHandler func(http.ResponseWriter, *http.Request, Tier)
+
+// json adapts a JSON handler of a guarded route, as httpx.Handle does: the
+// failure it returns is answered by httpx.Fail.
+func (s *Service) json(h func(http.ResponseWriter, *http.Request, Tier) error) tierHandler {
+	return func(w http.ResponseWriter, r *http.Request, tier Tier) {
+		if err := h(w, r, tier); err != nil {
+			httpx.Fail(s.log, w, r, err)
+		}
+	}
 }
 
 // guard admits only requests carrying the gateway's X-Internal-Key and
 // passes the tier from X-Tier. It never reads Authorization.
-func (s *Service) guard(h func(http.ResponseWriter, *http.Request, Tier)) http.Handler {
+func (s *Service) guard(h tierHandler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got := r.Header.Get("X-Internal-Key")
 		if len(s.key) == 0 || subtle.ConstantTimeCompare([]byte(got), s.key) != 1 {
-			writeError(w, http.StatusUnauthorized, CodeUnauthorized, "missing or invalid X-Internal-Key: call this API through the gateway")
+			httpx.Write(w, errUnauthorized)
 			return
 		}
 		h(w, r, ParseTier(r.Header.Get("X-Tier")))
 	})
 }
 
-// limitTimeout bounds the wait for a shared per-address budget; past it
-// the request is refused with 503 (fail closed).
-const limitTimeout = 2 * time.Second
-
 // limited applies the per-client-address limit of the public endpoints.
-func (s *Service) limited(h http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), limitTimeout)
-		ok, wait, err := s.public.Take(ctx, httpx.ClientIP(r, s.opts.TrustProxy))
-		cancel()
-		if err != nil {
-			s.log.Warn("public limit unavailable", "err", err)
-			w.Header().Set("Retry-After", "5")
-			writeError(w, http.StatusServiceUnavailable, CodeUnavailable, "the public endpoint limit cannot be checked right now; retry later")
-			return
-		}
-		if !ok {
-			w.Header().Set("Retry-After", httpx.RetryAfter(wait))
-			writeError(w, http.StatusTooManyRequests, CodeRateLimited, "public endpoint limit reached for this address; retry later or use an API key")
-			return
-		}
-		h(w, r)
-	}
+func (s *Service) limited(h http.HandlerFunc) http.Handler {
+	return httpx.RateLimit{Limiter: s.public, TrustProxy: s.opts.TrustProxy, Log: s.log,
+		Down: "the public endpoint limit cannot be checked right now; retry later",
+		Exceeded: func(string) string {
+			return "public endpoint limit reached for this address; retry later or use an API key"
+		}}.Wrap(h)
 }
 
-// snapshotOr503 returns the current snapshot, or answers 503.
-func (s *Service) snapshotOr503(w http.ResponseWriter) *Snapshot {
-	snap := s.cur.load()
-	if snap == nil {
-		w.Header().Set("Retry-After", "60")
-		writeError(w, http.StatusServiceUnavailable, CodeNoSnapshot, "no IP intelligence snapshot has been published yet")
+// snapshot returns the current snapshot, or the 503 of none yet.
+func (s *Service) snapshot() (*Snapshot, error) {
+	if snap := s.cur.load(); snap != nil {
+		return snap, nil
 	}
-	return snap
+	return nil, errNoSnapshot
 }
 
 // withRowLimit sets X-Svc-Row-Limit (the applied cap) before anything else

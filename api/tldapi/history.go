@@ -122,19 +122,35 @@ func (h *Handler) loadRuns(ctx context.Context) ([]string, []probe.Results, erro
 	return kept, res, nil
 }
 
-// wantCSV reads ?format= (json, csv) and Accept; ok is false after a 400.
-func wantCSV(w http.ResponseWriter, r *http.Request) (csv, ok bool) {
+// wantCSV reads ?format= (json, csv) and Accept, or returns the 400.
+func wantCSV(r *http.Request) (bool, error) {
 	switch f := r.URL.Query().Get("format"); f {
 	case "csv":
-		return true, true
+		return true, nil
 	case "json":
-		return false, true
+		return false, nil
 	case "":
-		return strings.Contains(r.Header.Get("Accept"), "text/csv"), true
+		return strings.Contains(r.Header.Get("Accept"), "text/csv"), nil
 	default:
-		httpx.WriteError(w, http.StatusBadRequest, "invalid_parameter", "format: want json or csv, got "+strconv.Quote(truncate(f, 20)))
-		return false, false
+		return false, invalidParameter("format: want json or csv, got " + strconv.Quote(truncate(f, 20)))
 	}
+}
+
+func invalidParameter(msg string) *httpx.Error {
+	return &httpx.Error{Status: http.StatusBadRequest, Code: "invalid_parameter", Message: msg}
+}
+
+// runs reads the kept runs for what (a route, for the log), or returns the
+// failure to answer.
+func (h *Handler) runs(ctx context.Context, what string) ([]string, []probe.Results, error) {
+	if h.store == nil {
+		return nil, nil, h.unavailable(what, errNoStore)
+	}
+	ids, runs, err := h.loadRuns(ctx)
+	if err != nil {
+		return nil, nil, h.unavailable(what, err)
+	}
+	return ids, runs, nil
 }
 
 func truncate(s string, n int) string {
@@ -144,28 +160,21 @@ func truncate(s string, n int) string {
 	return s
 }
 
-func (h *Handler) history(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) history(w http.ResponseWriter, r *http.Request) error {
 	tld := strings.ToLower(strings.TrimPrefix(r.PathValue("tld"), "."))
 	if !tldRe.MatchString(tld) {
-		httpx.WriteError(w, http.StatusBadRequest, "invalid_parameter", "tld: want a TLD without the dot (letters, digits, hyphens, e.g. com or xn--p1ai), got "+strconv.Quote(truncate(tld, 70)))
-		return
+		return invalidParameter("tld: want a TLD without the dot (letters, digits, hyphens, e.g. com or xn--p1ai), got " + strconv.Quote(truncate(tld, 70)))
 	}
-	asCSV, ok := wantCSV(w, r)
-	if !ok {
-		return
-	}
-	if h.store == nil {
-		h.unavailable(w, "history", errors.New("no object store in this role"))
-		return
-	}
-	ids, runs, err := h.loadRuns(r.Context())
+	asCSV, err := wantCSV(r)
 	if err != nil {
-		h.unavailable(w, "history", err)
-		return
+		return err
+	}
+	ids, runs, err := h.runs(r.Context(), "history")
+	if err != nil {
+		return err
 	}
 	if len(ids) == 0 {
-		httpx.WriteError(w, http.StatusNotFound, "no_results", "no TLD check has been published yet; see /api/status")
-		return
+		return errNoResults
 	}
 	out := History{TLD: tld, Runs: make([]HistoryRun, len(ids)), Changes: []probe.Change{}, HistoryFrom: runs[0].LastUpdate}
 	known := false
@@ -192,12 +201,12 @@ func (h *Handler) history(w http.ResponseWriter, r *http.Request) {
 		prev = cur
 	}
 	if !known {
-		httpx.WriteError(w, http.StatusNotFound, "unknown_tld", "no kept run checked "+strconv.Quote(tld)+" (the history holds the last "+strconv.Itoa(len(ids))+" runs)")
-		return
+		return &httpx.Error{Status: http.StatusNotFound, Code: "unknown_tld",
+			Message: "no kept run checked " + strconv.Quote(tld) + " (the history holds the last " + strconv.Itoa(len(ids)) + " runs)"}
 	}
 	if !asCSV {
 		httpx.WriteJSON(w, http.StatusOK, out)
-		return
+		return nil
 	}
 	rows := [][]string{append([]string{"run_id", "last_update"}, probe.CSVHeader...)}
 	for _, run := range out.Runs {
@@ -211,9 +220,10 @@ func (h *Handler) history(w http.ResponseWriter, r *http.Request) {
 		rows = append(rows, row)
 	}
 	writeCSV(w, "tld_history_"+tld+".csv", rows)
+	return nil
 }
 
-func (h *Handler) changes(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) changes(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	since, hasSince := q.Get("since"), q.Has("since")
 	var sinceTime int64
@@ -224,26 +234,19 @@ func (h *Handler) changes(w http.ResponseWriter, r *http.Request) {
 	case dateRe.MatchString(since):
 		t, err := time.Parse("2006-01-02", since)
 		if err != nil {
-			httpx.WriteError(w, http.StatusBadRequest, "invalid_parameter", "since: "+strconv.Quote(since)+" is not a calendar day")
-			return
+			return invalidParameter("since: " + strconv.Quote(since) + " is not a calendar day")
 		}
 		sinceTime, isDate = t.Unix(), true
 	default:
-		httpx.WriteError(w, http.StatusBadRequest, "invalid_parameter", "since: want a run id (e.g. 20261123T030000Z9f86) or a date YYYY-MM-DD, got "+strconv.Quote(truncate(since, 40)))
-		return
+		return invalidParameter("since: want a run id (e.g. 20261123T030000Z9f86) or a date YYYY-MM-DD, got " + strconv.Quote(truncate(since, 40)))
 	}
-	asCSV, ok := wantCSV(w, r)
-	if !ok {
-		return
-	}
-	if h.store == nil {
-		h.unavailable(w, "changes", errors.New("no object store in this role"))
-		return
-	}
-	ids, runs, err := h.loadRuns(r.Context())
+	asCSV, err := wantCSV(r)
 	if err != nil {
-		h.unavailable(w, "changes", err)
-		return
+		return err
+	}
+	ids, runs, err := h.runs(r.Context(), "changes")
+	if err != nil {
+		return err
 	}
 	first := 1 // the first run with a run before it
 	if hasSince && !isDate {
@@ -258,8 +261,7 @@ func (h *Handler) changes(w http.ResponseWriter, r *http.Request) {
 			if len(ids) > 0 {
 				msg += " (it holds the last " + strconv.Itoa(len(ids)) + " runs, the oldest " + ids[0] + "); use a date instead"
 			}
-			httpx.WriteError(w, http.StatusNotFound, "unknown_run", msg)
-			return
+			return &httpx.Error{Status: http.StatusNotFound, Code: "unknown_run", Message: msg}
 		}
 		first = i + 1
 	}
@@ -276,13 +278,14 @@ func (h *Handler) changes(w http.ResponseWriter, r *http.Request) {
 	}
 	if !asCSV {
 		httpx.WriteJSON(w, http.StatusOK, out)
-		return
+		return nil
 	}
 	rows := [][]string{probe.ChangeCSVHeader}
 	for _, c := range out.Changes {
 		rows = append(rows, c.CSVRow())
 	}
 	writeCSV(w, "tld_changes.csv", rows)
+	return nil
 }
 
 // writeCSV answers rows as an RFC 4180 CSV attachment.

@@ -92,13 +92,13 @@ const TimeFormat = "2006-01-02 15:04:05"
 
 // Mount adds the routes to mux.
 func (h *Handler) Mount(mux *http.ServeMux) {
-	mux.Handle("GET /api/status", h.limit(h.status))
+	mux.Handle("GET /api/status", h.limit(httpx.Handle(h.log, h.status)))
 	mux.Handle("GET /api/results", h.limit(h.results))
 	mux.Handle("GET /download/json", h.limit(h.download(probe.LatestJSON, "tld_status_results.json", "application/json")))
 	mux.Handle("GET /download/csv", h.limit(h.download(probe.LatestCSV, "tld_status_results.csv", "text/csv; charset=utf-8")))
 	mux.Handle("GET /download/summary", h.limit(h.download(probe.LatestSummary, "tld_status_summary.json", "application/json")))
-	mux.Handle("GET /api/history/{tld}", h.limit(h.history))
-	mux.Handle("GET /api/changes", h.limit(h.changes))
+	mux.Handle("GET /api/history/{tld}", h.limit(httpx.Handle(h.log, h.history)))
+	mux.Handle("GET /api/changes", h.limit(httpx.Handle(h.log, h.changes)))
 	mux.Handle("/api/history/{tld}", httpx.MethodNotAllowed("GET, HEAD"))
 	// Any other method: 405 with Allow and the JSON error body (ServeMux
 	// alone would answer in plain text).
@@ -113,8 +113,16 @@ func (h *Handler) Mount(mux *http.ServeMux) {
 func notFound(w http.ResponseWriter, _ *http.Request) {
 	// Generic: under `netintel run` every product shares the listener, so
 	// this also answers a mistyped /api/ path of another product.
-	httpx.WriteError(w, http.StatusNotFound, "not_found", "no such path")
+	httpx.Write(w, errNotFound)
 }
+
+// Failures answered the same wherever they happen.
+var (
+	errNotFound  = &httpx.Error{Status: http.StatusNotFound, Code: "not_found", Message: "no such path"}
+	errNoResults = &httpx.Error{Status: http.StatusNotFound, Code: "no_results", Message: "no TLD check has been published yet; see /api/status"}
+	errStateDown = &httpx.Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "TLD status store is not reachable; try again shortly"}
+	errNoStore   = errors.New("no object store in this role")
+)
 
 // Health is the /health body: the spec's Health shape. status is "healthy",
 // or "degraded" when the shared state cannot be read (the process still
@@ -133,41 +141,28 @@ func (h *Handler) Health() any {
 }
 
 func (h *Handler) limit(next http.HandlerFunc) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-		ok, wait, err := h.lim.Take(ctx, httpx.ClientIP(r, h.opt.TrustProxy))
-		cancel()
-		if err != nil {
-			h.log.Warn("rate limit unavailable", "err", err)
-			w.Header().Set("Retry-After", "5")
-			httpx.WriteError(w, http.StatusServiceUnavailable, "unavailable", "the rate limit cannot be checked right now; retry later")
-			return
-		}
-		if !ok {
-			w.Header().Set("Retry-After", httpx.RetryAfter(wait))
-			httpx.WriteError(w, http.StatusTooManyRequests, "rate_limited",
-				"rate limit of "+strconv.Itoa(h.opt.RatePerMinute)+" requests per minute exceeded; retry after "+httpx.RetryAfter(wait)+"s")
-			return
-		}
-		next(w, r)
-	})
+	return httpx.RateLimit{Limiter: h.lim, TrustProxy: h.opt.TrustProxy, Log: h.log,
+		Down: "the rate limit cannot be checked right now; retry later",
+		Exceeded: func(after string) string {
+			return "rate limit of " + strconv.Itoa(h.opt.RatePerMinute) + " requests per minute exceeded; retry after " + after + "s"
+		}}.Wrap(next)
 }
 
-func (h *Handler) unavailable(w http.ResponseWriter, what string, err error) {
+// unavailable logs a failure to read the shared state and returns the 503
+// that answers it.
+func (h *Handler) unavailable(what string, err error) error {
 	h.log.Warn("tld state unavailable", "what", what, "err", err)
-	httpx.WriteError(w, http.StatusServiceUnavailable, "unavailable", "TLD status store is not reachable; try again shortly")
+	return errStateDown
 }
 
-func (h *Handler) status(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) status(w http.ResponseWriter, r *http.Request) error {
 	p, err := h.state.Progress(r.Context())
 	if err != nil {
-		h.unavailable(w, "progress", err)
-		return
+		return h.unavailable("progress", err)
 	}
 	pub, ok, err := h.state.Published(r.Context())
 	if err != nil {
-		h.unavailable(w, "published", err)
-		return
+		return h.unavailable("published", err)
 	}
 	// Initialized once any check was attempted (the record exists), or results exist.
 	st := Status{WebServer: "running", TLDCheckerInitialized: p.Status != probe.StatusIdle || ok, TLDCheckStatus: p.Status,
@@ -178,22 +173,20 @@ func (h *Handler) status(w http.ResponseWriter, r *http.Request) {
 		st.LastUpdate = time.Unix(pub.LastUpdate, 0).UTC().Format(TimeFormat)
 	}
 	httpx.WriteJSON(w, http.StatusOK, st)
+	return nil
 }
 
 // results answers the latest results.json; before the first publish, an
-// empty Results document (no results, last_update 0).
+// empty Results document (no results, last_update 0). It streams the
+// stored file, so it stays a plain handler.
 func (h *Handler) results(w http.ResponseWriter, r *http.Request) {
-	if h.store == nil {
-		h.unavailable(w, "results", errors.New("no object store in this role"))
-		return
-	}
-	rc, info, err := h.store.Get(r.Context(), h.opt.Prefix+probe.LatestJSON, nil)
+	rc, info, err := h.open(r.Context(), probe.LatestJSON)
 	if errors.Is(err, objstore.ErrNotFound) {
 		httpx.WriteJSON(w, http.StatusOK, probe.Results{Results: []probe.Result{}})
 		return
 	}
 	if err != nil {
-		h.unavailable(w, "results", err)
+		httpx.Fail(h.log, w, r, h.unavailable("results", err))
 		return
 	}
 	defer rc.Close()
@@ -205,21 +198,26 @@ func (h *Handler) results(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// open opens the published file name.
+func (h *Handler) open(ctx context.Context, name string) (io.ReadCloser, objstore.Info, error) {
+	if h.store == nil {
+		return nil, objstore.Info{}, errNoStore
+	}
+	return h.store.Get(ctx, h.opt.Prefix+name, nil)
+}
+
 // download serves a published file as an attachment; 404 with a JSON error
-// before the first publish.
+// before the first publish. It streams, so it stays a plain handler.
 func (h *Handler) download(name, filename, ctype string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if h.store == nil {
-			h.unavailable(w, name, errors.New("no object store in this role"))
-			return
-		}
-		rc, info, err := h.store.Get(r.Context(), h.opt.Prefix+name, nil)
+		rc, info, err := h.open(r.Context(), name)
 		if errors.Is(err, objstore.ErrNotFound) {
-			httpx.WriteError(w, http.StatusNotFound, "no_results", "no TLD check has been published yet; see /api/status")
-			return
+			err = errNoResults
+		} else if err != nil {
+			err = h.unavailable(name, err)
 		}
 		if err != nil {
-			h.unavailable(w, name, err)
+			httpx.Fail(h.log, w, r, err)
 			return
 		}
 		defer rc.Close()

@@ -20,7 +20,6 @@ import (
 	"time"
 
 	gw "github.com/netintel/netintel/gateway"
-	"github.com/netintel/netintel/internal/bus"
 	"github.com/netintel/netintel/internal/testutil"
 )
 
@@ -238,16 +237,13 @@ gateway:
 }
 
 // `netintel run` prints a dev key (the same one after a restart) that works
-// through the gateway against whatever backend the binary has.
+// through the gateway against whatever backend the binary has. The test
+// config bundles the samples, so the first snapshot comes in seconds and
+// the backend's own answer (200 or 404) is what the gateway passes on.
 func TestRun_GatewayDevKeyEndToEnd(t *testing.T) {
 	t.Parallel()
-	port, _ := bus.FreePort()
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "pipeline.yaml")
-	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("api:\n  listen: 127.0.0.1:%d\n  internal_key: e2e-internal-key\n", port)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	data := filepath.Join(dir, "data")
+	cfg := testConfig
+	data := filepath.Join(t.TempDir(), "data")
 	devRe := regexp.MustCompile(`dev API key \(user dev, tier enterprise\): (svc_vpn_\S+)`)
 	waitKey := func(buf *bytes.Buffer, w *lockedWriter) string {
 		deadline := time.Now().Add(30 * time.Second)
@@ -263,7 +259,7 @@ func TestRun_GatewayDevKeyEndToEnd(t *testing.T) {
 		t.Fatal("no dev key printed")
 		return ""
 	}
-	p, w, buf := startOut(t, "run", "--config", cfg, "--data-dir", data)
+	p, w, buf := startOut(t, runArgs(data)...)
 	key := waitKey(buf, w)
 
 	// When the real backend is in the binary it refuses direct calls
@@ -273,7 +269,7 @@ func TestRun_GatewayDevKeyEndToEnd(t *testing.T) {
 	var code int
 	var hdr http.Header
 	var body string
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Second) {
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(200 * time.Millisecond) {
 		code, hdr, body = call(t, p.addr, "/api/v1/vpn/ip/192.0.2.1", key)
 		if direct != 401 || code != 503 || time.Now().After(deadline) {
 			break
@@ -306,7 +302,7 @@ func TestRun_GatewayDevKeyEndToEnd(t *testing.T) {
 	if _, err := p.stop(t, syscall.SIGTERM); err != nil {
 		t.Fatalf("stop: %v\n%s", err, p.logs())
 	}
-	_, w2, buf2 := startOut(t, "run", "--config", cfg, "--data-dir", data)
+	_, w2, buf2 := startOut(t, runArgs(data)...)
 	if again := waitKey(buf2, w2); again != key {
 		t.Fatalf("restart printed another dev key")
 	}

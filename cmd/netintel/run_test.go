@@ -24,6 +24,9 @@ import (
 	"github.com/netintel/netintel/internal/testutil"
 )
 
+// testVersion is the version binPath is stamped with at link time.
+const testVersion = "v9.8.7-test"
+
 var (
 	binPath string
 	// testConfig is pipeline.yaml with the sample paths made absolute and
@@ -37,7 +40,9 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binPath = filepath.Join(dir, "netintel")
-	out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+	// Stamped as `make build` stamps it (TestCLI_Version reads it back):
+	// one link serves every test.
+	out, err := exec.Command("go", "build", "-ldflags", "-X github.com/netintel/netintel/internal/buildinfo.version="+testVersion, "-o", binPath, ".").CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "build netintel: %v\n%s", err, out)
 		os.Exit(1)

@@ -1,11 +1,22 @@
 // Package httpx holds the small HTTP helpers every product's handlers share:
-// JSON responses, client addresses and per-client rate limiting.
+// JSON responses, the one error shape and its writer, client addresses and
+// per-client rate limiting.
+//
+// A JSON handler is a HandlerFunc: it writes its successful answer and
+// returns its failure, an *Error (status, code, message, Retry-After) or a
+// Responder (a body of another shape, such as a 422), which Handle answers
+// with Write; any other error is a failure of ours, logged and answered
+// 500 internal without its text. Middleware answers with Write too. A
+// handler that streams a body (a CSV export, a file download, a proxied
+// answer) stays a plain http.HandlerFunc and hands the failures before its
+// first byte to Fail.
 package httpx
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"math"
 	"net"
 	"net/http"
@@ -49,13 +60,27 @@ type ErrorBody struct {
 	Error *Error `json:"error"`
 }
 
+// Responder is a failure that writes its own answer: a body of another
+// shape than ErrorBody (the IP API's 422 validation body). Write lets it
+// answer itself.
+type Responder interface {
+	error
+	// Respond writes the whole answer (status, headers, body).
+	Respond(w http.ResponseWriter)
+}
+
 // Write answers err: an *Error (anywhere in its chain) as its status,
-// headers and body; any other error as 500 "internal", without its text
-// (the caller logs it).
+// headers and body; a Responder as it writes itself; any other error as 500
+// "internal", without its text (Handle logs it).
 func Write(w http.ResponseWriter, err error) {
 	var e *Error
 	if !errors.As(err, &e) {
-		e = &Error{Status: http.StatusInternalServerError, Code: "internal", Message: "internal error; see the server log"}
+		var r Responder
+		if errors.As(err, &r) {
+			r.Respond(w)
+			return
+		}
+		e = errInternal
 	}
 	if e.RetryAfter != "" {
 		w.Header().Set("Retry-After", e.RetryAfter)
@@ -63,9 +88,37 @@ func Write(w http.ResponseWriter, err error) {
 	WriteJSON(w, e.Status, ErrorBody{Error: e})
 }
 
-// WriteError answers an Error of status, code and msg.
-func WriteError(w http.ResponseWriter, status int, code, msg string) {
-	Write(w, &Error{Status: status, Code: code, Message: msg})
+// errInternal answers an error that is neither an *Error nor a Responder.
+var errInternal = &Error{Status: http.StatusInternalServerError, Code: "internal", Message: "internal error; see the server log"}
+
+// HandlerFunc is a JSON handler: it writes its own successful answer and
+// returns its failure (an *Error, a Responder or any other error) for the
+// one writer, Write, to answer. Handlers that stream a body (a CSV export,
+// a file download) stay plain http.HandlerFuncs.
+type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// Handle adapts h: a non-nil error h returns is answered by Fail.
+func Handle(log *slog.Logger, h HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			Fail(log, w, r, err)
+		}
+	}
+}
+
+// Fail answers the failure of r with Write. An error that is neither an
+// *Error nor a Responder is a failure of ours: it is logged at error level
+// with the request's method and route pattern (not its path, which may
+// carry an address or a secret's id) and answered 500 internal without its
+// text. Handle calls it; a streaming handler calls it for a failure before
+// its first byte.
+func Fail(log *slog.Logger, w http.ResponseWriter, r *http.Request, err error) {
+	var e *Error
+	var resp Responder
+	if !errors.As(err, &e) && !errors.As(err, &resp) {
+		log.Error("request failed", "method", r.Method, "route", r.Pattern, "err", err)
+	}
+	Write(w, err)
 }
 
 // MethodNotAllowed answers 405 with Allow and the JSON error body
@@ -74,7 +127,7 @@ func WriteError(w http.ResponseWriter, status int, code, msg string) {
 func MethodNotAllowed(allow string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", allow)
-		WriteError(w, http.StatusMethodNotAllowed, "method_not_allowed", r.Method+" is not allowed here; use "+allow)
+		Write(w, &Error{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed", Message: r.Method + " is not allowed here; use " + allow})
 	})
 }
 
@@ -184,4 +237,47 @@ func (l *Limiter) Take(_ context.Context, key string) (bool, time.Duration, erro
 // RetryAfter formats a wait as whole seconds for the Retry-After header (at least 1).
 func RetryAfter(d time.Duration) string {
 	return strconv.Itoa(int(math.Max(1, math.Ceil(d.Seconds()))))
+}
+
+// LimitTimeout bounds the wait for a shared per-address budget; past it the
+// request is refused (fail closed).
+const LimitTimeout = 2 * time.Second
+
+// RateLimit is the middleware of a per-client-address budget for the JSON
+// APIs: past the budget it answers 429 rate_limited with Retry-After; when
+// the budget cannot be reached (the shared one, over NATS) 503 unavailable
+// with Retry-After 5, and the request is refused.
+type RateLimit struct {
+	// Limiter holds the budgets, one per client address (ClientIP).
+	Limiter AddrLimiter
+	// TrustProxy takes the client address from X-Forwarded-For.
+	TrustProxy bool
+	// Log gets a warning when the budget cannot be reached.
+	Log *slog.Logger
+	// Down is the message of the 503.
+	Down string
+	// Exceeded is the message of the 429, given the wait in whole seconds
+	// (the Retry-After value).
+	Exceeded func(retryAfter string) string
+}
+
+// Wrap returns next behind the budget.
+func (l RateLimit) Wrap(next http.Handler) http.Handler {
+	down := &Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: l.Down, RetryAfter: "5"}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), LimitTimeout)
+		ok, wait, err := l.Limiter.Take(ctx, ClientIP(r, l.TrustProxy))
+		cancel()
+		if err != nil {
+			l.Log.Warn("rate limit unavailable", "err", err)
+			Write(w, down)
+			return
+		}
+		if !ok {
+			after := RetryAfter(wait)
+			Write(w, &Error{Status: http.StatusTooManyRequests, Code: "rate_limited", Message: l.Exceeded(after), RetryAfter: after})
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }

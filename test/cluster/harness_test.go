@@ -175,8 +175,9 @@ var (
 	binErr  error
 )
 
-func netintelBin(t testing.TB) string {
-	t.Helper()
+// buildBin builds the binary unless it is built; a test may start it in a
+// goroutine of its own to overlap the build with its cluster's start.
+func buildBin() {
 	binOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "netintel-cluster-bin-")
 		if err != nil {
@@ -189,6 +190,11 @@ func netintelBin(t testing.TB) string {
 			binErr = fmt.Errorf("build: %v\n%s", err, out)
 		}
 	})
+}
+
+func netintelBin(t testing.TB) string {
+	t.Helper()
+	buildBin()
 	if binErr != nil {
 		t.Fatal(binErr)
 	}

@@ -17,6 +17,7 @@ func TestCluster_ReplicaChangeApplied(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cluster test")
 	}
+	t.Parallel() // each test has a cluster of its own
 	c := startCluster(t, 3)
 	_, js := c.connect()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -38,6 +38,7 @@ func TestCluster_StreamSurvivesLeaderKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cluster test")
 	}
+	t.Parallel() // each test has a cluster of its own
 	c := startCluster(t, 3)
 	_, js := c.connect()
 	ctx := context.Background()

@@ -51,6 +51,8 @@ func TestCluster_SystemSurvivesNodeLoss(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cluster test")
 	}
+	t.Parallel()  // each test has a cluster of its own
+	go buildBin() // while the cluster elects its leaders
 	ctx := context.Background()
 	c := startCluster(t, 3)
 	s3 := testutil.StartS3(t)
@@ -144,6 +146,7 @@ func TestCluster_SystemSurvivesNodeLoss(t *testing.T) {
 	if err := <-ingestDone; err != nil {
 		t.Fatalf("ingest: %v", err)
 	}
+	t.Log("ingest done")
 	// Exactly the input in the stream: 100,000 observations, each once (the
 	// first ingest's 400 are the same observations again: duplicates).
 	waitStreamExactly(t, js, hosts*perHost)
@@ -155,12 +158,14 @@ func TestCluster_SystemSurvivesNodeLoss(t *testing.T) {
 	}
 	icancel()
 	idleAt := time.Now()
+	t.Log("enrich idle")
 
 	// A snapshot with every address, built (by whichever scheduler won the
 	// tick) after the last observation was applied: one built earlier holds
 	// every address but not yet all of their observations.
 	final := waitSnapshot(t, store, hosts, idleAt, 4*time.Minute)
 	checkSnapshotState(t, store, final, hosts, base)
+	t.Logf("snapshot %s checked", final.Key)
 
 	// The surviving API process serves the new snapshot.
 	waitLookup(t, apis[1].addr, fmt.Sprintf("198.18.%d.%d", (hosts-1)/250, (hosts-1)%250+1), ipmodel.FormatTime(base.Add(3*time.Minute)))
@@ -256,7 +261,17 @@ func writeClusterConfig(t testing.TB, dir, urls, rdap string, tlds []string) str
 	s = regexp.MustCompile(`(?m)^  urls: .*$`).ReplaceAllString(s, "  urls: ["+quoteList(strings.Split(urls, ","))+"]")
 	s = regexp.MustCompile(`(?m)^  creds_file: .*$`).ReplaceAllString(s, "")
 	s = strings.Replace(s, "    tls: true", "    tls: false", 1)
-	s = regexp.MustCompile(`(?m)^  snapshot: .*$`).ReplaceAllString(s, `  snapshot: "@every 15s"`)
+	// A snapshot every 10s: the test waits for two (each after its ingest);
+	// more often, builds of a half-ingested state would compete with the
+	// ingest for the CPU.
+	s = regexp.MustCompile(`(?m)^  snapshot: .*$`).ReplaceAllString(s, `  snapshot: "@every 10s"`)
+	// The observations a killed enrich worker held come back after the
+	// consumer's ack wait: 30s in production, 10s here.
+	ackWait := regexp.MustCompile(`(name: enrich,[^}\n]*ack_wait: )\w+`)
+	if !ackWait.MatchString(s) {
+		t.Fatal("deploy/pipeline.cluster.yaml: no ack_wait on the enrich consumer")
+	}
+	s = ackWait.ReplaceAllString(s, "${1}10s")
 	s = regexp.MustCompile(`(?m)^  tld_probe: .*$`).ReplaceAllString(s, `  tld_probe: "off"`)
 	root, _ := filepath.Abs("../..")
 	tldFile := filepath.Join(dir, "tlds.txt")

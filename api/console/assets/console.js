@@ -377,6 +377,20 @@ async function loadTLDHistory() {
   }
 }
 
+// The changes between the kept runs (the history's /api/changes), newest first.
+async function loadTLDChanges() {
+  try {
+    const res = await api("tld/changes");
+    const val = (v) => (v === null || v === undefined ? "–" : v);
+    fill($("tld-changes"), res.changes.map((c) => el("tr", {"data-tld": c.tld, "data-change": c.change},
+      el("td", {class: "mono", title: c.run_id}, stamp(c.time)), el("td", {class: "mono"}, "." + c.tld),
+      el("td", {}, c.change.replaceAll("_", " ")), el("td", {class: "mono wrap"}, val(c.from)), el("td", {class: "mono wrap"}, val(c.to)))),
+    5, res.runs < 2 ? "Changes show once two runs are kept." : "No change between the kept runs.");
+  } catch (e) {
+    fill($("tld-changes"), [], 5, e.message);
+  }
+}
+
 const tldFilters = {
   "all": () => true,
   "rdap-working": (r) => r.rdap_working === true,
@@ -467,6 +481,7 @@ function show() {
   if (name === "tld") {
     loadTLD(true);
     loadTLDHistory();
+    loadTLDChanges();
     timer = setInterval(() => loadTLD(false), 3000);
   }
   if (name === "pipeline") {
