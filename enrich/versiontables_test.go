@@ -40,6 +40,17 @@ func TestRules_VersionTables(t *testing.T) {
 		{"routeros webfig", "MikroTik", "6.49.7", "6.49.x", []ingest.Probe{probe("/", 200, "<title>RouterOS router configuration page</title><h1>RouterOS v6.49.7</h1>")}},
 		{"routeros old page, leading v dropped", "MikroTik", "5.26", "5.26.x", []ingest.Probe{probe("/", 200,
 			`<title>mikrotik routeros > administration</title><div class="top">mikrotik routeros v5.26 configuration page</div>`)}},
+		{"globalprotect 10.1 from duckfez's rows", "Palo Alto Networks", "10.1.11", "10.1.x", []ingest.Probe{
+			probe("/global-protect/login.esp", 200, `<link rel="stylesheet" href="/global-protect/portal/css/login.css">`),
+			probe("/global-protect/portal/css/login.css", 200, "", "Last-Modified", "Mon, 25 Sep 2023 21:10:05 GMT")}},
+		{"globalprotect day of several releases", "Palo Alto Networks", "", "10.2.x", []ingest.Probe{
+			probe("/global-protect/login.esp", 200, `<link rel="stylesheet" href="/global-protect/portal/css/login.css">`),
+			probe("/global-protect/portal/css/login.css", 200, "", "Last-Modified", "Fri, 19 Dec 2023 02:00:00 GMT")}},
+		{"fortios login page hash", "Fortinet", "7.2.3", "7.2.x", []ingest.Probe{probe("/remote/login?lang=en", 200,
+			`<html><head><script src="/97a9a8eadad35e7c450cd9aae0848ee7/js/legacy_theme_setup.js"></script></head><body>FortiToken clock drift detected</body></html>`)}},
+		{"fortios unknown hash", "Fortinet", "", "", []ingest.Probe{probe("/remote/login?lang=en", 200,
+			`<html><head><script src="/00a9a8eadad35e7c450cd9aae0848ee7/js/x.js"></script></head><body>FortiToken clock drift detected</body></html>`)}},
+		{"sma 1000 server header", "SonicWall", "", "12.4.x", []ingest.Probe{probe("/", 200, "", "Server", "SMA/12.4")}},
 		{"rd gateway on iis 10", "Microsoft", "", "Windows Server 2016 or later", []ingest.Probe{{
 			Request:  &ingest.Request{Method: "RDG_OUT_DATA", Path: "/remoteDesktopGateway/"},
 			Response: &ingest.Response{Status: 401, Headers: []ingest.Header{{Name: "Server", Value: "Microsoft-IIS/10.0"}, {Name: "WWW-Authenticate", Value: "Negotiate"}}}}}},
