@@ -50,7 +50,6 @@ func TestRules_VersionTables(t *testing.T) {
 			`<html><head><script src="/97a9a8eadad35e7c450cd9aae0848ee7/js/legacy_theme_setup.js"></script></head><body>FortiToken clock drift detected</body></html>`)}},
 		{"fortios unknown hash", "Fortinet", "", "", []ingest.Probe{probe("/remote/login?lang=en", 200,
 			`<html><head><script src="/00a9a8eadad35e7c450cd9aae0848ee7/js/x.js"></script></head><body>FortiToken clock drift detected</body></html>`)}},
-		{"sma 1000 server header", "SonicWall", "", "12.4.x", []ingest.Probe{probe("/", 200, "", "Server", "SMA/12.4")}},
 		{"rd gateway on iis 10", "Microsoft", "", "Windows Server 2016 or later", []ingest.Probe{{
 			Request:  &ingest.Request{Method: "RDG_OUT_DATA", Path: "/remoteDesktopGateway/"},
 			Response: &ingest.Response{Status: 401, Headers: []ingest.Header{{Name: "Server", Value: "Microsoft-IIS/10.0"}, {Name: "WWW-Authenticate", Value: "Negotiate"}}}}}},
