@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -133,27 +134,32 @@ func BenchmarkRulesMatch(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	// The same rules without the generated nuclei file, for the ratio the
-	// nuclei rules cost in the same run.
-	handOnly := fstest.MapFS{}
-	ents, err := fs.ReadDir(defaultRules, "rules")
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, e := range ents {
-		if e.Name() == "60-nuclei.yaml" {
-			continue
-		}
-		data, err := fs.ReadFile(defaultRules, "rules/"+e.Name())
+	// The same rules without some generated files, for the ratio those
+	// cost in the same run: nuclei's, and Wappalyzer's and wafw00f's.
+	without := func(skip ...string) *Rules {
+		fsys := fstest.MapFS{}
+		ents, err := fs.ReadDir(defaultRules, "rules")
 		if err != nil {
 			b.Fatal(err)
 		}
-		handOnly["rules/"+e.Name()] = &fstest.MapFile{Data: data}
+		for _, e := range ents {
+			if slices.Contains(skip, e.Name()) {
+				continue
+			}
+			data, err := fs.ReadFile(defaultRules, "rules/"+e.Name())
+			if err != nil {
+				b.Fatal(err)
+			}
+			fsys["rules/"+e.Name()] = &fstest.MapFile{Data: data}
+		}
+		rs, err := LoadRulesFS(fsys, "rules")
+		if err != nil {
+			b.Fatal(err)
+		}
+		return rs
 	}
-	withoutNuclei, err := LoadRulesFS(handOnly, "rules")
-	if err != nil {
-		b.Fatal(err)
-	}
+	withoutNuclei := without("60-nuclei.yaml")
+	withoutWapWaf := without("65-wappalyzer.yaml", "66-wafw00f.yaml")
 	var samples []ingest.Observation
 	for _, list := range sampleObs(b) {
 		for _, o := range list {
@@ -177,7 +183,7 @@ func BenchmarkRulesMatch(b *testing.B) {
 		for _, rs := range []struct {
 			name  string
 			rules *Rules
-		}{{"all", rules}, {"without-nuclei", withoutNuclei}} {
+		}{{"all", rules}, {"without-nuclei", withoutNuclei}, {"without-wappalyzer-wafw00f", withoutWapWaf}} {
 			b.Run(set.name+"/"+rs.name, func(b *testing.B) {
 				for b.Loop() {
 					for i := range set.obs {
