@@ -103,9 +103,16 @@ func Adapters() map[string]Adapter {
 		"masscan":            Masscan,
 		"nmap-xml":           NmapXML,
 		"shodan":             Shodan,
+		"censys":             Censys,
 		"sonar-http":         SonarHTTP,
 		"goflow2":            Goflow2,
 		"nfdump-csv":         NfdumpCSV,
+		"httpx":              HTTPX,
+		"naabu":              Naabu,
+		"fingerprintx":       Fingerprintx,
+		"nmap-grep":          NmapGrep,
+		"zeek":               Zeek,
+		"suricata-eve":       Suricata,
 	}
 }
 

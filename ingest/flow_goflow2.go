@@ -241,7 +241,21 @@ func flowAddr(field, s string) (netip.Addr, error) {
 // emitFlow infers the protocol of rec and emits its observation, or
 // tells opt.Skipped. opt.Confidence, when set, caps the inferred confidence.
 func emitFlow(line int, rec FlowRecord, at time.Time, src string, opt Options, emit Emit, bad func(LineError)) error {
-	m, ok := InferFlow(rec)
+	return emitFlowFirst(line, []FlowRecord{rec}, at, src, opt, emit, bad)
+}
+
+// emitFlowFirst emits the observation of the first of recs (readings of
+// one flow: each direction of a bidirectional record, with and without
+// link-layer headers) in which InferFlow recognises a protocol, or tells
+// opt.Skipped that none has one.
+func emitFlowFirst(line int, recs []FlowRecord, at time.Time, src string, opt Options, emit Emit, bad func(LineError)) error {
+	var m FlowMatch
+	ok := false
+	for _, rec := range recs {
+		if m, ok = InferFlow(rec); ok {
+			break
+		}
+	}
 	if !ok {
 		opt.skip(line, flowUnrecognised)
 		return nil

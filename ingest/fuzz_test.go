@@ -21,7 +21,9 @@ func FuzzAdapters(f *testing.F) {
 		"private-relay-egress.csv", "proxy-list-http.txt", "mullvad-relays.json",
 		"zgrab2.jsonl", "zgrab2-constructed.jsonl", "masscan.json", "masscan.txt", "masscan-constructed.json",
 		"nmap-complex.xml", "nmap-scripts.xml", "shodan.jsonl", "sonar-http.jsonl",
-		"goflow2-v2.2.6.ndjson", "goflow2-docs.ndjson", "nfdump-1.7.1.csv", "nfdump-1.7.8.csv", "nfdump-1.7.8-fast.csv"} {
+		"goflow2-v2.2.6.ndjson", "goflow2-docs.ndjson", "nfdump-1.7.1.csv", "nfdump-1.7.8.csv", "nfdump-1.7.8-fast.csv",
+		"httpx.jsonl", "naabu.jsonl", "nmap-grep.gnmap", "zeek-docs.ndjson", "zeek-6.2-ssl.log", "zeek-6.2-x509.log", "zeek-conn.log",
+		"zeek-json-streaming.ndjson", "suricata-eve.json", "censys-v2-host.json", "censys-platform-host.json", "fingerprintx.jsonl"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			f.Fatal(err)
@@ -42,6 +44,9 @@ func FuzzAdapters(f *testing.F) {
 	f.Add([]byte(`<nmaprun><host><address addr="192.0.2.1" addrtype="ipv4"/><ports><port protocol="tcp" portid="1"><state state="open"/><service servicefp="SF:r(NULL,4,&quot;ab\x&quot;)"/></port></ports></host></nmaprun>`))
 	f.Add([]byte(`{"time_received_ns":"2026-11-20T10:00:00Z","bytes":176,"packets":1,"src_addr":"::ffff:192.0.2.1","dst_addr":"192.0.2.2","proto":50}` + "\n"))
 	f.Add([]byte("ts,te,sa,da,pr,ipkt,ibyt\n1,2,192.0.2.1,192.0.2.2,GRE,1,1\n\nSummary\nx\n"))
+	f.Add([]byte("#separator \\x09\n#fields\tts\tid.resp_h\tid.resp_p\tcert_chain_fps\n#types\ttime\taddr\tport\tvector[string]\n#path\tssl\n1\t192.0.2.1\t443\ta,b\n"))
+	f.Add([]byte(`{"event_type":"flow","src_ip":"192.0.2.1","dest_ip":"192.0.2.2","proto":"UDP","src_port":1,"dest_port":51820,"flow":{"pkts_toserver":1,"bytes_toserver":190,"end":"2026-11-20T10:00:00.000000+0000"}}` + "\n"))
+	f.Add([]byte(`{"url":"http://192.0.2.1","host_ip":"192.0.2.1","raw_header":"SFRUUC8xLjEgMjAwIE9LDQoNCg==","chain":[{"response":"HTTP/1.1 302 Found\r\nLocation: /x\r\n\r\n"}],"tls":{"certificate":"x"}}` + "\n"))
 	names := slices.Sorted(maps.Keys(Adapters()))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		lines := bytes.Count(data, []byte{'\n'}) + 1

@@ -79,6 +79,16 @@ func TestSchema_AdapterOutputValid(t *testing.T) {
 		{"goflow2", "goflow2-v2.2.6.ndjson", Options{}},
 		{"nfdump-csv", "nfdump-1.7.1.csv", Options{}},
 		{"nfdump-csv", "nfdump-1.7.8.csv", Options{}},
+		{"httpx", "httpx.jsonl", Options{}},
+		{"naabu", "naabu.jsonl", Options{}},
+		{"nmap-grep", "nmap-grep.gnmap", Options{}},
+		{"zeek", "zeek-docs.ndjson", Options{}},
+		{"zeek", "zeek-6.2-ssl.log", Options{}},
+		{"zeek", "zeek-json-streaming.ndjson", Options{}},
+		{"suricata-eve", "suricata-eve.json", Options{}},
+		{"censys", "censys-v2-host.json", Options{}},
+		{"censys", "censys-platform-host.json", Options{}},
+		{"fingerprintx", "fingerprintx.jsonl", Options{}},
 	}
 	for _, f := range feeds {
 		t.Run(f.format+"/"+f.file, func(t *testing.T) {

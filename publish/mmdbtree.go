@@ -168,7 +168,7 @@ func (m *mmdbWriter) Close() error {
 		return fmt.Errorf("mmdb temp file: %w", err)
 	}
 	temps = append(temps, data)
-	b := &treeBuilder{vals: m.vals, in: in, nodes: bufio.NewWriterSize(nodes, 1<<20), dw: newDataWriter(data),
+	b := &treeBuilder{vals: m.vals, in: in, nodes: bufio.NewWriterSize(nodes, 1<<20), dw: newDataWriter(data), enc: newRecordEncoder(),
 		dedupe: map[[2]uint64]int64{}, seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}}
 	if err := b.next(); err != nil {
 		return err
@@ -219,6 +219,7 @@ type treeBuilder struct {
 	nodeCount uint64
 	levels    []level
 	dw        *dataWriter
+	enc       *recordEncoder
 	v4        ref // the record of ::/96, the IPv4 tree
 	v4Set     bool
 	dedupe    map[[2]uint64]int64
@@ -386,7 +387,9 @@ func (b *treeBuilder) data(r *ipmodel.Record) (int64, error) {
 		return off, nil
 	}
 	off := b.dw.n
-	if err := b.dw.value(recordValue(r, b.dw.in)); err != nil {
+	b.enc.base, b.enc.b = off, b.enc.b[:0]
+	b.enc.record(r)
+	if _, err := b.dw.Write(b.enc.b); err != nil {
 		return 0, fmt.Errorf("mmdb data: %w", err)
 	}
 	if off >= int64(refValue) {

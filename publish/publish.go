@@ -117,8 +117,15 @@ func (p *Publisher) Run(ctx context.Context, state ipmodel.State, date string) (
 	log.Info("snapshot built", "hosts", m.Hosts, "ranges", m.Ranges, "skipped", m.Skipped, "took", time.Since(start).Round(time.Millisecond))
 
 	for _, f := range files {
-		if err := p.upload(ctx, f.Key, f.ContentType, f.SHA256, f.Size, fileSource(filepath.Join(dir, f.Name))); err != nil {
+		path := filepath.Join(dir, f.Name)
+		if err := p.upload(ctx, f.Key, f.ContentType, f.SHA256, f.Size, fileSource(path)); err != nil {
 			return nil, err
+		}
+		// Uploaded and read back: the work copy is not needed any more,
+		// so the work folder holds the snapshot once, not once more per
+		// file uploaded (a store on the same disk, or a full disk).
+		if err := os.Remove(path); err != nil {
+			log.Warn("work file not removed", "file", f.Name, "err", err)
 		}
 	}
 	m.Files = files
@@ -748,6 +755,9 @@ type feeder struct {
 	// Views) is the same item in each.
 	batches [ipmodel.NumAudiences][]item
 	active  [ipmodel.NumAudiences]bool // audiences with a file in this pass
+	// rows: audiences with a row file (CSV, NDJSON, Parquet) in this
+	// pass, the ones whose hosts take the ranges' claims from the index.
+	rows [ipmodel.NumAudiences]bool
 	// ranges holds the ranges' claims for the hosts inside (rangeIndex):
 	// the row files need them; an MMDB merges a host with its ranges
 	// itself, so a pass of MMDBs alone keeps no index (nil).
@@ -758,8 +768,11 @@ func newFeeder(ctx context.Context, outs []*buildOut, m *Manifest, counting bool
 	f := &feeder{ctx: ctx, outs: outs, m: m, counting: counting}
 	for _, o := range outs {
 		f.active[o.aud] = true
-		if o.format != FormatMMDB && f.ranges == nil {
-			f.ranges = newRangeIndex()
+		if o.format != FormatMMDB {
+			f.rows[o.aud] = true
+			if f.ranges == nil {
+				f.ranges = newRangeIndex()
+			}
 		}
 	}
 	for a := range f.batches {
@@ -819,6 +832,7 @@ func (f *feeder) record(r ipmodel.Record, isRange bool, count *int64) error {
 		*count++
 	}
 	var prev *ipmodel.Record
+	ip := pfx.Addr().String()
 	for _, a := range ipmodel.Audiences {
 		if !f.active[a] {
 			prev = nil // rangeIndex.add shares with the audience just before
@@ -831,7 +845,7 @@ func (f *feeder) record(r ipmodel.Record, isRange bool, count *int64) error {
 		}
 		rec := *v
 		rec.Views = nil
-		rec.IP = pfx.Addr().String()
+		rec.IP = ip
 		if isRange {
 			rec.Network = pfx.String()
 			if f.ranges != nil {
@@ -839,7 +853,9 @@ func (f *feeder) record(r ipmodel.Record, isRange bool, count *int64) error {
 			}
 		} else {
 			rec.Network = ""
-			if f.ranges != nil {
+			if f.rows[a] {
+				// An audience with MMDBs alone gets the host as it is:
+				// the MMDB merges it with the ranges around it itself.
 				f.ranges.apply(&rec, pfx.Addr(), a)
 			}
 		}

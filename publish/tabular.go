@@ -2,17 +2,16 @@ package publish
 
 import (
 	"bufio"
-	"bytes"
 	"crypto/sha256"
-	"encoding/csv"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"hash"
 	"io"
 	"net/netip"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/klauspost/compress/gzip"
 
@@ -136,8 +135,7 @@ func (g *gzipFile) Close() error {
 // uncompressed lines.
 type ndjsonWriter struct {
 	z       *gzipFile
-	line    bytes.Buffer
-	enc     *json.Encoder
+	line    []byte
 	sorter  *lineSorter // nil: lines go out in the order written
 	content hash.Hash
 	rows    int64
@@ -163,8 +161,6 @@ type ndjsonOptions struct {
 
 func newNDJSONWriter(w io.Writer, o ndjsonOptions) *ndjsonWriter {
 	n := &ndjsonWriter{z: newGzipFile(w, o.hdr), content: sha256.New(), differ: o.differ, hdr: o.hdr}
-	n.enc = json.NewEncoder(&n.line)
-	n.enc.SetEscapeHTML(false)
 	if o.sortDir != "" {
 		n.sorter = newLineSorter(o.sortDir, o.sortBuf)
 	}
@@ -172,16 +168,15 @@ func newNDJSONWriter(w io.Writer, o ndjsonOptions) *ndjsonWriter {
 }
 
 func (n *ndjsonWriter) Write(r *ipmodel.Record, p netip.Prefix) error {
-	n.line.Reset()
-	if err := n.enc.Encode(toND(r)); err != nil {
+	var err error
+	if n.line, err = appendNDJSON(n.line[:0], r); err != nil {
 		return fmt.Errorf("write ndjson: %w", err)
 	}
 	n.rows++
 	if n.sorter == nil {
-		return n.out(n.line.Bytes(), false)
+		return n.out(n.line, true)
 	}
-	b := n.line.Bytes()
-	return n.sorter.add(MakeSortKey(p, r.Network != ""), b[:len(b)-1])
+	return n.sorter.add(MakeSortKey(p, r.Network != ""), n.line)
 }
 
 // out writes one line; addEOL appends its line end (else line has it).
@@ -240,72 +235,137 @@ func (n *ndjsonWriter) Rows() int64 { return n.rows }
 // csvWriter writes gzip-compressed RFC 4180 CSV with a header row. Lists
 // of strings are joined with ListSeparator; assets and attributions are
 // JSON arrays (the same objects as in NDJSON); a null is an empty field;
-// booleans are true or false.
+// booleans are true or false. Rows are appended to a byte buffer
+// (appendCSVField quotes as encoding/csv's Writer with UseCRLF does), not
+// built as strings.
 type csvWriter struct {
 	z    *gzipFile
-	cw   *csv.Writer
-	row  []string
-	sb   *strings.Builder
-	enc  *json.Encoder
+	row  []byte
+	tmp  []byte
 	rows int64
 }
 
 func newCSVWriter(w io.Writer) (*csvWriter, error) {
 	z := newGzipFile(w, FileHeader{})
-	cw := csv.NewWriter(z.buf)
-	cw.UseCRLF = true // RFC 4180 line breaks
-	if err := cw.Write(Columns); err != nil {
+	c := &csvWriter{z: z}
+	for i, col := range Columns {
+		if i > 0 {
+			c.row = append(c.row, ',')
+		}
+		c.row = appendCSVField(c.row, col)
+	}
+	c.row = append(c.row, '\r', '\n')
+	if _, err := z.buf.Write(c.row); err != nil {
 		return nil, fmt.Errorf("write csv header: %w", err)
 	}
-	sb := &strings.Builder{}
-	enc := json.NewEncoder(sb)
-	enc.SetEscapeHTML(false)
-	return &csvWriter{z: z, cw: cw, row: make([]string, len(Columns)), sb: sb, enc: enc}, nil
+	return c, nil
 }
 
 func (c *csvWriter) Write(r *ipmodel.Record, _ netip.Prefix) error {
 	f := Flags(r)
-	row := c.row
-	row[0] = r.IP
-	row[1] = r.Network
-	row[2] = strings.Join(r.Classifications, ListSeparator)
-	row[3] = ""
-	if r.Provider != nil {
-		row[3] = *r.Provider
-	}
-	row[4] = strconv.FormatFloat(r.Confidence, 'f', -1, 64)
-	row[5] = r.FirstSeen
-	row[6] = r.LastSeen
-	row[7] = strings.Join(r.Sources, ListSeparator)
+	b := appendCSVField(c.row[:0], r.IP)
+	b = append(b, ',')
+	b = appendCSVField(b, r.Network)
+	b = append(b, ',')
+	b = appendCSVList(b, r.Classifications)
+	b = append(b, ',')
+	b = appendCSVField(b, deref(r.Provider))
+	b = append(b, ',')
+	b = strconv.AppendFloat(b, r.Confidence, 'f', -1, 64)
+	b = append(b, ',')
+	b = appendCSVField(b, r.FirstSeen)
+	b = append(b, ',')
+	b = appendCSVField(b, r.LastSeen)
+	b = append(b, ',')
+	b = appendCSVList(b, r.Sources)
 	for i := range f {
-		row[8+i] = strconv.FormatBool(f[i])
+		b = append(b, ',')
+		b = strconv.AppendBool(b, f[i])
 	}
+	b = append(b, ',')
+	ok := recordFloatsOK(r)
 	var err error
-	if row[14], err = c.json(ndAssets(r.Assets)); err != nil {
-		return err
+	if ok {
+		c.tmp = appendJSONAssets(c.tmp[:0], r.Assets)
+	} else if c.tmp, err = appendStdJSON(c.tmp[:0], ndAssets(r.Assets)); err != nil {
+		return fmt.Errorf("write csv: %w", err)
 	}
-	row[15] = ""
+	b = appendCSVField(b, c.tmp)
+	b = append(b, ',')
 	if r.ASN != 0 {
-		row[15] = strconv.FormatUint(uint64(r.ASN), 10)
+		b = strconv.AppendUint(b, uint64(r.ASN), 10)
 	}
-	if row[16], err = c.json(nonNil(r.Attributions)); err != nil {
-		return err
+	b = append(b, ',')
+	if ok {
+		c.tmp = appendJSONAttributions(c.tmp[:0], r.Attributions)
+	} else if c.tmp, err = appendStdJSON(c.tmp[:0], nonNil(r.Attributions)); err != nil {
+		return fmt.Errorf("write csv: %w", err)
 	}
-	row[17], row[18], row[19] = deref(r.Country), deref(r.Region), deref(r.City)
-	if err := c.cw.Write(row); err != nil {
+	b = appendCSVField(b, c.tmp)
+	for _, p := range [3]*string{r.Country, r.Region, r.City} {
+		b = append(b, ',')
+		b = appendCSVField(b, deref(p))
+	}
+	b = append(b, '\r', '\n')
+	c.row = b
+	if _, err := c.z.buf.Write(b); err != nil {
 		return fmt.Errorf("write csv: %w", err)
 	}
 	c.rows++
 	return nil
 }
 
-// json returns v as JSON, without the encoder's line end.
-func (c *csvWriter) json(v any) (string, error) {
-	c.sb.Reset()
-	if err := c.enc.Encode(v); err != nil {
-		return "", fmt.Errorf("write csv: %w", err)
+// appendCSVList appends ss joined by ListSeparator as one field.
+func appendCSVList(b []byte, ss []string) []byte {
+	switch len(ss) {
+	case 0:
+		return b
+	case 1:
+		return appendCSVField(b, ss[0])
 	}
-	return strings.TrimSuffix(c.sb.String(), "\n"), nil
+	return appendCSVField(b, strings.Join(ss, ListSeparator))
+}
+
+// appendCSVField appends one field as encoding/csv's Writer (comma ",",
+// UseCRLF) writes it: quoted when it holds a comma, a quote, CR or LF,
+// starts with a space, or is \. ; quotes doubled, a line end as CRLF.
+func appendCSVField[T string | []byte](b []byte, field T) []byte {
+	if !csvNeedsQuotes(field) {
+		return append(b, field...)
+	}
+	b = append(b, '"')
+	for i := 0; i < len(field); i++ {
+		switch c := field[i]; c {
+		case '"':
+			b = append(b, '"', '"')
+		case '\r':
+			// A lone CR is dropped, as encoding/csv does with UseCRLF.
+		case '\n':
+			b = append(b, '\r', '\n')
+		default:
+			b = append(b, c)
+		}
+	}
+	return append(b, '"')
+}
+
+func csvNeedsQuotes[T string | []byte](field T) bool {
+	if len(field) == 0 {
+		return false
+	}
+	if string(field) == `\.` {
+		return true
+	}
+	for i := 0; i < len(field); i++ {
+		if c := field[i]; c == '\n' || c == '\r' || c == '"' || c == ',' {
+			return true
+		}
+	}
+	if field[0] < utf8.RuneSelf {
+		return unicode.IsSpace(rune(field[0]))
+	}
+	r, _ := utf8.DecodeRuneInString(string(field[:min(len(field), utf8.UTFMax)]))
+	return unicode.IsSpace(r)
 }
 
 // deref is *p, or "" (a CSV null) for nil.
@@ -317,10 +377,6 @@ func deref(p *string) string {
 }
 
 func (c *csvWriter) Close() error {
-	c.cw.Flush()
-	if err := c.cw.Error(); err != nil {
-		return fmt.Errorf("close csv: %w", err)
-	}
 	if err := c.z.Close(); err != nil {
 		return fmt.Errorf("close csv: %w", err)
 	}

@@ -45,10 +45,17 @@ var IngestFormatTable = []IngestFormat{
 	{Name: "zgrab2", Help: "zgrab2 JSON lines: each successful module's port a service with its HTTP, TLS and banner probes"},
 	{Name: "masscan", Help: "masscan -oJ or -oL (with --banners): open ports, HTTP/TLS/X509 and raw banners"},
 	{Name: "nmap-xml", Help: "nmap -oX: open ports with -sV detection, ssl-cert, http-* and banner scripts, service fingerprints"},
+	{Name: "nmap-grep", Help: "nmap -oG: open ports with the -sV service name and version column, the host's OS guess"},
+	{Name: "naabu", Help: "naabu -json: open ports (nmap's service fields with -nmap-cli)"},
+	{Name: "fingerprintx", Help: "praetorian fingerprintx --json: the service per port with its HTTP status and headers, banner and plugin metadata"},
+	{Name: "httpx", Help: "ProjectDiscovery httpx -json (-irh/-irr/-irrb, -tls-grab, -favicon, -jarm, -td, -asn): HTTP response, TLS certificate, favicon hash"},
 	{Name: "shodan", Help: "Shodan banners (download/stream JSON lines): raw banner, HTTP, TLS, favicon, product, org claim"},
+	{Name: "censys", Help: "Censys host JSON (Search API v2 host view, Platform host asset; one document, JSON lines or an array): services with HTTP, TLS, banner, software"},
 	{Name: "sonar-http", Help: "Rapid7 Project Sonar HTTP/HTTPS JSON lines: the base64 response as status, headers and body"},
 	{Name: "goflow2", Help: "goflow2 JSON flow lines: the remote-access protocol inferred per flow (port, IP protocol, sizes)"},
 	{Name: "nfdump-csv", Help: "nfdump -o csv output (1.6 to 1.7.x): the remote-access protocol inferred per flow"},
+	{Name: "zeek", Help: "Zeek logs, TSV or JSON: conn.log flows (protocol inferred), ssl.log with x509.log certificates, http.log, ssh.log services"},
+	{Name: "suricata-eve", Help: "Suricata eve.json: flow/netflow events (protocol inferred), tls, http and ssh events as services"},
 }
 
 // Derived from IngestFormatTable: the names of all formats, of the list

@@ -1,0 +1,221 @@
+package ingest
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func countReasons(reasons []string) map[string]int {
+	m := map[string]int{}
+	for _, r := range reasons {
+		m[r]++
+	}
+	return m
+}
+
+func TestZeek_DocsJSON(t *testing.T) {
+	t.Parallel()
+	r := runScan(t, "zeek", readFile(t, "zeek-docs.ndjson"))
+	if len(r.obs) != 13 || len(r.bad) != 0 {
+		t.Fatalf("obs %d bad %v", len(r.obs), r.bad)
+	}
+	if c := countReasons(r.skipped); c[flowUnrecognised] != 7 || c["zeek x509 record (read for ssl.log)"] != 4 || len(r.skipped) != 11 {
+		t.Errorf("skipped %v", c)
+	}
+	byIP := map[string][]Observation{}
+	for _, o := range r.obs {
+		byIP[o.IP] = append(byIP[o.IP], o)
+	}
+	// The TLS 1.2 ssl.log record names its chain by file id; the x509.log
+	// records come after it in the input, so it waits for its leaf.
+	o := byIP["13.32.202.10"]
+	if len(o) != 1 {
+		t.Fatalf("13.32.202.10: %s", mustJSON(t, o))
+	}
+	tls := o[0].Service.Probes[0].TLS
+	if o[0].Service.Port != 443 || o[0].ObservedAt != "2020-08-25T17:43:11Z" || strings.Join(o[0].Hostnames, ",") != "www.taosecurity.com" ||
+		tls.Version != "TLSv1.2" || tls.Cipher != "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256" || tls.Subject.CN != "www.taosecurity.com" ||
+		tls.Issuer.CN != "Amazon" || tls.Issuer.OU[0] != "Server CA 1B" || tls.Serial != "b58bc3898391f36592ba1be1f6b03ef" ||
+		tls.NotBefore != "2020-06-01T00:00:00Z" || tls.NotAfter != "2021-07-01T12:00:00Z" ||
+		strings.Join(tls.SANs, ",") != "www.taosecurity.com,taosecurity.com,*.taosecurity.com" {
+		t.Errorf("ssl + x509 = %s", mustJSON(t, o[0]))
+	}
+	// The ja3 package's ja3s, ISO 8601 times.
+	if o := byIP["172.217.15.100"]; len(o) != 1 || o[0].Service.Probes[0].TLS.JA3S != "907bf3ecef1c987c889946b737b43de8" ||
+		o[0].ObservedAt != "2020-09-16T14:01:26Z" || o[0].Hostnames[0] != "www.google.com" || o[0].Service.Probes[0].TLS.Version != "TLSv1.3" {
+		t.Errorf("ja3s = %s", mustJSON(t, o))
+	}
+	// http.log: the request and the status.
+	if o := byIP["31.3.245.133"]; len(o) != 1 {
+		t.Errorf("http: %s", mustJSON(t, o))
+	} else if p := o[0].Service.Probes[0]; o[0].Service.Port != 80 || p.Name != "zeek.http" || p.Request.Method != "GET" || p.Request.Path != "/" ||
+		p.Request.Host != "testmyids.com" || headerValues(p.Request.Headers, "User-Agent")[0] != "curl/7.47.0" ||
+		p.Response.Status != 200 || p.Response.Reason != "OK" || p.Response.Protocol != "HTTP/1.1" {
+		t.Errorf("http = %s", mustJSON(t, p))
+	}
+	// ssh.log: the server's software string.
+	if o := byIP["205.166.94.16"]; len(o) != 1 || o[0].Service.Port != 22 || o[0].Service.Probes[0].Banner.Received.Text() != "SSH-2.0-OpenSSH_8.0" {
+		t.Errorf("ssh = %s", mustJSON(t, o))
+	}
+}
+
+func TestZeek_TSV(t *testing.T) {
+	t.Parallel()
+	// x509.log after ssl.log, as `cat ssl.log x509.log` gives them.
+	r := runScan(t, "zeek", readFile(t, "zeek-6.2-ssl.log")+readFile(t, "zeek-6.2-x509.log"))
+	if len(r.obs) != 15 || len(r.bad) != 0 || countReasons(r.skipped)["zeek x509 record (read for ssl.log)"] != 12 {
+		t.Fatalf("obs %d bad %v skipped %v", len(r.obs), r.bad, r.skipped)
+	}
+	var vmware, sni *Observation
+	for i, o := range r.obs {
+		if o.IP == "10.47.3.200" {
+			vmware = &r.obs[i]
+		}
+		if o.IP == "104.19.194.102" {
+			sni = &r.obs[i]
+		}
+	}
+	if vmware == nil || sni == nil {
+		t.Fatal("records missing")
+	}
+	tls := vmware.Service.Probes[0].TLS
+	// The subject with the escaped commas (VMware\, Inc) as TSV escapes them.
+	if vmware.ObservedAt != "2018-03-24T17:15:20Z" || tls.Version != "TLSv1.0" || tls.Subject.CN != "localhost.localdomain" ||
+		!slices.Equal(tls.Subject.O, []string{"VMware, Inc"}) || tls.Subject.OU[0] != "VMware ESX Server Default Certificate" ||
+		tls.Subject.Email != "ssl-certificates@vmware.com" || tls.Issuer.DN != "O=VMware Installer" || tls.Serial != "cc57fe54011e" ||
+		tls.SHA256 != "b2dafbcdbc75210672f137f27ce882ccb799887631655d4f11191d5a678e44fe" || tls.NotBefore != "2011-09-10T12:15:02Z" ||
+		strings.Join(tls.SANs, ",") != "localhost.localdomain" {
+		t.Errorf("vmware = %s", mustJSON(t, vmware))
+	}
+	if sni.Hostnames[0] != "cdnjs.cloudflare.com" || sni.Service.Probes[0].TLS.Version != "TLSv13-draft23" {
+		t.Errorf("sni = %s", mustJSON(t, sni))
+	}
+	// The same records in the other order give the same observations.
+	r2 := runScan(t, "zeek", readFile(t, "zeek-6.2-x509.log")+readFile(t, "zeek-6.2-ssl.log"))
+	if len(r2.obs) != 15 {
+		t.Fatalf("x509 first: %d obs", len(r2.obs))
+	}
+	key := func(os []Observation) []string {
+		var k []string
+		for _, o := range os {
+			k = append(k, mustJSON(t, o))
+		}
+		slices.Sort(k)
+		return k
+	}
+	if !slices.Equal(key(r.obs), key(r2.obs)) {
+		t.Error("ssl.log before or after x509.log gives different observations")
+	}
+	// JSON streaming logs (_path) of the same capture.
+	r3 := runScan(t, "zeek", readFile(t, "zeek-json-streaming.ndjson"))
+	if len(r3.obs) != 1 || mustJSON(t, r3.obs[0].Service) != mustJSON(t, vmware.Service) {
+		t.Errorf("json streaming = %s", mustJSON(t, r3.obs))
+	}
+}
+
+func TestZeek_Conn(t *testing.T) {
+	t.Parallel()
+	r := runScan(t, "zeek", readFile(t, "zeek-conn.log"))
+	// FTP and FTP data: no remote-access protocol.
+	if len(r.obs) != 0 || len(r.bad) != 0 || countReasons(r.skipped)[flowUnrecognised] != 5 {
+		t.Fatalf("obs %d bad %v skipped %v", len(r.obs), r.bad, r.skipped)
+	}
+	// The same conn.log header with flows that are a protocol's: a
+	// WireGuard handshake (148 + 8 + 20 bytes), ESP (unknown_transport,
+	// ip_proto 50), OpenVPN answered from the responder's side.
+	head := readFile(t, "zeek-conn.log")
+	head = head[:strings.Index(head, "1329843175")]
+	head = strings.Replace(head, "tunnel_parents\n", "tunnel_parents\tip_proto\n", 1)
+	head = strings.Replace(head, "set[string]\n", "set[string]\tcount\n", 1)
+	rows := []string{
+		"1700000000.5\tC1\t198.51.100.7\t40000\t203.0.113.9\t51820\tudp\t-\t0.1\t148\t92\tSF\t-\t0\tDd\t1\t176\t1\t120\t(empty)\t17",
+		"1700000001\tC2\t198.51.100.7\t0\t203.0.113.10\t0\tunknown_transport\t-\t-\t-\t-\tOTH\t-\t0\t-\t3\t400\t0\t0\t(empty)\t50",
+		"1700000002\tC3\t198.51.100.7\t5353\t203.0.113.11\t53\tudp\tdns\t0.01\t30\t60\tSF\t-\t0\tDd\t1\t58\t1\t88\t(empty)\t17",
+		"bogus\tC4\t198.51.100.7\t1\t203.0.113.12\t2\ttcp\t-\t-\t-\t-\tS0\t-\t0\tS\t1\t40\t0\t0\t(empty)\t6",
+		"1700000003\tC5\t198.51.100.7\t1\t203.0.113.12\n",
+	}
+	r = runScan(t, "zeek", head+strings.Join(rows, "\n"))
+	if len(r.obs) != 2 || !slices.Equal(badLines(r.bad), []int{12, 13}) {
+		t.Fatalf("obs %s bad %v skipped %v", mustJSON(t, r.obs), r.bad, r.skipped)
+	}
+	if f := r.obs[0]; f.IP != "203.0.113.9" || f.Flow.Protocol != "wireguard" || f.Flow.Port != 51820 || f.ObservedAt != "2023-11-14T22:13:20Z" {
+		t.Errorf("wireguard = %s", mustJSON(t, f))
+	}
+	if f := r.obs[1]; f.IP != "203.0.113.10" || f.Flow.Protocol != "ipsec" {
+		t.Errorf("esp = %s", mustJSON(t, f))
+	}
+	if !strings.Contains(r.bad[0].Error(), "ts: not a time") || !strings.Contains(r.bad[1].Error(), "the #fields header names") {
+		t.Errorf("errors %v", r.bad)
+	}
+}
+
+func TestSuricata_RealSample(t *testing.T) {
+	t.Parallel()
+	r := runScan(t, "suricata-eve", readFile(t, "suricata-eve.json"))
+	if len(r.obs) != 10 || len(r.bad) != 0 {
+		t.Fatalf("obs %d bad %v", len(r.obs), r.bad)
+	}
+	c := countReasons(r.skipped)
+	if c[flowUnrecognised] != 7 || c["suricata dns event not read"] != 1 || c["suricata alert event not read"] != 1 ||
+		c["suricata smtp event not read"] != 1 || c["suricata tls event with no server evidence"] != 1 {
+		t.Errorf("skipped %v", c)
+	}
+	// tls with ja3s (Suricata 6, malware-traffic-analysis capture).
+	o := r.obs[2]
+	tls := o.Service.Probes[0].TLS
+	if o.IP != "204.79.197.200" || o.Service.Port != 443 || o.ObservedAt != "2022-02-08T14:40:36Z" || o.Hostnames[0] != "www.bing.com" ||
+		tls.Version != "TLSv1.2" || tls.Subject.CN != "www.bing.com" || tls.Issuer.CN != "Microsoft RSA TLS CA 01" ||
+		tls.Issuer.O[0] != "Microsoft Corporation" || tls.Serial != "12001f72f70a0aa155962ab9cb0000001f72f7" ||
+		tls.NotBefore != "2021-12-22T01:34:07Z" || tls.NotAfter != "2022-06-22T01:34:07Z" || tls.JA3S != "fbe594b39bb5d9c53aa4f6caf8d2950c" {
+		t.Errorf("tls = %s", mustJSON(t, o))
+	}
+	// http, non-extended and extended.
+	if p := r.obs[0].Service.Probes[0]; r.obs[0].IP != "91.240.118.172" || r.obs[0].Service.Port != 80 || p.Request.Method != "GET" ||
+		p.Request.Path != "/hh/hh.html" || !strings.HasPrefix(headerValues(p.Request.Headers, "User-Agent")[0], "Mozilla/4.0") ||
+		p.Response.Status != 200 || p.Response.Protocol != "HTTP/1.1" || headerValues(p.Response.Headers, "Content-Type")[0] != "text/html" {
+		t.Errorf("http = %s", mustJSON(t, p))
+	}
+	// The documentation's event with dump-all-headers: both header lists in order.
+	o = r.obs[9]
+	p := o.Service.Probes[0]
+	var names []string
+	for _, h := range p.Response.Headers {
+		names = append(names, h.Name)
+	}
+	if o.IP != "142.11.240.191" || o.Service.Port != 35361 || p.Request.Method != "POST" || len(p.Request.Headers) != 7 ||
+		strings.Join(names, ",") != "Content-Length,Content-Type,Server,Date" || headerValues(p.Response.Headers, "Server")[0] != "Microsoft-HTTPAPI/2.0" {
+		t.Errorf("dump-all-headers = %s", mustJSON(t, o))
+	}
+}
+
+func TestSuricata_Flows(t *testing.T) {
+	t.Parallel()
+	in := strings.Join([]string{
+		// A WireGuard handshake seen by Suricata: whole frames (148 + 8 + 20 + 14).
+		`{"timestamp":"2026-11-20T10:00:05.000000+0000","event_type":"flow","src_ip":"198.51.100.7","src_port":40000,"dest_ip":"203.0.113.9","dest_port":51820,"proto":"UDP","app_proto":"failed","flow":{"pkts_toserver":1,"pkts_toclient":1,"bytes_toserver":190,"bytes_toclient":134,"start":"2026-11-20T10:00:00.000000+0000","end":"2026-11-20T10:00:00.100000+0000","age":0,"state":"established","reason":"timeout","alerted":false}}`,
+		// The same from a raw-IP capture (no link layer).
+		`{"timestamp":"2026-11-20T10:00:05.000000+0000","event_type":"netflow","src_ip":"198.51.100.7","src_port":40000,"dest_ip":"203.0.113.9","dest_port":51820,"proto":"UDP","netflow":{"pkts":1,"bytes":176,"start":"2026-11-20T10:00:00.000000+0000","end":"2026-11-20T10:00:00.000000+0000"}}`,
+		// ESP, proto as a number.
+		`{"timestamp":"2026-11-20T10:00:05.000000+0000","event_type":"flow","src_ip":"198.51.100.7","dest_ip":"203.0.113.10","proto":"050","flow":{"pkts_toserver":3,"bytes_toserver":400,"end":"2026-11-20T10:00:01.000000+0000"}}`,
+		`{"timestamp":"x","event_type":"flow","src_ip":"198.51.100.7","dest_ip":"203.0.113.10","proto":"UDP","flow":{"pkts_toserver":1}}`,
+		`{"event_type":"flow","src_ip":"0.0.0.0","dest_ip":"203.0.113.10","proto":"UDP","flow":{}}`,
+		`{"event_type":"tls","src_ip":"198.51.100.7","dest_ip":"203.0.113.10","dest_port":0,"proto":"TCP","tls":{"subject":"CN=x"}}`,
+		`{"src_ip":"198.51.100.7"}`,
+		`[`,
+		`{"event_type":"flow","src_ip":"198.51.100.7","dest_ip":"203.0.113.10","proto":"TCP"}`,
+	}, "\n")
+	r := runScan(t, "suricata-eve", in)
+	if len(r.obs) != 3 || !slices.Equal(badLines(r.bad), []int{4, 5, 6, 7, 8, 9}) {
+		t.Fatalf("obs %s bad %v skipped %v", mustJSON(t, r.obs), r.bad, r.skipped)
+	}
+	if f := r.obs[0]; f.IP != "203.0.113.9" || f.Flow.Protocol != "wireguard" || f.Flow.Basis != "port+size" || f.ObservedAt != "2026-11-20T10:00:00Z" {
+		t.Errorf("wireguard flow = %s", mustJSON(t, f))
+	}
+	if f := r.obs[1]; f.Flow.Protocol != "wireguard" || f.Flow.Basis != "port+size" {
+		t.Errorf("wireguard netflow = %s", mustJSON(t, f))
+	}
+	if f := r.obs[2]; f.IP != "203.0.113.10" || f.Flow.Protocol != "ipsec" || f.ObservedAt != "2026-11-20T10:00:01Z" {
+		t.Errorf("esp = %s", mustJSON(t, f))
+	}
+}

@@ -1,0 +1,490 @@
+package ingest
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/netip"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Censys reads Censys host records: the Search API v2 host view
+// (`censys view IP`, GET /v2/hosts/IP: services[] with service_name,
+// http.response, tls.certificates.leaf_data, banner_hex, software) and the
+// Censys Platform's host asset (result.resource: services[] with
+// protocol, cert.parsed, tls, endpoints[].http). The input is one JSON
+// document or many (JSON lines, pretty-printed documents one after the
+// other, or an array of hosts), each a host, an API response wrapping one
+// ("result", "resource", "host_v1"), or a search page ("hits"). Each
+// service of a host is one service observation (docs/ingest-enrich.md).
+func Censys(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
+	src := opt.source("censys")
+	// JSON lines (a bulk export) are read a line at a time; anything else
+	// (a pretty-printed response, an array) whole, up to maxJSONFeed.
+	br := bufio.NewReaderSize(r, 64<<10)
+	first, err := readFirstLine(br, opt.maxLine())
+	if err != nil {
+		return fmt.Errorf("read censys: %w", err)
+	}
+	r = io.MultiReader(bytes.NewReader(first), br)
+	if t := bytes.TrimSpace(first); len(t) > 0 && t[0] == '{' && json.Valid(t) {
+		return opt.lines(r, "censys", bad, func(n int, b []byte) error {
+			if len(bytes.TrimSpace(b)) == 0 {
+				return nil
+			}
+			return censysDocs(b, n, src, opt, emit, bad)
+		})
+	}
+	data, err := io.ReadAll(io.LimitReader(r, maxJSONFeed+1))
+	if err != nil {
+		return fmt.Errorf("read censys: %w", err)
+	}
+	if len(data) > maxJSONFeed {
+		return fmt.Errorf("read censys: larger than %d bytes", maxJSONFeed)
+	}
+	return censysDocs(data, 1, src, opt, emit, bad)
+}
+
+// readFirstLine returns the first line of br with its line end (at most
+// max bytes of it: a longer line is not JSON lines anyway).
+func readFirstLine(br *bufio.Reader, max int) ([]byte, error) {
+	var line []byte
+	for {
+		frag, err := br.ReadSlice('\n')
+		line = append(line, frag...)
+		if errors.Is(err, bufio.ErrBufferFull) && len(line) <= max {
+			continue
+		}
+		if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
+			return nil, err
+		}
+		return line, nil
+	}
+}
+
+// censysDocs reads the JSON documents of data, whose first line is line
+// firstLine of the input.
+func censysDocs(data []byte, firstLine int, src string, opt Options, emit Emit, bad func(LineError)) error {
+	lineAt := func(off int64) int { return firstLine + bytes.Count(data[:min(off, int64(len(data)))], []byte{'\n'}) }
+	var base int64
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	for {
+		start := base + dec.InputOffset()
+		for start < int64(len(data)) && strings.ContainsRune(" \t\r\n", rune(data[start])) {
+			start++
+		}
+		var doc any
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			bad(LineError{lineAt(start), fmt.Errorf("json: %w", err)})
+			// Resume at the next line that starts a document (JSON lines,
+			// or the next pretty-printed document).
+			next := censysResync(data, start+1)
+			if next < 0 {
+				return nil
+			}
+			base = next
+			dec = json.NewDecoder(bytes.NewReader(data[base:]))
+			dec.UseNumber()
+			continue
+		}
+		hosts := censysHosts(doc)
+		if len(hosts) == 0 {
+			bad(LineError{lineAt(start), errors.New(`not a Censys host: want "ip" and "services"`)})
+			continue
+		}
+		for _, h := range hosts {
+			if err := censysHost(lineAt(start), h, src, opt, emit, bad); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// censysResync returns the offset of the first line at or after from that
+// starts with "{" or "[" (a document's first character), or -1.
+func censysResync(data []byte, from int64) int64 {
+	for i := from; i < int64(len(data)); i++ {
+		if data[i-1] == '\n' && (data[i] == '{' || data[i] == '[') {
+			return i
+		}
+	}
+	return -1
+}
+
+// cmap is a decoded JSON object; cobj, carr, cstr and cstrs read its
+// members as an object, an array, a string (or number) and strings.
+type cmap = map[string]any
+
+func cobj(v any) cmap {
+	m, _ := v.(cmap)
+	return m
+}
+
+func carr(v any) []any {
+	a, _ := v.([]any)
+	return a
+}
+
+func cstr(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case json.Number:
+		return x.String()
+	}
+	return ""
+}
+
+func cstrs(v any) []string {
+	var out []string
+	for _, e := range carr(v) {
+		if s := cstr(e); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// path walks nested objects: cpath(m, "a", "b") is m["a"]["b"].
+func cpath(m cmap, keys ...string) any {
+	var v any = m
+	for _, k := range keys {
+		o := cobj(v)
+		if o == nil {
+			return nil
+		}
+		v = o[k]
+	}
+	return v
+}
+
+// censysHosts finds the host records of a document.
+func censysHosts(doc any) []cmap {
+	if a := carr(doc); a != nil {
+		var out []cmap
+		for _, e := range a {
+			out = append(out, censysHosts(e)...)
+		}
+		return out
+	}
+	m := cobj(doc)
+	if m == nil {
+		return nil
+	}
+	if m["ip"] != nil && m["services"] != nil {
+		return []cmap{m}
+	}
+	for _, k := range []string{"result", "resource", "host_v1", "host"} {
+		if v, ok := m[k]; ok {
+			if hs := censysHosts(v); len(hs) > 0 {
+				return hs
+			}
+		}
+	}
+	if hits, ok := m["hits"]; ok {
+		return censysHosts(hits)
+	}
+	return nil
+}
+
+func censysHost(line int, h cmap, src string, opt Options, emit Emit, bad func(LineError)) error {
+	a, err := netip.ParseAddr(cstr(h["ip"]))
+	if err != nil {
+		bad(LineError{line, fmt.Errorf("ip: not an IP address: %q", cstr(h["ip"]))})
+		return nil
+	}
+	var claims []Claim
+	if as := cobj(h["autonomous_system"]); as != nil && cstr(as["name"]) != "" {
+		c := Claim{OrgName: cstr(as["name"]), SignalSource: "censys", SignalConfidence: opt.conf(0.5)}
+		if v, err := strconv.ParseInt(cstr(as["asn"]), 10, 64); err == nil && v > 0 && v < 1<<32 {
+			c.ASN = v
+		}
+		claims = []Claim{c}
+	}
+	hostnames := cstrs(cpath(h, "dns", "reverse_dns", "names"))
+	for _, sv := range carr(h["services"]) {
+		s := cobj(sv)
+		if s == nil {
+			continue
+		}
+		port, err := strconv.Atoi(cstr(s["port"]))
+		if err != nil || port < 1 || port > 65535 {
+			bad(LineError{line, fmt.Errorf("services[].port: must be 1..65535, got %q", cstr(s["port"]))})
+			continue
+		}
+		transport := strings.ToLower(cstr(s["transport_protocol"]))
+		if transport == "quic" || transport == "udp" {
+			transport = "udp"
+		} else {
+			transport = "tcp"
+		}
+		at := scanTime(firstNonEmpty(cstr(s["observed_at"]), cstr(s["scan_time"]), cstr(h["last_updated_at"])))
+		svc := &Service{Port: port, Transport: transport, Probes: censysProbes(s), Detected: censysDetected(s)}
+		o := Observation{Type: TypeService, IP: a.Unmap().String(), Source: src, ObservedAt: opt.when(at),
+			Claims: claims, Hostnames: hostnames, Service: svc}
+		if err := emitChecked(line, o, emit, bad); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// censysBanner is the service's banner bytes: banner_hex (v2; banner
+// is its display form), else banner.
+func censysBanner(s cmap) []byte {
+	if hx := cstr(s["banner_hex"]); hx != "" {
+		if b, err := hex.DecodeString(hx); err == nil {
+			return b
+		}
+	}
+	return []byte(cstr(s["banner"]))
+}
+
+func censysProbes(s cmap) []Probe {
+	t := censysTLS(s)
+	banner := censysBanner(s)
+	var probes []Probe
+	// v2: one HTTP exchange under "http".
+	if h := cobj(s["http"]); h != nil {
+		probes = append(probes, censysHTTP(cobj(h["request"]), cobj(h["response"]), banner, t))
+	}
+	// Platform: one HTTP exchange per endpoint.
+	for _, e := range carr(s["endpoints"]) {
+		ep := cobj(e)
+		h := cobj(ep["http"])
+		if h == nil {
+			continue
+		}
+		q := cmap{"uri": firstNonEmpty(cstr(ep["path"]), "/"), "method": "GET"}
+		if hn := cstr(ep["hostname"]); hn != "" {
+			q["host"] = hn
+		}
+		p := censysHTTP(q, h, []byte(cstr(ep["banner"])), t)
+		probes = append(probes, p)
+	}
+	if len(probes) > 0 {
+		return probes
+	}
+	if len(banner) > 0 {
+		return []Probe{{Banner: &Banner{Received: BytesBody(banner)}, TLS: t}}
+	}
+	if t != nil {
+		return []Probe{{TLS: t}}
+	}
+	return nil
+}
+
+// censysHTTP builds an HTTP probe: the request's method and path (v2's
+// uri is a URL), the response's status, the headers in the order of the
+// raw banner when it is the response's (else the header map's, sorted),
+// the title, the body and its SHA-256.
+func censysHTTP(q, r cmap, banner []byte, t *TLS) Probe {
+	p := Probe{Name: "http", TLS: t, Request: &Request{Method: firstNonEmpty(cstr(q["method"]), "GET")}}
+	uri := cstr(q["uri"])
+	p.Request.Path = pathOf(uri)
+	if u, err := url.Parse(uri); err == nil && u.Host != "" {
+		if _, err := netip.ParseAddr(u.Hostname()); err != nil {
+			p.Request.Host = u.Hostname()
+		}
+	}
+	if h := cstr(q["host"]); h != "" && p.Request.Host == "" {
+		if _, err := netip.ParseAddr(h); err != nil {
+			p.Request.Host = h
+		}
+	}
+	p.Request.Headers = censysHeaders(cobj(q["headers"]))
+	if r == nil {
+		return p
+	}
+	resp := &Response{Protocol: cstr(r["protocol"]), Reason: cstr(r["status_reason"]), Title: cstr(r["html_title"])}
+	resp.Status, _ = strconv.Atoi(cstr(r["status_code"]))
+	if parsed, ok := parseHTTPResponse(banner); ok && (resp.Status == 0 || parsed.Status == resp.Status) {
+		resp.Headers = parsed.Headers
+	} else {
+		resp.Headers = censysHeaders(cobj(r["headers"]))
+	}
+	if body, ok := r["body"].(string); ok && body != "" {
+		resp.Body = BytesBody([]byte(body))
+		if size, err := strconv.ParseInt(cstr(r["body_size"]), 10, 64); err == nil && size > resp.Body.Length {
+			// Censys keeps the first part of a long body: the hash of the
+			// whole is Censys's own SHA-256, where it gives one.
+			resp.Body.Length, resp.Body.Truncated, resp.Body.SHA256 = size, true, ""
+			sum := strings.ToLower(cstr(r["body_hash_sha256"]))
+			if h := cstr(r["body_hash"]); strings.HasPrefix(h, "sha256:") {
+				sum = strings.TrimPrefix(h, "sha256:")
+			}
+			if isHex(sum, 64) {
+				resp.Body.SHA256 = sum
+			}
+		}
+	}
+	p.Response = resp
+	return p
+}
+
+// censysHeaders reads a header map: v2's {"Content_Type": ["..."],
+// "_encoding": {...}} or the Platform's {"Content-Type": {"headers":
+// ["..."]}}; names back to their usual spelling, sorted.
+func censysHeaders(m cmap) []Header {
+	var out []Header
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if strings.HasPrefix(k, "_") {
+			continue
+		}
+		vals := cstrs(m[k])
+		if o := cobj(m[k]); o != nil {
+			vals = cstrs(o["headers"])
+		}
+		name := k
+		if strings.Contains(k, "_") {
+			name = canonicalHeader(strings.ToLower(k))
+		}
+		for _, v := range vals {
+			out = append(out, Header{Name: name, Value: v})
+		}
+	}
+	return out
+}
+
+// censysTLS reads the certificate (v2 tls.certificates.leaf_data, the
+// Platform's cert.parsed) and the handshake (version, cipher, ja3s,
+// ja4s, jarm).
+func censysTLS(s cmap) *TLS {
+	t := &TLS{}
+	if leaf := cobj(cpath(s, "tls", "certificates", "leaf_data")); leaf != nil {
+		t.Subject = censysDN(cstr(leaf["subject_dn"]), cobj(leaf["subject"]))
+		t.Issuer = censysDN(cstr(leaf["issuer_dn"]), cobj(leaf["issuer"]))
+		t.SANs = cstrs(leaf["names"])
+		t.SHA256 = strings.ToLower(firstNonEmpty(cstr(leaf["fingerprint"]), cstr(cpath(s, "tls", "certificates", "leaf_fp_sha_256"))))
+		if ss, ok := cpath(leaf, "signature", "self_signed").(bool); ok {
+			t.SelfSigned = ss
+		}
+	}
+	if c := cobj(s["cert"]); c != nil {
+		p := cobj(c["parsed"])
+		t.Subject = censysDN(cstr(p["subject_dn"]), cobj(p["subject"]))
+		t.Issuer = censysDN(cstr(p["issuer_dn"]), cobj(p["issuer"]))
+		t.SANs = append(cstrs(cpath(p, "extensions", "subject_alt_name", "dns_names")), cstrs(cpath(p, "extensions", "subject_alt_name", "ip_addresses"))...)
+		if len(t.SANs) == 0 {
+			t.SANs = cstrs(c["names"])
+		}
+		t.SHA256 = strings.ToLower(cstr(c["fingerprint_sha256"]))
+		if sn := cstr(p["serial_number"]); sn != "" {
+			t.Serial = decimalSerial(sn)
+		}
+		t.NotBefore = rfc3339(cstr(cpath(p, "validity_period", "not_before")))
+		t.NotAfter = rfc3339(cstr(cpath(p, "validity_period", "not_after")))
+		if ss, ok := cpath(p, "signature", "self_signed").(bool); ok {
+			t.SelfSigned = ss
+		}
+	}
+	if tl := cobj(s["tls"]); tl != nil {
+		t.Version = censysTLSVersion(cstr(tl["version_selected"]))
+		t.Cipher = cstr(tl["cipher_selected"])
+		t.JA3S, t.JA4S = cstr(tl["ja3s"]), cstr(tl["ja4s"])
+	}
+	t.JARM = cstr(cpath(s, "jarm", "fingerprint"))
+	if t.SHA256 != "" && !isHex(t.SHA256, 64) {
+		t.SHA256 = ""
+	}
+	if t.empty() {
+		return nil
+	}
+	return t
+}
+
+// censysTLSVersion writes "TLSv1_2" (v2) and "tlsv1_3" (Platform) as the
+// other scanners do ("TLSv1.2").
+func censysTLSVersion(v string) string {
+	l := strings.ToLower(v)
+	switch {
+	case strings.HasPrefix(l, "tlsv1_") && len(l) == 7:
+		return "TLSv1." + l[6:]
+	case l == "tlsv1":
+		return "TLSv1.0"
+	case l == "sslv3":
+		return "SSLv3"
+	}
+	return v
+}
+
+// censysDN reads a name: the distinguished name string and the attribute
+// object (common_name, organization, ... as lists).
+func censysDN(dn string, attrs cmap) *DN {
+	if dn == "" && attrs == nil {
+		return nil
+	}
+	d := ParseDN(dn)
+	if dn == "" {
+		d = &DN{}
+	}
+	one := func(k string) string {
+		if l := cstrs(attrs[k]); len(l) > 0 {
+			return l[0]
+		}
+		return ""
+	}
+	if v := one("common_name"); v != "" {
+		d.CN = v
+	}
+	if l := cstrs(attrs["organization"]); len(l) > 0 {
+		d.O = l
+	}
+	if l := cstrs(attrs["organizational_unit"]); len(l) > 0 {
+		d.OU = l
+	}
+	for _, f := range []struct {
+		k  string
+		to *string
+	}{{"country", &d.C}, {"province", &d.ST}, {"locality", &d.L}, {"email_address", &d.Email}} {
+		if v := one(f.k); v != "" {
+			*f.to = v
+		}
+	}
+	return d
+}
+
+// censysDetected is Censys's identification: the service name (v2
+// service_name, Platform protocol) and the software it recognised.
+func censysDetected(s cmap) *Detected {
+	d := &Detected{By: "censys", Service: firstNonEmpty(cstr(s["service_name"]), cstr(s["protocol"]))}
+	if d.Service == "UNKNOWN" {
+		d.Service = ""
+	}
+	var other []string
+	for _, sw := range carr(s["software"]) {
+		m := cobj(sw)
+		if m == nil {
+			continue
+		}
+		if cpe := firstNonEmpty(cstr(m["cpe"]), cstr(m["uniform_resource_identifier"])); cpe != "" {
+			d.CPE = append(d.CPE, cpe)
+		}
+		name := strings.TrimSpace(cstr(m["vendor"]) + " " + cstr(m["product"]))
+		if d.Product == "" && cstr(m["product"]) != "" && cstr(m["part"]) != "o" {
+			d.Product, d.Version = cstr(m["product"]), cstr(m["version"])
+			continue
+		}
+		if name != "" {
+			other = append(other, strings.TrimSpace(name+" "+cstr(m["version"])))
+		}
+	}
+	d.Info = strings.Join(other, "; ")
+	if d.Service == "" && d.Product == "" && len(d.CPE) == 0 && d.Info == "" {
+		return nil
+	}
+	return d
+}

@@ -1,0 +1,99 @@
+package ingest
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestCensys_V2HostView(t *testing.T) {
+	t.Parallel()
+	r := runScan(t, "censys", readFile(t, "censys-v2-host.json"))
+	if len(r.obs) != 2 || len(r.bad) != 0 || len(r.skipped) != 0 {
+		t.Fatalf("obs %d bad %v skipped %v", len(r.obs), r.bad, r.skipped)
+	}
+	dns, web := r.obs[0], r.obs[1]
+	if dns.IP != "8.8.8.8" || dns.Service.Port != 53 || dns.Service.Transport != "udp" || dns.ObservedAt != "2022-08-30T06:39:12Z" ||
+		dns.Service.Detected.Service != "DNS" || len(dns.Service.Probes) != 0 {
+		t.Errorf("dns = %s", mustJSON(t, dns))
+	}
+	if len(web.Claims) != 1 || web.Claims[0].OrgName != "GOOGLE" || web.Claims[0].ASN != 15169 || web.Claims[0].SignalSource != "censys" ||
+		strings.Join(web.Hostnames, ",") != "dns.google" {
+		t.Errorf("claims %+v hostnames %v", web.Claims, web.Hostnames)
+	}
+	p := web.Service.Probes[0]
+	// The headers in banner_hex's order (the response Censys saw), with
+	// the Date line's bare LF; the request's header map back to User-Agent.
+	var names []string
+	for _, h := range p.Response.Headers {
+		names = append(names, h.Name)
+	}
+	if want := "X-Content-Type-Options,Access-Control-Allow-Origin,Location,Date,Content-Type,Server,Content-Length,X-XSS-Protection,X-Frame-Options,Alt-Svc"; strings.Join(names, ",") != want {
+		t.Errorf("header order %v", names)
+	}
+	if p.Request.Method != "GET" || p.Request.Path != "/" || p.Request.Host != "" || headerValues(p.Request.Headers, "User-Agent")[0] != "Mozilla/5.0 (compatible; CensysInspect/1.1; +https://about.censys.io/)" ||
+		p.Response.Status != 302 || p.Response.Reason != "Found" || p.Response.Title != "302 Moved" ||
+		!strings.HasSuffix(headerValues(p.Response.Headers, "Alt-Svc")[0], `quic=":443"; ma=2592000; v="46,43"`) {
+		t.Errorf("http = %s", mustJSON(t, p))
+	}
+	// body_size beyond the body kept: cut, no hash of the part.
+	if b := p.Response.Body; b.Text() != "test" || !b.Truncated || b.Length != 216 || b.SHA256 != "" {
+		t.Errorf("body = %s", mustJSON(t, b))
+	}
+	tls := p.TLS
+	if tls == nil || tls.Version != "TLSv1.2" || tls.Subject.CN != "dns.google" || tls.Issuer.CN != "GTS CA 1C3" || tls.Issuer.O[0] != "Google Trust Services LLC" ||
+		tls.SHA256 != "5c2d6869e805696c328d7ba5acd7d347b46e1e03d7ed65886bf2df55f41d01fd" || len(tls.SANs) != 7 || tls.SelfSigned {
+		t.Errorf("tls = %s", mustJSON(t, tls))
+	}
+}
+
+func TestCensys_Platform(t *testing.T) {
+	t.Parallel()
+	r := runScan(t, "censys", readFile(t, "censys-platform-host.json"))
+	if len(r.obs) != 3 || len(r.bad) != 0 {
+		t.Fatalf("obs %d bad %v", len(r.obs), r.bad)
+	}
+	if q := r.obs[1]; q.Service.Port != 443 || q.Service.Transport != "udp" || q.Service.Detected != nil || len(q.Service.Probes) != 0 {
+		t.Errorf("quic = %s", mustJSON(t, q))
+	}
+	o := r.obs[2]
+	p := o.Service.Probes[0]
+	if o.ObservedAt != "2026-01-15T12:32:21Z" || p.Response.Status != 302 || headerValues(p.Response.Headers, "Server")[0] != "HTTP server (unknown)" ||
+		p.Response.Title != "302 Moved" || !strings.HasPrefix(p.Response.Body.Text(), "<HTML><HEAD>") || p.Response.Body.Truncated {
+		t.Errorf("endpoint = %s", mustJSON(t, p))
+	}
+	tls := p.TLS
+	// serial_number is decimal: written as hex.
+	if tls.Version != "TLSv1.3" || tls.Cipher != "TLS_CHACHA20_POLY1305_SHA256" || tls.Serial != "e00fd556c89bc8b60a46a49c45ffaa61" ||
+		tls.NotAfter != "2026-02-25T15:57:25Z" || tls.Issuer.CN != "WR2" || tls.JA4S != "t130200_1303_234ea6891581" ||
+		tls.JARM != "29d3fd00029d29d00042d43d00041d8f924f5255cbc229bc55efa16391dad6" || !slices.Contains(tls.SANs, "dns64.dns.google") {
+		t.Errorf("tls = %s", mustJSON(t, tls))
+	}
+}
+
+func TestCensys_Shapes(t *testing.T) {
+	t.Parallel()
+	host := `{"ip":"192.0.2.1","services":[{"port":22,"service_name":"SSH","transport_protocol":"TCP","banner":"SSH-2.0-OpenSSH_8.9","software":[{"part":"a","vendor":"OpenBSD","product":"OpenSSH","version":"8.9","uniform_resource_identifier":"cpe:2.3:a:openbsd:openssh:8.9:*:*:*:*:*:*:*"},{"part":"o","vendor":"Canonical","product":"Ubuntu Linux"}]}]}`
+	in := strings.Join([]string{
+		host, // JSON lines
+		`[` + strings.Replace(host, "192.0.2.1", "192.0.2.2", 1) + `]`, // an array
+		`{"code":200,"status":"OK","result":{"hits":[` + strings.Replace(host, "192.0.2.1", "192.0.2.3", 1) + `]}}`,
+		`{"ip":"nope","services":[]}`,
+		`{"ip":"192.0.2.4","services":[{"port":70000}]}`,
+		`{"hello":1}`,
+		`{"ip": "192.0.2.5", "services": [`, // cut: the next line is read again
+		strings.Replace(host, "192.0.2.1", "192.0.2.6", 1),
+		`{"ip":`,
+	}, "\n")
+	r := runScan(t, "censys", in)
+	if len(r.obs) != 4 || !slices.Equal(badLines(r.bad), []int{4, 5, 6, 7, 9}) || r.obs[3].IP != "192.0.2.6" {
+		t.Fatalf("obs %s bad %v", mustJSON(t, r.obs), r.bad)
+	}
+	for i, o := range r.obs {
+		d := o.Service.Detected
+		if o.IP != []string{"192.0.2.1", "192.0.2.2", "192.0.2.3", "192.0.2.6"}[i] || o.Service.Probes[0].Banner.Received.Text() != "SSH-2.0-OpenSSH_8.9" ||
+			d.Product != "OpenSSH" || d.Version != "8.9" || d.Info != "Canonical Ubuntu Linux" || len(d.CPE) != 1 {
+			t.Errorf("obs %d = %s", i, mustJSON(t, o))
+		}
+	}
+}
