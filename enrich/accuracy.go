@@ -226,7 +226,8 @@ func Evaluate(rules *Rules, caps []Capture) *Report {
 }
 
 // versionAgrees: an expected exact version is given exactly, or lies in
-// the band given; an expected band is given, or holds the version given.
+// the band given; an expected band is given, or holds the version given,
+// or holds the whole of the (narrower) band given.
 func versionAgrees(want Expect, fp Fingerprint) bool {
 	norm := func(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
 	if want.Version != "" {
@@ -246,8 +247,14 @@ func versionAgrees(want Expect, fp Fingerprint) bool {
 	if fp.VersionBand != "" && norm(fp.VersionBand) == norm(want.Band) {
 		return true
 	}
-	if iv, ok := bandInterval(want.Band); ok && fp.ExactVersion != "" {
-		return iv.contains(parseVersion(fp.ExactVersion))
+	if iv, ok := bandInterval(want.Band); ok {
+		if fp.ExactVersion != "" {
+			return iv.contains(parseVersion(fp.ExactVersion))
+		}
+		// a narrower band inside the expected one ("22.7R2.x" in "22.7.x")
+		if got, ok := bandInterval(fp.VersionBand); ok {
+			return got.within(iv)
+		}
 	}
 	return false
 }

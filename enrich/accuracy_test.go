@@ -98,6 +98,12 @@ func TestVersionAgrees(t *testing.T) {
 		{Expect{Band: "7.0.x"}, Fingerprint{VersionBand: "7.0.x"}, true},
 		{Expect{Band: "7.0.x"}, Fingerprint{}, false},
 		{Expect{Version: "9.16(4)"}, Fingerprint{ExactVersion: "9.16(4)"}, true},
+		// a narrower band inside the expected band, and one reaching out of it
+		{Expect{Band: "22.7.x"}, Fingerprint{VersionBand: "22.7R2.x"}, true},
+		{Expect{Band: "22.7.x"}, Fingerprint{VersionBand: "22.x"}, false},
+		{Expect{Band: "10.2.x"}, Fingerprint{VersionBand: "10.2.4,11.0.1"}, false},
+		{Expect{Version: "11.0.1"}, Fingerprint{VersionBand: "10.2.4,11.0.1"}, true},
+		{Expect{Version: "22.7R2.3", Band: "22.7.x"}, Fingerprint{VersionBand: "22.7R2.x"}, true},
 	}
 	for _, tt := range tests {
 		if got := versionAgrees(tt.want, tt.fp); got != tt.ok {

@@ -617,7 +617,7 @@ func (c *Catalog) eolStatus(fp Fingerprint, now time.Time) *string {
 	ver := fp.ExactVersion
 	if ver == "" {
 		ver = strings.TrimSuffix(fp.VersionBand, ".x")
-		if strings.Contains(ver, "..") {
+		if strings.Contains(ver, "..") || strings.Contains(ver, ",") {
 			ver = ""
 		}
 	}

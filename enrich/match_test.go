@@ -85,6 +85,29 @@ func bandOfParsed(v version) string {
 	return strings.Join(parts, ".") + ".x"
 }
 
+func TestInterval_Within(t *testing.T) {
+	tests := []struct {
+		inner, outer string
+		ok           bool
+	}{
+		{"22.7R2.x", "22.7.x", true},
+		{"22.7.x", "22.7R2.x", false},
+		{"7.0.x", "7.0.x", true},
+		{"7.0.1..7.0.9", "7.0.x", true},
+		{"7.0.9..7.2.1", "7.0.x", false},
+		{"10.2.4,10.2.7", "10.2.x", true},
+		{"10.2.4,11.0.1", "10.2.x", false},
+		{"7.0.12", "7.0.x", true},
+	}
+	for _, tt := range tests {
+		in, _ := bandInterval(tt.inner)
+		out, _ := bandInterval(tt.outer)
+		if got := in.within(out); got != tt.ok {
+			t.Errorf("%s within %s = %v, want %v", tt.inner, tt.outer, got, tt.ok)
+		}
+	}
+}
+
 func TestInterval_Band(t *testing.T) {
 	tests := []struct {
 		band string
@@ -94,6 +117,8 @@ func TestInterval_Band(t *testing.T) {
 		{"7.0.x", []string{"7.0", "7.0.0", "7.0.17"}, []string{"6.4.9", "7.1.0", "7.2"}},
 		{"6.4.0..6.4.8", []string{"6.4.0", "6.4.8"}, []string{"6.4.9", "6.2.10"}},
 		{"9.1R11", []string{"9.1r11"}, []string{"9.1r12"}},
+		{"10.2.4,11.0.1", []string{"10.2.4", "11.0.1", "10.2.9"}, []string{"10.2.3", "11.0.2"}},
+		{"22.7R2.x", []string{"22.7r2", "22.7R2.3"}, []string{"22.7R1.4", "22.7r3", "22.7.2"}},
 	}
 	for _, tt := range tests {
 		iv, ok := bandInterval(tt.band)

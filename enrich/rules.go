@@ -350,8 +350,8 @@ func compileVersion(where, path string, v versionSpec, tables map[string]*table,
 	case v.Precision != PrecisionExact && v.Precision != PrecisionBand:
 		fail("precision", "must be exact or band, got %q", v.Precision)
 	}
-	if v.Transform != "" && v.Transform != "gzip_mtime" && v.Transform != "hex_epoch" {
-		fail("transform", "must be gzip_mtime or hex_epoch, got %q", v.Transform)
+	if v.Transform != "" && v.Transform != "gzip_mtime" && v.Transform != "hex_epoch" && v.Transform != "hex_epoch_us" {
+		fail("transform", "must be gzip_mtime, hex_epoch or hex_epoch_us, got %q", v.Transform)
 	}
 	if v.Method != "" {
 		vr.spec.Method = strings.ToUpper(v.Method)
@@ -448,7 +448,13 @@ func (r *rule) fingerprint() Fingerprint {
 	return Fingerprint{RuleID: r.ID, Vendor: r.Vendor, Product: r.Product, CPE: r.CPE, ProtocolFamily: r.ProtocolFamily, Class: r.Class}
 }
 
+// setVersion records a version; an exact one loses a leading "v" before
+// a digit ("v6.49.7", as RouterOS and others write it, is 6.49.7).
 func (fp *Fingerprint) setVersion(val, precision string) {
+	val = strings.TrimSpace(val)
+	if len(val) > 1 && (val[0] == 'v' || val[0] == 'V') && val[1] >= '0' && val[1] <= '9' && precision == PrecisionExact {
+		val = val[1:]
+	}
 	if precision == PrecisionExact {
 		fp.ExactVersion, fp.VersionBand = val, minorBand(val)
 	} else {
@@ -509,8 +515,13 @@ func (v *versionRule) value(src string) (string, string, bool) {
 		}
 		val = format
 	}
-	if v.spec.Transform == "hex_epoch" {
-		if val = hexEpoch(val); val == "" {
+	switch v.spec.Transform {
+	case "hex_epoch":
+		if val = hexEpoch(val, 1); val == "" {
+			return "", "", false
+		}
+	case "hex_epoch_us":
+		if val = hexEpoch(val, 1e6); val == "" {
 			return "", "", false
 		}
 	}
@@ -519,6 +530,15 @@ func (v *versionRule) value(src string) (string, string, bool) {
 	}
 	if tv, ok := v.table.keys[strings.ToLower(strings.TrimSpace(val))]; ok {
 		return tv.value, tv.precision, true
+	}
+	// A date (an HTTP date such as Last-Modified) is also looked up as
+	// the RFC 3339 time the key rows of a timestamp table are written in.
+	if len(v.table.keys) > 0 {
+		if t, ok := parseLooseDate(val); ok {
+			if tv, ok := v.table.keys[strings.ToLower(t.UTC().Format(time.RFC3339))]; ok {
+				return tv.value, tv.precision, true
+			}
+		}
 	}
 	if len(v.table.dates) > 0 {
 		if t, ok := parseLooseDate(val); ok {
@@ -554,10 +574,14 @@ func placeholder(i int) string {
 }
 
 // hexEpoch reads s as the hexadecimal Unix time some servers put in an
-// ETag (a build or file date), as RFC 3339, or "" when it is not one
-// between 1995 and 2100.
-func hexEpoch(s string) string {
+// ETag (a build or file date), counted in 1/per seconds (1: seconds, 1e6:
+// microseconds, as Apache's "inode-size-mtime" ETags on BIG-IP), as RFC
+// 3339, or "" when it is not one between 1995 and 2100.
+func hexEpoch(s string, per int64) string {
 	n, err := strconv.ParseInt(strings.TrimSpace(s), 16, 64)
+	if err == nil {
+		n /= per
+	}
 	if err != nil || n < 788918400 || n > 4102444800 {
 		return ""
 	}

@@ -108,11 +108,32 @@ type interval struct {
 func point(v version) interval { return interval{lo: v, hi: v, loInc: true, hiInc: true} }
 
 // bandInterval reads a version band: "7.0.x" (every 7.0 release),
-// "6.4.0..6.4.8" (inclusive range) or a single version.
+// "6.4.0..6.4.8" (inclusive range), "10.2.4,11.0.1" (one of these
+// releases, as a table row gives a day several releases share: read as
+// the range from the lowest to the highest) or a single version.
 func bandInterval(band string) (interval, bool) {
 	band = strings.TrimSpace(band)
 	if band == "" {
 		return interval{}, false
+	}
+	if strings.Contains(band, ",") {
+		var lo, hi version
+		for m := range strings.SplitSeq(band, ",") {
+			v := parseVersion(m)
+			if len(v) == 0 {
+				continue
+			}
+			if lo == nil || cmpVersion(v, lo) < 0 {
+				lo = v
+			}
+			if hi == nil || cmpVersion(v, hi) > 0 {
+				hi = v
+			}
+		}
+		if lo == nil {
+			return interval{}, false
+		}
+		return interval{lo: lo, hi: hi, loInc: true, hiInc: true}, true
 	}
 	if lo, hi, ok := strings.Cut(band, ".."); ok {
 		return interval{lo: parseVersion(lo), hi: parseVersion(hi), loInc: true, hiInc: true}, true
@@ -140,6 +161,27 @@ func (a interval) overlaps(b interval) bool {
 
 // contains reports whether v lies in a.
 func (a interval) contains(v version) bool { return a.overlaps(point(v)) }
+
+// within reports whether every version of b lies in a.
+func (b interval) within(a interval) bool {
+	if a.lo != nil {
+		if b.lo == nil {
+			return false
+		}
+		if c := cmpVersion(a.lo, b.lo); c > 0 || (c == 0 && !a.loInc && b.loInc) {
+			return false
+		}
+	}
+	if a.hi != nil {
+		if b.hi == nil {
+			return false
+		}
+		if c := cmpVersion(b.hi, a.hi); c > 0 || (c == 0 && b.hiInc && !a.hiInc) {
+			return false
+		}
+	}
+	return true
+}
 
 // minorBand returns the "major.minor.x" band of an exact version: its
 // first two numbers, before any word ("7.2.x" of "7.2.5", "10.x" of "10"),

@@ -43,6 +43,14 @@ var scopes = []scope{
 	{regexp.MustCompile(`guacamole`), "Apache", "Guacamole"},
 }
 
+// versionTemplates are the templates whose unnamed extractors read the
+// product's version without saying so (docs/rules.md, "nuclei templates"),
+// each with what it reads.
+var versionTemplates = map[string]string{
+	"mikrotik-routeros":     "RouterOS's version on the WebFig and old configuration pages (<h1>RouterOS v6.49</h1>)",
+	"mikrotik-routeros-old": "RouterOS's version on the old configuration page",
+}
+
 // excluded templates are in scope but too loose to name a vendor, each
 // with the reason (docs/rules-sources.md).
 var excluded = map[string]string{}
