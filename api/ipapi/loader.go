@@ -198,7 +198,7 @@ type loader struct {
 
 func (l loader) load(ctx context.Context, st objstore.Store, m *publish.Manifest) (*Snapshot, error) {
 	snap := &Snapshot{Manifest: fromPublish(m)}
-	mmdbs := map[string]publish.File{}  // by SHA-256
+	mmdbs := map[string]publish.File{}   // by SHA-256
 	ndjsons := map[string]publish.File{} // by SHA-256
 	for _, a := range ipmodel.Audiences {
 		mf, ok := m.FileFor(publish.FormatMMDB, a)
