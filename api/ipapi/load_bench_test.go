@@ -1,0 +1,246 @@
+package ipapi
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"net/netip"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/netintel/netintel/internal/config"
+	"github.com/netintel/netintel/internal/ipmodel"
+	"github.com/netintel/netintel/internal/objstore"
+	"github.com/netintel/netintel/internal/testutil"
+	"github.com/netintel/netintel/publish"
+	"github.com/netintel/netintel/publish/gen"
+)
+
+// benchStoreEnv names a folder store to publish the load benchmark's
+// snapshot into once and reuse on later runs (a 10M snapshot takes many
+// minutes to publish); unset, a temp folder is used.
+const benchStoreEnv = "IPAPI_BENCH_STORE"
+
+// loadHeap is the loader before mapped files (main at 92261b4), kept as
+// BenchmarkSnapshotLoad's baseline: every distinct MMDB downloaded onto the
+// heap and the export tables built on the heap, one file after another.
+func loadHeap(ctx context.Context, st objstore.Store, m *publish.Manifest) (*Snapshot, error) {
+	snap := &Snapshot{Manifest: fromPublish(m)}
+	indexes := map[string]Index{}
+	tables := map[string]*Table{}
+	for _, a := range ipmodel.Audiences {
+		mf, ok := m.FileFor(publish.FormatMMDB, a)
+		if !ok {
+			return nil, errors.New("no mmdb for " + a.String())
+		}
+		idx, ok := indexes[mf.SHA256]
+		if !ok {
+			var buf bytes.Buffer
+			buf.Grow(int(mf.Size))
+			if err := publish.Download(ctx, st, mf, &buf); err != nil {
+				return nil, err
+			}
+			var err error
+			if idx, err = OpenMMDB(buf.Bytes()); err != nil {
+				return nil, err
+			}
+			indexes[mf.SHA256] = idx
+		}
+		rows := &Table{}
+		if nf, ok := m.FileFor(publish.FormatNDJSON, a); ok && a >= ipmodel.AudiencePro {
+			if rows, ok = tables[nf.SHA256]; !ok {
+				var tb TableBuilder
+				if err := readTable(ctx, st, nf, &tb); err != nil {
+					return nil, err
+				}
+				rows, _ = tb.Table()
+				tables[nf.SHA256] = rows
+			}
+		}
+		snap.Views[a] = View{Index: idx, Rows: rows}
+	}
+	return snap, nil
+}
+
+// memFigures is what a load cost: time, heap in use after a collection
+// and the process's resident memory (anonymous, and file pages mapped),
+// each as the growth over the figure before the load.
+type memFigures struct {
+	took                  time.Duration
+	heap, rss, anon, file int64 // bytes
+}
+
+func mib(n int64) float64 { return float64(n) / (1 << 20) }
+
+// memNow returns HeapInuse after a collection and VmRSS, RssAnon and
+// RssFile from /proc/self/status (0 where unknown).
+func memNow() (heap, rss, anon, file int64) {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	heap = int64(ms.HeapInuse)
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return heap, 0, 0, 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if !ok {
+			continue
+		}
+		kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		switch k {
+		case "VmRSS":
+			rss = kb << 10
+		case "RssAnon":
+			anon = kb << 10
+		case "RssFile":
+			file = kb << 10
+		}
+	}
+	return heap, rss, anon, file
+}
+
+// measureLoad runs load and returns its figures and the snapshot.
+func measureLoad(b *testing.B, load func() (*Snapshot, error)) (*Snapshot, memFigures) {
+	b.Helper()
+	debug.FreeOSMemory()
+	h0, r0, a0, f0 := memNow()
+	t0 := time.Now()
+	snap, err := load()
+	if err != nil {
+		b.Fatal(err)
+	}
+	took := time.Since(t0)
+	h1, r1, a1, f1 := memNow()
+	runtime.KeepAlive(snap)
+	return snap, memFigures{took: took, heap: h1 - h0, rss: r1 - r0, anon: a1 - a0, file: f1 - f0}
+}
+
+// BenchmarkSnapshotLoad publishes a generated snapshot of 1,000,000
+// addresses (IPAPI_BENCH_N; IPAPI_BENCH_STORE keeps it for later runs) with
+// the real publisher, then loads it in the same run with the mapped loader
+// (LoadManifestDir: MMDBs and export tables in mapped files) and with the
+// heap loader it replaced (loadHeap), and reports for each the load time
+// (load-s), the heap it left in use (heap-MiB, HeapInuse after a
+// collection, over the figure before) and the resident memory it added
+// (rss-MiB: anonymous anon-MiB and mapped file pages file-MiB, which the
+// kernel may drop and read again). Then lookups (rendered from each
+// snapshot's enterprise MMDB, no HTTP) in alternating rounds over the
+// same addresses: ns per lookup each and the mapped/heap ratio.
+func BenchmarkSnapshotLoad(b *testing.B) {
+	n := 1_000_000
+	if v := os.Getenv(benchSizeEnv); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	dir := os.Getenv(benchStoreEnv)
+	if dir == "" {
+		dir = b.TempDir()
+	}
+	st, err := objstore.NewFolder(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, err := publish.Latest(ctx, st)
+	if err == nil && m.Hosts+m.Ranges < int64(n) {
+		b.Fatalf("%s holds a snapshot of %d records, fewer than %d: empty it", dir, m.Hosts+m.Ranges, n)
+	}
+	if errors.Is(err, publish.ErrNoSnapshot) {
+		cfg := config.Default().Publish
+		cfg.WorkDir = b.TempDir()
+		cfg.Formats = []string{"ndjson", "mmdb"}
+		var res *publish.Result
+		if res, err = publish.New(cfg, st, nil, testutil.Logger(b)).Run(ctx, gen.New(n, 42), "2026-11-22"); err == nil {
+			m = res.Manifest
+		}
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	var mmdbBytes, ndjsonBytes int64
+	for _, f := range m.Files {
+		switch f.Format {
+		case publish.FormatMMDB:
+			mmdbBytes += f.Size
+		case publish.FormatNDJSON:
+			ndjsonBytes += f.Size
+		}
+	}
+	// Addresses with assets, so that every lookup renders a body.
+	g := gen.New(n, 42)
+	var addrs []netip.Addr
+	for i := 0; len(addrs) < 20000 && i < n; i += max(1, n/40000) {
+		if len(g.Host(i).Assets) > 0 {
+			addrs = append(addrs, gen.HostAddr(i))
+		}
+	}
+	cache := b.TempDir()
+	b.ResetTimer()
+	for range b.N {
+		mapped, mf := measureLoad(b, func() (*Snapshot, error) { return LoadManifestDir(ctx, st, m, cache) })
+		heap, hf := measureLoad(b, func() (*Snapshot, error) { return loadHeap(ctx, st, m) })
+		if mapped.Complete().Rows.Len() != heap.Complete().Rows.Len() {
+			b.Fatalf("rows: mapped %d, heap %d", mapped.Complete().Rows.Len(), heap.Complete().Rows.Len())
+		}
+		lookups := func(idx Index) time.Duration {
+			a := idx.(lookupAppender)
+			buf := make([]byte, 0, 4<<10)
+			t0 := time.Now()
+			for k := range 100_000 {
+				var got int
+				if buf, got, err = a.appendLookup(buf[:0], addrs[(k*7919)%len(addrs)], defaultLookupParams, TierPro); err != nil || got == 0 {
+					b.Fatalf("lookup %s: %d assets, %v", addrs[(k*7919)%len(addrs)], got, err)
+				}
+			}
+			return time.Since(t0)
+		}
+		var tm, th time.Duration
+		for round := range 6 { // alternating, a warm-up round first
+			var dm, dh time.Duration
+			if round%2 == 0 {
+				dm, dh = lookups(mapped.Complete().Index), lookups(heap.Complete().Index)
+			} else {
+				dh, dm = lookups(heap.Complete().Index), lookups(mapped.Complete().Index)
+			}
+			if round > 0 {
+				tm, th = tm+dm, th+dh
+			}
+		}
+		nsM, nsH := float64(tm.Nanoseconds())/5e5, float64(th.Nanoseconds())/5e5
+		for _, x := range []struct {
+			name string
+			f    memFigures
+		}{{"mapped-", mf}, {"heap-", hf}} {
+			b.ReportMetric(x.f.took.Seconds(), x.name+"load-s")
+			b.ReportMetric(mib(x.f.heap), x.name+"heap-MiB")
+			b.ReportMetric(mib(x.f.rss), x.name+"rss-MiB")
+			b.ReportMetric(mib(x.f.anon), x.name+"anon-MiB")
+			b.ReportMetric(mib(x.f.file), x.name+"file-MiB")
+		}
+		b.ReportMetric(nsM, "mapped-ns/lookup")
+		b.ReportMetric(nsH, "heap-ns/lookup")
+		b.ReportMetric(nsM/nsH, "lookup-ratio")
+		b.Logf("%d addresses (%d rows), MMDBs %.0f MiB, NDJSON %.0f MiB; load average %s", n, mapped.Complete().Rows.Len(), mib(mmdbBytes), mib(ndjsonBytes), loadAverage())
+		for _, x := range []struct {
+			name string
+			f    memFigures
+		}{{"mapped", mf}, {"heap (before)", hf}} {
+			b.Logf("%s: loaded in %s, heap +%.0f MiB, RSS +%.0f MiB (anonymous %.0f, file %.0f)", x.name, x.f.took.Round(time.Millisecond), mib(x.f.heap), mib(x.f.rss), mib(x.f.anon), mib(x.f.file))
+		}
+		b.Logf("lookups: mapped %.0f ns, heap %.0f ns, ratio %.3f", nsM, nsH, nsM/nsH)
+		runtime.KeepAlive(mapped)
+		runtime.KeepAlive(heap)
+	}
+}
