@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,6 +27,11 @@ import (
 // snapshot into once and reuse on later runs (a 10M snapshot takes many
 // minutes to publish); unset, a temp folder is used.
 const benchStoreEnv = "IPAPI_BENCH_STORE"
+
+// benchNoHeapEnv, set to 1, skips BenchmarkSnapshotLoad's heap loader (at
+// 10M addresses it needs several GiB and minutes; its figures are then the
+// ones measured before, docs/benchmarks/ip-api.md).
+const benchNoHeapEnv = "IPAPI_BENCH_NO_HEAP"
 
 // loadHeap is the loader before mapped files (main at 92261b4), kept as
 // BenchmarkSnapshotLoad's baseline: every distinct MMDB downloaded onto the
@@ -125,6 +131,32 @@ func measureLoad(b *testing.B, load func() (*Snapshot, error)) (*Snapshot, memFi
 	return snap, memFigures{took: took, heap: h1 - h0, rss: r1 - r0, anon: a1 - a0, file: f1 - f0}
 }
 
+// lookupTime renders rounds × 100,000 lookups of addrs (tier pro, no
+// query) from idx and returns the time they took.
+func lookupTime(b *testing.B, idx Index, addrs []netip.Addr, rounds int) time.Duration {
+	a := idx.(lookupAppender)
+	buf := make([]byte, 0, 4<<10)
+	t0 := time.Now()
+	for k := range rounds * 100_000 {
+		addr := addrs[(k*7919)%len(addrs)]
+		var got int
+		var err error
+		if buf, got, err = a.appendLookup(buf[:0], addr, defaultLookupParams, TierPro); err != nil || got == 0 {
+			b.Fatalf("lookup %s: %d assets, %v", addr, got, err)
+		}
+	}
+	return time.Since(t0)
+}
+
+// reportLoad reports a load's figures under prefix.
+func reportLoad(b *testing.B, prefix string, f memFigures) {
+	b.ReportMetric(f.took.Seconds(), prefix+"load-s")
+	b.ReportMetric(mib(f.heap), prefix+"heap-MiB")
+	b.ReportMetric(mib(f.rss), prefix+"rss-MiB")
+	b.ReportMetric(mib(f.anon), prefix+"anon-MiB")
+	b.ReportMetric(mib(f.file), prefix+"file-MiB")
+}
+
 // BenchmarkSnapshotLoad publishes a generated snapshot of 1,000,000
 // addresses (IPAPI_BENCH_N; IPAPI_BENCH_STORE keeps it for later runs) with
 // the real publisher, then loads it in the same run with the mapped loader
@@ -133,7 +165,9 @@ func measureLoad(b *testing.B, load func() (*Snapshot, error)) (*Snapshot, memFi
 // (load-s), the heap it left in use (heap-MiB, HeapInuse after a
 // collection, over the figure before) and the resident memory it added
 // (rss-MiB: anonymous anon-MiB and mapped file pages file-MiB, which the
-// kernel may drop and read again). Then lookups (rendered from each
+// kernel may drop and read again); and the time to download, check and map
+// the distinct MMDBs alone (mapped-mmdbs-only-s: the load without building
+// the export tables). Then lookups (rendered from each
 // snapshot's enterprise MMDB, no HTTP) in alternating rounds over the
 // same addresses: ns per lookup each and the mapped/heap ratio.
 func BenchmarkSnapshotLoad(b *testing.B) {
@@ -189,46 +223,57 @@ func BenchmarkSnapshotLoad(b *testing.B) {
 	cache := b.TempDir()
 	b.ResetTimer()
 	for range b.N {
+		// The distinct MMDBs alone, mapped in parallel as the loader does:
+		// what a load would take with the export tables published.
+		shas := map[string]publish.File{}
+		for _, f := range m.Files {
+			if f.Format == publish.FormatMMDB {
+				shas[f.SHA256] = f
+			}
+		}
+		t0 := time.Now()
+		var wg sync.WaitGroup
+		for _, f := range shas {
+			wg.Go(func() {
+				if _, err := (loader{dir: cache}).mapMMDB(ctx, st, f); err != nil {
+					b.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		mmdbOnly := time.Since(t0)
 		mapped, mf := measureLoad(b, func() (*Snapshot, error) { return LoadManifestDir(ctx, st, m, cache) })
+		if os.Getenv(benchNoHeapEnv) == "1" {
+			nsM := float64(lookupTime(b, mapped.Complete().Index, addrs, 6).Nanoseconds()) / 6e5
+			reportLoad(b, "mapped-", mf)
+			b.ReportMetric(mmdbOnly.Seconds(), "mapped-mmdbs-only-s")
+			b.ReportMetric(nsM, "mapped-ns/lookup")
+			b.Logf("%d addresses (%d rows), MMDBs %.0f MiB, NDJSON %.0f MiB; load average %s", n, mapped.Complete().Rows.Len(), mib(mmdbBytes), mib(ndjsonBytes), loadAverage())
+			b.Logf("mapped: loaded in %s, heap +%.0f MiB, RSS +%.0f MiB (anonymous %.0f, file %.0f); the %d distinct MMDBs alone %s; lookups %.0f ns",
+				mf.took.Round(time.Millisecond), mib(mf.heap), mib(mf.rss), mib(mf.anon), mib(mf.file), len(shas), mmdbOnly.Round(time.Millisecond), nsM)
+			runtime.KeepAlive(mapped)
+			continue
+		}
 		heap, hf := measureLoad(b, func() (*Snapshot, error) { return loadHeap(ctx, st, m) })
 		if mapped.Complete().Rows.Len() != heap.Complete().Rows.Len() {
 			b.Fatalf("rows: mapped %d, heap %d", mapped.Complete().Rows.Len(), heap.Complete().Rows.Len())
-		}
-		lookups := func(idx Index) time.Duration {
-			a := idx.(lookupAppender)
-			buf := make([]byte, 0, 4<<10)
-			t0 := time.Now()
-			for k := range 100_000 {
-				var got int
-				if buf, got, err = a.appendLookup(buf[:0], addrs[(k*7919)%len(addrs)], defaultLookupParams, TierPro); err != nil || got == 0 {
-					b.Fatalf("lookup %s: %d assets, %v", addrs[(k*7919)%len(addrs)], got, err)
-				}
-			}
-			return time.Since(t0)
 		}
 		var tm, th time.Duration
 		for round := range 6 { // alternating, a warm-up round first
 			var dm, dh time.Duration
 			if round%2 == 0 {
-				dm, dh = lookups(mapped.Complete().Index), lookups(heap.Complete().Index)
+				dm, dh = lookupTime(b, mapped.Complete().Index, addrs, 1), lookupTime(b, heap.Complete().Index, addrs, 1)
 			} else {
-				dh, dm = lookups(heap.Complete().Index), lookups(mapped.Complete().Index)
+				dh, dm = lookupTime(b, heap.Complete().Index, addrs, 1), lookupTime(b, mapped.Complete().Index, addrs, 1)
 			}
 			if round > 0 {
 				tm, th = tm+dm, th+dh
 			}
 		}
 		nsM, nsH := float64(tm.Nanoseconds())/5e5, float64(th.Nanoseconds())/5e5
-		for _, x := range []struct {
-			name string
-			f    memFigures
-		}{{"mapped-", mf}, {"heap-", hf}} {
-			b.ReportMetric(x.f.took.Seconds(), x.name+"load-s")
-			b.ReportMetric(mib(x.f.heap), x.name+"heap-MiB")
-			b.ReportMetric(mib(x.f.rss), x.name+"rss-MiB")
-			b.ReportMetric(mib(x.f.anon), x.name+"anon-MiB")
-			b.ReportMetric(mib(x.f.file), x.name+"file-MiB")
-		}
+		reportLoad(b, "mapped-", mf)
+		reportLoad(b, "heap-", hf)
+		b.ReportMetric(mmdbOnly.Seconds(), "mapped-mmdbs-only-s")
 		b.ReportMetric(nsM, "mapped-ns/lookup")
 		b.ReportMetric(nsH, "heap-ns/lookup")
 		b.ReportMetric(nsM/nsH, "lookup-ratio")
@@ -239,6 +284,7 @@ func BenchmarkSnapshotLoad(b *testing.B) {
 		}{{"mapped", mf}, {"heap (before)", hf}} {
 			b.Logf("%s: loaded in %s, heap +%.0f MiB, RSS +%.0f MiB (anonymous %.0f, file %.0f)", x.name, x.f.took.Round(time.Millisecond), mib(x.f.heap), mib(x.f.rss), mib(x.f.anon), mib(x.f.file))
 		}
+		b.Logf("the %d distinct MMDBs alone: downloaded, checked and mapped in %s", len(shas), mmdbOnly.Round(time.Millisecond))
 		b.Logf("lookups: mapped %.0f ns, heap %.0f ns, ratio %.3f", nsM, nsH, nsM/nsH)
 		runtime.KeepAlive(mapped)
 		runtime.KeepAlive(heap)
