@@ -363,3 +363,48 @@ func wantMaps(m *publish.Manifest) int {
 	}
 	return len(mmdbs) + tableColumns*len(tables)
 }
+
+// TestFileTableBuilder_HeapFlat builds the same 200,000 rows into a mapped
+// table and a heap table: the mapped one leaves the heap about where it
+// was, the heap one grows it by their size (which shows the measure works).
+func TestFileTableBuilder_HeapFlat(t *testing.T) {
+	const n = 200_000
+	p := "Acme Cloud"
+	fill := func(s rowSink) {
+		for i := range n {
+			s.add(fmt.Sprintf("10.%d.%d.%d", i>>16, i>>8&255, i&255), "", []string{"vpn", "hosting"}, &p, 0.9, "2026-10-01T00:00:00Z", "2026-11-20T12:00:00Z", i%3)
+		}
+	}
+	heapInUse := func() int64 {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return int64(ms.HeapInuse)
+	}
+	h0 := heapInUse()
+	fb, err := newFileTableBuilder(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill(fb)
+	mapped, err := fb.table()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h1 := heapInUse()
+	var hb TableBuilder
+	fill(&hb)
+	heap, _ := hb.Table()
+	h2 := heapInUse()
+	if mapped.Len() != n || heap.Len() != n {
+		t.Fatalf("rows: mapped %d, heap %d", mapped.Len(), heap.Len())
+	}
+	if grew := h1 - h0; grew > 4<<20 {
+		t.Errorf("the mapped table grew the heap by %d bytes (%d rows)", grew, n)
+	}
+	if grew := h2 - h1; grew < 10<<20 {
+		t.Errorf("the heap table grew the heap by only %d bytes: the measure does not see rows", grew)
+	}
+	runtime.KeepAlive(mapped)
+	runtime.KeepAlive(heap)
+}
