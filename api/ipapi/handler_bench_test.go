@@ -139,11 +139,38 @@ func BenchmarkLookupHandler(b *testing.B) {
 	decodedMux := http.NewServeMux()
 	decoded.Mount(decodedMux)
 
+	// The same snapshot with its MMDBs read onto the heap, as the loader
+	// held them before mapped files: lookup / lookup-heap is the cost of
+	// reading a map.
+	onHeap := New(Options{InternalKey: testKey})
+	onHeap.Swap(heapCopy(b, fx.snap))
+	heapMux := http.NewServeMux()
+	onHeap.Mount(heapMux)
+
 	b.Run("bare", run(bare, plain))
 	b.Run("lookup", run(mux, plain))
+	b.Run("lookup-heap", run(heapMux, plain))
 	b.Run("lookup-decoded", run(decodedMux, plain))
 	b.Run("lookup-free", run(mux, reqs("", "free")))
 	b.Run("lookup-cves", run(mux, reqs("?include=cves&min_severity=medium", "enterprise")))
+}
+
+// heapCopy returns snap with each view's mapped MMDB copied onto the heap.
+func heapCopy(tb testing.TB, snap *Snapshot) *Snapshot {
+	tb.Helper()
+	out := &Snapshot{Manifest: snap.Manifest}
+	for a, v := range snap.Views {
+		idx, ok := v.Index.(mmdbIndex)
+		if !ok || idx.owner == nil {
+			tb.Fatalf("view %d: not a mapped MMDB", a)
+		}
+		heap, err := OpenMMDB(bytes.Clone(idx.owner.regions[0]))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out.Views[a] = View{Index: heap, Rows: v.Rows}
+	}
+	return out
 }
 
 // BenchmarkAppendLookup renders lookup bodies without HTTP, on the same
@@ -153,6 +180,7 @@ func BenchmarkAppendLookup(b *testing.B) {
 	testutil.Micro(b)
 	fx := mmdbSnapshot(b)
 	idx := fx.snap.Complete().Index.(mmdbIndex)
+	heapIdx := heapCopy(b, fx.snap).Complete().Index.(mmdbIndex)
 	addrs := make([]netip.Addr, 1024)
 	for i := range addrs {
 		addrs[i] = netip.MustParseAddr(fx.addrs[(i*7919)%len(fx.addrs)])
@@ -163,6 +191,9 @@ func BenchmarkAppendLookup(b *testing.B) {
 	}{
 		{"render", func(dst []byte, a netip.Addr) ([]byte, int, error) {
 			return idx.appendLookup(dst, a, defaultLookupParams, TierPro)
+		}},
+		{"render-heap", func(dst []byte, a netip.Addr) ([]byte, int, error) {
+			return heapIdx.appendLookup(dst, a, defaultLookupParams, TierPro)
 		}},
 		{"decoded", func(dst []byte, a netip.Addr) ([]byte, int, error) {
 			return appendLookupShaped(dst, idx, a, defaultLookupParams, TierPro)

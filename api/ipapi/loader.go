@@ -11,6 +11,9 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"os"
+	"runtime"
+	"sync"
 	"time"
 
 	"github.com/klauspost/compress/gzip"
@@ -28,6 +31,9 @@ import (
 type mmdbIndex struct {
 	r    *maxminddb.Reader
 	data mmdbData
+	// owner holds the map r and data read (nil for bytes on the heap):
+	// every method that reads them keeps it alive to its end (mapping).
+	owner *mapping
 }
 
 var _ Index = mmdbIndex{}
@@ -53,6 +59,7 @@ func (m mmdbIndex) find(addr netip.Addr) (maxminddb.Result, bool, error) {
 }
 
 func (m mmdbIndex) Lookup(addr netip.Addr, cves bool) (*ipmodel.Record, bool, error) {
+	defer runtime.KeepAlive(m.owner)
 	res, found, err := m.find(addr)
 	if err != nil || !found {
 		return nil, false, err
@@ -127,10 +134,13 @@ var metadataMarker = []byte("\xab\xcd\xefMaxMind.com")
 
 // OpenMMDB returns an Index over an MMDB file's bytes, which must not change
 // while the index is in use.
-func OpenMMDB(b []byte) (Index, error) {
+func OpenMMDB(b []byte) (Index, error) { return openMMDB(b, nil) }
+
+// openMMDB is OpenMMDB over bytes that owner holds (nil: the heap).
+func openMMDB(b []byte, owner *mapping) (mmdbIndex, error) {
 	r, err := maxminddb.OpenBytes(b)
 	if err != nil {
-		return nil, fmt.Errorf("open mmdb: %w", err)
+		return mmdbIndex{}, fmt.Errorf("open mmdb: %w", err)
 	}
 	// The data section sits between the search tree and its 16-byte
 	// separator, and the metadata marker (as maxminddb.OpenBytes finds
@@ -138,18 +148,17 @@ func OpenMMDB(b []byte) (Index, error) {
 	start := r.Metadata.NodeCount*(r.Metadata.RecordSize/4) + 16
 	end := bytes.LastIndex(b, metadataMarker)
 	if end < 0 || start > uint(end) {
-		return nil, errors.New("open mmdb: no data section")
+		return mmdbIndex{}, errors.New("open mmdb: no data section")
 	}
-	return mmdbIndex{r: r, data: mmdbData(b[start:end])}, nil
+	return mmdbIndex{r: r, data: mmdbData(b[start:end]), owner: owner}, nil
 }
 
 // ErrNoSnapshot means nothing has been published yet.
 var ErrNoSnapshot = publish.ErrNoSnapshot
 
-// Load reads the latest published snapshot from st: the MMDB (checked
-// against the manifest's size and SHA-256) for lookups, and the NDJSON
-// file (checked the same way while it streams) for the export table. It
-// returns ErrNoSnapshot when nothing was published.
+// Load reads the latest published snapshot from st into unlinked files of
+// the system temp folder (LoadManifestDir). It returns ErrNoSnapshot when
+// nothing was published.
 func Load(ctx context.Context, st objstore.Store) (*Snapshot, error) {
 	m, err := publish.Latest(ctx, st)
 	if err != nil {
@@ -158,47 +167,106 @@ func Load(ctx context.Context, st objstore.Store) (*Snapshot, error) {
 	return LoadManifest(ctx, st, m)
 }
 
-// LoadManifest loads the snapshot m describes: each audience's build
-// (ipmodel.Audiences), its MMDB for lookups and, for the audiences that
-// export CSV (pro and enterprise), its NDJSON for the export table. A
-// snapshot without an audience's MMDB (one published before audiences)
-// is refused, so no tier is ever served another's data. Builds with the
-// same bytes (a snapshot without restricted data) are loaded once.
+// LoadManifest is LoadManifestDir into the system temp folder.
 func LoadManifest(ctx context.Context, st objstore.Store, m *publish.Manifest) (*Snapshot, error) {
+	return loader{}.load(ctx, st, m)
+}
+
+// LoadManifestDir loads the snapshot m describes into the cache folder dir
+// ("" = the system temp folder): each audience's build
+// (ipmodel.Audiences), its MMDB for lookups, downloaded into dir, checked
+// against the manifest's size and SHA-256 and memory-mapped, and, for the
+// audiences that export CSV (pro and enterprise), the export table built
+// from its NDJSON (checked the same way while it streams) into mapped
+// column files of dir. The files are unlinked at once: their maps hold
+// them until the last request on the snapshot ends (mapping). A snapshot
+// without an audience's MMDB (one published before audiences) is refused,
+// so no tier is ever served another's data. Builds with the same bytes (a
+// snapshot without restricted data) are loaded once; distinct ones in
+// parallel.
+func LoadManifestDir(ctx context.Context, st objstore.Store, m *publish.Manifest, dir string) (*Snapshot, error) {
+	return loader{dir: dir}.load(ctx, st, m)
+}
+
+// loader loads snapshots into its cache folder.
+type loader struct {
+	dir string
+	// tamper, when set (tests), changes each downloaded MMDB file before
+	// it is checked and mapped, as a failing disk would.
+	tamper func(*os.File) error
+}
+
+func (l loader) load(ctx context.Context, st objstore.Store, m *publish.Manifest) (*Snapshot, error) {
 	snap := &Snapshot{Manifest: fromPublish(m)}
-	indexes := map[string]Index{} // by SHA-256 of the MMDB
-	tables := map[string]*Table{} // by SHA-256 of the NDJSON (or MMDB)
+	mmdbs := map[string]publish.File{}   // by SHA-256
+	ndjsons := map[string]publish.File{} // by SHA-256
 	for _, a := range ipmodel.Audiences {
 		mf, ok := m.FileFor(publish.FormatMMDB, a)
 		if !ok {
 			return nil, fmt.Errorf("snapshot %s: no mmdb file for audience %s (published before audiences? publish again)", m.SnapshotDate, a)
 		}
-		idx, ok := indexes[mf.SHA256]
-		if !ok {
-			var buf bytes.Buffer
-			buf.Grow(int(mf.Size))
-			if err := publish.Download(ctx, st, mf, &buf); err != nil {
-				return nil, err
-			}
-			var err error
-			if idx, err = OpenMMDB(buf.Bytes()); err != nil {
-				return nil, fmt.Errorf("snapshot %s: %s: %w", m.SnapshotDate, mf.Name, err)
-			}
-			indexes[mf.SHA256] = idx
+		// The first audience's file of the same bytes is the one read.
+		if _, dup := mmdbs[mf.SHA256]; !dup {
+			mmdbs[mf.SHA256] = mf
 		}
+		if nf, ok := m.FileFor(publish.FormatNDJSON, a); ok && a >= ipmodel.AudiencePro {
+			if _, dup := ndjsons[nf.SHA256]; !dup {
+				ndjsons[nf.SHA256] = nf
+			}
+		}
+	}
+	// Every distinct file at once: the MMDB downloads wait on I/O and
+	// hashing, the table builds on decoding.
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	var errs []error
+	indexes := map[string]mmdbIndex{} // by SHA-256 of the MMDB
+	tables := map[string]*Table{}     // by SHA-256 of the NDJSON (or MMDB)
+	for sum, f := range mmdbs {
+		wg.Go(func() {
+			idx, err := l.mapMMDB(ctx, st, f)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("snapshot %s: %s: %w", m.SnapshotDate, f.Name, err))
+				return
+			}
+			indexes[sum] = idx
+		})
+	}
+	for sum, f := range ndjsons {
+		wg.Go(func() {
+			t, err := l.loadTable(ctx, st, f)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("snapshot %s: %w", m.SnapshotDate, err))
+				return
+			}
+			tables[sum] = t
+		})
+	}
+	wg.Wait()
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	for _, a := range ipmodel.Audiences {
+		mf, _ := m.FileFor(publish.FormatMMDB, a)
+		idx := indexes[mf.SHA256]
 		rows := &Table{} // the free audience exports nothing (CSV is pro+)
 		if a >= ipmodel.AudiencePro {
-			nf, hasNDJSON := m.FileFor(publish.FormatNDJSON, a)
 			src := mf.SHA256
-			if hasNDJSON {
+			if nf, ok := m.FileFor(publish.FormatNDJSON, a); ok {
 				src = nf.SHA256
 			}
-			if rows, ok = tables[src]; !ok {
-				var err error
-				if hasNDJSON {
-					rows, err = loadTable(ctx, st, nf)
-				} else {
-					rows, err = tableFromMMDB(idx.(mmdbIndex).r)
+			if rows = tables[src]; rows == nil {
+				// No NDJSON: the table from the MMDB's networks.
+				tb, err := newFileTableBuilder(l.dir)
+				if err == nil {
+					err = tableFromMMDB(idx, tb)
+				}
+				if err == nil {
+					rows, err = tb.table()
 				}
 				if err != nil {
 					return nil, fmt.Errorf("snapshot %s: %w", m.SnapshotDate, err)
@@ -211,6 +279,45 @@ func LoadManifest(ctx context.Context, st objstore.Store, m *publish.Manifest) (
 	return snap, nil
 }
 
+// mapMMDB downloads f into an unlinked file of the cache folder, checks
+// its size and SHA-256 on the mapped bytes (what is served is what was
+// checked: a download cut short, or a file changed on the local disk, is
+// refused) and opens the index over the map.
+func (l loader) mapMMDB(ctx context.Context, st objstore.Store, f publish.File) (mmdbIndex, error) {
+	file, err := cacheFile(l.dir, "mmdb-*.mmdb")
+	if err != nil {
+		return mmdbIndex{}, err
+	}
+	defer file.Close() // the map keeps the file
+	rc, _, err := st.Get(ctx, f.Key, nil)
+	if err != nil {
+		return mmdbIndex{}, fmt.Errorf("read %s: %w", f.Key, err)
+	}
+	_, err = io.Copy(file, rc)
+	rc.Close()
+	if err != nil {
+		return mmdbIndex{}, fmt.Errorf("download %s: %w", f.Key, err)
+	}
+	if l.tamper != nil {
+		if err := l.tamper(file); err != nil {
+			return mmdbIndex{}, err
+		}
+	}
+	b, err := mapVerified(file, f.Size, f.SHA256)
+	if errors.Is(err, errCacheFile) {
+		err = fmt.Errorf("%w (%w)", publish.ErrChecksum, err)
+	}
+	if err != nil {
+		return mmdbIndex{}, fmt.Errorf("download %s: %w", f.Key, err)
+	}
+	owner := newMapping(b)
+	idx, err := openMMDB(b, owner)
+	if err != nil {
+		return mmdbIndex{}, err
+	}
+	return idx, nil
+}
+
 func fromPublish(m *publish.Manifest) Manifest {
 	out := Manifest{SnapshotDate: m.SnapshotDate, BuildID: m.BuildID, Key: m.Key, SchemaVersion: m.SchemaVersion, BuildTime: m.BuildTime, Hosts: m.Hosts, Ranges: m.Ranges, SumsKey: m.SumsKey,
 		DeltaBase: m.DeltaBase, DeltaNote: m.DeltaNote}
@@ -221,33 +328,46 @@ func fromPublish(m *publish.Manifest) Manifest {
 	return out
 }
 
-// loadTable streams the gzipped NDJSON file into a Table, hashing the
+// loadTable streams the gzipped NDJSON file into a mapped Table, hashing
+// the compressed bytes as they arrive and refusing a mismatch at the end.
+func (l loader) loadTable(ctx context.Context, st objstore.Store, f publish.File) (*Table, error) {
+	tb, err := newFileTableBuilder(l.dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := readTable(ctx, st, f, tb); err != nil {
+		tb.close()
+		return nil, err
+	}
+	return tb.table()
+}
+
+// readTable streams the gzipped NDJSON file f into sink, hashing the
 // compressed bytes as they arrive and refusing a mismatch at the end.
-func loadTable(ctx context.Context, st objstore.Store, f publish.File) (*Table, error) {
+func readTable(ctx context.Context, st objstore.Store, f publish.File, sink rowSink) error {
 	rc, _, err := st.Get(ctx, f.Key, nil)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", f.Key, err)
+		return fmt.Errorf("read %s: %w", f.Key, err)
 	}
 	defer rc.Close()
 	h := sha256.New()
 	cnt := &countingReader{r: io.TeeReader(rc, h)}
-	var tb TableBuilder
 	zr, err := gzip.NewReader(cnt)
 	if err == nil {
-		err = readRows(zr, &tb)
+		err = readRows(zr, sink)
 	}
 	// Hash the rest too, as sha256sum would: a corrupt file is reported
 	// as a checksum mismatch, whatever the decoder tripped on first.
 	if _, cerr := io.Copy(io.Discard, cnt); cerr != nil {
-		return nil, fmt.Errorf("read %s: %w", f.Key, cerr)
+		return fmt.Errorf("read %s: %w", f.Key, cerr)
 	}
 	if cnt.n != f.Size || hex.EncodeToString(h.Sum(nil)) != f.SHA256 {
-		return nil, fmt.Errorf("read %s: %w", f.Key, publish.ErrChecksum)
+		return fmt.Errorf("read %s: %w", f.Key, publish.ErrChecksum)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", f.Key, err)
+		return fmt.Errorf("read %s: %w", f.Key, err)
 	}
-	return tb.Table()
+	return nil
 }
 
 type countingReader struct {
@@ -280,15 +400,15 @@ func decodeFull(res maxminddb.Result, rec *ipmodel.Record) error {
 	return nil
 }
 
-// tableFromMMDB builds the export table from the MMDB's networks when a
+// tableFromMMDB adds the export rows of the MMDB's networks to sink when a
 // snapshot has no NDJSON file. Rows are then the MMDB's networks (a range
 // that holds hosts appears split around them).
-func tableFromMMDB(r *maxminddb.Reader) (*Table, error) {
-	var tb TableBuilder
-	for res := range r.Networks() {
+func tableFromMMDB(idx mmdbIndex, sink rowSink) error {
+	defer runtime.KeepAlive(idx.owner)
+	for res := range idx.r.Networks() {
 		var rec ipmodel.Record
 		if err := decodeFull(res, &rec); err != nil {
-			return nil, fmt.Errorf("mmdb networks: %w", err)
+			return fmt.Errorf("mmdb networks: %w", err)
 		}
 		p := res.Prefix()
 		if p.IsSingleIP() {
@@ -296,9 +416,9 @@ func tableFromMMDB(r *maxminddb.Reader) (*Table, error) {
 		} else {
 			rec.IP, rec.Network = p.Addr().String(), p.String()
 		}
-		tb.Add(&rec)
+		sink.add(rec.IP, rec.Network, rec.Classifications, rec.Provider, rec.Confidence, rec.FirstSeen, rec.LastSeen, len(rec.Assets))
 	}
-	return tb.Table()
+	return nil
 }
 
 // Watch keeps the service on the latest snapshot until ctx ends: it loads
@@ -359,12 +479,16 @@ func (s *Service) refresh(ctx context.Context) {
 		s.log.Error("read snapshot manifest", "manifest", p.Manifest, "err", err)
 		return
 	}
-	snap, err := LoadManifest(ctx, s.opts.Store, m)
+	snap, err := loader{dir: s.opts.CacheDir, tamper: s.tamper}.load(ctx, s.opts.Store, m)
 	if err != nil {
 		s.log.Error("load snapshot", "date", p.SnapshotDate, "err", err)
 		return
 	}
 	s.Swap(snap)
+	// The old snapshot's maps go at the first collection that finds it
+	// unreachable: run one now (the heap is small), so that one no request
+	// holds returns its disk space at once.
+	runtime.GC()
 	s.log.Info("snapshot loaded", "date", snap.Manifest.SnapshotDate, "build", snap.Manifest.BuildID, "build_time", snap.Manifest.BuildTime, "rows", snap.Views[ipmodel.AudienceEnterprise].Rows.Len(), "took", time.Since(start).Round(time.Millisecond))
 }
 
@@ -384,7 +508,7 @@ type row struct {
 }
 
 // readRows adds every NDJSON record of r to tb.
-func readRows(r io.Reader, tb *TableBuilder) error {
+func readRows(r io.Reader, tb rowSink) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 1<<20), maxLine)
 	line := 0

@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"net/netip"
+	"runtime"
 	"strconv"
 	"sync"
 	"unicode/utf8"
@@ -102,6 +103,7 @@ const (
 // (fields in struct order, nil pointers as null, empty lists as []), with
 // no decoded record, no reflection and no allocation.
 func (m mmdbIndex) appendLookup(dst []byte, addr netip.Addr, p lookupParams, tier Tier) ([]byte, int, error) {
+	defer runtime.KeepAlive(m.owner) // the map stays until the body is rendered
 	res, found, err := m.find(addr)
 	if err != nil || !found {
 		return dst, 0, err

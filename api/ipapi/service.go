@@ -13,6 +13,7 @@ import (
 	"crypto/subtle"
 	"log/slog"
 	"net/http"
+	"os"
 	"strconv"
 	"time"
 
@@ -39,6 +40,11 @@ type Options struct {
 	LinkPrefix string
 	// Store holds the snapshots; downloads stream from it.
 	Store objstore.Store
+	// CacheDir is the folder the loaded snapshots' MMDBs and export
+	// tables are written to and memory-mapped from ("" = the system temp
+	// folder; `netintel` passes <data-dir>/ipapi-cache). Its files are
+	// unlinked as soon as they are created (LoadManifestDir).
+	CacheDir string
 	// PresignTTL is the lifetime of presigned download links (S3 stores).
 	PresignTTL time.Duration
 	// TrustProxy takes public clients' addresses from X-Forwarded-For.
@@ -59,6 +65,8 @@ type Service struct {
 	cur    current
 	public httpx.AddrLimiter
 	key    []byte
+	// tamper is the loader's test hook (loader.tamper).
+	tamper func(*os.File) error
 }
 
 // New returns a service with no snapshot yet (data routes answer 503 until

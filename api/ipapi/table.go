@@ -3,9 +3,9 @@ package ipapi
 import (
 	"bufio"
 	"context"
-	"errors"
 	"io"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,14 +17,15 @@ import (
 // CSVHeader is the header row of the CSV export (docs/ip-api.md).
 const CSVHeader = "ip,network,classifications,provider,confidence,first_seen,last_seen,asset_count\r\n"
 
-// errTableFull is returned when a table would pass its size limit.
-var errTableFull = errors.New("table: more than 4 GiB of rows")
-
 // Table is a snapshot's records in column form for the CSV export: the
 // filter columns, and each row's CSV text up to (not including) its
 // asset_count, rendered once at load. An export scans the filter columns and
 // copies matching text to the wire, so it streams at memory speed and its
 // memory does not depend on the number of rows asked for.
+//
+// A loaded snapshot's table lives in memory-mapped files of the snapshot
+// cache folder (fileTableBuilder), so the heap does not grow with the rows;
+// TableBuilder builds one on the heap (tests, small data).
 type Table struct {
 	class []uint8   // bit i = ipmodel.Classes[i]
 	conf  []float64 // record confidence
@@ -33,29 +34,27 @@ type Table struct {
 	// its tiers may see).
 	assets []uint16
 	text   []byte
-	ends   []uint32 // row i's text is text[ends[i-1]:ends[i]]
+	ends   []uint64 // row i's text is text[ends[i-1]:ends[i]]
+	// owner holds the maps the columns live in (nil on the heap): see
+	// mapping. Methods that read the columns keep t alive to their end.
+	owner *mapping
 }
 
 // Len returns the number of rows.
 func (t *Table) Len() int { return len(t.ends) }
 
-// TableBuilder builds a Table one record at a time.
-type TableBuilder struct {
-	t   Table
-	err error
+// tableRow is one row's columns and text, rendered from a record's parts.
+type tableRow struct {
+	class  uint8
+	conf   float64
+	last   int64
+	assets uint16
+	text   []byte
 }
 
-// Add appends a record (a host, or a range with Network set).
-func (b *TableBuilder) Add(r *ipmodel.Record) {
-	b.add(r.IP, r.Network, r.Classifications, r.Provider, r.Confidence, r.FirstSeen, r.LastSeen, len(r.Assets))
-}
-
-// add appends one row from its parts; assets counts the row's assets.
-func (b *TableBuilder) add(ip, network string, classes []string, provider *string, confidence float64, firstSeen, lastSeen string, assets int) {
-	if b.err != nil {
-		return
-	}
-	t := &b.t
+// renderRow renders a row from its parts into r, reusing r.text's memory;
+// assets counts the row's assets.
+func renderRow(r *tableRow, ip, network string, classes []string, provider *string, confidence float64, firstSeen, lastSeen string, assets int) {
 	var mask uint8
 	for i, c := range ipmodel.Classes {
 		if slices.Contains(classes, c) {
@@ -66,7 +65,7 @@ func (b *TableBuilder) add(ip, network string, classes []string, provider *strin
 	if ts, err := time.Parse(time.RFC3339, lastSeen); err == nil {
 		last = ts.Unix()
 	}
-	buf := t.text
+	buf := r.text[:0]
 	if ip == "" && network != "" {
 		ip, _, _ = strings.Cut(network, "/")
 	}
@@ -91,23 +90,40 @@ func (b *TableBuilder) add(ip, network string, classes []string, provider *strin
 	buf = append(buf, ',')
 	buf = appendCSVField(buf, lastSeen)
 	buf = append(buf, ',')
-	if len(buf) > math.MaxUint32 {
-		b.err = errTableFull
-		return
-	}
-	t.text = buf
-	t.ends = append(t.ends, uint32(len(buf)))
-	t.class = append(t.class, mask)
-	t.conf = append(t.conf, confidence)
-	t.last = append(t.last, last)
-	t.assets = append(t.assets, clampU16(assets))
+	*r = tableRow{class: mask, conf: confidence, last: last, assets: clampU16(assets), text: buf}
 }
 
-// Table returns the built table, or the error that stopped the build.
+// rowSink takes export rows one at a time: TableBuilder and
+// fileTableBuilder.
+type rowSink interface {
+	add(ip, network string, classes []string, provider *string, confidence float64, firstSeen, lastSeen string, assets int)
+}
+
+// TableBuilder builds a Table on the heap one record at a time.
+type TableBuilder struct {
+	t   Table
+	row tableRow
+}
+
+// Add appends a record (a host, or a range with Network set).
+func (b *TableBuilder) Add(r *ipmodel.Record) {
+	b.add(r.IP, r.Network, r.Classifications, r.Provider, r.Confidence, r.FirstSeen, r.LastSeen, len(r.Assets))
+}
+
+// add appends one row from its parts; assets counts the row's assets.
+func (b *TableBuilder) add(ip, network string, classes []string, provider *string, confidence float64, firstSeen, lastSeen string, assets int) {
+	renderRow(&b.row, ip, network, classes, provider, confidence, firstSeen, lastSeen, assets)
+	t := &b.t
+	t.text = append(t.text, b.row.text...)
+	t.ends = append(t.ends, uint64(len(t.text)))
+	t.class = append(t.class, b.row.class)
+	t.conf = append(t.conf, b.row.conf)
+	t.last = append(t.last, b.row.last)
+	t.assets = append(t.assets, b.row.assets)
+}
+
+// Table returns the built table.
 func (b *TableBuilder) Table() (*Table, error) {
-	if b.err != nil {
-		return nil, b.err
-	}
 	t := b.t
 	b.t = Table{}
 	return &t, nil
@@ -164,9 +180,10 @@ func (t *Table) WriteCSV(ctx context.Context, w io.Writer, f Filter, limit int) 
 	if _, err := bw.WriteString(CSVHeader); err != nil {
 		return 0, err
 	}
+	defer runtime.KeepAlive(t) // the maps stay until the scan ends
 	n := 0
 	num := make([]byte, 0, 8) // one scratch buffer: no allocation per row
-	var start uint32
+	var start uint64
 	for i := 0; i < len(t.ends) && n < limit; i++ {
 		end := t.ends[i]
 		if i&4095 == 0 && ctx.Err() != nil {
@@ -193,6 +210,7 @@ func (t *Table) WriteCSV(ctx context.Context, w io.Writer, f Filter, limit int) 
 // Example returns the address of the first host row with assets (or of the
 // first row), for the hints printed at start; "" for an empty table.
 func (t *Table) Example() string {
+	defer runtime.KeepAlive(t)
 	pick := -1
 	for i := range t.ends {
 		if t.assets[i] > 0 {
@@ -206,7 +224,7 @@ func (t *Table) Example() string {
 		}
 		pick = 0
 	}
-	var start uint32
+	var start uint64
 	if pick > 0 {
 		start = t.ends[pick-1]
 	}

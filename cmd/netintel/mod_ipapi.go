@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -28,6 +29,7 @@ func setupIPAPI(ctx context.Context, s *System) error {
 		InternalKey: s.Cfg.API.InternalKey,
 		PublicURL:   s.Cfg.API.PublicURL,
 		Store:       s.Store,
+		CacheDir:    ipCacheDir(s.DataDir),
 		PresignTTL:  s.Cfg.ObjectStore.S3.PresignTTL,
 		TrustProxy:  s.Cfg.API.TrustProxyHeaders,
 		Limiters:    s.AddrLimiters(ctx),
@@ -58,6 +60,16 @@ func setupIPAPI(ctx context.Context, s *System) error {
 	})
 	s.OnStart("ipapi-hint", func(ctx context.Context) error { return ipHint(ctx, s, svc) })
 	return nil
+}
+
+// ipCacheDir is the folder the IP API maps its snapshots from:
+// <data-dir>/ipapi-cache, or the system temp folder without a data dir
+// (docs/ip-api.md, snapshot cache).
+func ipCacheDir(dataDir string) string {
+	if dataDir == "" {
+		return ""
+	}
+	return filepath.Join(dataDir, "ipapi-cache")
 }
 
 // ipHint waits for the first snapshot under `netintel run` and prints a few
