@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strconv"
 	"strings"
 	"sync"
@@ -128,8 +129,9 @@ func NewWorker(js jetstream.JetStream, cfg config.Enrich, rules *Rules, cat *Cat
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	w := &Worker{js: js, cfg: cfg, log: log.With("stage", "enrich"), rules: rules, m: newMetrics(reg),
-		store: NewState(js, cfg.Bucket), cache: newStateCache(cfg.CacheMB << 20), id: hex.EncodeToString(b[:]), now: time.Now, ackWait: stateAckWait, memberTTL: defaultMemberTTL}
+		store: NewShardedState(js, cfg.Bucket, cfg.Shards), cache: newStateCache(cfg.CacheMB << 20), id: hex.EncodeToString(b[:]), now: time.Now, ackWait: stateAckWait, memberTTL: defaultMemberTTL}
 	w.store.catCfg = &w.cfg.Catalog
+	w.store.verify = true
 	if cat != nil {
 		w.store.SetCatalog(cat)
 	}
@@ -207,6 +209,9 @@ func (w *Worker) SetCatalog(c *Catalog) { w.store.SetCatalog(c) }
 // partition this process holds (runPartitions) and on the enrich consumer
 // itself, which takes observations published without a partition token.
 func (w *Worker) Run(ctx context.Context) error {
+	if err := w.store.checkLayout(ctx); err != nil {
+		return err
+	}
 	cons, err := bus.OpenConsumer(ctx, w.js, w.log, Stream, ConsumerName)
 	if err != nil {
 		return fmt.Errorf("enrich consumer: %w", err)
@@ -502,24 +507,58 @@ func (w *Worker) deadLetter(ctx context.Context, m jetstream.Msg, cause error, r
 }
 
 // readMany reads the stored records of keys, with batch direct gets (one
-// request per 1,000 keys); a key never written comes back at revision 0.
-// If the server does not answer batch gets, each key is read on its own,
-// 128 at a time. Keys that could not be read are added to failed.
+// request per 1,000 keys of one shard, the shards read at once); a key
+// never written comes back at revision 0. If the server does not answer
+// a shard's batch gets, each of its keys is read on its own, 128 at a
+// time. Keys that could not be read are added to failed.
 func (s *Store) readMany(ctx context.Context, keys []string, failed map[string]error, log *slog.Logger) map[string]record {
 	out := make(map[string]record, len(keys))
 	if len(keys) == 0 {
 		return out
 	}
+	if len(s.shards) == 1 {
+		s.readShard(ctx, s.shards[0], keys, out, failed, log)
+		return out
+	}
+	byShard := make([][]string, len(s.shards))
+	for _, k := range keys {
+		i := ShardOf(k, len(s.shards))
+		byShard[i] = append(byShard[i], k)
+	}
+	var wg sync.WaitGroup
+	outs := make([]map[string]record, len(s.shards))
+	fails := make([]map[string]error, len(s.shards))
+	for i, ks := range byShard {
+		if len(ks) == 0 {
+			continue
+		}
+		outs[i], fails[i] = make(map[string]record, len(ks)), map[string]error{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.readShard(ctx, s.shards[i], ks, outs[i], fails[i], log)
+		}()
+	}
+	wg.Wait()
+	for i := range s.shards {
+		maps.Copy(out, outs[i])
+		maps.Copy(failed, fails[i])
+	}
+	return out
+}
+
+// readShard is readMany of keys that all live in shard sh.
+func (s *Store) readShard(ctx context.Context, sh *shard, keys []string, out map[string]record, failed map[string]error, log *slog.Logger) {
 	subjects := make([]string, len(keys))
 	for i, k := range keys {
-		subjects[i] = s.prefix + k
+		subjects[i] = sh.prefix + k
 	}
-	err := bus.DirectGetLast(ctx, s.js, s.stream, subjects, func(subject string, seq uint64, op jetstream.KeyValueOp, data []byte) {
+	err := bus.DirectGetLast(ctx, s.js, sh.stream, subjects, func(subject string, seq uint64, op jetstream.KeyValueOp, data []byte) {
 		r := record{rev: seq}
 		if op == jetstream.KeyValuePut {
 			r.data = data
 		}
-		out[strings.TrimPrefix(subject, s.prefix)] = r
+		out[strings.TrimPrefix(subject, sh.prefix)] = r
 	})
 	if err == nil {
 		for _, k := range keys {
@@ -527,12 +566,14 @@ func (s *Store) readMany(ctx context.Context, keys []string, failed map[string]e
 				out[k] = record{}
 			}
 		}
-		return out
+		return
 	}
 	if s.batchGetFailed.CompareAndSwap(false, true) {
-		log.Warn("batch read of state records failed; reading them one by one", "err", err)
+		log.Warn("batch read of state records failed; reading them one by one", "bucket", sh.bucket, "err", err)
 	}
-	clear(out)
+	for _, k := range keys {
+		delete(out, k)
+	}
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(128)
@@ -550,7 +591,6 @@ func (s *Store) readMany(ctx context.Context, keys []string, failed map[string]e
 		})
 	}
 	_ = g.Wait()
-	return out
 }
 
 func isConflict(err error) bool {
