@@ -1,6 +1,7 @@
 package enrich
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -60,6 +61,8 @@ type ReshardOptions struct {
 	// checkpoint, when set (tests), is called after each recorded
 	// checkpoint; its error stops the reshard as a kill would.
 	checkpoint func(ReshardProgress) error
+	// batch replaces reshardBatch (tests).
+	batch int
 }
 
 // ReshardResult is what a completed Reshard did.
@@ -156,7 +159,7 @@ func Reshard(ctx context.Context, js jetstream.JetStream, cfg *config.Config, to
 			targets[i] = newShard(k.Bucket)
 		}
 		for i := range p.Sources {
-			if err := copyShard(ctx, js, &p.Sources[i], targets, save, opt.Progress, p); err != nil {
+			if err := copyShard(ctx, js, &p.Sources[i], targets, save, opt, p); err != nil {
 				return res, err
 			}
 		}
@@ -252,7 +255,8 @@ func readProgress(ctx context.Context, meta jetstream.KeyValue) (*ReshardProgres
 // run killed after a checkpoint misses nothing, and copies again only
 // what came after it (a copy is a plain put of the same value: copying a
 // record twice leaves one).
-func copyShard(ctx context.Context, js jetstream.JetStream, src *ReshardSource, targets []*shard, save func() error, progress func(int64), p *ReshardProgress) error {
+func copyShard(ctx context.Context, js jetstream.JetStream, src *ReshardSource, targets []*shard, save func() error, opt ReshardOptions, p *ReshardProgress) error {
+	batch := cmp.Or(opt.batch, reshardBatch)
 	if src.Done {
 		return nil
 	}
@@ -276,14 +280,14 @@ func copyShard(ctx context.Context, js jetstream.JetStream, src *ReshardSource, 
 	if err != nil {
 		return fmt.Errorf("reshard: read %s: %w", src.Bucket, err)
 	}
-	it, err := oc.Messages(jetstream.PullMaxMessages(reshardBatch))
+	it, err := oc.Messages(jetstream.PullMaxMessages(batch))
 	if err != nil {
 		return fmt.Errorf("reshard: read %s: %w", src.Bucket, err)
 	}
 	defer it.Stop()
 	stop := context.AfterFunc(ctx, it.Stop)
 	defer stop()
-	futs := make([]jetstream.PubAckFuture, 0, reshardBatch)
+	futs := make([]jetstream.PubAckFuture, 0, batch)
 	var seq uint64
 	copied := src.Copied
 	n := 0
@@ -302,12 +306,12 @@ func copyShard(ctx context.Context, js jetstream.JetStream, src *ReshardSource, 
 		if err := save(); err != nil {
 			return err
 		}
-		if progress != nil {
+		if opt.Progress != nil {
 			var all int64
 			for _, s := range p.Sources {
 				all += s.Copied
 			}
-			progress(all)
+			opt.Progress(all)
 		}
 		return nil
 	}
@@ -336,7 +340,7 @@ func copyShard(ctx context.Context, js jetstream.JetStream, src *ReshardSource, 
 		}
 		n++
 		end := md.NumPending == 0 && seq >= last
-		if n >= reshardBatch || end {
+		if n >= batch || end {
 			if end {
 				src.Done = true
 			}

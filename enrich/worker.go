@@ -75,6 +75,9 @@ type Worker struct {
 	// beforeStore, when set, is called with each batch's context before
 	// its state is written (tests stop a worker there).
 	beforeStore func(context.Context)
+	// parked tracks the goroutines writing keys of an unavailable shard
+	// again (park); Run waits for them.
+	parked sync.WaitGroup
 }
 
 type metrics struct {
@@ -212,6 +215,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	if err := w.store.checkLayout(ctx); err != nil {
 		return err
 	}
+	defer w.parked.Wait()
 	cons, err := bus.OpenConsumer(ctx, w.js, w.log, Stream, ConsumerName)
 	if err != nil {
 		return fmt.Errorf("enrich consumer: %w", err)
@@ -352,8 +356,10 @@ const stateAckWait = 15 * time.Second
 // election, no acknowledgement in time) is written again after a pause
 // growing to unavailableMaxWait, for as long as that lasts, its messages
 // kept from redelivery meanwhile (InProgress): an outage delays
-// observations, it never sends them to the dead-letter subject. Other
-// failures return the messages for redelivery (fail).
+// observations, it never sends them to the dead-letter subject. That
+// retry runs beside the loop (storeKeys, park), so the keys of the other
+// shards go on being stored. Other failures return the messages for
+// redelivery (fail).
 func (w *Worker) process(ctx context.Context, msgs []jetstream.Msg) {
 	groups := make(map[string][]*item, len(msgs))
 	keys := make([]string, 0, len(msgs))
@@ -378,7 +384,18 @@ func (w *Worker) process(ctx context.Context, msgs []jetstream.Msg) {
 	if w.beforeStore != nil {
 		w.beforeStore(ctx)
 	}
-	first, races, pauses := true, 0, 0
+	w.storeKeys(ctx, keys, groups, true, false)
+}
+
+// storeKeys writes the state of keys (process). Keys whose shard is
+// unavailable are written again after a pause, for as long as that lasts:
+// by the loop itself when background is set, else by a goroutine of
+// their own (tracked by w.parked), so that the loop goes on with the keys
+// of the other shards in its next batches. What the parked keys' messages
+// hold counts against the consumer's max_ack_pending, which bounds how far
+// the other shards get ahead of an unavailable one.
+func (w *Worker) storeKeys(ctx context.Context, keys []string, groups map[string][]*item, first, background bool) {
+	races, pauses := 0, 0
 	for len(keys) > 0 {
 		if ctx.Err() != nil {
 			return // left unacknowledged: redelivered to another worker
@@ -417,6 +434,12 @@ func (w *Worker) process(ctx context.Context, msgs []jetstream.Msg) {
 				conflicts = nil
 			}
 		}
+		if len(unavailable) > 0 && !background {
+			w.m.retries.WithLabelValues("unavailable").Add(float64(len(unavailable)))
+			w.log.Warn("state bucket unavailable, writing again in the background", "keys", len(unavailable), "err", cause)
+			w.park(ctx, unavailable, groups)
+			unavailable = nil
+		}
 		if len(unavailable) > 0 {
 			w.m.retries.WithLabelValues("unavailable").Add(float64(len(unavailable)))
 			wait := min(unavailableFirstWait<<min(pauses, 10), unavailableMaxWait)
@@ -435,6 +458,26 @@ func (w *Worker) process(ctx context.Context, msgs []jetstream.Msg) {
 		}
 		keys = append(append(conflicts, unavailable...), busy...)
 	}
+}
+
+// park writes keys again in a goroutine of their own, after a first pause
+// (storeKeys in the background).
+func (w *Worker) park(ctx context.Context, keys []string, groups map[string][]*item) {
+	w.parked.Add(1)
+	go func() {
+		defer w.parked.Done()
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(unavailableFirstWait):
+		}
+		for _, k := range keys {
+			for _, it := range groups[k] {
+				_ = it.msg.InProgress()
+			}
+		}
+		w.storeKeys(ctx, keys, groups, false, true)
+	}()
 }
 
 // The pause before writing again to an unavailable state bucket: the
