@@ -76,18 +76,25 @@ func newShard(bucket string) *shard {
 }
 
 // kvStream returns the bucket's stream handle, looking it up on first use.
+// The lock is not held while it looks: callers that meet an unavailable
+// shard each wait for their own answer, not for each other's.
 func (sh *shard) kvStream(ctx context.Context, js jetstream.JetStream) (jetstream.Stream, error) {
 	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	if sh.st != nil {
-		return sh.st, nil
+	st := sh.st
+	sh.mu.Unlock()
+	if st != nil {
+		return st, nil
 	}
 	st, err := js.Stream(ctx, sh.stream)
 	if err != nil {
 		return nil, fmt.Errorf("state bucket %s: %w", sh.bucket, err)
 	}
-	sh.st = st
-	return st, nil
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.st == nil {
+		sh.st = st
+	}
+	return sh.st, nil
 }
 
 // ShardOf returns the shard of state key (StateKey) among n: FNV-1a of

@@ -611,11 +611,25 @@ func (s *Store) readShard(ctx context.Context, sh *shard, keys []string, out map
 		}
 		return
 	}
-	if s.batchGetFailed.CompareAndSwap(false, true) {
-		log.Warn("batch read of state records failed; reading them one by one", "bucket", sh.bucket, "err", err)
-	}
 	for _, k := range keys {
 		delete(out, k)
+	}
+	// A server without batch gets answers a read of one key; a shard
+	// that is unavailable does not, and its keys fail at once rather
+	// than one by one.
+	if bus.Transient(err) {
+		data, rev, gerr := s.getRaw(ctx, keys[0])
+		if gerr != nil {
+			for _, k := range keys {
+				failed[k] = gerr
+			}
+			return
+		}
+		out[keys[0]] = record{rev: rev, data: data}
+		keys = keys[1:]
+	}
+	if s.batchGetFailed.CompareAndSwap(false, true) {
+		log.Warn("batch read of state records failed; reading them one by one", "bucket", sh.bucket, "err", err)
 	}
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
