@@ -328,7 +328,7 @@ const walkStall = 15 * time.Second
 // taken for the whole state. A walk that stalls for walkStall is an error,
 // never a short walk.
 func (s *Store) eachShard(ctx context.Context, sh *shard, filter string, fn func(key string, rev uint64, d *doc) error) error {
-	last, err := bus.LeaderGet(ctx, s.js, sh.bucket, filter)
+	last, err := s.leaderLast(ctx, sh, filter)
 	switch {
 	case errors.Is(err, jetstream.ErrKeyNotFound):
 		return nil
@@ -399,6 +399,29 @@ func (s *Store) eachShard(ctx context.Context, sh *shard, filter string, fn func
 		}
 		if meta.NumPending == 0 && at >= last.Revision {
 			return nil
+		}
+	}
+}
+
+// leaderLast reads the last record under filter of shard sh from its
+// stream's leader, asking again while the answer is transient (an
+// election) for up to the walk's stall time, each request bounded by the
+// connection's timeout: a shard without a leader fails the walk then,
+// whatever the caller's deadline.
+func (s *Store) leaderLast(ctx context.Context, sh *shard, filter string) (bus.KVRecord, error) {
+	stall := cmp.Or(s.stall, walkStall)
+	deadline := time.Now().Add(stall)
+	for {
+		rctx, cancel := bus.RequestContext(ctx, s.js)
+		last, err := bus.LeaderGet(rctx, s.js, sh.bucket, filter)
+		cancel()
+		if err == nil || !bus.Transient(err) || ctx.Err() != nil || time.Now().After(deadline) {
+			return last, err
+		}
+		select {
+		case <-ctx.Done():
+			return last, err
+		case <-time.After(200 * time.Millisecond):
 		}
 	}
 }
