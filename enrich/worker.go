@@ -427,7 +427,9 @@ func (w *Worker) storeKeys(ctx context.Context, keys []string, groups map[string
 		}
 		if len(conflicts) > 0 {
 			w.m.retries.WithLabelValues("conflict").Add(float64(len(conflicts)))
-			if races++; races >= maxAttempts {
+			// A parked write races the loops that took newer batches
+			// of its keys meanwhile: it is not given up for that.
+			if races++; races >= maxAttempts && !background {
 				for _, k := range conflicts {
 					w.fail(ctx, groups[k], errors.New("state write kept conflicting"))
 				}
