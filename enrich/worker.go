@@ -439,7 +439,16 @@ func (w *Worker) storeKeys(ctx context.Context, keys []string, groups map[string
 		if len(unavailable) > 0 && !background {
 			w.m.retries.WithLabelValues("unavailable").Add(float64(len(unavailable)))
 			w.log.Warn("state bucket unavailable, writing again in the background", "keys", len(unavailable), "err", cause)
-			w.park(ctx, unavailable, groups)
+			// One goroutine per shard: the keys of a shard that answers
+			// are not held to the wait for one that does not.
+			n := len(w.store.shards)
+			byShard := map[int][]string{}
+			for _, k := range unavailable {
+				byShard[ShardOf(k, n)] = append(byShard[ShardOf(k, n)], k)
+			}
+			for _, ks := range byShard {
+				w.park(ctx, ks, groups)
+			}
 			unavailable = nil
 		}
 		if len(unavailable) > 0 {
