@@ -47,6 +47,7 @@ func benchObs(b *testing.B) int {
 func BenchmarkPipeline(b *testing.B) {
 	n := benchObs(b)
 	g := newGenerator(b, n/5, n/50)
+	var lastRatio, oneShard float64 // ratio_to_raw of the last case and of workers=1
 	bracketed := func(b *testing.B, run func(*testing.B) float64) {
 		var rate, raw, cpu, rawCPU float64
 		// Each measurement starts with the previous one's server shut down
@@ -70,6 +71,7 @@ func BenchmarkPipeline(b *testing.B) {
 		b.ReportMetric(rate, "obs/s")
 		b.ReportMetric(raw, "raw_msgs/s")
 		b.ReportMetric(rate/raw, "ratio_to_raw")
+		lastRatio = rate / raw
 		b.ReportMetric(cpu, "cpu_us/obs")
 		b.ReportMetric(rawCPU/cpu, "cpu_ratio_to_raw")
 	}
@@ -85,13 +87,19 @@ func BenchmarkPipeline(b *testing.B) {
 	for _, workers := range []int{1, 2} {
 		b.Run("workers="+strconv.Itoa(workers), func(b *testing.B) {
 			bracketed(b, func(b *testing.B) float64 { return benchPipeline(b, g, n, workers, 1) })
+			if workers == 1 {
+				oneShard = lastRatio
+			}
 		})
 	}
 	// One worker writing a state of 4 shard buckets (enrich.shards: 4):
-	// its ratio to raw against workers=1's is the cost or gain of
-	// sharding on one node.
+	// its ratio to raw over workers=1's (ratio_to_1shard, when both ran)
+	// is the cost or gain of sharding on one node.
 	b.Run("workers=1,shards=4", func(b *testing.B) {
 		bracketed(b, func(b *testing.B) float64 { return benchPipeline(b, g, n, 1, 4) })
+		if oneShard > 0 {
+			b.ReportMetric(lastRatio/oneShard, "ratio_to_1shard")
+		}
 	})
 }
 
