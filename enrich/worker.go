@@ -78,6 +78,9 @@ type Worker struct {
 	// parked tracks the goroutines writing keys of an unavailable shard
 	// again (park); Run waits for them.
 	parked sync.WaitGroup
+	// layoutOK is closed once Run has checked the state's layout; the
+	// loops consume only then.
+	layoutOK chan struct{}
 }
 
 type metrics struct {
@@ -211,17 +214,32 @@ func (w *Worker) SetCatalog(c *Catalog) { w.store.SetCatalog(c) }
 // Run consumes until ctx is cancelled: cfg.Workers loops on each
 // partition this process holds (runPartitions) and on the enrich consumer
 // itself, which takes observations published without a partition token.
+//
+// The state's layout is checked first (Store.CheckLayout): a layout that
+// is not enrich.shards' ends Run with the error before anything is
+// consumed. The check runs beside the announcement of this process to the
+// others (runPartitions), which must not be delayed: processes started
+// together see each other by it.
 func (w *Worker) Run(ctx context.Context) error {
-	if err := w.store.checkLayout(ctx); err != nil {
-		return err
-	}
 	defer w.parked.Wait()
-	cons, err := bus.OpenConsumer(ctx, w.js, w.log, Stream, ConsumerName)
+	g, gctx := errgroup.WithContext(ctx)
+	layoutOK := make(chan struct{})
+	g.Go(func() error {
+		if err := w.store.checkLayout(gctx); err != nil {
+			return err
+		}
+		close(layoutOK)
+		return nil
+	})
+	cons, err := bus.OpenConsumer(gctx, w.js, w.log, Stream, ConsumerName)
 	if err != nil {
+		if werr := g.Wait(); werr != nil {
+			return werr
+		}
 		return fmt.Errorf("enrich consumer: %w", err)
 	}
 	partitions := cons.CachedInfo().Config.FilterSubject == "obs.*.*"
-	g, gctx := errgroup.WithContext(ctx)
+	w.layoutOK = layoutOK
 	g.Go(func() error { return w.loops(gctx, cons, nil) })
 	if partitions {
 		g.Go(func() error { return w.runPartitions(gctx, ConsumerName, config.ObservationPartitions) })
@@ -265,6 +283,13 @@ type item struct {
 // closed: then it stops pulling and enriches what it has fetched before
 // it returns, so that nothing waits for the ack wait to pass.
 func (w *Worker) loop(ctx context.Context, cons jetstream.Consumer, release <-chan struct{}) error {
+	if w.layoutOK != nil {
+		select {
+		case <-w.layoutOK:
+		case <-ctx.Done():
+			return nil
+		}
+	}
 	b, err := consumeBatches(ctx, cons, w.cfg.BatchSize, w.log)
 	if err != nil {
 		return fmt.Errorf("enrich consume: %w", err)
