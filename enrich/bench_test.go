@@ -2,6 +2,7 @@ package enrich
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 	promtest "github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/netintel/netintel/ingest"
+	"github.com/netintel/netintel/internal/bus"
 	"github.com/netintel/netintel/internal/config"
 	"github.com/netintel/netintel/internal/testutil"
 )
@@ -45,6 +47,7 @@ func benchObs(b *testing.B) int {
 func BenchmarkPipeline(b *testing.B) {
 	n := benchObs(b)
 	g := newGenerator(b, n/5, n/50)
+	var lastRatio, oneShard float64 // ratio_to_raw of the last case and of workers=1
 	bracketed := func(b *testing.B, run func(*testing.B) float64) {
 		var rate, raw, cpu, rawCPU float64
 		// Each measurement starts with the previous one's server shut down
@@ -68,6 +71,7 @@ func BenchmarkPipeline(b *testing.B) {
 		b.ReportMetric(rate, "obs/s")
 		b.ReportMetric(raw, "raw_msgs/s")
 		b.ReportMetric(rate/raw, "ratio_to_raw")
+		lastRatio = rate / raw
 		b.ReportMetric(cpu, "cpu_us/obs")
 		b.ReportMetric(rawCPU/cpu, "cpu_ratio_to_raw")
 	}
@@ -82,9 +86,21 @@ func BenchmarkPipeline(b *testing.B) {
 	})
 	for _, workers := range []int{1, 2} {
 		b.Run("workers="+strconv.Itoa(workers), func(b *testing.B) {
-			bracketed(b, func(b *testing.B) float64 { return benchPipeline(b, g, n, workers) })
+			bracketed(b, func(b *testing.B) float64 { return benchPipeline(b, g, n, workers, 1) })
+			if workers == 1 {
+				oneShard = lastRatio
+			}
 		})
 	}
+	// One worker writing a state of 4 shard buckets (enrich.shards: 4):
+	// its ratio to raw over workers=1's (ratio_to_1shard, when both ran)
+	// is the cost or gain of sharding on one node.
+	b.Run("workers=1,shards=4", func(b *testing.B) {
+		bracketed(b, func(b *testing.B) float64 { return benchPipeline(b, g, n, 1, 4) })
+		if oneShard > 0 {
+			b.ReportMetric(lastRatio/oneShard, "ratio_to_1shard")
+		}
+	})
 }
 
 // processCPU is the CPU time (user + system) the process has used.
@@ -161,11 +177,17 @@ func waitAcked(b *testing.B, cons jetstream.Consumer) {
 	}
 }
 
-func benchPipeline(b *testing.B, g *generator, n, workers int) float64 {
+func benchPipeline(b *testing.B, g *generator, n, workers, shards int) float64 {
 	b.StopTimer()
 	nt := testutil.StartNATS(b)
 	defer nt.Stop()
 	cfg := nt.Ensure(b)
+	if shards > 1 {
+		cfg.Enrich.Shards = shards
+		if err := bus.Ensure(context.Background(), nt.JS, cfg, testutil.Logger(b)); err != nil {
+			b.Fatal(err)
+		}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	cfg.Enrich.Catalog = sampleCatalogConfig()
@@ -192,8 +214,8 @@ func benchPipeline(b *testing.B, g *generator, n, workers int) float64 {
 	count := func(c *prometheus.CounterVec, label string) int {
 		return int(promtest.ToFloat64(c.WithLabelValues(label)))
 	}
-	b.Logf("%d workers: %d observations stored in %s; state writes from cache %d, read %d, assumed new %d (existed %d); conflicts retried %d",
-		workers, stored, elapsed, count(m.lookups, "cached"), count(m.lookups, "read"), count(m.lookups, "assumed_new"),
+	b.Logf("%d workers, %d shard(s): %d observations stored in %s; state writes from cache %d, read %d, assumed new %d (existed %d); conflicts retried %d",
+		workers, shards, stored, elapsed, count(m.lookups, "cached"), count(m.lookups, "read"), count(m.lookups, "assumed_new"),
 		count(m.lookups, "assumed_new_existed"), count(m.retries, "conflict"))
 	return float64(stored) / elapsed.Seconds()
 }
@@ -318,4 +340,56 @@ func publishAndWait(ctx context.Context, b *testing.B, js jetstream.JetStream, g
 	elapsed := time.Since(start)
 	b.StopTimer()
 	return stored, elapsed
+}
+
+// BenchmarkDedupeWindow measures what the server keeps in memory per
+// message id inside a stream's duplicate window (the OBSERVATIONS
+// stream's `duplicates`): the same messages, with the same ids, go to two
+// memory streams, one with a window of an hour and one of 100 ms (its ids
+// gone when measured), and the difference of the in-process server's
+// heap, over the ids, is the cost of one id in the window. It does not
+// depend on how many messages the stream holds, only on how many ids the
+// window spans.
+func BenchmarkDedupeWindow(b *testing.B) {
+	const n = 200_000
+	heapAfter := func(window time.Duration) uint64 {
+		nt := testutil.StartNATS(b)
+		defer nt.Stop()
+		ctx := context.Background()
+		if _, err := nt.JS.CreateStream(ctx, jetstream.StreamConfig{Name: "D", Subjects: []string{"d.>"}, Storage: jetstream.MemoryStorage, Duplicates: window}); err != nil {
+			b.Fatal(err)
+		}
+		pub := ingest.NewPublisher(nt.JS, 4096)
+		data := make([]byte, 64)
+		for i := range n {
+			// An id as ingest makes one: 128 bits in hex.
+			id := fmt.Sprintf("%032x", mix64(uint64(i)))
+			if err := pub.PublishRaw(ctx, "d.x", id, data); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := pub.Flush(ctx); err != nil {
+			b.Fatal(err)
+		}
+		if window < time.Second {
+			time.Sleep(time.Second) // the short window's ids expire
+		}
+		var ms runtime.MemStats
+		runtime.GC()
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		info, err := nt.JS.Stream(ctx, "D")
+		if err != nil || info.CachedInfo().State.Msgs != n {
+			b.Fatalf("stream holds %v messages, %v; want %d", info, err, n)
+		}
+		return ms.HeapAlloc
+	}
+	var perID float64
+	for i := 0; i < b.N; i++ {
+		long := heapAfter(time.Hour)
+		short := heapAfter(100 * time.Millisecond)
+		perID = (float64(long) - float64(short)) / n
+		b.Logf("heap with %d ids in the window %d B, without %d B: %.0f B per id", n, long, short, perID)
+	}
+	b.ReportMetric(perID, "B/id")
 }

@@ -16,25 +16,30 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/netintel/netintel/internal/bus"
 	"github.com/netintel/netintel/internal/config"
 	"github.com/netintel/netintel/internal/ipmodel"
 )
 
-// Store is the current enriched state in a JetStream KV bucket: one key
+// Store is the current enriched state in JetStream KV buckets: one key
 // per address (h.<ip>) holding its classification and every asset (one per
 // port and protocol family, last value wins), and one key per range
-// (r.<cidr>). It implements ipmodel.State by streaming the bucket, so it
-// never holds the whole data set in memory.
+// (r.<cidr>). The keys are spread over one or more shard buckets by the
+// hash of the address or network (ShardOf); every read and write goes to
+// the key's shard. It implements ipmodel.State by streaming the buckets
+// (all shards at once), so it never holds the whole data set in memory.
 type Store struct {
 	js     jetstream.JetStream
-	bucket string
-	stream string
-	prefix string
+	bucket string   // the declared state bucket (enrich.bucket)
+	shards []*shard // by ShardOf
+	stream string   // the first shard's stream (all of it, with one shard)
 
-	mu sync.Mutex
-	st jetstream.Stream // the bucket's stream, looked up once
+	// verify: check the layout recorded in the meta bucket
+	// (CheckLayout) before the first use; layoutOK once it held.
+	verify   bool
+	layoutOK atomic.Bool
 
 	batchGetFailed atomic.Bool // warned that batch reads fall back
 
@@ -56,29 +61,96 @@ type Store struct {
 	stall       time.Duration
 }
 
+// shard is one bucket of the state.
+type shard struct {
+	bucket string
+	stream string
+	prefix string
+
+	mu sync.Mutex
+	st jetstream.Stream // the bucket's stream, looked up once
+}
+
+func newShard(bucket string) *shard {
+	return &shard{bucket: bucket, stream: "KV_" + bucket, prefix: "$KV." + bucket + "."}
+}
+
 // kvStream returns the bucket's stream handle, looking it up on first use.
-func (s *Store) kvStream(ctx context.Context) (jetstream.Stream, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.st != nil {
-		return s.st, nil
+// The lock is not held while it looks: callers that meet an unavailable
+// shard each wait for their own answer, not for each other's.
+func (sh *shard) kvStream(ctx context.Context, js jetstream.JetStream) (jetstream.Stream, error) {
+	sh.mu.Lock()
+	st := sh.st
+	sh.mu.Unlock()
+	if st != nil {
+		return st, nil
 	}
-	st, err := s.js.Stream(ctx, s.stream)
+	st, err := js.Stream(ctx, sh.stream)
 	if err != nil {
-		return nil, fmt.Errorf("state bucket %s: %w", s.bucket, err)
+		return nil, fmt.Errorf("state bucket %s: %w", sh.bucket, err)
 	}
-	s.st = st
-	return st, nil
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.st == nil {
+		sh.st = st
+	}
+	return sh.st, nil
+}
+
+// ShardOf returns the shard of state key (StateKey) among n: FNV-1a of
+// the address or network (the key without its "h." or "r.", '_' read as
+// ':') modulo n. It is the hash ingest partitions observations by
+// (ingest.Observation.Partition), so with 4 shards an enrich partition
+// writes to one shard, and with 8 to two.
+func ShardOf(key string, n int) int {
+	if n <= 1 {
+		return 0
+	}
+	h := uint32(2166136261)
+	for i := 2; i < len(key); i++ {
+		c := key[i]
+		if c == '_' {
+			c = ':'
+		}
+		h ^= uint32(c)
+		h *= 16777619
+	}
+	return int(h % uint32(n))
+}
+
+// shardOf returns the shard that holds key.
+func (s *Store) shardOf(key string) *shard { return s.shards[ShardOf(key, len(s.shards))] }
+
+// Shards returns the bucket names of the state's shards, by shard.
+func (s *Store) Shards() []string {
+	out := make([]string, len(s.shards))
+	for i, sh := range s.shards {
+		out[i] = sh.bucket
+	}
+	return out
 }
 
 var _ ipmodel.State = (*Store)(nil)
 
-// NewState returns the state kept in bucket (the enrich.bucket, "ipstate").
+// NewState returns the state kept in bucket (the enrich.bucket, "ipstate")
+// alone: one shard.
 func NewState(js jetstream.JetStream, bucket string) *Store {
+	return NewShardedState(js, bucket, 1)
+}
+
+// NewShardedState returns the state of bucket spread over n shard buckets
+// (config.ShardBucket).
+func NewShardedState(js jetstream.JetStream, bucket string, n int) *Store {
 	if bucket == "" {
 		bucket = "ipstate"
 	}
-	return &Store{js: js, bucket: bucket, stream: "KV_" + bucket, prefix: "$KV." + bucket + ".", now: time.Now}
+	n = max(n, 1)
+	s := &Store{js: js, bucket: bucket, now: time.Now}
+	for i := range n {
+		s.shards = append(s.shards, newShard(config.ShardBucket(bucket, i, n)))
+	}
+	s.stream = s.shards[0].stream
+	return s
 }
 
 // acks returns the acknowledgement inbox of state writes, opened on first use.
@@ -123,11 +195,12 @@ const kvOperation = "KV-Operation"
 // deleted) and the revision to expect when writing it back (0 when the
 // key never existed).
 func (s *Store) getRaw(ctx context.Context, key string) ([]byte, uint64, error) {
-	st, err := s.kvStream(ctx)
+	sh := s.shardOf(key)
+	st, err := sh.kvStream(ctx, s.js)
 	if err != nil {
 		return nil, 0, err
 	}
-	m, err := st.GetLastMsgForSubject(ctx, s.prefix+key)
+	m, err := st.GetLastMsgForSubject(ctx, sh.prefix+key)
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return nil, 0, nil
 	}
@@ -163,6 +236,9 @@ func decodeState(key string, data []byte) (*doc, error) {
 // Get returns the record of an address or range (as "1.2.3.0/24"), and
 // false when there is none.
 func (s *Store) Get(ctx context.Context, ipOrCIDR string) (ipmodel.Record, bool, error) {
+	if err := s.checkLayout(ctx); err != nil {
+		return ipmodel.Record{}, false, err
+	}
 	key := "h."
 	if strings.Contains(ipOrCIDR, "/") {
 		key = "r."
@@ -178,7 +254,9 @@ func (s *Store) Get(ctx context.Context, ipOrCIDR string) (ipmodel.Record, bool,
 	return d.record(sc), true, nil
 }
 
-// Hosts calls fn once per address record, in stream order.
+// Hosts calls fn once per address record: each shard in stream order,
+// the shards walked at once (fn is never called concurrently). A shard
+// that cannot be walked to its end fails the whole walk.
 func (s *Store) Hosts(ctx context.Context, fn func(ipmodel.Record) error) error {
 	return s.records(ctx, "h.>", fn)
 }
@@ -189,11 +267,42 @@ func (s *Store) Ranges(ctx context.Context, fn func(ipmodel.Record) error) error
 }
 
 func (s *Store) records(ctx context.Context, filter string, fn func(ipmodel.Record) error) error {
+	if err := s.checkLayout(ctx); err != nil {
+		return err
+	}
 	sc, err := s.scorer(ctx)
 	if err != nil {
 		return err
 	}
 	return s.each(ctx, filter, func(_ string, _ uint64, d *doc) error { return fn(d.record(sc)) })
+}
+
+// each walks every shard at once (eachShard) and calls fn, never
+// concurrently, once per key under filter; the first shard to fail
+// stops the others and is the walk's error.
+func (s *Store) each(ctx context.Context, filter string, fn func(key string, rev uint64, d *doc) error) error {
+	if len(s.shards) == 1 {
+		return s.eachShard(ctx, s.shards[0], filter, fn)
+	}
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	for _, sh := range s.shards {
+		g.Go(func() error {
+			err := s.eachShard(gctx, sh, filter, func(key string, rev uint64, d *doc) error {
+				mu.Lock()
+				defer mu.Unlock()
+				if err := gctx.Err(); err != nil {
+					return err
+				}
+				return fn(key, rev, d)
+			})
+			if err != nil {
+				return fmt.Errorf("shard %s: %w", sh.bucket, err)
+			}
+			return nil
+		})
+	}
+	return g.Wait()
 }
 
 // eachBatch is how many records a state walk asks for at a time.
@@ -203,8 +312,8 @@ const eachBatch = 1000
 // stream's leader holds records it has not seen, before it fails.
 const walkStall = 15 * time.Second
 
-// each walks the newest value of every key under filter and calls fn once
-// per key; deleted keys are skipped.
+// eachShard walks the newest value of every key under filter in one
+// shard and calls fn once per key; deleted keys are skipped.
 //
 // One ordered consumer delivers the last record of each key as the walk
 // starts, in stream order, then every record written since (the ordered
@@ -218,20 +327,20 @@ const walkStall = 15 * time.Second
 // a restart reports nothing pending early, and is waited for rather than
 // taken for the whole state. A walk that stalls for walkStall is an error,
 // never a short walk.
-func (s *Store) each(ctx context.Context, filter string, fn func(key string, rev uint64, d *doc) error) error {
-	last, err := bus.LeaderGet(ctx, s.js, s.bucket, filter)
+func (s *Store) eachShard(ctx context.Context, sh *shard, filter string, fn func(key string, rev uint64, d *doc) error) error {
+	last, err := s.leaderLast(ctx, sh, filter)
 	switch {
 	case errors.Is(err, jetstream.ErrKeyNotFound):
 		return nil
 	case err != nil && !errors.Is(err, jetstream.ErrKeyDeleted):
 		return fmt.Errorf("walk state: %w", err)
 	}
-	st, err := s.kvStream(ctx)
+	st, err := sh.kvStream(ctx, s.js)
 	if err != nil {
 		return err
 	}
 	oc, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{s.prefix + filter}, DeliverPolicy: jetstream.DeliverLastPerSubjectPolicy,
+		FilterSubjects: []string{sh.prefix + filter}, DeliverPolicy: jetstream.DeliverLastPerSubjectPolicy,
 	})
 	if err != nil {
 		return fmt.Errorf("walk state: %w", err)
@@ -276,7 +385,7 @@ func (s *Store) each(ctx context.Context, filter string, fn func(key string, rev
 			return fmt.Errorf("walk state: %w", err)
 		}
 		at = meta.Sequence.Stream
-		key := strings.TrimPrefix(m.Subject(), s.prefix)
+		key := strings.TrimPrefix(m.Subject(), sh.prefix)
 		if seen.first(key, at, last.Revision) && bus.KVOp(m.Headers()) == jetstream.KeyValuePut {
 			var d doc
 			if err := decodeDoc(m.Data(), &d); err == nil { // a corrupt record is reported by the worker that meets it
@@ -290,6 +399,29 @@ func (s *Store) each(ctx context.Context, filter string, fn func(key string, rev
 		}
 		if meta.NumPending == 0 && at >= last.Revision {
 			return nil
+		}
+	}
+}
+
+// leaderLast reads the last record under filter of shard sh from its
+// stream's leader, asking again while the answer is transient (an
+// election) for up to the walk's stall time, each request bounded by the
+// connection's timeout: a shard without a leader fails the walk then,
+// whatever the caller's deadline.
+func (s *Store) leaderLast(ctx context.Context, sh *shard, filter string) (bus.KVRecord, error) {
+	stall := cmp.Or(s.stall, walkStall)
+	deadline := time.Now().Add(stall)
+	for {
+		rctx, cancel := bus.RequestContext(ctx, s.js)
+		last, err := bus.LeaderGet(rctx, s.js, sh.bucket, filter)
+		cancel()
+		if err == nil || !bus.Transient(err) || ctx.Err() != nil || time.Now().After(deadline) {
+			return last, err
+		}
+		select {
+		case <-ctx.Done():
+			return last, err
+		case <-time.After(200 * time.Millisecond):
 		}
 	}
 }
@@ -336,13 +468,13 @@ func (s *Store) put(ctx context.Context, key string, rev uint64, d *doc) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.js.Publish(ctx, s.prefix+key, data, jetstream.WithExpectLastSequencePerSubject(rev))
+	_, err = s.js.Publish(ctx, s.shardOf(key).prefix+key, data, jetstream.WithExpectLastSequencePerSubject(rev))
 	return err
 }
 
 // purge removes key if it is still at rev.
 func (s *Store) purge(ctx context.Context, key string, rev uint64) error {
-	m := nats.NewMsg(s.prefix + key)
+	m := nats.NewMsg(s.shardOf(key).prefix + key)
 	m.Header.Set(kvOperation, "PURGE")
 	m.Header.Set("Nats-Rollup", "sub")
 	m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(rev, 10))
@@ -354,6 +486,9 @@ func (s *Store) purge(ctx context.Context, key string, rev uint64) error {
 // claims older than now-retention are dropped, and a record left empty is
 // purged. A record a worker rewrote meanwhile is left for the next sweep.
 func (s *Store) Sweep(ctx context.Context, now time.Time, retention time.Duration) (updated, removed int, err error) {
+	if err := s.checkLayout(ctx); err != nil {
+		return 0, 0, err
+	}
 	cutoff := ipmodel.FormatTime(now.Add(-retention))
 	err = s.each(ctx, ">", func(key string, rev uint64, d *doc) error {
 		if d.LastSeen >= cutoff && d.FirstSeen >= cutoff {

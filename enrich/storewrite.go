@@ -172,7 +172,7 @@ func (s *Store) publishGroups(c *stateCache, keys []string, groups map[string][]
 			continue
 		}
 		revs[0] = strconv.FormatUint(r.rev, 10)
-		msg.Subject, msg.Data = s.prefix+k, enc[from:]
+		msg.Subject, msg.Data = s.shardOf(k).prefix+k, enc[from:]
 		ticket, err := acks.Publish(&msg, len(pend), answers)
 		if err != nil {
 			failed[k] = fmt.Errorf("store state: %w", err)

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strconv"
 	"strings"
 	"sync"
@@ -74,6 +75,12 @@ type Worker struct {
 	// beforeStore, when set, is called with each batch's context before
 	// its state is written (tests stop a worker there).
 	beforeStore func(context.Context)
+	// parked tracks the goroutines writing keys of an unavailable shard
+	// again (park); Run waits for them.
+	parked sync.WaitGroup
+	// layoutOK is closed once Run has checked the state's layout; the
+	// loops consume only then.
+	layoutOK chan struct{}
 }
 
 type metrics struct {
@@ -128,8 +135,9 @@ func NewWorker(js jetstream.JetStream, cfg config.Enrich, rules *Rules, cat *Cat
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	w := &Worker{js: js, cfg: cfg, log: log.With("stage", "enrich"), rules: rules, m: newMetrics(reg),
-		store: NewState(js, cfg.Bucket), cache: newStateCache(cfg.CacheMB << 20), id: hex.EncodeToString(b[:]), now: time.Now, ackWait: stateAckWait, memberTTL: defaultMemberTTL}
+		store: NewShardedState(js, cfg.Bucket, cfg.Shards), cache: newStateCache(cfg.CacheMB << 20), id: hex.EncodeToString(b[:]), now: time.Now, ackWait: stateAckWait, memberTTL: defaultMemberTTL}
 	w.store.catCfg = &w.cfg.Catalog
+	w.store.verify = true
 	if cat != nil {
 		w.store.SetCatalog(cat)
 	}
@@ -206,13 +214,32 @@ func (w *Worker) SetCatalog(c *Catalog) { w.store.SetCatalog(c) }
 // Run consumes until ctx is cancelled: cfg.Workers loops on each
 // partition this process holds (runPartitions) and on the enrich consumer
 // itself, which takes observations published without a partition token.
+//
+// The state's layout is checked first (Store.CheckLayout): a layout that
+// is not enrich.shards' ends Run with the error before anything is
+// consumed. The check runs beside the announcement of this process to the
+// others (runPartitions), which must not be delayed: processes started
+// together see each other by it.
 func (w *Worker) Run(ctx context.Context) error {
-	cons, err := bus.OpenConsumer(ctx, w.js, w.log, Stream, ConsumerName)
+	defer w.parked.Wait()
+	g, gctx := errgroup.WithContext(ctx)
+	layoutOK := make(chan struct{})
+	g.Go(func() error {
+		if err := w.store.checkLayout(gctx); err != nil {
+			return err
+		}
+		close(layoutOK)
+		return nil
+	})
+	cons, err := bus.OpenConsumer(gctx, w.js, w.log, Stream, ConsumerName)
 	if err != nil {
+		if werr := g.Wait(); werr != nil {
+			return werr
+		}
 		return fmt.Errorf("enrich consumer: %w", err)
 	}
 	partitions := cons.CachedInfo().Config.FilterSubject == "obs.*.*"
-	g, gctx := errgroup.WithContext(ctx)
+	w.layoutOK = layoutOK
 	g.Go(func() error { return w.loops(gctx, cons, nil) })
 	if partitions {
 		g.Go(func() error { return w.runPartitions(gctx, ConsumerName, config.ObservationPartitions) })
@@ -256,6 +283,13 @@ type item struct {
 // closed: then it stops pulling and enriches what it has fetched before
 // it returns, so that nothing waits for the ack wait to pass.
 func (w *Worker) loop(ctx context.Context, cons jetstream.Consumer, release <-chan struct{}) error {
+	if w.layoutOK != nil {
+		select {
+		case <-w.layoutOK:
+		case <-ctx.Done():
+			return nil
+		}
+	}
 	b, err := consumeBatches(ctx, cons, w.cfg.BatchSize, w.log)
 	if err != nil {
 		return fmt.Errorf("enrich consume: %w", err)
@@ -347,8 +381,10 @@ const stateAckWait = 15 * time.Second
 // election, no acknowledgement in time) is written again after a pause
 // growing to unavailableMaxWait, for as long as that lasts, its messages
 // kept from redelivery meanwhile (InProgress): an outage delays
-// observations, it never sends them to the dead-letter subject. Other
-// failures return the messages for redelivery (fail).
+// observations, it never sends them to the dead-letter subject. That
+// retry runs beside the loop (storeKeys, park), so the keys of the other
+// shards go on being stored. Other failures return the messages for
+// redelivery (fail).
 func (w *Worker) process(ctx context.Context, msgs []jetstream.Msg) {
 	groups := make(map[string][]*item, len(msgs))
 	keys := make([]string, 0, len(msgs))
@@ -373,7 +409,18 @@ func (w *Worker) process(ctx context.Context, msgs []jetstream.Msg) {
 	if w.beforeStore != nil {
 		w.beforeStore(ctx)
 	}
-	first, races, pauses := true, 0, 0
+	w.storeKeys(ctx, keys, groups, true, false)
+}
+
+// storeKeys writes the state of keys (process). Keys whose shard is
+// unavailable are written again after a pause, for as long as that lasts:
+// by the loop itself when background is set, else by a goroutine of
+// their own (tracked by w.parked), so that the loop goes on with the keys
+// of the other shards in its next batches. What the parked keys' messages
+// hold counts against the consumer's max_ack_pending, which bounds how far
+// the other shards get ahead of an unavailable one.
+func (w *Worker) storeKeys(ctx context.Context, keys []string, groups map[string][]*item, first, background bool) {
+	races, pauses := 0, 0
 	for len(keys) > 0 {
 		if ctx.Err() != nil {
 			return // left unacknowledged: redelivered to another worker
@@ -405,12 +452,29 @@ func (w *Worker) process(ctx context.Context, msgs []jetstream.Msg) {
 		}
 		if len(conflicts) > 0 {
 			w.m.retries.WithLabelValues("conflict").Add(float64(len(conflicts)))
-			if races++; races >= maxAttempts {
+			// A parked write races the loops that took newer batches
+			// of its keys meanwhile: it is not given up for that.
+			if races++; races >= maxAttempts && !background {
 				for _, k := range conflicts {
 					w.fail(ctx, groups[k], errors.New("state write kept conflicting"))
 				}
 				conflicts = nil
 			}
+		}
+		if len(unavailable) > 0 && !background {
+			w.m.retries.WithLabelValues("unavailable").Add(float64(len(unavailable)))
+			w.log.Warn("state bucket unavailable, writing again in the background", "keys", len(unavailable), "err", cause)
+			// One goroutine per shard: the keys of a shard that answers
+			// are not held to the wait for one that does not.
+			n := len(w.store.shards)
+			byShard := map[int][]string{}
+			for _, k := range unavailable {
+				byShard[ShardOf(k, n)] = append(byShard[ShardOf(k, n)], k)
+			}
+			for _, ks := range byShard {
+				w.park(ctx, ks, groups)
+			}
+			unavailable = nil
 		}
 		if len(unavailable) > 0 {
 			w.m.retries.WithLabelValues("unavailable").Add(float64(len(unavailable)))
@@ -430,6 +494,26 @@ func (w *Worker) process(ctx context.Context, msgs []jetstream.Msg) {
 		}
 		keys = append(append(conflicts, unavailable...), busy...)
 	}
+}
+
+// park writes keys again in a goroutine of their own, after a first pause
+// (storeKeys in the background).
+func (w *Worker) park(ctx context.Context, keys []string, groups map[string][]*item) {
+	w.parked.Add(1)
+	go func() {
+		defer w.parked.Done()
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(unavailableFirstWait):
+		}
+		for _, k := range keys {
+			for _, it := range groups[k] {
+				_ = it.msg.InProgress()
+			}
+		}
+		w.storeKeys(ctx, keys, groups, false, true)
+	}()
 }
 
 // The pause before writing again to an unavailable state bucket: the
@@ -502,24 +586,58 @@ func (w *Worker) deadLetter(ctx context.Context, m jetstream.Msg, cause error, r
 }
 
 // readMany reads the stored records of keys, with batch direct gets (one
-// request per 1,000 keys); a key never written comes back at revision 0.
-// If the server does not answer batch gets, each key is read on its own,
-// 128 at a time. Keys that could not be read are added to failed.
+// request per 1,000 keys of one shard, the shards read at once); a key
+// never written comes back at revision 0. If the server does not answer
+// a shard's batch gets, each of its keys is read on its own, 128 at a
+// time. Keys that could not be read are added to failed.
 func (s *Store) readMany(ctx context.Context, keys []string, failed map[string]error, log *slog.Logger) map[string]record {
 	out := make(map[string]record, len(keys))
 	if len(keys) == 0 {
 		return out
 	}
+	if len(s.shards) == 1 {
+		s.readShard(ctx, s.shards[0], keys, out, failed, log)
+		return out
+	}
+	byShard := make([][]string, len(s.shards))
+	for _, k := range keys {
+		i := ShardOf(k, len(s.shards))
+		byShard[i] = append(byShard[i], k)
+	}
+	var wg sync.WaitGroup
+	outs := make([]map[string]record, len(s.shards))
+	fails := make([]map[string]error, len(s.shards))
+	for i, ks := range byShard {
+		if len(ks) == 0 {
+			continue
+		}
+		outs[i], fails[i] = make(map[string]record, len(ks)), map[string]error{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.readShard(ctx, s.shards[i], ks, outs[i], fails[i], log)
+		}()
+	}
+	wg.Wait()
+	for i := range s.shards {
+		maps.Copy(out, outs[i])
+		maps.Copy(failed, fails[i])
+	}
+	return out
+}
+
+// readShard is readMany of keys that all live in shard sh.
+func (s *Store) readShard(ctx context.Context, sh *shard, keys []string, out map[string]record, failed map[string]error, log *slog.Logger) {
 	subjects := make([]string, len(keys))
 	for i, k := range keys {
-		subjects[i] = s.prefix + k
+		subjects[i] = sh.prefix + k
 	}
-	err := bus.DirectGetLast(ctx, s.js, s.stream, subjects, func(subject string, seq uint64, op jetstream.KeyValueOp, data []byte) {
+	err := bus.DirectGetLast(ctx, s.js, sh.stream, subjects, func(subject string, seq uint64, op jetstream.KeyValueOp, data []byte) {
 		r := record{rev: seq}
 		if op == jetstream.KeyValuePut {
 			r.data = data
 		}
-		out[strings.TrimPrefix(subject, s.prefix)] = r
+		out[strings.TrimPrefix(subject, sh.prefix)] = r
 	})
 	if err == nil {
 		for _, k := range keys {
@@ -527,12 +645,28 @@ func (s *Store) readMany(ctx context.Context, keys []string, failed map[string]e
 				out[k] = record{}
 			}
 		}
-		return out
+		return
+	}
+	for _, k := range keys {
+		delete(out, k)
+	}
+	// A server without batch gets answers a read of one key; a shard
+	// that is unavailable does not, and its keys fail at once rather
+	// than one by one.
+	if bus.Transient(err) {
+		data, rev, gerr := s.getRaw(ctx, keys[0])
+		if gerr != nil {
+			for _, k := range keys {
+				failed[k] = gerr
+			}
+			return
+		}
+		out[keys[0]] = record{rev: rev, data: data}
+		keys = keys[1:]
 	}
 	if s.batchGetFailed.CompareAndSwap(false, true) {
-		log.Warn("batch read of state records failed; reading them one by one", "err", err)
+		log.Warn("batch read of state records failed; reading them one by one", "bucket", sh.bucket, "err", err)
 	}
-	clear(out)
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(128)
@@ -550,7 +684,6 @@ func (s *Store) readMany(ctx context.Context, keys []string, failed map[string]e
 		})
 	}
 	_ = g.Wait()
-	return out
 }
 
 func isConflict(err error) bool {

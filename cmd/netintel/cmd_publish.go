@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/netintel/netintel/enrich"
 	"github.com/netintel/netintel/internal/ipmodel"
 	"github.com/netintel/netintel/publish"
 )
@@ -50,9 +51,9 @@ func cmdPublish(ctx context.Context, env *Env, args []string) error {
 	if s.IPState != nil {
 		// Count the records the build reads against the bucket's keys.
 		var total int64 = -1
-		if kv, err := s.Bus.JS.KeyValue(ctx, s.Cfg.Enrich.Bucket); err == nil {
-			if st, err := kv.Status(ctx); err == nil {
-				total = int64(st.Values())
+		if st, ok := s.IPState.(*enrich.Store); ok {
+			if n, err := st.Records(ctx); err == nil {
+				total = int64(n)
 			}
 		}
 		cs := &countingState{State: s.IPState, m: newMeter(env, "publish: state records", "records", total)}

@@ -35,11 +35,25 @@ func Ensure(ctx context.Context, js jetstream.JetStream, cfg *config.Config, log
 		}
 	}
 	for _, k := range cfg.KV {
-		if err := Retry(ctx, log, "kv "+k.Bucket, func() error { return ensureKV(ctx, js, k) }); err != nil {
-			return err
+		decls := []config.KVBucket{k}
+		if k.Bucket == cfg.Enrich.Bucket {
+			// The enrich state: its shard buckets (the bucket itself
+			// when enrich.shards is 1).
+			decls = cfg.StateShards(cfg.Enrich.Shards)
+		}
+		for _, k := range decls {
+			if err := EnsureKV(ctx, js, log, k); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
+}
+
+// EnsureKV creates bucket k as declared, or updates it where its settings
+// differ, waiting as Ensure does while the cluster is not ready.
+func EnsureKV(ctx context.Context, js jetstream.JetStream, log *slog.Logger, k config.KVBucket) error {
+	return Retry(ctx, log, "kv "+k.Bucket, func() error { return ensureKV(ctx, js, k) })
 }
 
 // StreamConfig converts a declared stream into a JetStream config.
@@ -175,6 +189,9 @@ func KVConfig(k config.KVBucket) jetstream.KeyValueConfig {
 		// Delete markers of expired keys are kept this long so watchers see them.
 		kc.LimitMarkerTTL = time.Minute
 	}
+	if p := k.Placement; p != nil {
+		kc.Placement = &jetstream.Placement{Cluster: p.Cluster, Tags: p.Tags}
+	}
 	return kc
 }
 
@@ -188,7 +205,8 @@ func ensureKV(ctx context.Context, js jetstream.JetStream, k config.KVBucket) er
 		}
 		info := st.(*jetstream.KeyValueBucketStatus).StreamInfo()
 		if info.Config.Replicas == want.Replicas && int64(want.History) == info.Config.MaxMsgsPerSubject &&
-			info.Config.MaxAge == want.TTL && (want.LimitMarkerTTL > 0) == info.Config.AllowMsgTTL && info.Config.Description == want.Description {
+			info.Config.MaxAge == want.TTL && (want.LimitMarkerTTL > 0) == info.Config.AllowMsgTTL && info.Config.Description == want.Description &&
+			samePlacement(info.Config.Placement, want.Placement) {
 			return nil
 		}
 		if _, err := js.UpdateKeyValue(ctx, want); err != nil {
@@ -201,6 +219,18 @@ func ensureKV(ctx context.Context, js jetstream.JetStream, k config.KVBucket) er
 	}
 	_, err = js.CreateOrUpdateKeyValue(ctx, want)
 	return wrap("create kv", k.Bucket, err)
+}
+
+// samePlacement reports whether a stream placed as have satisfies the
+// declared want: nil declares nothing.
+func samePlacement(have, want *jetstream.Placement) bool {
+	if want == nil {
+		return true
+	}
+	if have == nil {
+		return false
+	}
+	return (want.Cluster == "" || want.Cluster == have.Cluster) && slices.Equal(slices.Sorted(slices.Values(have.Tags)), slices.Sorted(slices.Values(want.Tags)))
 }
 
 func wrap(verb, name string, err error) error {

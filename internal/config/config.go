@@ -152,6 +152,9 @@ type KVBucket struct {
 	Storage  string        `yaml:"storage"`
 	// PerKeyTTL allows a TTL on single keys (needs nats-server 2.11+).
 	PerKeyTTL bool `yaml:"per_key_ttl"`
+	// Placement, when set, places the bucket's stream by cluster and
+	// server tags.
+	Placement *Placement `yaml:"placement"`
 	// Description is what `nats kv ls` shows; empty takes the built-in
 	// one (Descriptions).
 	Description string `yaml:"description"`

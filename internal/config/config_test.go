@@ -44,6 +44,9 @@ func TestLoad_BadFiles(t *testing.T) {
 		{"broken-yaml.bad.yml", []string{"parse yaml: yaml: line"}},
 		{"state-history.bad.yml", []string{`kv[0].history: the enrich state bucket "ipstate" keeps one record per key: must be 1, got 3`}},
 		{"enrich-across.bad.yml", []string{`enrich.bucket: names no declared kv bucket: "ipstate"`, "enrich.max_failures: 5 is above the enrich consumer's max_deliver 3"}},
+		{"shards.bad.yml", []string{"enrich.shards: must be 1..64, got 0 (changing it on a state with data: netintel state reshard --to N)",
+			"enrich.shard_placement[1]: needs tags or a cluster", "enrich.shard_placement[2].tags[0]: empty tag", "kv[1].placement: needs tags or a cluster",
+			"streams[0].duplicates: 2h0m0s is longer than max_age 1h0m0s", "streams[1].duplicates: must be 0..24h0m0s"}},
 		{"unpartitioned-enrich.bad.yml", []string{`consumers[0]: the enrich consumer must have filter_subject "obs.*.*" and partitions 4`, "consumers[1].filter_subject: is required with partitions"}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
@@ -208,5 +211,34 @@ func TestConfig_KVDecl(t *testing.T) {
 	}
 	if got := c.KVDecl("other"); got != (KVBucket{Bucket: "other", Replicas: 1, History: 1}) {
 		t.Errorf("unknown bucket: %+v", got)
+	}
+}
+
+func TestConfig_StateShards(t *testing.T) {
+	c := Default()
+	c.KV[0].Replicas = 3
+	c.Enrich.ShardPlacement = []Placement{{Tags: []string{"az:a"}}, {Tags: []string{"az:b"}, Cluster: "east"}}
+	for _, tc := range []struct {
+		n     int
+		names []string
+	}{
+		{1, []string{"ipstate"}},
+		{3, []string{"ipstate-0of3", "ipstate-1of3", "ipstate-2of3"}},
+	} {
+		got := c.StateShards(tc.n)
+		if len(got) != len(tc.names) {
+			t.Fatalf("%d shards: %d buckets", tc.n, len(got))
+		}
+		for i, k := range got {
+			if k.Bucket != tc.names[i] || k.Replicas != 3 || k.History != 1 {
+				t.Errorf("%d shards, shard %d: %+v", tc.n, i, k)
+			}
+			if want := c.Enrich.ShardPlacement[i%2]; k.Placement == nil || k.Placement.Cluster != want.Cluster || k.Placement.Tags[0] != want.Tags[0] {
+				t.Errorf("%d shards, shard %d: placement %+v, want %+v", tc.n, i, k.Placement, want)
+			}
+		}
+	}
+	if d := Default(); d.Enrich.Shards != 1 || d.StateShards(d.Enrich.Shards)[0].Placement != nil {
+		t.Errorf("default: %d shards, %+v", d.Enrich.Shards, d.StateShards(1))
 	}
 }

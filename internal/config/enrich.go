@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/netintel/netintel/internal/schedule"
@@ -23,6 +24,16 @@ type Enrich struct {
 	MaxFailures int `yaml:"max_failures"`
 	// Bucket is the KV bucket of the current state (declared under kv).
 	Bucket string `yaml:"bucket"`
+	// Shards is how many KV buckets the state is spread over by address
+	// hash: 1 keeps it in Bucket itself, N > 1 in Bucket-0ofN ..
+	// Bucket-(N-1)ofN (ShardBucket), each created with Bucket's declared
+	// settings. Changing it on a state that holds data takes `netintel
+	// state reshard --to N`.
+	Shards int `yaml:"shards"`
+	// ShardPlacement places the shard buckets' streams: shard i takes
+	// entry i mod len (none: the declared bucket's placement, else the
+	// server's choice).
+	ShardPlacement []Placement `yaml:"shard_placement"`
 	// CacheMB bounds, in MiB, the per-process cache of stored state
 	// records (kept as stored, about 0.5 KiB an address); 0 disables it.
 	CacheMB int `yaml:"cache_mb"`
@@ -114,7 +125,7 @@ func (n *NVDAPI) UnmarshalYAML(unmarshal func(any) error) error {
 
 func defaultEnrich() Enrich {
 	return Enrich{
-		Workers: 4, BatchSize: 256, MaxFailures: 5, Bucket: "ipstate", CacheMB: 256,
+		Workers: 4, BatchSize: 256, MaxFailures: 5, Bucket: "ipstate", Shards: 1, CacheMB: 256,
 		RetentionDays: 30, AgeSchedule: "@every 1h",
 		Catalog: Catalog{Schedule: "@every 24h", FetchTimeout: 2 * time.Minute},
 	}
@@ -136,6 +147,19 @@ func (c *Enrich) validate(path string) []error {
 	}
 	if c.Bucket == "" || !nameRe.MatchString(c.Bucket) {
 		add(path+".bucket", "must be letters, digits, - or _, got %q", c.Bucket)
+	}
+	if c.Shards < 1 || c.Shards > MaxShards {
+		add(path+".shards", "must be 1..%d, got %d (changing it on a state with data: netintel state reshard --to N)", MaxShards, c.Shards)
+	}
+	for i, pl := range c.ShardPlacement {
+		if pl.Cluster == "" && len(pl.Tags) == 0 {
+			add(fmt.Sprintf("%s.shard_placement[%d]", path, i), "needs tags or a cluster")
+		}
+		for j, tag := range pl.Tags {
+			if strings.TrimSpace(tag) == "" {
+				add(fmt.Sprintf("%s.shard_placement[%d].tags[%d]", path, i, j), "empty tag")
+			}
+		}
 	}
 	if c.CacheMB < 0 || c.CacheMB > 1<<20 {
 		add(path+".cache_mb", "must be 0..1048576 (MiB), got %d", c.CacheMB)
@@ -179,4 +203,53 @@ func (c *Enrich) validate(path string) []error {
 		}
 	}
 	return errs
+}
+
+// MaxShards bounds enrich.shards: every shard is a stream (and, under
+// R3, three Raft groups' worth of server work).
+const MaxShards = 64
+
+// Placement places a stream on the nodes of a cluster: Cluster names the
+// cluster, Tags the server tags (nats-server's server_tags) every node
+// holding a replica must have.
+type Placement struct {
+	Cluster string   `yaml:"cluster"`
+	Tags    []string `yaml:"tags"`
+}
+
+// ShardBucket is the bucket of shard i of n of the state bucket: bucket
+// itself when n is 1, else bucket-<i>of<n> (ipstate-0of4 ..
+// ipstate-3of4). The count in the name keeps two layouts of one state
+// apart while `netintel state reshard` copies one into the other.
+func ShardBucket(bucket string, i, n int) string {
+	if n <= 1 {
+		return bucket
+	}
+	return fmt.Sprintf("%s-%dof%d", bucket, i, n)
+}
+
+// StateMetaBucket is the bucket that records the state's layout (its
+// shard count) and a reshard in progress.
+func StateMetaBucket(bucket string) string { return bucket + "-meta" }
+
+// StateShards returns the buckets of the enrich state spread over n
+// shards, each with the declared state bucket's settings, and shard i
+// placed by enrich.shard_placement[i mod len] when that is set.
+func (c *Config) StateShards(n int) []KVBucket {
+	decl := c.KVDecl(c.Enrich.Bucket)
+	n = max(n, 1)
+	out := make([]KVBucket, n)
+	for i := range n {
+		k := decl
+		k.Bucket = ShardBucket(c.Enrich.Bucket, i, n)
+		if n > 1 {
+			k.Description = fmt.Sprintf("%s, shard %d of %d (by address hash)", KVDescription(decl), i, n)
+		}
+		if p := c.Enrich.ShardPlacement; len(p) > 0 {
+			pl := p[i%len(p)]
+			k.Placement = &pl
+		}
+		out[i] = k
+	}
+	return out
 }

@@ -8,11 +8,15 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/netintel/netintel/internal/schedule"
 )
 
 var nameRe = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// MaxDuplicates bounds a stream's message-id de-duplication window.
+const MaxDuplicates = 24 * time.Hour
 
 // cpeProductRe is a CPE 2.3 product prefix: cpe:2.3:part:vendor:product.
 var cpeProductRe = regexp.MustCompile(`^cpe:2\.3:[aoh]:[^:]+:[^:]+$`)
@@ -99,6 +103,14 @@ func (c *Config) validateStreams(v *validator) map[string]bool {
 		if !slices.Contains([]string{"", "limits", "workqueue", "interest"}, s.Retention) {
 			v.add(p+".retention", "must be limits, workqueue or interest, got %q", s.Retention)
 		}
+		// The server keeps every message id of the window in memory
+		// (docs/ingest-enrich.md, "De-duplication memory"): the window
+		// is what bounds it.
+		if s.Duplicates < 0 || s.Duplicates > MaxDuplicates {
+			v.add(p+".duplicates", "must be 0..%s (the server holds every message id of the window in memory; 0 = its default 2m), got %s", MaxDuplicates, s.Duplicates)
+		} else if s.MaxAge > 0 && s.Duplicates > s.MaxAge {
+			v.add(p+".duplicates", "%s is longer than max_age %s", s.Duplicates, s.MaxAge)
+		}
 	}
 	return streams
 }
@@ -146,6 +158,9 @@ func (c *Config) validateKV(v *validator) {
 		}
 		if k.History < 0 || k.History > 64 {
 			v.add(p+".history", "must be 1..64, got %d", k.History)
+		}
+		if pl := k.Placement; pl != nil && pl.Cluster == "" && len(pl.Tags) == 0 {
+			v.add(p+".placement", "needs tags or a cluster")
 		}
 		// The enrich state is one record per key, read by walks that take
 		// each key's last record; a walk whose consumer nats.go re-creates
