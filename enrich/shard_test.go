@@ -12,7 +12,9 @@ import (
 	"github.com/netintel/netintel/ingest"
 	"github.com/netintel/netintel/internal/config"
 	"github.com/netintel/netintel/internal/ipmodel"
+	"github.com/netintel/netintel/internal/objstore"
 	tu "github.com/netintel/netintel/internal/testutil"
+	"github.com/netintel/netintel/publish"
 )
 
 // shardedEnv is newEnv with the state spread over shards buckets.
@@ -283,17 +285,36 @@ func TestStore_WalkFailsWithAShardMissing(t *testing.T) {
 	if err := st.Hosts(ctx, func(ipmodel.Record) error { n++; return nil }); err != nil || n != 300 {
 		t.Fatalf("walk of 3 shards: %d records, %v", n, err)
 	}
+	// A snapshot of the whole state is published first; the one tried with
+	// a shard missing must fail and leave it latest.
+	objs, err := objstore.NewFolder(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pcfg := config.Default().Publish
+	pcfg.WorkDir = t.TempDir()
+	pub := publish.New(pcfg, objs, nil, tu.Logger(t))
+	if _, err := pub.Run(ctx, st, "2026-11-20"); err != nil {
+		t.Fatalf("publish of 3 shards: %v", err)
+	}
 	if err := e.nats.JS.DeleteKeyValue(ctx, config.ShardBucket("ipstate", 1, 3)); err != nil {
 		t.Fatal(err)
 	}
 	st = NewShardedState(e.nats.JS, "ipstate", 3)
 	n = 0
-	err := st.Hosts(ctx, func(ipmodel.Record) error { n++; return nil })
+	err = st.Hosts(ctx, func(ipmodel.Record) error { n++; return nil })
 	if err == nil || !strings.Contains(err.Error(), "ipstate-1of3") {
 		t.Errorf("walk with shard 1 missing: %d records, err %v; want an error naming it", n, err)
 	}
 	if err := st.Ranges(ctx, func(ipmodel.Record) error { return nil }); err == nil {
 		t.Error("ranges walk with shard 1 missing: no error")
+	}
+	if _, err := pub.Run(ctx, st, "2026-11-21"); err == nil || !strings.Contains(err.Error(), "ipstate-1of3") {
+		t.Errorf("publish with shard 1 missing: %v; want a failure naming it", err)
+	}
+	m, err := publish.Latest(ctx, objs)
+	if err != nil || m.SnapshotDate != "2026-11-20" || m.Hosts != 300 {
+		t.Errorf("latest after the failed publish: %+v, %v; want the 2026-11-20 snapshot of 300 hosts", m, err)
 	}
 }
 
