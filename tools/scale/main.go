@@ -81,6 +81,11 @@ type settings struct {
 	bin        string
 	natsServer string
 	timeout    time.Duration
+	// settle is a wait after enrichment before the next measurement (the
+	// dedupe window and the server's per-block caches expiring).
+	settle time.Duration
+	// duplicates overrides the OBSERVATIONS stream's dedupe window.
+	duplicates string
 }
 
 func loadSettings() (settings, error) {
@@ -106,6 +111,17 @@ func loadSettings() (settings, error) {
 		if s.timeout, err = time.ParseDuration(v); err != nil {
 			return s, fmt.Errorf("SCALE_TIMEOUT=%q: %w", v, err)
 		}
+	}
+	if v := os.Getenv("SCALE_SETTLE"); v != "" {
+		if s.settle, err = time.ParseDuration(v); err != nil {
+			return s, fmt.Errorf("SCALE_SETTLE=%q: %w", v, err)
+		}
+	}
+	if v := os.Getenv("SCALE_DUPLICATES"); v != "" {
+		if _, err = time.ParseDuration(v); err != nil {
+			return s, fmt.Errorf("SCALE_DUPLICATES=%q: %w", v, err)
+		}
+		s.duplicates = v
 	}
 	s.dir = os.Getenv("SCALE_DIR")
 	s.keep = os.Getenv("SCALE_KEEP") == "1"
@@ -187,8 +203,9 @@ type proc struct {
 	logs []string
 	// peak is the largest VmHWM seen, last the latest VmRSS (KiB).
 	peak, last int64
-	// at holds VmRSS at named moments (KiB).
-	at map[string]int64
+	// at holds VmRSS at named moments (KiB), heap the Go heap in use
+	// after a collection (bytes) where the process serves pprof.
+	at, heap map[string]int64
 }
 
 func (p *proc) sample() {
@@ -212,6 +229,20 @@ func (p *proc) mark(moment string) {
 		p.at = map[string]int64{}
 	}
 	p.at[moment] = p.last
+	p.mu.Unlock()
+}
+
+// markHeap records the live heap at moment (a GC first: ?gc=1).
+func (p *proc) markHeap(ctx context.Context, moment string) {
+	if p.pprof == "" {
+		return
+	}
+	v := pprofHeapInuse(ctx, p.pprof)
+	p.mu.Lock()
+	if p.heap == nil {
+		p.heap = map[string]int64{}
+	}
+	p.heap[moment] = v
 	p.mu.Unlock()
 }
 
@@ -448,6 +479,11 @@ func (h *harness) writeConfig(urls string, shards int) (string, error) {
 			return "", err
 		}
 	}
+	if h.st.duplicates != "" {
+		if err := replace(`(?m)^    duplicates: 2h.*$`, "    duplicates: "+h.st.duplicates); err != nil {
+			return "", err
+		}
+	}
 	s = regexp.MustCompile(`replicas: 1\b`).ReplaceAllString(s, "replicas: "+replicas)
 	if shards > 0 {
 		s = strings.Replace(s, "\nenrich:\n", fmt.Sprintf("\nenrich:\n  shards: %d\n", shards), 1)
@@ -492,7 +528,6 @@ type report struct {
 	shardsNote  string
 	procs       []*proc
 	apiHeap     int64
-	enrichHeap  int64
 	ingestTime  time.Duration
 	enrichTime  time.Duration
 	observ      int
@@ -584,10 +619,19 @@ func (h *harness) run(ctx context.Context) (*report, error) {
 	if err != nil {
 		return r, err
 	}
-	// The enrich worker creates the streams and its consumer.
+	// The enrich worker creates the streams and its consumer. Each
+	// request has a timeout of its own: a cluster still electing may not
+	// answer one.
+	waitUntil := time.Now().Add(10 * time.Minute)
 	for {
-		if _, err := js.Consumer(ctx, enrich.Stream, enrich.ConsumerName); err == nil {
+		rctx, rcancel := context.WithTimeout(ctx, 5*time.Second)
+		_, err := js.Consumer(rctx, enrich.Stream, enrich.ConsumerName)
+		rcancel()
+		if err == nil {
 			break
+		}
+		if time.Now().After(waitUntil) {
+			return r, fmt.Errorf("the enrich worker did not create its consumer in 10 minutes: %w", err)
 		}
 		select {
 		case <-enr.done:
@@ -630,13 +674,28 @@ func (h *harness) run(ctx context.Context) (*report, error) {
 	h.log.Info("enriched", "took", r.enrichTime.Round(time.Millisecond), "obs/s", int(float64(r.observ)/r.enrichTime.Seconds()))
 	for _, p := range r.procs {
 		p.mark("enriched")
+		p.markHeap(ctx, "enriched")
 	}
 	r.streams = streamRows(ctx, js)
 	for _, nd := range nodes {
 		r.profiles = append(r.profiles, h.heapProfile(ctx, nd.p, "enriched"))
 	}
 	r.profiles = append(r.profiles, h.heapProfile(ctx, enr, "enriched"))
-	r.enrichHeap = pprofHeapInuse(ctx, enr.pprof)
+	if h.st.settle > 0 {
+		h.log.Info("settling", "for", h.st.settle)
+		select {
+		case <-time.After(h.st.settle):
+		case <-ctx.Done():
+			return r, ctx.Err()
+		}
+		for _, p := range r.procs {
+			p.mark("settled")
+			p.markHeap(ctx, "settled")
+		}
+		for _, nd := range nodes {
+			r.profiles = append(r.profiles, h.heapProfile(ctx, nd.p, "settled"))
+		}
+	}
 
 	// Publish.
 	h.log.Info("publishing")
@@ -673,6 +732,7 @@ func (h *harness) run(ctx context.Context) (*report, error) {
 	r.profiles = append(r.profiles, h.heapProfile(ctx, api, "loaded"))
 	for _, p := range r.procs {
 		p.mark("final")
+		p.markHeap(ctx, "final")
 	}
 	for _, nd := range nodes {
 		r.jsDisk[nd.p.name] = diskUsage(nd.dir)
@@ -773,7 +833,7 @@ func (h *harness) heapProfile(ctx context.Context, p *proc, moment string) strin
 	}
 	name := strings.NewReplacer(" ", "-", "(", "", ")", "").Replace(p.name)
 	path := filepath.Join(filepath.Dir(h.st.report), fmt.Sprintf("scale-%s-%s.heap.pb.gz", name, moment))
-	b, err := httpGet(ctx, "http://"+p.pprof+"/debug/pprof/heap")
+	b, err := httpGet(ctx, "http://"+p.pprof+"/debug/pprof/heap?gc=1")
 	if err != nil {
 		h.log.Warn("heap profile", "process", p.name, "err", err)
 		return ""
@@ -787,7 +847,7 @@ func (h *harness) heapProfile(ctx context.Context, p *proc, moment string) strin
 
 // pprofHeapInuse reads HeapInuse from the text heap profile's MemStats.
 func pprofHeapInuse(ctx context.Context, addr string) int64 {
-	b, err := httpGet(ctx, "http://"+addr+"/debug/pprof/heap?debug=1")
+	b, err := httpGet(ctx, "http://"+addr+"/debug/pprof/heap?debug=1&gc=1")
 	if err != nil {
 		return 0
 	}
@@ -918,24 +978,49 @@ func (r *report) markdown() string {
 	}
 	fmt.Fprintf(&b, "## make scale: %s addresses, %s\n\n", thousands(int64(r.st.n)), mode)
 	fmt.Fprintf(&b, "%s UTC; %s.\n", r.start.Format("2006-01-02 15:04"), r.host)
+	if r.st.duplicates != "" {
+		fmt.Fprintf(&b, "OBSERVATIONS dedupe window (duplicates): %s.\n", r.st.duplicates)
+	}
 	if r.shardsNote != "" {
 		fmt.Fprintf(&b, "%s.\n", r.shardsNote)
 	}
 	if r.err != nil {
 		fmt.Fprintf(&b, "\n**The run failed:** %s\n", strings.SplitN(r.err.Error(), "\n", 2)[0])
 	}
-	b.WriteString("\n| process | peak RSS (VmHWM) | RSS after enrichment | RSS at the end | per address (end) |\n|---|---|---|---|---|\n")
-	var total, totalEnr int64
+	moments := []string{"enriched"}
+	if r.st.settle > 0 {
+		moments = append(moments, "settled")
+	}
+	moments = append(moments, "final")
+	titles := map[string]string{"enriched": "after enrichment", "settled": "after " + r.st.settle.String() + " more", "final": "at the end"}
+	b.WriteString("\n| process | peak RSS (VmHWM) |")
+	for _, m := range moments {
+		fmt.Fprintf(&b, " RSS %s | live heap %s |", titles[m], titles[m])
+	}
+	b.WriteString(" RSS per address (end) |\n|---|---|")
+	b.WriteString(strings.Repeat("---|---|", len(moments)) + "---|\n")
+	totals := map[string]int64{}
 	for _, p := range r.procs {
 		p.mu.Lock()
-		enr, fin := p.at["enriched"], p.at["final"]
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", p.name, mib(p.peak), mib(enr), mib(fin), perAddr(fin*1024, r.st.n))
-		total += fin
-		totalEnr += enr
+		fmt.Fprintf(&b, "| %s | %s |", p.name, mib(p.peak))
+		for _, m := range moments {
+			heap := ""
+			if v := p.heap[m]; v > 0 {
+				heap = mibBytes(v)
+			}
+			fmt.Fprintf(&b, " %s | %s |", mib(p.at[m]), heap)
+			totals[m] += p.at[m]
+		}
+		fmt.Fprintf(&b, " %s |\n", perAddr(p.at["final"]*1024, r.st.n))
 		p.mu.Unlock()
 	}
-	fmt.Fprintf(&b, "| **all of the above** | | %s | %s | %s |\n", mib(totalEnr), mib(total), perAddr(total*1024, r.st.n))
-	fmt.Fprintf(&b, "| netintel publish | %s | | | |\n", mib(r.publishPeak))
+	b.WriteString("| **all of the above** | |")
+	for _, m := range moments {
+		fmt.Fprintf(&b, " %s | |", mib(totals[m]))
+	}
+	fmt.Fprintf(&b, " %s |\n", perAddr(totals["final"]*1024, r.st.n))
+	fmt.Fprintf(&b, "| netintel publish | %s |%s |\n", mib(r.publishPeak), strings.Repeat(" |", 2*len(moments)))
+
 	b.WriteString("\n| figure | value |\n|---|---|\n")
 	if r.enrichTime > 0 {
 		fmt.Fprintf(&b, "| observations ingested | %s (ingest done in %.1f s) |\n", thousands(int64(r.observ)), r.ingestTime.Seconds())
@@ -943,9 +1028,6 @@ func (r *report) markdown() string {
 			fmt.Fprintf(&b, "| observations skipped by the adapter | %v |\n", r.skipped)
 		}
 		fmt.Fprintf(&b, "| enrich rate, end to end | %s observations/s (%.1f s to idle) |\n", thousands(int64(float64(r.observ)/r.enrichTime.Seconds())), r.enrichTime.Seconds())
-	}
-	if r.enrichHeap > 0 {
-		fmt.Fprintf(&b, "| enrich worker Go heap in use, after enrichment | %s |\n", mibBytes(r.enrichHeap))
 	}
 	if r.publishWall > 0 {
 		fmt.Fprintf(&b, "| publish wall time | %.1f s |\n| publish peak RSS | %s |\n", r.publishWall.Seconds(), mib(r.publishPeak))
