@@ -480,7 +480,7 @@ func (h *harness) writeConfig(urls string, shards int) (string, error) {
 		}
 	}
 	if h.st.duplicates != "" {
-		if err := replace(`(?m)^    duplicates: 2h.*$`, "    duplicates: "+h.st.duplicates); err != nil {
+		if err := replace(`(?m)^    duplicates: .*$`, "    duplicates: "+h.st.duplicates); err != nil {
 			return "", err
 		}
 	}
@@ -535,13 +535,15 @@ type report struct {
 	publishWall time.Duration
 	publishPeak int64
 	publishLine string
-	apiLoad     time.Duration
-	apiRows     int64
-	jsDisk      map[string]int64
-	objDisk     int64
-	streams     []streamRow
-	profiles    []string
-	err         error
+	// publishFailures are the failed publish attempts before the last.
+	publishFailures []string
+	apiLoad         time.Duration
+	apiRows         int64
+	jsDisk          map[string]int64
+	objDisk         int64
+	streams         []streamRow
+	profiles        []string
+	err             error
 }
 
 type streamRow struct {
@@ -697,21 +699,30 @@ func (h *harness) run(ctx context.Context) (*report, error) {
 		}
 	}
 
-	// Publish.
-	h.log.Info("publishing")
-	pub, err := h.start(ctx, "netintel publish", roleEnv, append([]string{h.st.bin, "publish"}, common...)...)
-	if err != nil {
-		return r, err
-	}
+	// Publish. A failed run is run again twice, as the scheduler does
+	// (publish.run_retries); the failures are reported.
+	var pub *proc
 	apiFrom := len(api.output())
-	pstart := time.Now()
-	<-pub.done
-	r.publishWall = time.Since(pstart)
-	if ru, ok := pub.cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		r.publishPeak = max(pub.peak, ru.Maxrss)
-	}
-	if !pub.cmd.ProcessState.Success() {
-		return r, fmt.Errorf("publish failed:\n%s", tail(pub.output(), 30))
+	for attempt := 1; ; attempt++ {
+		h.log.Info("publishing", "attempt", attempt)
+		if pub, err = h.start(ctx, "netintel publish", roleEnv, append([]string{h.st.bin, "publish"}, common...)...); err != nil {
+			return r, err
+		}
+		pstart := time.Now()
+		<-pub.done
+		r.publishWall = time.Since(pstart)
+		if ru, ok := pub.cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			r.publishPeak = max(pub.peak, ru.Maxrss)
+		}
+		if pub.cmd.ProcessState.Success() {
+			break
+		}
+		msg := tail(pub.output(), 1)
+		r.publishFailures = append(r.publishFailures, fmt.Sprintf("attempt %d failed after %.1f s: %s", attempt, r.publishWall.Seconds(), msg))
+		h.log.Warn("publish failed", "attempt", attempt, "err", msg)
+		if attempt == 3 {
+			return r, fmt.Errorf("publish failed:\n%s", tail(pub.output(), 30))
+		}
 	}
 	for _, l := range pub.output() {
 		if strings.HasPrefix(l, "published ") {
@@ -1031,6 +1042,9 @@ func (r *report) markdown() string {
 	}
 	if r.publishWall > 0 {
 		fmt.Fprintf(&b, "| publish wall time | %.1f s |\n| publish peak RSS | %s |\n", r.publishWall.Seconds(), mib(r.publishPeak))
+	}
+	for _, f := range r.publishFailures {
+		fmt.Fprintf(&b, "| publish failure | %s |\n", strings.ReplaceAll(f, "|", "/"))
 	}
 	if r.publishLine != "" {
 		fmt.Fprintf(&b, "| publish summary | %s |\n", r.publishLine)
