@@ -709,7 +709,13 @@ func (h *harness) run(ctx context.Context) (*report, error) {
 			return r, err
 		}
 		pstart := time.Now()
-		<-pub.done
+		select {
+		case <-pub.done:
+		case <-ctx.Done():
+			_ = pub.cmd.Process.Signal(syscall.SIGTERM)
+			<-pub.done
+			return r, ctx.Err()
+		}
 		r.publishWall = time.Since(pstart)
 		if ru, ok := pub.cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			r.publishPeak = max(pub.peak, ru.Maxrss)
