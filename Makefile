@@ -20,7 +20,7 @@ DATA_DIR      ?= data
 LISTEN        ?= 127.0.0.1:8080
 TEST_TIMEOUT  ?= 20m
 
-.PHONY: all build run test bench tools apt-deps npm-deps lint clean oapiclient
+.PHONY: all build run test bench scale tools apt-deps npm-deps lint clean oapiclient
 
 all: build
 
@@ -98,6 +98,19 @@ MICRO_BENCH = BenchmarkRulesMatch|BenchmarkDocCodec|BenchmarkStateCache|Benchmar
 bench: tools
 	NETINTEL_BENCH_PASS=system $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./...
 	NETINTEL_BENCH_PASS=micro $(GO) test -run '^$$' -bench '$(MICRO_BENCH)' -benchtime 2s -benchmem -timeout 20m ./...
+
+# The scale benchmark (docs/benchmarks/scale.md): SCALE_N addresses through
+# nats-server, an enrich worker, publish and the API, each its own process;
+# per-process RSS, rates, publish and API load figures, disk, into
+# SCALE_REPORT and stdout. SCALE_MODE=cluster runs 3 nodes at R3;
+# SCALE_SHARDS sets enrich.shards. 10,000,000 addresses need ~10 GiB.
+SCALE_N       ?= 10000000
+SCALE_MODE    ?= single
+SCALE_REPORT  ?= scale-report.md
+
+scale: build $(TOOLS)/nats-server
+	SCALE_N=$(SCALE_N) SCALE_MODE=$(SCALE_MODE) SCALE_SHARDS=$(SCALE_SHARDS) SCALE_REPORT=$(SCALE_REPORT) \
+	  SCALE_BIN=./netintel SCALE_NATS_SERVER=$(TOOLS)/nats-server $(GO) run ./tools/scale
 
 clean:
 	rm -rf netintel $(DATA_DIR)

@@ -201,6 +201,11 @@ func openSystem(ctx context.Context, env *Env, cf *commonFlags, o roleOpts) (*Sy
 	if err != nil {
 		return nil, err
 	}
+	if env.Getenv != nil {
+		if err := startPprof(env.Getenv(pprofEnv), log); err != nil {
+			return nil, err
+		}
+	}
 	s := &System{Cfg: cfg, Log: log, Reg: telemetry.NewRegistry(), DataDir: cf.dataDir, Env: env, Embedded: o.embedded, listen: o.listen, routes: map[string][]func(*http.ServeMux){}}
 	if err := s.resolveInternalKey(o.embedded); err != nil {
 		return nil, err

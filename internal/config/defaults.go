@@ -12,7 +12,7 @@ func Default() *Config {
 			ConnectTimeout: 5 * time.Second,
 		},
 		Streams: []Stream{
-			{Name: "OBSERVATIONS", Subjects: []string{"obs.>"}, Replicas: 1, Storage: "file", MaxAge: 7 * 24 * time.Hour, Retention: "limits", Duplicates: 5 * time.Minute},
+			{Name: "OBSERVATIONS", Subjects: []string{"obs.>"}, Replicas: 1, Storage: "file", MaxAge: 7 * 24 * time.Hour, Retention: "limits", Duplicates: DefaultObservationDuplicates},
 			{Name: "DEADLETTER", Subjects: []string{"dlq.>"}, Replicas: 1, Storage: "file", MaxAge: 30 * 24 * time.Hour, Retention: "limits"},
 			{Name: "EVENTS", Subjects: []string{"events.>"}, Replicas: 1, Storage: "file", MaxAge: 7 * 24 * time.Hour, Retention: "limits"},
 			{Name: "TLDWORK", Subjects: []string{"tld.work.>"}, Replicas: 1, Storage: "file", MaxAge: 72 * time.Hour, Retention: "workqueue", Duplicates: time.Hour},

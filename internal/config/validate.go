@@ -110,6 +110,8 @@ func (c *Config) validateStreams(v *validator) map[string]bool {
 			v.add(p+".duplicates", "must be 0..%s (the server holds every message id of the window in memory; 0 = its default 2m), got %s", MaxDuplicates, s.Duplicates)
 		} else if s.MaxAge > 0 && s.Duplicates > s.MaxAge {
 			v.add(p+".duplicates", "%s is longer than max_age %s", s.Duplicates, s.MaxAge)
+		} else if s.Name == EnrichStream && s.Duplicates > 0 && s.Duplicates < MinObservationDuplicates {
+			v.add(p+".duplicates", "must be at least %s (ingest sends an unacknowledged observation again for up to 2m15s; a shorter window stores it twice), got %s", MinObservationDuplicates, s.Duplicates)
 		}
 	}
 	return streams
@@ -208,6 +210,22 @@ func (c *Config) validateAPI(v *validator) {
 		}
 	}
 }
+
+// DefaultObservationDuplicates is the OBSERVATIONS stream's message-id
+// dedupe window when pipeline.yaml does not set one. The server keeps
+// every id of the window in memory (about 100 bytes of heap each, twice
+// that in RSS: docs/benchmarks/scale.md), so the window costs the ingest
+// rate times its length: 10 minutes at 10,000 observations/s is 6 million
+// ids, where the 2 hours before were 72 million. It covers ingest's
+// resends with room to spare; a feed read again after the window is stored
+// again, and applying it again leaves the state as it was.
+const DefaultObservationDuplicates = 10 * time.Minute
+
+// MinObservationDuplicates is the shortest dedupe window validation takes
+// for OBSERVATIONS: ingest (bus.Publisher) sends an unacknowledged
+// observation again for up to 2 minutes after a 15 s acknowledgement wait,
+// and a window shorter than that span would store a resend twice.
+const MinObservationDuplicates = 5 * time.Minute
 
 // EnrichStream and EnrichConsumer name the stream and consumer the enrich
 // worker reads (package enrich uses the same names).
