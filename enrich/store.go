@@ -405,14 +405,16 @@ func (s *Store) eachShard(ctx context.Context, sh *shard, filter string, fn func
 
 // leaderLast reads the last record under filter of shard sh from its
 // stream's leader, asking again while the answer is transient (an
-// election) for up to the walk's stall time, each request bounded by the
-// connection's timeout: a shard without a leader fails the walk then,
-// whatever the caller's deadline.
+// election) for up to the walk's stall time: a shard without a leader
+// fails the walk then, whatever the caller's deadline. Each request may
+// take what is left of that time, not only the connection's timeout: on a
+// busy server a last-by-subject over millions of keys can take longer
+// than 5 s (a 10M-address publish failed so, issue 33).
 func (s *Store) leaderLast(ctx context.Context, sh *shard, filter string) (bus.KVRecord, error) {
 	stall := cmp.Or(s.stall, walkStall)
 	deadline := time.Now().Add(stall)
 	for {
-		rctx, cancel := bus.RequestContext(ctx, s.js)
+		rctx, cancel := context.WithTimeout(ctx, max(time.Until(deadline), time.Second))
 		last, err := bus.LeaderGet(rctx, s.js, sh.bucket, filter)
 		cancel()
 		if err == nil || !bus.Transient(err) || ctx.Err() != nil || time.Now().After(deadline) {
