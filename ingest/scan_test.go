@@ -419,3 +419,32 @@ func TestNmapXML_IKEAndSNMPScripts(t *testing.T) {
 		t.Errorf("ntp = %s", mustJSON(t, ntp))
 	}
 }
+
+func TestShodan_ISAKMPAndSNMP(t *testing.T) {
+	t.Parallel()
+	in := `{"ip_str":"192.0.2.20","port":500,"transport":"udp","timestamp":"2024-01-02T03:04:05.000000","data":"VPN (IKE)\n\nVersion: 1.0\nVendor IDs:\n  - 4048b7d56ebce88525e7de7f00d6c2d3c0000000","isakmp":{"version":"1.0","vendor_ids":["4048b7d56ebce88525e7de7f00d6c2d3c0000000","12f5f28c457168a9702d9fe274cc0100"]},"_shodan":{"module":"ike"}}
+{"ip_str":"192.0.2.21","port":161,"transport":"udp","timestamp":"2024-01-02T03:04:05.000000","data":"SNMP:\n  Versions:\n    1","snmp":{"description":"Palo Alto Networks PA-220 series firewall","name":"fw1"},"_shodan":{"module":"snmp"}}
+{"ip_str":"192.0.2.22","port":500,"transport":"udp","timestamp":"2024-01-02T03:04:05.000000","data":"Vendor IDs:\n  - 12f5f28c457168a9702d9fe274cc0100","isakmp":{"vendor_ids":["12F5F28C457168A9702D9FE274CC0100"]}}
+`
+	r := runScan(t, "shodan", in)
+	if len(r.obs) != 3 || len(r.bad) != 0 {
+		t.Fatalf("obs %d bad %v", len(r.obs), r.bad)
+	}
+	tests := []struct {
+		name   string
+		probes int
+		last   string
+	}{
+		// only the VID data does not quote is added
+		{"isakmp", 2, "vendor_ids: 12f5f28c457168a9702d9fe274cc0100"},
+		{"snmp", 2, "Palo Alto Networks PA-220 series firewall"},
+		// everything already in data: nothing added
+		{"isakmp quoted", 1, "Vendor IDs:\n  - 12f5f28c457168a9702d9fe274cc0100"},
+	}
+	for i, tt := range tests {
+		s := r.obs[i].Service
+		if len(s.Probes) != tt.probes || s.Probes[len(s.Probes)-1].Banner.Received.Text() != tt.last {
+			t.Errorf("%s = %s", tt.name, mustJSON(t, s))
+		}
+	}
+}
