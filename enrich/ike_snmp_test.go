@@ -33,6 +33,11 @@ func TestRules_IKEAndSNMP(t *testing.T) {
 		{"netscreen", 500, "VID=9b096d9ac3275a7d6fe8b91c583111b09efed1a0 (Netscreen)", "Juniper Networks", "", ""},
 		{"ssg-550m screenos 6.2", 500, "VID=2c9d7e81995b9967d23f571ac641f9348122f1cc1200000014060000", "Juniper Networks", "6.2.x", ""},
 		{"sonicwall", 500, "VID=404bf439522ca3f6 (SonicWall) VID=09002689dfd6b712 (XAUTH)", "SonicWall", "", ""},
+		// the byte-separated forms of strongSwan's and libreswan's logs
+		{"strongswan log colon hex", 500, "received unknown vendor ID: 1f:07:f7:0e:aa:65:14:d3:b0:fa:96:54:2a:50:01:00", "Cisco", "", ""},
+		{"libreswan log spaced hex", 500, "ignoring unknown Vendor ID payload [69 93 69 22  87 41 c6 d4  ca 09 4c 93  e2 42 c9 de  19 e7 b7 c6  00 00 00 05  00 00 05 00]", "Juniper Networks", "", ""},
+		{"libreswan names", 500, " received Vendor ID payload [Cisco-Unity]\n ignoring Vendor ID payload [Cisco VPN 3000 Series]", "Cisco", "", ""},
+		{"inside a longer colon run", 500, "received unknown vendor ID: 00:1f:07:f7:0e:aa:65:14:d3:b0:fa:96:54:2a:50", "", "", ""},
 		// names nothing: generic VIDs, Windows, strongSwan sending the Unity VID
 		{"generic vids only", 500, "VID=09002689dfd6b712 (XAUTH) VID=afcad71368a1f1c96b8696fc77570100 (Dead Peer Detection v1.0) VID=4a131c81070358455c5728f20e95452f (RFC 3947 NAT-T)", "", "", ""},
 		{"windows", 500, "vendor_id: Microsoft Windows 2000\n  attributes: \n    MS NT5 ISAKMPOAKLEY", "", "", ""},
@@ -43,6 +48,7 @@ func TestRules_IKEAndSNMP(t *testing.T) {
 		{"junos sysdescr", 161, "Juniper Networks, Inc. srx240h internet router, kernel JUNOS 12.1X44-D35.5, Build date: 2014-05-19 21:36:43 UTC", "Juniper Networks", "12.1.x", "12.1X44-D35.5"},
 		{"sonicwall sysdescr", 161, "SonicWALL TZ 210 (SonicOS Enhanced 5.9.0.2-107o)", "SonicWall", "5.9.x", "5.9.0.2-107o"},
 		{"panos sysdescr", 161, "Palo Alto Networks PA-220 series firewall", "Palo Alto Networks", "", ""},
+		{"ipso sysdescr", 161, "IPSO fw1 6.2-GA039 releng 1 04.14.2010-225515 i386", "Check Point", "", ""},
 		{"cisco ios sysdescr", 161, "Cisco IOS Software, C2900 Software (C2900-UNIVERSALK9-M), Version 15.1(4)M4", "", "", ""},
 		{"linux sysdescr", 161, "Linux gw 2.6.18-92cpx86_64 #1 SMP x86_64", "", "", ""},
 	}
