@@ -6,8 +6,8 @@ import (
 	"github.com/netintel/netintel/ingest"
 )
 
-// TestRules_IKEAndSNMP checks the IKE vendor-ID and SNMP sysDescr rules
-// (rules/58-ike.yaml, rules/59-snmp.yaml) on the text scanners record:
+// TestRules_IKEAndSNMP checks the IKE vendor-ID, SNMP sysDescr and SSH rules
+// (rules/58-ike.yaml, rules/59-snmp.yaml, rules/57-ssh.yaml) on the text scanners record:
 // ike-scan's lines, nmap's script output, Shodan's isakmp banner.
 func TestRules_IKEAndSNMP(t *testing.T) {
 	rules, err := DefaultRules()
@@ -50,6 +50,8 @@ func TestRules_IKEAndSNMP(t *testing.T) {
 		{"sonicos 7 sysdescr", 161, "SonicWALL TZ 370 (SonicOS 7.0.1-5051-R2624)", "SonicWall", "7.0.x", "7.0.1-5051-R2624"},
 		{"screenos sysdescr", 161, "NetScreen-ISG 1000 version 6.3.0r17b.0 (SN: 0000000000000, Firewall+VPN)", "Juniper Networks", "6.3.x", "6.3.0r17"},
 		{"fortigate sysdescr", 161, "FortiGate-100F", "Fortinet", "", ""},
+		{"fortissh", 22, "SSH-2.0-FortiSSH_2.5\r\n", "Fortinet", "", ""},
+		{"not fortissh", 22, "SSH-2.0-OpenSSH_9.6 FortiSSH-lookalike\r\n", "", "", ""},
 		{"panos sysdescr", 161, "Palo Alto Networks PA-220 series firewall", "Palo Alto Networks", "", ""},
 		{"ipso sysdescr", 161, "IPSO fw1 6.2-GA039 releng 1 04.14.2010-225515 i386", "Check Point", "", ""},
 		{"cisco ios sysdescr", 161, "Cisco IOS Software, C2900 Software (C2900-UNIVERSALK9-M), Version 15.1(4)M4", "", "", ""},
