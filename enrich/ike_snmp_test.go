@@ -1,6 +1,7 @@
 package enrich
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/netintel/netintel/ingest"
@@ -70,5 +71,47 @@ func TestRules_IKEAndSNMP(t *testing.T) {
 				t.Errorf("got %+v %v, want vendor %q band %q version %q", fp, ok, tt.vendor, tt.band, tt.version)
 			}
 		})
+	}
+}
+
+// TestRules_NmapIKEAndSNMPScripts runs nmap's XML through the nmap-xml
+// adapter and the rules: what the ike-version and snmp-sysdescr scripts
+// printed reaches the rules as banner probes.
+func TestRules_NmapIKEAndSNMPScripts(t *testing.T) {
+	rules, err := DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const xml = `<?xml version="1.0"?>
+<nmaprun scanner="nmap" start="1700000000">
+<host endtime="1700000100"><status state="up"/><address addr="192.0.2.10" addrtype="ipv4"/><ports>
+<port protocol="udp" portid="500"><state state="open"/><service name="isakmp"/>
+<script id="ike-version" output="&#xa;  vendor_id: Checkpoint VPN-1 / Firewall-1&#xa;  attributes: &#xa;    f4ed19e0c114eb516faaac0ee37daf2807b4381f000000010000138b00000000000000000000000000"/></port>
+<port protocol="udp" portid="161"><state state="open"/><service name="snmp"/>
+<script id="snmp-sysdescr" output="Cisco Adaptive Security Appliance Version 9.8(4)20&#xa;  System uptime: 12 days"/></port>
+<port protocol="udp" portid="4500"><state state="open"/><service name="nat-t-ike"/>
+<script id="ike-version" output="&#xa;  vendor_id: Microsoft Windows 2000&#xa;  attributes: &#xa;    MS NT5 ISAKMPOAKLEY"/></port>
+</ports></host></nmaprun>`
+	var got []Fingerprint
+	var named []bool
+	err = ingest.NmapXML(strings.NewReader(xml), ingest.Options{}, func(_ int, o ingest.Observation) error {
+		fp, ok := rules.Match(o.Service, o.Flow)
+		got, named = append(got, fp), append(named, ok)
+		return nil
+	}, func(le ingest.LineError) { t.Errorf("bad record: %v", le) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 {
+		t.Fatalf("%d observations, want 3", len(got))
+	}
+	if !named[0] || got[0].Vendor != "Check Point" || got[0].VersionBand != "NG FP3" {
+		t.Errorf("ike = %+v %v, want Check Point NG FP3", got[0], named[0])
+	}
+	if !named[1] || got[1].Vendor != "Cisco" || got[1].ExactVersion != "9.8(4)20" {
+		t.Errorf("snmp = %+v %v, want Cisco 9.8(4)20", got[1], named[1])
+	}
+	if named[2] {
+		t.Errorf("windows ike named %+v", got[2])
 	}
 }
