@@ -140,8 +140,8 @@ func BenchmarkRulesMatch(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	// The same rules without some generated files, for the ratio those
-	// cost in the same run: nuclei's, and Wappalyzer's and wafw00f's.
+	// The same rules without some files, for the ratio those cost in the
+	// same run: nuclei's, Wappalyzer's and wafw00f's, the IKE and SNMP ones.
 	without := func(skip ...string) *Rules {
 		fsys := fstest.MapFS{}
 		ents, err := fs.ReadDir(defaultRules, "rules")
@@ -166,6 +166,7 @@ func BenchmarkRulesMatch(b *testing.B) {
 	}
 	withoutNuclei := without("60-nuclei.yaml")
 	withoutWapWaf := without("65-wappalyzer.yaml", "66-wafw00f.yaml")
+	withoutIKESNMP := without("58-ike.yaml", "59-snmp.yaml")
 	var samples []ingest.Observation
 	for _, list := range sampleObs(b) {
 		for _, o := range list {
@@ -189,7 +190,7 @@ func BenchmarkRulesMatch(b *testing.B) {
 		for _, rs := range []struct {
 			name  string
 			rules *Rules
-		}{{"all", rules}, {"without-nuclei", withoutNuclei}, {"without-wappalyzer-wafw00f", withoutWapWaf}} {
+		}{{"all", rules}, {"without-nuclei", withoutNuclei}, {"without-wappalyzer-wafw00f", withoutWapWaf}, {"without-ike-snmp", withoutIKESNMP}} {
 			b.Run(set.name+"/"+rs.name, func(b *testing.B) {
 				for b.Loop() {
 					for i := range set.obs {

@@ -25,6 +25,10 @@ import (
 //     (a GET of / or the HEAD http-headers says it sent) with the title
 //     and headers they report; over an ssl tunnel it carries the TLS;
 //   - the banner script is a banner probe (its \xHH escapes decoded);
+//   - the ike-version and snmp-sysdescr scripts' output (an IKE
+//     responder's vendor IDs and attributes, an SNMP agent's sysDescr)
+//     is a banner probe named "nmap:ike-version" / "nmap:snmp-sysdescr"
+//     holding the script's text;
 //   - the service fingerprint nmap prints for a service it could not
 //     name (servicefp) holds the service's answer to each of nmap's
 //     probes: each becomes a banner probe named "nmap:<probe>" (NULL,
@@ -260,6 +264,12 @@ func (p *nmapPort) service(port int) *Service {
 		case "banner":
 			if o := sc.Output; o != "" {
 				probes = append(probes, Probe{Name: "nmap:banner", Banner: &Banner{Received: BytesBody(unescapeHex(o))}})
+			}
+		case "ike-version", "snmp-sysdescr":
+			// what the service said, as the script printed it: the IKE
+			// responder's vendor IDs and attributes, the agent's sysDescr
+			if o := strings.TrimSpace(sc.Output); o != "" {
+				probes = append(probes, Probe{Name: "nmap:" + sc.ID, Banner: &Banner{Received: TextBody(o)}})
 			}
 		}
 	}

@@ -75,6 +75,12 @@ type shodanBanner struct {
 		JA4S  string   `json:"ja4s"`
 		Chain []string `json:"chain"`
 	} `json:"ssl"`
+	ISAKMP *struct {
+		VendorIDs []string `json:"vendor_ids"`
+	} `json:"isakmp"`
+	SNMP *struct {
+		Description string `json:"description"`
+	} `json:"snmp"`
 }
 
 // Shodan reads Shodan banners, one JSON object per line, as `shodan
@@ -94,6 +100,11 @@ type shodanBanner struct {
 //     certificate's subject, issuer, serial (as hex), validity and SHA-256,
 //     SANs and the rest read from the first certificate of ssl.chain,
 //     the negotiated version and cipher, jarm, ja3s, ja4s;
+//   - isakmp.vendor_ids (the IKE responder's vendor IDs in hex) and
+//     snmp.description (the agent's sysDescr) that data does not already
+//     quote are a banner probe named "shodan:isakmp" ("vendor_ids: <hex>
+//     <hex>") or "shodan:snmp" (the sysDescr), so the rules read them
+//     whichever form the export kept;
 //   - product, version, info (with os and devicetype), cpe23 (or cpe) and
 //     _shodan.module are Detected{By: "shodan"};
 //   - org is a claim (signal_source "shodan", confidence 0.5 or
@@ -234,6 +245,30 @@ func shodanDN(m map[string]string) *DN {
 	return d
 }
 
+// moduleProbes are the isakmp and snmp module fields that data does not
+// quote, as banner probes.
+func (sb *shodanBanner) moduleProbes() []Probe {
+	var probes []Probe
+	data := strings.ToLower(sb.Data)
+	if k := sb.ISAKMP; k != nil {
+		var missing []string
+		for _, v := range k.VendorIDs {
+			if v = strings.TrimSpace(v); v != "" && !strings.Contains(data, strings.ToLower(v)) {
+				missing = append(missing, v)
+			}
+		}
+		if len(missing) > 0 {
+			probes = append(probes, Probe{Name: "shodan:isakmp", Banner: &Banner{Received: TextBody("vendor_ids: " + strings.Join(missing, " "))}})
+		}
+	}
+	if n := sb.SNMP; n != nil {
+		if d := strings.TrimSpace(n.Description); d != "" && !strings.Contains(data, strings.ToLower(d)) {
+			probes = append(probes, Probe{Name: "shodan:snmp", Banner: &Banner{Received: TextBody(d)}})
+		}
+	}
+	return probes
+}
+
 func (sb *shodanBanner) probes() []Probe {
 	t := sb.tls()
 	h := sb.HTTP
@@ -244,7 +279,7 @@ func (sb *shodanBanner) probes() []Probe {
 		} else if t != nil {
 			probes = append(probes, Probe{TLS: t})
 		}
-		return probes
+		return append(probes, sb.moduleProbes()...)
 	}
 	var probes []Probe
 	for _, rd := range h.Redirects {

@@ -369,3 +369,82 @@ func TestScanAdapters_WrongFormat(t *testing.T) {
 		}
 	}
 }
+
+// nmapIKESNMP is nmap -sU -sV --script ike-version,snmp-sysdescr output of
+// a Check Point IKE responder and a Cisco ASA's SNMP agent (the script
+// output shapes of nmap 7.9x).
+const nmapIKESNMP = `<?xml version="1.0"?>
+<nmaprun scanner="nmap" start="1700000000">
+<host starttime="1700000000" endtime="1700000100"><status state="up"/>
+<address addr="192.0.2.10" addrtype="ipv4"/>
+<ports>
+<port protocol="udp" portid="500"><state state="open" reason="udp-response"/>
+<service name="isakmp" product="Checkpoint VPN-1 / Firewall-1" version="NGX" method="probed" conf="10"/>
+<script id="ike-version" output="&#xa;  vendor_id: Checkpoint VPN-1 / Firewall-1&#xa;  version: NGX&#xa;  attributes: &#xa;    f4ed19e0c114eb516faaac0ee37daf2807b4381f000000010000138d5ba4ce9a0000000018380000"><elem key="vendor_id">Checkpoint VPN-1 / Firewall-1</elem></script>
+</port>
+<port protocol="udp" portid="161"><state state="open" reason="udp-response"/>
+<service name="snmp" method="probed" conf="10"/>
+<script id="snmp-sysdescr" output="Cisco Adaptive Security Appliance Version 9.8(4)20&#xa;  System uptime: 12 days"/>
+</port>
+<port protocol="udp" portid="123"><state state="open" reason="udp-response"/>
+<service name="ntp" method="probed" conf="10"/>
+<script id="ntp-info" output="&#xa;  receive time stamp: 2023-11-14T22:13:20"/>
+</port>
+</ports></host></nmaprun>
+`
+
+func TestNmapXML_IKEAndSNMPScripts(t *testing.T) {
+	t.Parallel()
+	r := runScan(t, "nmap-xml", nmapIKESNMP)
+	if len(r.obs) != 3 || len(r.bad) != 0 {
+		t.Fatalf("obs %d bad %v", len(r.obs), r.bad)
+	}
+	tests := []struct {
+		port     int
+		probe    string
+		contains string
+	}{
+		{500, "nmap:ike-version", "f4ed19e0c114eb516faaac0ee37daf2807b4381f000000010000138d"},
+		{161, "nmap:snmp-sysdescr", "Cisco Adaptive Security Appliance Version 9.8(4)20"},
+	}
+	for i, tt := range tests {
+		s := r.obs[i].Service
+		if s.Port != tt.port || s.Transport != "udp" || len(s.Probes) != 1 || s.Probes[0].Name != tt.probe ||
+			s.Probes[0].Banner == nil || !strings.Contains(s.Probes[0].Banner.Received.Text(), tt.contains) {
+			t.Errorf("port %d = %s", tt.port, mustJSON(t, s))
+		}
+	}
+	// other scripts' analysis is still not kept
+	if ntp := r.obs[2].Service; len(ntp.Probes) != 0 {
+		t.Errorf("ntp = %s", mustJSON(t, ntp))
+	}
+}
+
+func TestShodan_ISAKMPAndSNMP(t *testing.T) {
+	t.Parallel()
+	in := `{"ip_str":"192.0.2.20","port":500,"transport":"udp","timestamp":"2024-01-02T03:04:05.000000","data":"VPN (IKE)\n\nVersion: 1.0\nVendor IDs:\n  - 4048b7d56ebce88525e7de7f00d6c2d3c0000000","isakmp":{"version":"1.0","vendor_ids":["4048b7d56ebce88525e7de7f00d6c2d3c0000000","12f5f28c457168a9702d9fe274cc0100"]},"_shodan":{"module":"ike"}}
+{"ip_str":"192.0.2.21","port":161,"transport":"udp","timestamp":"2024-01-02T03:04:05.000000","data":"SNMP:\n  Versions:\n    1","snmp":{"description":"Palo Alto Networks PA-220 series firewall","name":"fw1"},"_shodan":{"module":"snmp"}}
+{"ip_str":"192.0.2.22","port":500,"transport":"udp","timestamp":"2024-01-02T03:04:05.000000","data":"Vendor IDs:\n  - 12f5f28c457168a9702d9fe274cc0100","isakmp":{"vendor_ids":["12F5F28C457168A9702D9FE274CC0100"]}}
+`
+	r := runScan(t, "shodan", in)
+	if len(r.obs) != 3 || len(r.bad) != 0 {
+		t.Fatalf("obs %d bad %v", len(r.obs), r.bad)
+	}
+	tests := []struct {
+		name   string
+		probes int
+		last   string
+	}{
+		// only the VID data does not quote is added
+		{"isakmp", 2, "vendor_ids: 12f5f28c457168a9702d9fe274cc0100"},
+		{"snmp", 2, "Palo Alto Networks PA-220 series firewall"},
+		// everything already in data: nothing added
+		{"isakmp quoted", 1, "Vendor IDs:\n  - 12f5f28c457168a9702d9fe274cc0100"},
+	}
+	for i, tt := range tests {
+		s := r.obs[i].Service
+		if len(s.Probes) != tt.probes || s.Probes[len(s.Probes)-1].Banner.Received.Text() != tt.last {
+			t.Errorf("%s = %s", tt.name, mustJSON(t, s))
+		}
+	}
+}
