@@ -10,6 +10,7 @@
 package ipapi
 
 import (
+	"context"
 	"crypto/subtle"
 	"log/slog"
 	"net/http"
@@ -65,8 +66,11 @@ type Service struct {
 	cur    current
 	public httpx.AddrLimiter
 	key    []byte
-	// tamper is the loader's test hook (loader.tamper).
-	tamper func(*os.File) error
+	// tamper and beforeTable are the loader's test hooks (loader).
+	tamper      func(*os.File) error
+	beforeTable func(context.Context) error
+	// builds are the background export table builds (refresh).
+	builds builds
 }
 
 // New returns a service with no snapshot yet (data routes answer 503 until
