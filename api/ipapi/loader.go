@@ -572,13 +572,15 @@ func (s *Service) refresh(ctx context.Context) {
 	}
 	bctx, cancel := context.WithCancelCause(ctx)
 	s.builds.mu.Lock()
-	if s.builds.cancel != nil {
-		s.builds.cancel(errSuperseded)
-	}
+	prev := s.builds.cancel
 	s.builds.cancel = cancel
 	s.builds.wg.Add(1)
 	s.builds.mu.Unlock()
 	s.Swap(snap)
+	// After the swap: an export woken by the stop finds the new snapshot.
+	if prev != nil {
+		prev(errSuperseded)
+	}
 	// The old snapshot's maps go at the first collection that finds it
 	// unreachable: run one now (the heap is small), so that one no request
 	// holds returns its disk space at once.
