@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -124,7 +125,9 @@ func TestService_RefreshLookupsBeforeExportTable(t *testing.T) {
 
 	// An export during the build waits for it.
 	got := make(chan resp, 1)
-	go func() { got <- call(t, srv.URL, "GET", PathCSV+"?limit="+strconv.Itoa(MaxRowLimit), "", key("enterprise")...) }()
+	go func() {
+		got <- getAsync(t.Context(), srv.URL+PathCSV+"?limit="+strconv.Itoa(MaxRowLimit), "enterprise")
+	}()
 	close(g.open)
 	r := <-got
 	if r.status != 200 || r.header.Get("X-Snapshot-Date") != "2026-11-22" || !strings.Contains(r.header.Get("Content-Disposition"), "ipintel-2026-11-22.csv") {
@@ -226,6 +229,27 @@ func TestService_RefreshExportTableFails(t *testing.T) {
 	if svc.Current() != cur {
 		t.Fatal("a complete snapshot was loaded again")
 	}
+}
+
+// getAsync is call for another goroutine than the test's: a failure is status 0
+// with the error as body.
+func getAsync(ctx context.Context, url, tier string) resp {
+	req, err := http.NewRequestWithContext(ctx, "GET", url, nil)
+	if err != nil {
+		return resp{body: []byte(err.Error())}
+	}
+	req.Header.Set("X-Internal-Key", testKey)
+	req.Header.Set("X-Tier", tier)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return resp{body: []byte(err.Error())}
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		return resp{body: []byte(err.Error())}
+	}
+	return resp{status: res.StatusCode, header: res.Header, body: b}
 }
 
 // canceled returns a context that has ended.
