@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -40,6 +41,14 @@ func (g *gate) hold(ctx context.Context) error {
 // an HTTP server, its background builds stopped at the test's end.
 func lazyFixture(t *testing.T) (*Service, objstore.Store, *httptest.Server) {
 	t.Helper()
+	svc, st, srv, _ := lazyFixtureActive(t)
+	return svc, st, srv
+}
+
+// lazyFixtureActive is lazyFixture whose channel receives a value each
+// time a connection starts serving a request.
+func lazyFixtureActive(t *testing.T) (*Service, objstore.Store, *httptest.Server, <-chan struct{}) {
+	t.Helper()
 	st, err := objstore.NewFolder(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -47,10 +56,20 @@ func lazyFixture(t *testing.T) (*Service, objstore.Store, *httptest.Server) {
 	svc := New(Options{InternalKey: testKey, Store: st, CacheDir: t.TempDir(), Log: testutil.Logger(t)})
 	mux := http.NewServeMux()
 	svc.Mount(mux)
-	srv := httptest.NewServer(mux)
+	active := make(chan struct{}, 64)
+	srv := httptest.NewUnstartedServer(mux)
+	srv.Config.ConnState = func(_ net.Conn, cs http.ConnState) {
+		if cs == http.StateActive {
+			select {
+			case active <- struct{}{}:
+			default:
+			}
+		}
+	}
+	srv.Start()
 	t.Cleanup(srv.Close)
 	t.Cleanup(svc.stopBuilds) // before the folders go
-	return svc, st, srv
+	return svc, st, srv, active
 }
 
 // wantExport is the CSV export of m's enterprise table, loaded on its own.
@@ -74,7 +93,7 @@ func wantExport(t *testing.T, st objstore.Store, m *publish.Manifest) string {
 // the second snapshot's rows under its date.
 func TestService_RefreshLookupsBeforeExportTable(t *testing.T) {
 	t.Parallel()
-	svc, st, srv := lazyFixture(t)
+	svc, st, srv, active := lazyFixtureActive(t)
 	publishSnapshot(t, st, nil, 300, 1, "2026-11-21")
 	svc.refresh(t.Context())
 	if err := svc.Current().Complete().Rows.Wait(t.Context()); err != nil {
@@ -123,11 +142,16 @@ func TestService_RefreshLookupsBeforeExportTable(t *testing.T) {
 		t.Fatalf("export ended during the wait: %d %v %s", rec.Code, rec.Header(), rec.Body)
 	}
 
-	// An export during the build waits for it.
+	// An export during the build waits for it (its request is being
+	// served when the build is let go).
+	for len(active) > 0 {
+		<-active
+	}
 	got := make(chan resp, 1)
 	go func() {
 		got <- getAsync(t.Context(), srv.URL+PathCSV+"?limit="+strconv.Itoa(MaxRowLimit), "enterprise")
 	}()
+	<-active
 	close(g.open)
 	r := <-got
 	if r.status != 200 || r.header.Get("X-Snapshot-Date") != "2026-11-22" || !strings.Contains(r.header.Get("Content-Disposition"), "ipintel-2026-11-22.csv") {
