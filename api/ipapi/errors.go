@@ -56,10 +56,11 @@ func unavailable(msg string) *httpx.Error {
 	return &httpx.Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, Message: msg, RetryAfter: storeRetryAfter}
 }
 
-// exportPending is the 503 of an export that ended (its request's context)
-// while the snapshot's export table was still being built.
+// exportPending is the 503 of an export whose request ended, or whose
+// wait (Options.ExportWait) passed, while the snapshot's export table was
+// still being built.
 func exportPending(date string) *httpx.Error {
-	return &httpx.Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, RetryAfter: storeRetryAfter,
+	return &httpx.Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, RetryAfter: "30",
 		Message: "the CSV export of snapshot " + date + " is still being prepared (lookups and batch already answer from it); retry shortly"}
 }
 

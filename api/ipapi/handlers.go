@@ -222,8 +222,11 @@ func (s *Service) exportCSV(w http.ResponseWriter, r *http.Request, tier Tier) {
 // its MMDBs are mapped, and its table follows (docs/ip-api.md, snapshot
 // load). When the build was stopped because a newer snapshot came, the
 // export waits for that one's table (and is served from it). It fails with
-// a 503 when ctx ends first or the table failed to build.
+// a 503 when ctx ends or Options.ExportWait passes first, or the table
+// failed to build.
 func (s *Service) exportTable(ctx context.Context, snap *Snapshot, tier Tier) (*Snapshot, *Table, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.opts.ExportWait)
+	defer cancel()
 	for {
 		rows := snap.For(tier).Rows
 		err := rows.Wait(ctx)

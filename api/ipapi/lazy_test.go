@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/netintel/netintel/internal/ipmodel"
 	"github.com/netintel/netintel/internal/objstore"
@@ -88,9 +89,9 @@ func wantExport(t *testing.T, st objstore.Store, m *publish.Manifest) string {
 
 // TestService_RefreshLookupsBeforeExportTable publishes a snapshot, then a
 // second one whose export table build is held: the second answers lookups
-// and batch at once; an export whose request ends during the wait gets a
-// JSON 503 and no CSV; an export sent during the build waits and returns
-// the second snapshot's rows under its date.
+// and batch at once; an export whose request ends (or whose ExportWait
+// passes) during the wait gets a JSON 503 and no CSV; an export sent during
+// the build waits and returns the second snapshot's rows under its date.
 func TestService_RefreshLookupsBeforeExportTable(t *testing.T) {
 	t.Parallel()
 	svc, st, srv, active := lazyFixtureActive(t)
@@ -140,6 +141,19 @@ func TestService_RefreshLookupsBeforeExportTable(t *testing.T) {
 		!strings.Contains(rec.Body.String(), `"code":"unavailable"`) || !strings.Contains(rec.Body.String(), "2026-11-22 is still being prepared") ||
 		strings.Contains(rec.Body.String(), "ip,network") || rec.Header().Get("X-Snapshot-Date") != "" || rec.Header().Get("Content-Disposition") != "" {
 		t.Fatalf("export ended during the wait: %d %v %s", rec.Code, rec.Header(), rec.Body)
+	}
+
+	// A wait longer than Options.ExportWait: the error too (the handler
+	// runs on this goroutine, which alone changes the option).
+	svc.opts.ExportWait = time.Nanosecond
+	req = httptest.NewRequestWithContext(t.Context(), "GET", PathCSV+"?limit=10", nil)
+	req.Header.Set("X-Internal-Key", testKey)
+	req.Header.Set("X-Tier", "enterprise")
+	rec = httptest.NewRecorder()
+	mux.ServeHTTP(rec, req)
+	svc.opts.ExportWait = DefaultExportWait
+	if rec.Code != 503 || rec.Header().Get("Retry-After") != "30" || !strings.Contains(rec.Body.String(), "2026-11-22 is still being prepared") || rec.Header().Get("X-Snapshot-Date") != "" {
+		t.Fatalf("export past ExportWait: %d %v %s", rec.Code, rec.Header(), rec.Body)
 	}
 
 	// An export during the build waits for it (its request is being

@@ -28,6 +28,9 @@ const (
 	DefaultPublicBurst     = 5
 )
 
+// DefaultExportWait is Options.ExportWait's default.
+const DefaultExportWait = 45 * time.Second
+
 // Options configure a Service.
 type Options struct {
 	// InternalKey is the gateway's shared secret (api.internal_key). When
@@ -46,6 +49,11 @@ type Options struct {
 	// folder; `netintel` passes <data-dir>/ipapi-cache). Its files are
 	// unlinked as soon as they are created (LoadManifestDir).
 	CacheDir string
+	// ExportWait bounds how long a CSV export waits for the export table
+	// of a snapshot swapped in before it was built, before answering 503
+	// with Retry-After (DefaultExportWait when <= 0: under the gateway's
+	// 60 s backend timeout, so the client gets the API's own error).
+	ExportWait time.Duration
 	// PresignTTL is the lifetime of presigned download links (S3 stores).
 	PresignTTL time.Duration
 	// TrustProxy takes public clients' addresses from X-Forwarded-For.
@@ -81,6 +89,9 @@ func New(opts Options) *Service {
 	}
 	if opts.PublicBurst <= 0 {
 		opts.PublicBurst = DefaultPublicBurst
+	}
+	if opts.ExportWait <= 0 {
+		opts.ExportWait = DefaultExportWait
 	}
 	if opts.PresignTTL <= 0 {
 		opts.PresignTTL = 15 * time.Minute
