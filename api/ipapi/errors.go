@@ -56,6 +56,21 @@ func unavailable(msg string) *httpx.Error {
 	return &httpx.Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, Message: msg, RetryAfter: storeRetryAfter}
 }
 
+// exportPending is the 503 of an export whose request ended, or whose
+// wait (Options.ExportWait) passed, while the snapshot's export table was
+// still being built.
+func exportPending(date string) *httpx.Error {
+	return &httpx.Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, RetryAfter: "30",
+		Message: "the CSV export of snapshot " + date + " is still being prepared (lookups and batch already answer from it); retry shortly"}
+}
+
+// exportFailed is the 503 of an export of a snapshot whose export table
+// failed to build (the loader retries at its next snapshot check).
+func exportFailed(date string) *httpx.Error {
+	return &httpx.Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, RetryAfter: "60",
+		Message: "the CSV export of snapshot " + date + " could not be prepared (lookups and batch answer from it); the service retries at its next snapshot check; retry later"}
+}
+
 func tierError(feature string, need Tier) *httpx.Error {
 	return &httpx.Error{Status: http.StatusForbidden, Code: CodeTierRequired,
 		Message: feature + " needs the " + need.String() + " tier or above", RequiredTier: need.String()}

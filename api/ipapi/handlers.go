@@ -2,6 +2,7 @@ package ipapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -202,12 +203,45 @@ func (s *Service) exportCSV(w http.ResponseWriter, r *http.Request, tier Tier) {
 		httpx.Fail(s.log, w, r, err)
 		return
 	}
+	snap, rows, err := s.exportTable(r.Context(), snap, tier)
+	if err != nil {
+		httpx.Fail(s.log, w, r, err)
+		return
+	}
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 	w.Header().Set("Content-Disposition", `attachment; filename="ipintel-`+snap.Manifest.SnapshotDate+`.csv"`)
 	w.Header().Set("X-Snapshot-Date", snap.Manifest.SnapshotDate)
 	w.WriteHeader(http.StatusOK)
-	if _, err := snap.For(tier).Rows.WriteCSV(r.Context(), w, p.filter, p.limit); err != nil {
+	if _, err := rows.WriteCSV(r.Context(), w, p.filter, p.limit); err != nil {
 		s.log.Debug("csv export stopped", "err", err)
+	}
+}
+
+// exportTable returns the export table of tier's view of snap once it is
+// built, before anything is written: a snapshot is swapped in as soon as
+// its MMDBs are mapped, and its table follows (docs/ip-api.md, snapshot
+// load). When the build was stopped because a newer snapshot came, the
+// export waits for that one's table (and is served from it). It fails with
+// a 503 when ctx ends or Options.ExportWait passes first, or the table
+// failed to build.
+func (s *Service) exportTable(ctx context.Context, snap *Snapshot, tier Tier) (*Snapshot, *Table, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.opts.ExportWait)
+	defer cancel()
+	for {
+		rows := snap.For(tier).Rows
+		err := rows.Wait(ctx)
+		switch {
+		case err == nil:
+			return snap, rows, nil
+		case errors.Is(err, errSuperseded):
+			if next := s.cur.load(); next != nil && next != snap {
+				snap = next
+				continue
+			}
+		case ctx.Err() != nil:
+			return nil, nil, exportPending(snap.Manifest.SnapshotDate)
+		}
+		return nil, nil, exportFailed(snap.Manifest.SnapshotDate)
 	}
 }
 

@@ -183,7 +183,8 @@ func LoadManifest(ctx context.Context, st objstore.Store, m *publish.Manifest) (
 // without an audience's MMDB (one published before audiences) is refused,
 // so no tier is ever served another's data. Builds with the same bytes (a
 // snapshot without restricted data) are loaded once; distinct ones in
-// parallel.
+// parallel. It returns once the export tables are built too (the service's
+// loader swaps a snapshot in before, Service.Watch).
 func LoadManifestDir(ctx context.Context, st objstore.Store, m *publish.Manifest, dir string) (*Snapshot, error) {
 	return loader{dir: dir}.load(ctx, st, m)
 }
@@ -194,34 +195,56 @@ type loader struct {
 	// tamper, when set (tests), changes each downloaded MMDB file before
 	// it is checked and mapped, as a failing disk would.
 	tamper func(*os.File) error
+	// beforeTable, when set (tests), is called as each export table's
+	// build begins; its error fails the build (a test holds builds there).
+	beforeTable func(context.Context) error
 }
 
+// load is start and its table build, waited for: the snapshot with every
+// export table built, or the first failure.
 func (l loader) load(ctx context.Context, st objstore.Store, m *publish.Manifest) (*Snapshot, error) {
+	snap, build, err := l.start(ctx, st, m)
+	if err != nil {
+		return nil, err
+	}
+	if err := build(ctx); err != nil {
+		return nil, err
+	}
+	return snap, nil
+}
+
+// tableJob is one distinct export table to build: from its NDJSON file,
+// or (nf nil) from the MMDB's networks.
+type tableJob struct {
+	t   *Table
+	nf  *publish.File
+	idx mmdbIndex
+}
+
+// start downloads, checks and maps the snapshot's distinct MMDBs (in
+// parallel) and returns the snapshot, ready for lookups and batch, with
+// its export tables pending (Table.Wait), and build, which builds them (in
+// parallel) and returns their failures joined. Each pending table is
+// finished when its own build ends, so an export waits for its table only;
+// a table whose build fails (or whose ctx ends) keeps that error.
+func (l loader) start(ctx context.Context, st objstore.Store, m *publish.Manifest) (*Snapshot, func(context.Context) error, error) {
 	snap := &Snapshot{Manifest: fromPublish(m)}
-	mmdbs := map[string]publish.File{}   // by SHA-256
-	ndjsons := map[string]publish.File{} // by SHA-256
+	mmdbs := map[string]publish.File{} // by SHA-256
 	for _, a := range ipmodel.Audiences {
 		mf, ok := m.FileFor(publish.FormatMMDB, a)
 		if !ok {
-			return nil, fmt.Errorf("snapshot %s: no mmdb file for audience %s (published before audiences? publish again)", m.SnapshotDate, a)
+			return nil, nil, fmt.Errorf("snapshot %s: no mmdb file for audience %s (published before audiences? publish again)", m.SnapshotDate, a)
 		}
 		// The first audience's file of the same bytes is the one read.
 		if _, dup := mmdbs[mf.SHA256]; !dup {
 			mmdbs[mf.SHA256] = mf
 		}
-		if nf, ok := m.FileFor(publish.FormatNDJSON, a); ok && a >= ipmodel.AudiencePro {
-			if _, dup := ndjsons[nf.SHA256]; !dup {
-				ndjsons[nf.SHA256] = nf
-			}
-		}
 	}
-	// Every distinct file at once: the MMDB downloads wait on I/O and
-	// hashing, the table builds on decoding.
+	// Every distinct MMDB at once: the downloads wait on I/O and hashing.
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	var errs []error
 	indexes := map[string]mmdbIndex{} // by SHA-256 of the MMDB
-	tables := map[string]*Table{}     // by SHA-256 of the NDJSON (or MMDB)
 	for sum, f := range mmdbs {
 		wg.Go(func() {
 			idx, err := l.mapMMDB(ctx, st, f)
@@ -234,49 +257,77 @@ func (l loader) load(ctx context.Context, st objstore.Store, m *publish.Manifest
 			indexes[sum] = idx
 		})
 	}
-	for sum, f := range ndjsons {
-		wg.Go(func() {
-			t, err := l.loadTable(ctx, st, f)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				errs = append(errs, fmt.Errorf("snapshot %s: %w", m.SnapshotDate, err))
-				return
-			}
-			tables[sum] = t
-		})
-	}
 	wg.Wait()
 	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		return nil, nil, errors.Join(errs...)
 	}
+	jobs := map[string]*tableJob{} // by SHA-256 of the NDJSON (or MMDB)
+	var order []*tableJob
 	for _, a := range ipmodel.Audiences {
 		mf, _ := m.FileFor(publish.FormatMMDB, a)
 		idx := indexes[mf.SHA256]
 		rows := &Table{} // the free audience exports nothing (CSV is pro+)
 		if a >= ipmodel.AudiencePro {
-			src := mf.SHA256
+			src, job := mf.SHA256, &tableJob{idx: idx}
 			if nf, ok := m.FileFor(publish.FormatNDJSON, a); ok {
-				src = nf.SHA256
+				src, job.nf = nf.SHA256, &nf
 			}
-			if rows = tables[src]; rows == nil {
-				// No NDJSON: the table from the MMDB's networks.
-				tb, err := newFileTableBuilder(l.dir)
-				if err == nil {
-					err = tableFromMMDB(idx, tb)
-				}
-				if err == nil {
-					rows, err = tb.table()
-				}
-				if err != nil {
-					return nil, fmt.Errorf("snapshot %s: %w", m.SnapshotDate, err)
-				}
-				tables[src] = rows
+			if jobs[src] == nil {
+				job.t = pendingTable()
+				jobs[src] = job
+				order = append(order, job)
 			}
+			rows = jobs[src].t
 		}
 		snap.Views[a] = View{Index: idx, Rows: rows}
 	}
-	return snap, nil
+	build := func(ctx context.Context) error {
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		var errs []error
+		for _, j := range order {
+			wg.Go(func() {
+				t, err := l.buildTable(ctx, st, j)
+				if err != nil {
+					err = fmt.Errorf("snapshot %s: %w", m.SnapshotDate, err)
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+				}
+				j.t.finish(t, err)
+			})
+		}
+		wg.Wait()
+		return errors.Join(errs...)
+	}
+	return snap, build, nil
+}
+
+// buildTable builds j's export table into mapped column files. A build
+// whose ctx ends fails with ctx's cause.
+func (l loader) buildTable(ctx context.Context, st objstore.Store, j *tableJob) (*Table, error) {
+	if l.beforeTable != nil {
+		if err := l.beforeTable(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if j.nf != nil {
+		t, err := l.loadTable(ctx, st, *j.nf)
+		if err != nil && ctx.Err() != nil {
+			err = fmt.Errorf("export table: %w", context.Cause(ctx))
+		}
+		return t, err
+	}
+	// No NDJSON: the table from the MMDB's networks.
+	tb, err := newFileTableBuilder(l.dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := tableFromMMDB(ctx, j.idx, tb); err != nil {
+		tb.close()
+		return nil, err
+	}
+	return tb.table()
 }
 
 // mapMMDB downloads f into an unlinked file of the cache folder, checks
@@ -351,7 +402,7 @@ func readTable(ctx context.Context, st objstore.Store, f publish.File, sink rowS
 	}
 	defer rc.Close()
 	h := sha256.New()
-	cnt := &countingReader{r: io.TeeReader(rc, h)}
+	cnt := &countingReader{r: io.TeeReader(ctxReader{ctx, rc}, h)}
 	zr, err := gzip.NewReader(cnt)
 	if err == nil {
 		err = readRows(zr, sink)
@@ -368,6 +419,20 @@ func readTable(ctx context.Context, st objstore.Store, f publish.File, sink rowS
 		return fmt.Errorf("read %s: %w", f.Key, err)
 	}
 	return nil
+}
+
+// ctxReader reads r until ctx ends, then fails with ctx's cause: a table
+// build stops when its snapshot is superseded.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if c.ctx.Err() != nil {
+		return 0, context.Cause(c.ctx)
+	}
+	return c.r.Read(p)
 }
 
 type countingReader struct {
@@ -403,9 +468,13 @@ func decodeFull(res maxminddb.Result, rec *ipmodel.Record) error {
 // tableFromMMDB adds the export rows of the MMDB's networks to sink when a
 // snapshot has no NDJSON file. Rows are then the MMDB's networks (a range
 // that holds hosts appears split around them).
-func tableFromMMDB(idx mmdbIndex, sink rowSink) error {
+func tableFromMMDB(ctx context.Context, idx mmdbIndex, sink rowSink) error {
 	defer runtime.KeepAlive(idx.owner)
+	n := 0
 	for res := range idx.r.Networks() {
+		if n++; n&4095 == 0 && ctx.Err() != nil {
+			return fmt.Errorf("export table: %w", context.Cause(ctx))
+		}
 		var rec ipmodel.Record
 		if err := decodeFull(res, &rec); err != nil {
 			return fmt.Errorf("mmdb networks: %w", err)
@@ -448,6 +517,7 @@ func (s *Service) Watch(ctx context.Context, nc *nats.Conn, poll time.Duration) 
 	}
 	t := time.NewTicker(poll)
 	defer t.Stop()
+	defer s.stopBuilds()
 	for {
 		s.refresh(ctx)
 		select {
@@ -459,7 +529,22 @@ func (s *Service) Watch(ctx context.Context, nc *nats.Conn, poll time.Duration) 
 	}
 }
 
-// refresh loads the latest snapshot when it differs from the current one.
+// errSuperseded is the cause a snapshot's export table build is stopped
+// with when a newer snapshot is swapped in before it ended.
+var errSuperseded = errors.New("a newer snapshot was loaded")
+
+// builds tracks the export table builds of the snapshots Watch swapped in.
+type builds struct {
+	mu     sync.Mutex
+	wg     sync.WaitGroup
+	cancel context.CancelCauseFunc // the latest build's (nil: none)
+}
+
+// refresh loads the latest snapshot when it differs from the current one,
+// or when the current one's export table failed to build (a retry): it
+// swaps the snapshot in as soon as its MMDBs are mapped, stops the
+// previous snapshot's table build if it still runs, and builds the new
+// one's export tables in the background (docs/ip-api.md, snapshot load).
 func (s *Service) refresh(ctx context.Context) {
 	p, err := publish.ReadPointer(ctx, s.opts.Store)
 	if errors.Is(err, publish.ErrNoSnapshot) {
@@ -470,7 +555,7 @@ func (s *Service) refresh(ctx context.Context) {
 		s.log.Warn("read latest snapshot pointer", "err", err)
 		return
 	}
-	if cur := s.cur.load(); cur != nil && cur.Manifest.Key == p.Manifest && cur.Manifest.BuildID == p.BuildID && cur.Manifest.BuildTime == p.BuildTime {
+	if cur := s.cur.load(); cur != nil && cur.Manifest.Key == p.Manifest && cur.Manifest.BuildID == p.BuildID && cur.Manifest.BuildTime == p.BuildTime && !cur.exportFailed() {
 		return
 	}
 	start := time.Now()
@@ -479,17 +564,52 @@ func (s *Service) refresh(ctx context.Context) {
 		s.log.Error("read snapshot manifest", "manifest", p.Manifest, "err", err)
 		return
 	}
-	snap, err := loader{dir: s.opts.CacheDir, tamper: s.tamper}.load(ctx, s.opts.Store, m)
+	l := loader{dir: s.opts.CacheDir, tamper: s.tamper, beforeTable: s.beforeTable}
+	snap, build, err := l.start(ctx, s.opts.Store, m)
 	if err != nil {
 		s.log.Error("load snapshot", "date", p.SnapshotDate, "err", err)
 		return
 	}
+	bctx, cancel := context.WithCancelCause(ctx)
+	s.builds.mu.Lock()
+	prev := s.builds.cancel
+	s.builds.cancel = cancel
+	s.builds.wg.Add(1)
+	s.builds.mu.Unlock()
 	s.Swap(snap)
+	// After the swap: an export woken by the stop finds the new snapshot.
+	if prev != nil {
+		prev(errSuperseded)
+	}
 	// The old snapshot's maps go at the first collection that finds it
 	// unreachable: run one now (the heap is small), so that one no request
 	// holds returns its disk space at once.
 	runtime.GC()
-	s.log.Info("snapshot loaded", "date", snap.Manifest.SnapshotDate, "build", snap.Manifest.BuildID, "build_time", snap.Manifest.BuildTime, "rows", snap.Views[ipmodel.AudienceEnterprise].Rows.Len(), "took", time.Since(start).Round(time.Millisecond))
+	s.log.Info("snapshot loaded", "date", snap.Manifest.SnapshotDate, "build", snap.Manifest.BuildID, "build_time", snap.Manifest.BuildTime, "took", time.Since(start).Round(time.Millisecond))
+	go func() {
+		defer s.builds.wg.Done()
+		defer cancel(nil)
+		if err := build(bctx); err != nil {
+			if errors.Is(err, errSuperseded) || ctx.Err() != nil {
+				s.log.Info("export table build stopped", "date", snap.Manifest.SnapshotDate, "err", err)
+				return
+			}
+			s.log.Error("export table build failed: exports of this snapshot answer 503, lookups go on; retried at the next snapshot check", "date", snap.Manifest.SnapshotDate, "err", err)
+			return
+		}
+		s.log.Info("export table built", "date", snap.Manifest.SnapshotDate, "rows", snap.Complete().Rows.Len(), "took", time.Since(start).Round(time.Millisecond))
+	}()
+}
+
+// stopBuilds stops the running export table build and waits for every
+// build to end.
+func (s *Service) stopBuilds() {
+	s.builds.mu.Lock()
+	if s.builds.cancel != nil {
+		s.builds.cancel(context.Canceled)
+	}
+	s.builds.mu.Unlock()
+	s.builds.wg.Wait()
 }
 
 // row is the part of an NDJSON record the export table needs; decoding

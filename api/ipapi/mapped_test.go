@@ -193,6 +193,7 @@ func TestService_RefusesBadCacheFile(t *testing.T) {
 			}
 			dir := t.TempDir()
 			svc := New(Options{InternalKey: testKey, Store: st, CacheDir: dir, Log: testutil.Logger(t)})
+			t.Cleanup(svc.stopBuilds)
 			publishSnapshot(t, st, nil, 300, 1, "2026-11-21")
 			svc.refresh(t.Context())
 			first := svc.Current()
@@ -225,7 +226,8 @@ func TestService_RefusesBadCacheFile(t *testing.T) {
 }
 
 // TestService_SwapUnderLoad swaps between mapped snapshots several times
-// while clients look up, batch and export, and the GC runs all along (it
+// (every other one before its export table is built, as Service.refresh
+// does) while clients look up, batch and export, and the GC runs all along (it
 // is what releases an old snapshot's maps): no request fails, and a
 // request still on an old snapshot reads it after the swap (a map released
 // early would crash the test with SIGSEGV). In the end only the current
@@ -246,16 +248,6 @@ func TestService_SwapUnderLoad(t *testing.T) {
 	svc.Mount(mux)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	load := func(i int) *Snapshot {
-		t.Helper()
-		snap, err := LoadManifestDir(t.Context(), st, mans[i%len(mans)], dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return snap
-	}
-	svc.Swap(load(0))
-
 	var ok, bad atomic.Int64
 	var firstBad atomic.Value
 	stop := make(chan struct{})
@@ -265,6 +257,30 @@ func TestService_SwapUnderLoad(t *testing.T) {
 		bad.Add(1)
 		firstBad.CompareAndSwap(nil, what)
 	}
+	load := func(i int) *Snapshot {
+		t.Helper()
+		if i%2 == 0 {
+			snap, err := LoadManifestDir(t.Context(), st, mans[i%len(mans)], dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return snap
+		}
+		// Odd swaps as the service's loader does them: before the export
+		// table is built (exports meanwhile wait for it).
+		snap, build, err := loader{dir: dir}.start(t.Context(), st, mans[i%len(mans)])
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() {
+			if err := build(t.Context()); err != nil {
+				fail("table build: " + err.Error())
+			}
+		})
+		return snap
+	}
+	svc.Swap(load(0))
+
 	for w := range 6 {
 		wg.Go(func() {
 			for i := w; ; i += 6 {

@@ -117,6 +117,7 @@ func TestDownload_RepublishSameDate(t *testing.T) {
 		t.Fatal(err)
 	}
 	svc := New(Options{InternalKey: testKey, Store: base, Log: testutil.Logger(t)})
+	t.Cleanup(svc.stopBuilds)
 	mux := http.NewServeMux()
 	svc.Mount(mux)
 	hs := httptest.NewServer(mux)

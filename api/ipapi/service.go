@@ -10,6 +10,7 @@
 package ipapi
 
 import (
+	"context"
 	"crypto/subtle"
 	"log/slog"
 	"net/http"
@@ -26,6 +27,9 @@ const (
 	DefaultPublicPerMinute = 10
 	DefaultPublicBurst     = 5
 )
+
+// DefaultExportWait is Options.ExportWait's default.
+const DefaultExportWait = 45 * time.Second
 
 // Options configure a Service.
 type Options struct {
@@ -45,6 +49,11 @@ type Options struct {
 	// folder; `netintel` passes <data-dir>/ipapi-cache). Its files are
 	// unlinked as soon as they are created (LoadManifestDir).
 	CacheDir string
+	// ExportWait bounds how long a CSV export waits for the export table
+	// of a snapshot swapped in before it was built, before answering 503
+	// with Retry-After (DefaultExportWait when <= 0: under the gateway's
+	// 60 s backend timeout, so the client gets the API's own error).
+	ExportWait time.Duration
 	// PresignTTL is the lifetime of presigned download links (S3 stores).
 	PresignTTL time.Duration
 	// TrustProxy takes public clients' addresses from X-Forwarded-For.
@@ -65,8 +74,11 @@ type Service struct {
 	cur    current
 	public httpx.AddrLimiter
 	key    []byte
-	// tamper is the loader's test hook (loader.tamper).
-	tamper func(*os.File) error
+	// tamper and beforeTable are the loader's test hooks (loader).
+	tamper      func(*os.File) error
+	beforeTable func(context.Context) error
+	// builds are the background export table builds (refresh).
+	builds builds
 }
 
 // New returns a service with no snapshot yet (data routes answer 503 until
@@ -77,6 +89,9 @@ func New(opts Options) *Service {
 	}
 	if opts.PublicBurst <= 0 {
 		opts.PublicBurst = DefaultPublicBurst
+	}
+	if opts.ExportWait <= 0 {
+		opts.ExportWait = DefaultExportWait
 	}
 	if opts.PresignTTL <= 0 {
 		opts.PresignTTL = 15 * time.Minute

@@ -96,6 +96,17 @@ type Snapshot struct {
 // Complete returns the enterprise view: every data class.
 func (s *Snapshot) Complete() View { return s.Views[ipmodel.AudienceEnterprise] }
 
+// exportFailed reports whether an export table of the snapshot failed to
+// build (the loader then loads the snapshot again).
+func (s *Snapshot) exportFailed() bool {
+	for _, v := range s.Views {
+		if v.Rows != nil && v.Rows.failed() {
+			return true
+		}
+	}
+	return false
+}
+
 // emptyView is what an audience without a build is served.
 var emptyView = View{Index: NewMemIndex(nil), Rows: &Table{}}
 

@@ -38,10 +38,63 @@ type Table struct {
 	// owner holds the maps the columns live in (nil on the heap): see
 	// mapping. Methods that read the columns keep t alive to their end.
 	owner *mapping
+	// built, when not nil, is closed once the table is built in the
+	// background (pendingTable): the columns and err are set before, and
+	// read only after it closes. A nil built is a table built at once.
+	built chan struct{}
+	err   error
 }
 
-// Len returns the number of rows.
-func (t *Table) Len() int { return len(t.ends) }
+// pendingTable returns a table that finish fills later: the export table of
+// a snapshot swapped in before it was built (docs/ip-api.md).
+func pendingTable() *Table { return &Table{built: make(chan struct{})} }
+
+// finish sets a pending table's columns to src's, or its failure to err,
+// and wakes every Wait. It is called once.
+func (t *Table) finish(src *Table, err error) {
+	if err == nil && src != nil {
+		t.class, t.conf, t.last, t.assets, t.text, t.ends, t.owner = src.class, src.conf, src.last, src.assets, src.text, src.ends, src.owner
+	}
+	t.err = err
+	close(t.built)
+}
+
+// Wait returns once the table is built (nil), its build failed (the
+// build's error) or ctx ended first (ctx's error).
+func (t *Table) Wait(ctx context.Context) error {
+	if t.built == nil {
+		return nil
+	}
+	select {
+	case <-t.built:
+		return t.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// failed reports whether the table's build has ended in a failure (without
+// waiting for a build still running).
+func (t *Table) failed() bool {
+	if t.built == nil {
+		return false
+	}
+	select {
+	case <-t.built:
+		return t.err != nil
+	default:
+		return false
+	}
+}
+
+// Len returns the number of rows, waiting for a table still being built
+// (0 when its build failed).
+func (t *Table) Len() int {
+	if t.built != nil {
+		<-t.built
+	}
+	return len(t.ends)
+}
 
 // tableRow is one row's columns and text, rendered from a record's parts.
 type tableRow struct {
@@ -173,9 +226,14 @@ func classBit(name string) uint8 {
 }
 
 // WriteCSV writes the header and up to limit matching rows to w, in the
-// snapshot's order, and returns the number of rows written. It checks ctx
-// between chunks, so a client that goes away stops the scan.
+// snapshot's order, and returns the number of rows written. A table still
+// being built is waited for first (Wait); nothing is written when that
+// fails. It checks ctx between chunks, so a client that goes away stops
+// the scan.
 func (t *Table) WriteCSV(ctx context.Context, w io.Writer, f Filter, limit int) (int, error) {
+	if err := t.Wait(ctx); err != nil {
+		return 0, err
+	}
 	bw := bufio.NewWriterSize(w, 64<<10)
 	if _, err := bw.WriteString(CSVHeader); err != nil {
 		return 0, err
@@ -208,8 +266,12 @@ func (t *Table) WriteCSV(ctx context.Context, w io.Writer, f Filter, limit int) 
 }
 
 // Example returns the address of the first host row with assets (or of the
-// first row), for the hints printed at start; "" for an empty table.
+// first row), for the hints printed at start; "" for an empty table. A
+// table still being built is waited for ("" when its build failed).
 func (t *Table) Example() string {
+	if t.built != nil {
+		<-t.built
+	}
 	defer runtime.KeepAlive(t)
 	pick := -1
 	for i := range t.ends {
