@@ -97,8 +97,8 @@ func TestService_RefreshLookupsBeforeExportTable(t *testing.T) {
 	svc, st, srv, active := lazyFixtureActive(t)
 	publishSnapshot(t, st, nil, 300, 1, "2026-11-21")
 	svc.refresh(t.Context())
-	if err := svc.Current().Complete().Rows.Wait(t.Context()); err != nil {
-		t.Fatal(err)
+	if err := svc.Current().Complete().Rows.Wait(t.Context()); err != nil || !svc.Current().Complete().Rows.Ready() {
+		t.Fatalf("first snapshot's table: %v, ready %v", err, svc.Current().Complete().Rows.Ready())
 	}
 	// An address with assets only the second snapshot holds.
 	i := 300
@@ -125,7 +125,7 @@ func TestService_RefreshLookupsBeforeExportTable(t *testing.T) {
 	if r := call(t, srv.URL, "POST", PathBatch, `{"ips":["`+addr+`"]}`, key("pro")...); r.status != 200 || !strings.Contains(string(r.body), `"found":true`) {
 		t.Fatalf("batch during the build: %d %s", r.status, r.body)
 	}
-	if !errors.Is(snap.Complete().Rows.Wait(canceled(t)), context.Canceled) {
+	if !errors.Is(snap.Complete().Rows.Wait(canceled(t)), context.Canceled) || snap.Complete().Rows.Ready() {
 		t.Fatal("the table is built while its build is held")
 	}
 

@@ -73,6 +73,20 @@ func (t *Table) Wait(ctx context.Context) error {
 	}
 }
 
+// Ready reports, without waiting, whether the table is built and usable
+// (false while its build runs and after it failed).
+func (t *Table) Ready() bool {
+	if t.built == nil {
+		return true
+	}
+	select {
+	case <-t.built:
+		return t.err == nil
+	default:
+		return false
+	}
+}
+
 // failed reports whether the table's build has ended in a failure (without
 // waiting for a build still running).
 func (t *Table) failed() bool {

@@ -139,11 +139,17 @@ func consoleJobs(jobs []schedule.Job) []console.Job {
 
 // snapshotExamples picks addresses of the loaded snapshot worth a lookup:
 // a host with services, then the first Tor exit, VPN and hosting address.
+// While the snapshot's export table is still being built (the API serves
+// lookups before it, docs/ip-api.md) there are none yet: the console's
+// page never waits for the build.
 func snapshotExamples(ctx context.Context, snap *ipapi.Snapshot) []string {
 	if snap == nil {
 		return nil
 	}
 	rows := snap.Complete().Rows
+	if !rows.Ready() {
+		return nil
+	}
 	var out []string
 	add := func(ip string) {
 		if ip != "" && !slices.Contains(out, ip) {
