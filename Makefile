@@ -103,13 +103,14 @@ bench: tools
 # nats-server, an enrich worker, publish and the API, each its own process;
 # per-process RSS, rates, publish and API load figures, disk, into
 # SCALE_REPORT and stdout. SCALE_MODE=cluster runs 3 nodes at R3;
-# SCALE_SHARDS sets enrich.shards. 10,000,000 addresses need ~10 GiB.
+# SCALE_SHARDS sets enrich.shards; SCALE_REPLICAS=1 makes the cluster R1
+# with the shards placed one node each. 10,000,000 addresses need ~10 GiB.
 SCALE_N       ?= 10000000
 SCALE_MODE    ?= single
 SCALE_REPORT  ?= scale-report.md
 
 scale: build $(TOOLS)/nats-server
-	SCALE_N=$(SCALE_N) SCALE_MODE=$(SCALE_MODE) SCALE_SHARDS=$(SCALE_SHARDS) SCALE_REPORT=$(SCALE_REPORT) \
+	SCALE_N=$(SCALE_N) SCALE_MODE=$(SCALE_MODE) SCALE_SHARDS=$(SCALE_SHARDS) SCALE_REPLICAS=$(SCALE_REPLICAS) SCALE_REPORT=$(SCALE_REPORT) \
 	  SCALE_BIN=./netintel SCALE_NATS_SERVER=$(TOOLS)/nats-server $(GO) run ./tools/scale
 
 clean:

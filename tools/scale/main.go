@@ -19,7 +19,9 @@
 // killed with it: Pdeathsig).
 //
 // Settings (environment): SCALE_N addresses (default 10,000,000);
-// SCALE_MODE single or cluster (3 nodes, R3); SCALE_SHARDS, when set,
+// SCALE_MODE single or cluster (3 nodes, R3; SCALE_REPLICAS=1 for R1, its
+// nodes then tagged shard:0..2 and the shards placed on them, shard j on
+// shard:(j mod 3)); SCALE_SHARDS, when set,
 // becomes enrich.shards in the config (a build that does not know the key
 // is detected and reported, and the run goes on without it); SCALE_DIR the
 // work folder (default a new one under the system temp dir, removed at the
@@ -86,6 +88,10 @@ type settings struct {
 	settle time.Duration
 	// duplicates overrides the OBSERVATIONS stream's dedupe window.
 	duplicates string
+	// replicas of every stream and bucket in cluster mode (3 unless
+	// SCALE_REPLICAS says 1). With R1 and shards, node i is tagged
+	// shard:i and shard j placed on tag shard:(j mod 3).
+	replicas int
 }
 
 func loadSettings() (settings, error) {
@@ -122,6 +128,11 @@ func loadSettings() (settings, error) {
 			return s, fmt.Errorf("SCALE_DUPLICATES=%q: %w", v, err)
 		}
 		s.duplicates = v
+	}
+	if v := os.Getenv("SCALE_REPLICAS"); v != "" {
+		if s.replicas, err = strconv.Atoi(v); err != nil || (s.replicas != 1 && s.replicas != 3) {
+			return s, fmt.Errorf("SCALE_REPLICAS=%q: want 1 or 3", v)
+		}
 	}
 	s.dir = os.Getenv("SCALE_DIR")
 	s.keep = os.Getenv("SCALE_KEEP") == "1"
@@ -386,6 +397,12 @@ type node struct {
 	clusterPort int
 }
 
+// tagged reports whether the cluster's nodes carry shard tags: R1 shards
+// in cluster mode, placed one tag a node.
+func (h *harness) tagged() bool {
+	return h.st.mode == "cluster" && h.st.replicas == 1 && h.st.shards > 1
+}
+
 // startNATS starts one node, or three in a cluster.
 func (h *harness) startNATS(ctx context.Context) ([]*node, error) {
 	count := 1
@@ -414,6 +431,14 @@ func (h *harness) startNATS(ctx context.Context) ([]*node, error) {
 	for i, nd := range nodes {
 		args := []string{h.st.natsServer, "-a", "127.0.0.1", "-p", strconv.Itoa(nd.port), "-js", "-sd", nd.dir,
 			"--server_name", fmt.Sprintf("n%d", i+1), "--profile", strconv.Itoa(nd.prof)}
+		if h.tagged() {
+			// The command line has no server_tags: a one-line config file.
+			conf := filepath.Join(h.st.dir, fmt.Sprintf("nats-n%d.conf", i+1))
+			if err := os.WriteFile(conf, []byte(fmt.Sprintf("server_tags: [\"shard:%d\"]\n", i)), 0o600); err != nil {
+				return nil, err
+			}
+			args = append(args, "-c", conf)
+		}
 		if count > 1 {
 			args = append(args, "--cluster_name", fmt.Sprintf("scale-%d", os.Getpid()),
 				"--cluster", fmt.Sprintf("nats://127.0.0.1:%d", nd.clusterPort), "--routes", strings.Join(routes, ","))
@@ -464,7 +489,7 @@ func (h *harness) writeConfig(urls string, shards int) (string, error) {
 		quoted = append(quoted, strconv.Quote(u))
 	}
 	replicas := "1"
-	if h.st.mode == "cluster" {
+	if h.st.mode == "cluster" && h.st.replicas != 1 {
 		replicas = "3"
 	}
 	for _, e := range [][2]string{
@@ -486,7 +511,15 @@ func (h *harness) writeConfig(urls string, shards int) (string, error) {
 	}
 	s = regexp.MustCompile(`replicas: 1\b`).ReplaceAllString(s, "replicas: "+replicas)
 	if shards > 0 {
-		s = strings.Replace(s, "\nenrich:\n", fmt.Sprintf("\nenrich:\n  shards: %d\n", shards), 1)
+		if err := replace(`(?m)^  shards: .*$`, fmt.Sprintf("  shards: %d", shards)); err != nil {
+			// A build from before the key was in pipeline.yaml.
+			s = strings.Replace(s, "\nenrich:\n", fmt.Sprintf("\nenrich:\n  shards: %d\n", shards), 1)
+		}
+		if h.tagged() {
+			if err := replace(`(?m)^  shard_placement: .*$`, `  shard_placement: [{tags: ["shard:0"]}, {tags: ["shard:1"]}, {tags: ["shard:2"]}]`); err != nil {
+				return "", err
+			}
+		}
 	}
 	p := filepath.Join(h.st.dir, "pipeline.yaml")
 	return p, os.WriteFile(p, []byte(s), 0o600)
@@ -992,6 +1025,9 @@ func (r *report) markdown() string {
 	mode := "one nats-server, R1"
 	if r.st.mode == "cluster" {
 		mode = "3-node nats-server cluster, R3"
+		if r.st.replicas == 1 {
+			mode = "3-node nats-server cluster, R1, node i tagged shard:i"
+		}
 	}
 	fmt.Fprintf(&b, "## make scale: %s addresses, %s\n\n", thousands(int64(r.st.n)), mode)
 	fmt.Fprintf(&b, "%s UTC; %s.\n", r.start.Format("2006-01-02 15:04"), r.host)
