@@ -570,7 +570,8 @@ type report struct {
 	publishLine string
 	// publishFailures are the failed publish attempts before the last.
 	publishFailures []string
-	apiLoad         time.Duration
+	apiLoad         time.Duration // until the snapshot answers lookups
+	apiTable        time.Duration // until its export table is built
 	apiRows         int64
 	jsDisk          map[string]int64
 	objDisk         int64
@@ -771,12 +772,25 @@ func (h *harness) run(ctx context.Context) (*report, error) {
 	h.log.Info("published", "took", r.publishWall.Round(time.Millisecond), "peak_rss_mib", r.publishPeak/1024)
 
 	// The API loads it.
-	m, _, err = h.waitLog(ctx, api, apiFrom, regexp.MustCompile(`"msg":"snapshot loaded".*"rows":(\d+).*"took":("[^"]*"|[0-9.e+-]+)`), 60*time.Minute)
+	// The API answers lookups once the MMDBs are mapped ("snapshot
+	// loaded"); the export table follows ("export table built"). A build
+	// from before that split logs the rows with "snapshot loaded".
+	m, _, err = h.waitLog(ctx, api, apiFrom, regexp.MustCompile(`"msg":"snapshot loaded".*"took":("[^"]*"|[0-9.e+-]+)`), 60*time.Minute)
 	if err != nil {
 		return r, err
 	}
-	r.apiRows, _ = strconv.ParseInt(m[1], 10, 64)
-	r.apiLoad = parseDuration(m[2])
+	r.apiLoad = parseDuration(m[1])
+	if old := regexp.MustCompile(`"rows":(\d+)`).FindStringSubmatch(m[0]); old != nil {
+		r.apiRows, _ = strconv.ParseInt(old[1], 10, 64)
+		r.apiTable = r.apiLoad
+	} else {
+		m, _, err = h.waitLog(ctx, api, apiFrom, regexp.MustCompile(`"msg":"export table built".*"rows":(\d+).*"took":("[^"]*"|[0-9.e+-]+)`), 60*time.Minute)
+		if err != nil {
+			return r, err
+		}
+		r.apiRows, _ = strconv.ParseInt(m[1], 10, 64)
+		r.apiTable = parseDuration(m[2])
+	}
 	time.Sleep(2 * time.Second)
 	r.apiHeap = metricValue(ctx, "http://"+apiAddr+"/metrics", "go_memstats_heap_inuse_bytes")
 	r.profiles = append(r.profiles, h.heapProfile(ctx, api, "loaded"))
@@ -1092,7 +1106,8 @@ func (r *report) markdown() string {
 		fmt.Fprintf(&b, "| publish summary | %s |\n", r.publishLine)
 	}
 	if r.apiLoad > 0 {
-		fmt.Fprintf(&b, "| API snapshot load time | %.2f s (%s rows) |\n", r.apiLoad.Seconds(), thousands(r.apiRows))
+		fmt.Fprintf(&b, "| API snapshot load: answers lookups after | %.2f s |\n", r.apiLoad.Seconds())
+		fmt.Fprintf(&b, "| API export table built after | %.2f s (%s rows) |\n", r.apiTable.Seconds(), thousands(r.apiRows))
 		fmt.Fprintf(&b, "| API Go heap in use (go_memstats_heap_inuse_bytes) | %s |\n", mibBytes(r.apiHeap))
 	}
 	names := make([]string, 0, len(r.jsDisk))
