@@ -502,6 +502,10 @@ type BuildOptions struct {
 	// build as it was before deltas (the benchmark's baseline).
 	unsorted bool
 
+	// noMirror builds every audience's files on their own even when
+	// they are the same (tests: the mirrors' reference).
+	noMirror bool
+
 	// newMMDB replaces the MMDB writer (tests and benchmarks: the
 	// mmdbwriter reference); its trees live in memory, so Build then
 	// writes the lower audiences' MMDBs in a second pass.
@@ -586,6 +590,9 @@ func Build(ctx context.Context, state ipmodel.State, dir string, o BuildOptions,
 	if len(outs) == 0 {
 		return nil, fmt.Errorf("no known format in %v", formats)
 	}
+	if !o.noMirror {
+		pairMirrors(outs)
+	}
 
 	// One pass over the state writes every file: the MMDB writer's memory
 	// does not grow with the data (mmdbtree.go). The in-memory reference
@@ -665,6 +672,11 @@ func builtFiles(outs []*buildOut, o BuildOptions, m *Manifest) ([]File, error) {
 		notes = append(notes, o.DeltaNote)
 	}
 	for _, out := range outs {
+		if out.mirrored {
+			if err := copyMirror(out); err != nil {
+				return nil, fmt.Errorf("write %s: %w", out.name, err)
+			}
+		}
 		if err := out.hf.Close(); err != nil {
 			return nil, fmt.Errorf("write %s: %w", out.name, err)
 		}
@@ -673,8 +685,14 @@ func builtFiles(outs []*buildOut, o BuildOptions, m *Manifest) ([]File, error) {
 			Size: out.hf.n, Rows: out.w.Rows(), SHA256: hex.EncodeToString(out.hf.h.Sum(nil)),
 			Audience: out.aud.String(), Tiers: out.aud.Tiers(),
 		}
+		if out.mirrored {
+			f.Rows = out.mirrorOf.w.Rows()
+		}
 		if nw, ok := out.w.(*ndjsonWriter); ok {
 			f.ContentSHA256 = nw.ContentSHA256()
+			if out.mirrored {
+				f.ContentSHA256 = out.mirrorOf.w.(*ndjsonWriter).ContentSHA256()
+			}
 			if nw.differ != nil {
 				if nw.deltaErr != nil {
 					notes = append(notes, out.aud.String()+": no delta: "+nw.deltaErr.Error())
@@ -703,6 +721,12 @@ type buildOut struct {
 	hf     *hashFile
 	w      formatWriter
 	ch     chan []item
+	// mirrorOf is the pro file of the same format when this enterprise
+	// file can be a copy of it (pairMirrors); mirrored is set (before ch
+	// is closed) when the pass fed both the same records, and drain then
+	// discards this writer's work for builtFiles to copy the pro file.
+	mirrorOf *buildOut
+	mirrored bool
 }
 
 // buildPass reads the state once (ranges, then hosts) and streams every
@@ -719,7 +743,14 @@ func buildPass(ctx context.Context, state ipmodel.State, outs []*buildOut, m *Ma
 				close(o.ch)
 			}
 		}()
-		return newFeeder(gctx, outs, m, counting).run(state)
+		f := newFeeder(gctx, outs, m, counting)
+		if err := f.run(state); err != nil {
+			return err
+		}
+		for _, o := range outs {
+			o.mirrored = o.mirrorOf != nil && !f.views && slices.Contains(outs, o.mirrorOf)
+		}
+		return nil
 	})
 	return g.Wait()
 }
@@ -737,6 +768,10 @@ func (o *buildOut) drain() error {
 				return fmt.Errorf("%s: %w", o.name, err)
 			}
 		}
+	}
+	if o.mirrored {
+		o.w.(mirrorWriter).discard()
+		return nil
 	}
 	if err := o.w.Close(); err != nil {
 		return fmt.Errorf("%s: %w", o.name, err)
@@ -762,6 +797,9 @@ type feeder struct {
 	// the row files need them; an MMDB merges a host with its ranges
 	// itself, so a pass of MMDBs alone keeps no index (nil).
 	ranges *rangeIndex
+	// views: some record fed had Views (restricted knowledge), so the
+	// audiences' files may differ (no mirrors).
+	views bool
 }
 
 func newFeeder(ctx context.Context, outs []*buildOut, m *Manifest, counting bool) *feeder {
@@ -830,6 +868,9 @@ func (f *feeder) record(r ipmodel.Record, isRange bool, count *int64) error {
 	}
 	if f.counting {
 		*count++
+	}
+	if r.Views != nil {
+		f.views = true
 	}
 	var prev *ipmodel.Record
 	ip := pfx.Addr().String()

@@ -1,0 +1,101 @@
+package publish
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/klauspost/compress/gzip"
+
+	"github.com/netintel/netintel/internal/ipmodel"
+	"github.com/netintel/netintel/publish/gen"
+)
+
+// viewsState is a generated state whose host number at gets Views: the
+// pro audience sees it without its sources.
+type viewsState struct {
+	ipmodel.State
+	at int
+}
+
+func (s viewsState) Hosts(ctx context.Context, fn func(ipmodel.Record) error) error {
+	i := 0
+	return s.State.Hosts(ctx, func(r ipmodel.Record) error {
+		if i++; i == s.at {
+			pro := r
+			pro.Sources = []string{"pro-only-view"}
+			r.Views = &ipmodel.Views{}
+			r.Views[ipmodel.AudiencePro] = &pro
+		}
+		return fn(r)
+	})
+}
+
+func TestBuild_Mirror(t *testing.T) {
+	tests := []struct {
+		name  string
+		state ipmodel.State
+		same  bool // pro and enterprise rows the same (mirrored)
+	}{
+		{"no views", gen.New(3000, 7), true},
+		{"one record with views", viewsState{gen.New(3000, 7), 1500}, false},
+		{"views on the last record", viewsState{gen.New(3000, 7), 3000}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			build := func(noMirror bool) (map[string]File, string) {
+				dir := t.TempDir()
+				m := &Manifest{SnapshotDate: "2026-11-23", BuildID: "b1"}
+				files, err := Build(t.Context(), tt.state, dir, BuildOptions{RowGroupRows: 1000, noMirror: noMirror}, m)
+				if err != nil {
+					t.Fatal(err)
+				}
+				byName := map[string]File{}
+				for _, f := range files {
+					byName[f.Name] = f
+				}
+				return byName, dir
+			}
+			got, dir := build(false)
+			want, _ := build(true)
+			if len(got) != len(want) {
+				t.Fatalf("%d files, want %d", len(got), len(want))
+			}
+			for name, w := range want {
+				if g := got[name]; !reflect.DeepEqual(g, w) {
+					t.Errorf("%s: %+v\nwant (built on its own) %+v", name, g, w)
+				}
+			}
+			proPQ, entPQ := got[AudienceFileName(FormatParquet, ipmodel.AudiencePro)], got[AudienceFileName(FormatParquet, ipmodel.AudienceEnterprise)]
+			proND, entND := got[AudienceFileName(FormatNDJSON, ipmodel.AudiencePro)], got[AudienceFileName(FormatNDJSON, ipmodel.AudienceEnterprise)]
+			if (proPQ.SHA256 == entPQ.SHA256) != tt.same || (proND.ContentSHA256 == entND.ContentSHA256) != tt.same {
+				t.Errorf("pro and enterprise the same: parquet %v, ndjson %v; want %v", proPQ.SHA256 == entPQ.SHA256, proND.ContentSHA256 == entND.ContentSHA256, tt.same)
+			}
+			// The enterprise NDJSON names its own audience.
+			f, err := os.Open(filepath.Join(dir, entND.Name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			zr, err := gzip.NewReader(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h, _ := ReadHeader(zr); h.Audience != "enterprise" {
+				t.Errorf("enterprise NDJSON header %+v", h)
+			}
+			h := sha256.New()
+			if _, err := io.Copy(h, zr); err != nil { // checks the gzip CRC
+				t.Fatal(err)
+			}
+			if hex.EncodeToString(h.Sum(nil)) != entND.ContentSHA256 {
+				t.Error("enterprise NDJSON lines do not match its content_sha256")
+			}
+		})
+	}
+}
