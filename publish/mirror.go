@@ -17,7 +17,7 @@ import (
 // record of the state has any (no restricted knowledge), the enterprise
 // build's rows are the pro build's rows: its Parquet file is the pro
 // file byte for byte and its NDJSON the pro file's gzip stream under its
-// own header. The enterprise writers of those formats then do no more
+// own header; its MMDB is the pro MMDB. The enterprise writers of those formats then do no more
 // than take the records (they cannot know before the state's last
 // record), and instead of sorting and encoding them again at Close their
 // files are copied from the pro ones (docs/snapshot.md, "Work shared
@@ -32,10 +32,11 @@ type mirrorWriter interface {
 var (
 	_ mirrorWriter = (*ndjsonWriter)(nil)
 	_ mirrorWriter = (*parquetWriter)(nil)
+	_ mirrorWriter = (*mmdbWriter)(nil)
 )
 
-// pairMirrors sets mirrorOf on the enterprise Parquet and sorted NDJSON
-// files that have a pro file of the same format; an NDJSON file with a
+// pairMirrors sets mirrorOf on the enterprise MMDB, Parquet and sorted
+// NDJSON files that have a pro file of the same format; an NDJSON file with a
 // delta to compute (its own base) is never a mirror.
 func pairMirrors(outs []*buildOut) {
 	for _, o := range outs {
@@ -47,7 +48,7 @@ func pairMirrors(outs []*buildOut) {
 			if w.sorter == nil || w.differ != nil {
 				continue
 			}
-		case *parquetWriter:
+		case *parquetWriter, *mmdbWriter:
 		default:
 			continue
 		}
@@ -68,6 +69,12 @@ func (n *ndjsonWriter) discard() {
 func (p *parquetWriter) discard() {
 	p.sorted.Close()
 	p.b.Release()
+}
+
+func (m *mmdbWriter) discard() {
+	m.sorter.remove()
+	m.vals.Close()
+	os.Remove(m.vals.Name())
 }
 
 // gzipHeader is the gzip header newGzipFile writes for hdr.
