@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
 
+	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/netintel/netintel/internal/ipmodel"
@@ -17,7 +19,7 @@ import (
 // record of the state has any (no restricted knowledge), the enterprise
 // build's rows are the pro build's rows: its Parquet file is the pro
 // file byte for byte and its NDJSON the pro file's gzip stream under its
-// own header; its MMDB is the pro MMDB. The enterprise writers of those formats then do no more
+// own header; its MMDB is the pro MMDB, and its CSV the pro CSV. The enterprise writers of those formats then do no more
 // than take the records (they cannot know before the state's last
 // record), and instead of sorting and encoding them again at Close their
 // files are copied from the pro ones (docs/snapshot.md, "Work shared
@@ -33,6 +35,7 @@ var (
 	_ mirrorWriter = (*ndjsonWriter)(nil)
 	_ mirrorWriter = (*parquetWriter)(nil)
 	_ mirrorWriter = (*mmdbWriter)(nil)
+	_ mirrorWriter = (*csvWriter)(nil)
 )
 
 // pairMirrors sets mirrorOf on the enterprise MMDB, Parquet and sorted
@@ -49,6 +52,7 @@ func pairMirrors(outs []*buildOut) {
 				continue
 			}
 		case *parquetWriter, *mmdbWriter:
+		case *csvWriter:
 		default:
 			continue
 		}
@@ -56,6 +60,11 @@ func pairMirrors(outs []*buildOut) {
 			if p.aud == ipmodel.AudiencePro && p.format == o.format {
 				o.mirrorOf = p
 			}
+		}
+		if w, ok := o.w.(*csvWriter); ok && o.mirrorOf != nil {
+			w.tentative = true
+			o.fork = &csvFork{done: make(chan struct{})}
+			o.mirrorOf.fork = o.fork
 		}
 	}
 }
@@ -119,3 +128,129 @@ func copyMirror(o *buildOut) error {
 	}
 	return nil
 }
+
+// The CSV is written as the records come (no sort), so its enterprise
+// writer cannot wait for the end to learn whether it is a copy: it takes
+// no rows (tentative) until the feeder meets the first record with Views.
+// There the feeder puts a fork into both audiences' batches: the pro CSV
+// writer, having written the rows before it, ends a deflate block (a
+// sync flush, which any inflater reads through) and hands over its file's
+// length, the CRC-32 and the size of its rows so far; the enterprise
+// writer copies that much of the pro file and goes on with a deflate
+// stream of its own from there (no back-references into the copied part)
+// and the gzip trailer over all of its rows. Rows before the fork are
+// encoded and compressed once.
+
+// csvFork is the hand-over from the pro CSV to the enterprise CSV.
+type csvFork struct {
+	done   chan struct{} // closed by the pro writer once the rest is set
+	path   string        // the pro CSV file
+	offset int64         // its bytes up to the fork
+	crc    uint32        // of the rows before the fork (and the header row)
+	size   int64
+	rows   int64
+	err    error // the pro writer failed before the fork
+}
+
+// csvCont is the enterprise CSV's own deflate stream after a fork.
+type csvCont struct {
+	w   io.Writer
+	fl  *flate.Writer
+	buf *bufio.Writer
+}
+
+// forkPoint ends the pro CSV's deflate block at the fork (its bytes so far
+// then decode on their own) and fills fk but for the file offset.
+func (c *csvWriter) forkPoint(fk *csvFork) error {
+	if err := c.z.buf.Flush(); err != nil {
+		return fmt.Errorf("csv fork: %w", err)
+	}
+	if err := c.z.gz.Flush(); err != nil {
+		return fmt.Errorf("csv fork: %w", err)
+	}
+	fk.crc, fk.size, fk.rows = c.crc, c.size, c.rows
+	return nil
+}
+
+// forkFrom makes the enterprise CSV c (tentative so far) a copy of the
+// first fk.offset bytes of the pro CSV and continues its stream.
+func (c *csvWriter) forkFrom(fk *csvFork, w io.Writer) error {
+	src, err := os.Open(fk.path)
+	if err != nil {
+		return fmt.Errorf("csv fork: %w", err)
+	}
+	defer src.Close()
+	if _, err := io.Copy(w, io.LimitReader(bufio.NewReaderSize(src, 1<<20), fk.offset)); err != nil {
+		return fmt.Errorf("csv fork: %w", err)
+	}
+	fl, _ := flate.NewWriter(w, gzip.DefaultCompression)
+	c.cont = &csvCont{w: w, fl: fl, buf: bufio.NewWriterSize(fl, 256<<10)}
+	c.crc, c.size, c.rows = fk.crc, fk.size, fk.rows
+	c.tentative = false
+	return nil
+}
+
+// close ends the stream after a fork: the last deflate block, then the
+// gzip trailer (CRC-32 and size of all the rows).
+func (k *csvCont) close(crc uint32, size int64) error {
+	if err := k.buf.Flush(); err != nil {
+		return fmt.Errorf("close csv: %w", err)
+	}
+	if err := k.fl.Close(); err != nil {
+		return fmt.Errorf("close csv: %w", err)
+	}
+	var t [8]byte
+	binary.LittleEndian.PutUint32(t[:4], crc)
+	binary.LittleEndian.PutUint32(t[4:], uint32(size))
+	if _, err := k.w.Write(t[:]); err != nil {
+		return fmt.Errorf("close csv: %w", err)
+	}
+	return nil
+}
+
+// forkHere handles a fork marker in o's batches: the pro CSV paired with
+// an enterprise CSV hands over (forkPoint), that enterprise CSV takes it
+// over (forkFrom); every other writer ignores it.
+func (o *buildOut) forkHere() error {
+	c, ok := o.w.(*csvWriter)
+	fk := o.fork
+	if !ok || fk == nil {
+		return nil
+	}
+	switch {
+	case o.aud == ipmodel.AudiencePro:
+		defer close(fk.done)
+		if fk.err = c.forkPoint(fk); fk.err != nil {
+			return fk.err
+		}
+		if fk.err = o.hf.bw.Flush(); fk.err != nil {
+			return fmt.Errorf("csv fork: %w", fk.err)
+		}
+		fk.path, fk.offset = o.hf.f.Name(), o.hf.n
+		return nil
+	case o.mirrorOf != nil:
+		<-fk.done
+		if fk.err != nil {
+			return fmt.Errorf("csv fork: the pro CSV failed: %w", fk.err)
+		}
+		return c.forkFrom(fk, struct{ io.Writer }{o.hf})
+	}
+	return nil
+}
+
+// failForks releases the enterprise CSV waiting on a fork this (pro CSV)
+// writer will not make, after err.
+func (o *buildOut) failForks(b []item, err error) {
+	if _, ok := o.w.(*csvWriter); !ok || o.aud != ipmodel.AudiencePro || o.fork == nil {
+		return
+	}
+	for i := range b {
+		if !b[i].pfx.IsValid() {
+			o.fork.err = err
+			close(o.fork.done)
+		}
+	}
+}
+
+// discard: a CSV mirror holds nothing (it took no rows).
+func (c *csvWriter) discard() {}

@@ -535,6 +535,9 @@ func (h *hashFile) Close() error {
 	return h.f.Close()
 }
 
+// item is a record and its network; an item without a valid network is
+// no record but the point where the enterprise CSV stops being a copy of
+// the pro CSV (a fork, mirror.go).
 type item struct {
 	rec ipmodel.Record
 	pfx netip.Prefix
@@ -727,6 +730,9 @@ type buildOut struct {
 	// discards this writer's work for builtFiles to copy the pro file.
 	mirrorOf *buildOut
 	mirrored bool
+	// fork is the hand-over between a pro CSV and its enterprise mirror
+	// (both hold it), made at the first record with Views.
+	fork *csvFork
 }
 
 // buildPass reads the state once (ranges, then hosts) and streams every
@@ -759,10 +765,19 @@ func buildPass(ctx context.Context, state ipmodel.State, outs []*buildOut, m *Ma
 func (o *buildOut) drain() error {
 	for b := range o.ch {
 		for i := range b {
-			if err := o.w.Write(&b[i].rec, b[i].pfx); err != nil {
-				// Keep draining so that the producer never blocks.
+			var err error
+			if !b[i].pfx.IsValid() {
+				err = o.forkHere()
+			} else {
+				err = o.w.Write(&b[i].rec, b[i].pfx)
+			}
+			if err != nil {
+				// Keep draining so that the producer never blocks (and
+				// no writer waits on a fork this one will not make).
+				o.failForks(b[i+1:], err)
 				go func() {
-					for range o.ch {
+					for b := range o.ch {
+						o.failForks(b, err)
 					}
 				}()
 				return fmt.Errorf("%s: %w", o.name, err)
@@ -800,11 +815,17 @@ type feeder struct {
 	// views: some record fed had Views (restricted knowledge), so the
 	// audiences' files may differ (no mirrors).
 	views bool
+	// csvPair: the enterprise CSV is the pro CSV until the first record
+	// with Views (a fork into both batches there).
+	csvPair bool
 }
 
 func newFeeder(ctx context.Context, outs []*buildOut, m *Manifest, counting bool) *feeder {
 	f := &feeder{ctx: ctx, outs: outs, m: m, counting: counting}
 	for _, o := range outs {
+		if o.format == FormatCSV && o.mirrorOf != nil && slices.Contains(outs, o.mirrorOf) {
+			f.csvPair = true
+		}
 		f.active[o.aud] = true
 		if o.format != FormatMMDB {
 			f.rows[o.aud] = true
@@ -869,8 +890,13 @@ func (f *feeder) record(r ipmodel.Record, isRange bool, count *int64) error {
 	if f.counting {
 		*count++
 	}
-	if r.Views != nil {
+	if r.Views != nil && !f.views {
 		f.views = true
+		if f.csvPair {
+			for _, a := range []ipmodel.Audience{ipmodel.AudiencePro, ipmodel.AudienceEnterprise} {
+				f.batches[a] = append(f.batches[a], item{})
+			}
+		}
 	}
 	var prev *ipmodel.Record
 	ip := pfx.Addr().String()
@@ -901,8 +927,8 @@ func (f *feeder) record(r ipmodel.Record, isRange bool, count *int64) error {
 			}
 		}
 		prev = v
-		f.batches[a] = append(f.batches[a], item{rec, pfx})
-		if len(f.batches[a]) == batchSize {
+		f.batches[a] = append(f.batches[a], item{rec: rec, pfx: pfx})
+		if len(f.batches[a]) >= batchSize {
 			if err := f.flush(a); err != nil {
 				return err
 			}
