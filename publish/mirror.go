@@ -19,7 +19,8 @@ import (
 // record of the state has any (no restricted knowledge), the enterprise
 // build's rows are the pro build's rows: its Parquet file is the pro
 // file byte for byte and its NDJSON the pro file's gzip stream under its
-// own header; its MMDB is the pro MMDB, and its CSV the pro CSV. The enterprise writers of those formats then do no more
+// own header, and its CSV the pro CSV; the pro and enterprise MMDBs are
+// the free MMDB. The enterprise writers of those formats then do no more
 // than take the records (they cannot know before the state's last
 // record), and instead of sorting and encoding them again at Close their
 // files are copied from the pro ones (docs/snapshot.md, "Work shared
@@ -38,11 +39,25 @@ var (
 	_ mirrorWriter = (*csvWriter)(nil)
 )
 
-// pairMirrors sets mirrorOf on the enterprise MMDB, Parquet and sorted
-// NDJSON files that have a pro file of the same format; an NDJSON file with a
-// delta to compute (its own base) is never a mirror.
+// pairMirrors sets mirrorOf on the pro and enterprise MMDBs (the free
+// MMDB) and on the enterprise CSV, Parquet and sorted NDJSON files that
+// have a pro file of the same format; an NDJSON file with a delta to
+// compute (its own base) is never a mirror.
 func pairMirrors(outs []*buildOut) {
+	var freeMMDB *buildOut
 	for _, o := range outs {
+		if _, ok := o.w.(*mmdbWriter); ok && o.aud == ipmodel.AudienceFree {
+			freeMMDB = o
+		}
+	}
+	for _, o := range outs {
+		if _, ok := o.w.(*mmdbWriter); ok && o.aud != ipmodel.AudienceFree && freeMMDB != nil {
+			// The free MMDB's hosts come without the ranges' claims
+			// applied (the MMDB merges them itself): the same MMDB as
+			// the pro and enterprise ones when no record has Views.
+			o.mirrorOf = freeMMDB
+			continue
+		}
 		if o.aud != ipmodel.AudienceEnterprise {
 			continue
 		}

@@ -86,6 +86,9 @@ func TestBuild_Mirror(t *testing.T) {
 			proPQ, entPQ := got[AudienceFileName(FormatParquet, ipmodel.AudiencePro)], got[AudienceFileName(FormatParquet, ipmodel.AudienceEnterprise)]
 			proND, entND := got[AudienceFileName(FormatNDJSON, ipmodel.AudiencePro)], got[AudienceFileName(FormatNDJSON, ipmodel.AudienceEnterprise)]
 			proMM, entMM := got[AudienceFileName(FormatMMDB, ipmodel.AudiencePro)], got[AudienceFileName(FormatMMDB, ipmodel.AudienceEnterprise)]
+			if freeMM := got[AudienceFileName(FormatMMDB, ipmodel.AudienceFree)]; (freeMM.SHA256 == proMM.SHA256) != tt.same {
+				t.Errorf("free and pro MMDB the same: %v, want %v", freeMM.SHA256 == proMM.SHA256, tt.same)
+			}
 			if (proPQ.SHA256 == entPQ.SHA256) != tt.same || (proND.ContentSHA256 == entND.ContentSHA256) != tt.same || (proMM.SHA256 == entMM.SHA256) != tt.same {
 				t.Errorf("pro and enterprise the same: parquet %v, ndjson %v, mmdb %v; want %v",
 					proPQ.SHA256 == entPQ.SHA256, proND.ContentSHA256 == entND.ContentSHA256, proMM.SHA256 == entMM.SHA256, tt.same)
