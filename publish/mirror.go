@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strconv"
 
 	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/gzip"
@@ -76,9 +78,17 @@ func pairMirrors(outs []*buildOut) {
 				o.mirrorOf = p
 			}
 		}
-		if w, ok := o.w.(*csvWriter); ok && o.mirrorOf != nil {
+		if o.mirrorOf == nil {
+			continue
+		}
+		switch w := o.w.(type) {
+		case *csvWriter:
 			w.tentative = true
-			o.fork = &csvFork{done: make(chan struct{})}
+			o.fork = &rowFork{done: make(chan struct{})}
+			o.mirrorOf.fork = o.fork
+		case *ndjsonWriter:
+			w.tentative = true
+			o.fork = &rowFork{done: make(chan struct{}), dir: w.sorter.dir}
 			o.mirrorOf.fork = o.fork
 		}
 	}
@@ -156,8 +166,8 @@ func copyMirror(o *buildOut) error {
 // and the gzip trailer over all of its rows. Rows before the fork are
 // encoded and compressed once.
 
-// csvFork is the hand-over from the pro CSV to the enterprise CSV.
-type csvFork struct {
+// rowFork is the hand-over from the pro CSV to the enterprise CSV.
+type rowFork struct {
 	done   chan struct{} // closed by the pro writer once the rest is set
 	path   string        // the pro CSV file
 	offset int64         // its bytes up to the fork
@@ -165,6 +175,12 @@ type csvFork struct {
 	size   int64
 	rows   int64
 	err    error // the pro writer failed before the fork
+
+	// NDJSON: the enterprise writer's sort folder, and there the pro
+	// writer's sort runs up to the fork (hard links: each writer removes
+	// its own).
+	dir  string
+	runs []string
 }
 
 // csvCont is the enterprise CSV's own deflate stream after a fork.
@@ -176,7 +192,7 @@ type csvCont struct {
 
 // forkPoint ends the pro CSV's deflate block at the fork (its bytes so far
 // then decode on their own) and fills fk but for the file offset.
-func (c *csvWriter) forkPoint(fk *csvFork) error {
+func (c *csvWriter) forkPoint(fk *rowFork) error {
 	if err := c.z.buf.Flush(); err != nil {
 		return fmt.Errorf("csv fork: %w", err)
 	}
@@ -189,7 +205,7 @@ func (c *csvWriter) forkPoint(fk *csvFork) error {
 
 // forkFrom makes the enterprise CSV c (tentative so far) a copy of the
 // first fk.offset bytes of the pro CSV and continues its stream.
-func (c *csvWriter) forkFrom(fk *csvFork, w io.Writer) error {
+func (c *csvWriter) forkFrom(fk *rowFork, w io.Writer) error {
 	src, err := os.Open(fk.path)
 	if err != nil {
 		return fmt.Errorf("csv fork: %w", err)
@@ -227,9 +243,15 @@ func (k *csvCont) close(crc uint32, size int64) error {
 // an enterprise CSV hands over (forkPoint), that enterprise CSV takes it
 // over (forkFrom); every other writer ignores it.
 func (o *buildOut) forkHere() error {
-	c, ok := o.w.(*csvWriter)
 	fk := o.fork
-	if !ok || fk == nil {
+	if fk == nil {
+		return nil
+	}
+	if n, ok := o.w.(*ndjsonWriter); ok {
+		return o.forkNDJSON(n, fk)
+	}
+	c, ok := o.w.(*csvWriter)
+	if !ok {
 		return nil
 	}
 	switch {
@@ -256,7 +278,7 @@ func (o *buildOut) forkHere() error {
 // failForks releases the enterprise CSV waiting on a fork this (pro CSV)
 // writer will not make, after err.
 func (o *buildOut) failForks(b []item, err error) {
-	if _, ok := o.w.(*csvWriter); !ok || o.aud != ipmodel.AudiencePro || o.fork == nil {
+	if o.aud != ipmodel.AudiencePro || o.fork == nil {
 		return
 	}
 	for i := range b {
@@ -269,3 +291,45 @@ func (o *buildOut) failForks(b []item, err error) {
 
 // discard: a CSV mirror holds nothing (it took no rows).
 func (c *csvWriter) discard() {}
+
+// The enterprise NDJSON, like the CSV, takes no lines until the first
+// record with Views. At the fork the pro writer spills its sort buffer
+// as a run and links its runs into the enterprise writer's sort folder;
+// the enterprise writer sorts them with its own lines from there.
+
+// forkNDJSON hands the pro NDJSON's lines so far to the enterprise NDJSON
+// (pro side), or takes them (enterprise side).
+func (o *buildOut) forkNDJSON(n *ndjsonWriter, fk *rowFork) error {
+	if o.aud == ipmodel.AudiencePro {
+		defer close(fk.done)
+		fk.err = n.forkRuns(fk)
+		return fk.err
+	}
+	<-fk.done
+	if fk.err != nil {
+		return fmt.Errorf("ndjson fork: the pro NDJSON failed: %w", fk.err)
+	}
+	n.sorter.runs = append(fk.runs, n.sorter.runs...)
+	n.rows = fk.rows
+	n.tentative = false
+	return nil
+}
+
+// forkRuns spills n's sort buffer and links every run into fk.dir.
+func (n *ndjsonWriter) forkRuns(fk *rowFork) error {
+	s := n.sorter
+	if len(s.ents) > 0 {
+		if err := s.spill(); err != nil {
+			return fmt.Errorf("ndjson fork: %w", err)
+		}
+	}
+	for i, r := range s.runs {
+		name := filepath.Join(fk.dir, "fork-run-"+strconv.Itoa(i))
+		if err := os.Link(r, name); err != nil {
+			return fmt.Errorf("ndjson fork: %w", err)
+		}
+		fk.runs = append(fk.runs, name)
+	}
+	fk.rows = n.rows
+	return nil
+}

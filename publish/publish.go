@@ -732,7 +732,7 @@ type buildOut struct {
 	mirrored bool
 	// fork is the hand-over between a pro CSV and its enterprise mirror
 	// (both hold it), made at the first record with Views.
-	fork *csvFork
+	fork *rowFork
 }
 
 // buildPass reads the state once (ranges, then hosts) and streams every
@@ -815,16 +815,16 @@ type feeder struct {
 	// views: some record fed had Views (restricted knowledge), so the
 	// audiences' files may differ (no mirrors).
 	views bool
-	// csvPair: the enterprise CSV is the pro CSV until the first record
-	// with Views (a fork into both batches there).
-	csvPair bool
+	// forkPair: the enterprise CSV and NDJSON take the pro ones' rows
+	// until the first record with Views (a fork into both batches there).
+	forkPair bool
 }
 
 func newFeeder(ctx context.Context, outs []*buildOut, m *Manifest, counting bool) *feeder {
 	f := &feeder{ctx: ctx, outs: outs, m: m, counting: counting}
 	for _, o := range outs {
-		if o.format == FormatCSV && o.mirrorOf != nil && slices.Contains(outs, o.mirrorOf) {
-			f.csvPair = true
+		if o.fork != nil && o.mirrorOf != nil && slices.Contains(outs, o.mirrorOf) {
+			f.forkPair = true
 		}
 		f.active[o.aud] = true
 		if o.format != FormatMMDB {
@@ -892,7 +892,7 @@ func (f *feeder) record(r ipmodel.Record, isRange bool, count *int64) error {
 	}
 	if r.Views != nil && !f.views {
 		f.views = true
-		if f.csvPair {
+		if f.forkPair {
 			for _, a := range []ipmodel.Audience{ipmodel.AudiencePro, ipmodel.AudienceEnterprise} {
 				f.batches[a] = append(f.batches[a], item{})
 			}

@@ -147,6 +147,11 @@ type ndjsonWriter struct {
 	hdr        FileHeader
 	deltaFiles []File
 	deltaErr   error
+
+	// tentative: an enterprise NDJSON paired with the pro NDJSON
+	// (pairMirrors) takes no lines until the first record with Views (a
+	// fork, mirror.go), nor any if none comes (it is then a copy).
+	tentative bool
 }
 
 // ndjsonOptions configure an NDJSON writer.
@@ -170,6 +175,9 @@ func newNDJSONWriter(w io.Writer, o ndjsonOptions) *ndjsonWriter {
 }
 
 func (n *ndjsonWriter) Write(r *ipmodel.Record, p netip.Prefix) error {
+	if n.tentative {
+		return nil
+	}
 	var err error
 	if n.line, err = appendNDJSON(n.line[:0], r); err != nil {
 		return fmt.Errorf("write ndjson: %w", err)
@@ -196,6 +204,9 @@ func (n *ndjsonWriter) out(line []byte, addEOL bool) error {
 }
 
 func (n *ndjsonWriter) Close() error {
+	if n.tentative {
+		return errors.New("close ndjson: a mirror of the pro NDJSON has no lines of its own")
+	}
 	if n.sorter != nil {
 		if n.differ != nil {
 			n.differ.start()
@@ -247,7 +258,7 @@ type csvWriter struct {
 	rows int64
 
 	// crc and size of the uncompressed bytes written (the gzip trailer's),
-	// handed to an enterprise CSV that forks from this one (csvFork).
+	// handed to an enterprise CSV that forks from this one (rowFork).
 	crc  uint32
 	size int64
 	// tentative: an enterprise CSV paired with the pro CSV (pairMirrors)
