@@ -42,18 +42,21 @@ func TestBuild_Mirror(t *testing.T) {
 		name  string
 		state ipmodel.State
 		same  bool // pro and enterprise rows the same (mirrored)
+		// sortBuf: a small NDJSON sort buffer spills runs before the fork.
+		sortBuf int
 	}{
-		{"no views", gen.New(3000, 7), true},
-		{"one record with views", viewsState{gen.New(3000, 7), 1500}, false},
-		{"views on the first host", viewsState{gen.New(3000, 7), 1}, false},
-		{"views on the last record", viewsState{gen.New(3000, 7), 3000}, false},
+		{"no views", gen.New(3000, 7), true, 0},
+		{"one record with views", viewsState{gen.New(3000, 7), 1500}, false, 0},
+		{"views on the first host", viewsState{gen.New(3000, 7), 1}, false, 0},
+		{"views after sort runs spilled", viewsState{gen.New(3000, 7), 2000}, false, 64 << 10},
+		{"views on the last record", viewsState{gen.New(3000, 7), 3000}, false, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			build := func(noMirror bool) (map[string]File, string) {
 				dir := t.TempDir()
 				m := &Manifest{SnapshotDate: "2026-11-23", BuildID: "b1"}
-				files, err := Build(t.Context(), tt.state, dir, BuildOptions{RowGroupRows: 1000, noMirror: noMirror}, m)
+				files, err := Build(t.Context(), tt.state, dir, BuildOptions{RowGroupRows: 1000, noMirror: noMirror, sortBuf: tt.sortBuf}, m)
 				if err != nil {
 					t.Fatal(err)
 				}

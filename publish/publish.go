@@ -502,6 +502,10 @@ type BuildOptions struct {
 	// build as it was before deltas (the benchmark's baseline).
 	unsorted bool
 
+	// sortBuf is the NDJSON sort buffer in bytes (0: sortBufBytes; tests
+	// spill runs with a small one).
+	sortBuf int
+
 	// noMirror builds every audience's files on their own even when
 	// they are the same (tests: the mirrors' reference).
 	noMirror bool
@@ -637,7 +641,7 @@ func openOut(ctx context.Context, dir string, o BuildOptions, formats []string, 
 	case FormatCSV:
 		w, err = newCSVWriter(sink)
 	case FormatNDJSON:
-		no := ndjsonOptions{hdr: FileHeader{Kind: HeaderFull, SnapshotDate: m.SnapshotDate, BuildID: m.BuildID, Audience: aud.String()}}
+		no := ndjsonOptions{hdr: FileHeader{Kind: HeaderFull, SnapshotDate: m.SnapshotDate, BuildID: m.BuildID, Audience: aud.String()}, sortBuf: o.sortBuf}
 		if !o.unsorted {
 			no.sortDir = filepath.Join(dir, "sort-"+aud.String())
 			err = os.MkdirAll(no.sortDir, 0o700)
