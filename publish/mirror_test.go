@@ -4,11 +4,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"io"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/klauspost/compress/gzip"
@@ -129,4 +132,61 @@ func gunzipSHA(t *testing.T, path string) string {
 	}
 	h := sha256.Sum256(out)
 	return hex.EncodeToString(h[:])
+}
+
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+// failingRows is a writer whose every Write fails.
+type failingRows struct{}
+
+func (failingRows) Write(*ipmodel.Record, netip.Prefix) error { return errors.New("disk full") }
+func (failingRows) Close() error                              { return nil }
+func (failingRows) Rows() int64                               { return 0 }
+
+// A pro CSV that fails before or at the fork fails the enterprise CSV
+// waiting on it instead of leaving it waiting.
+func TestBuildOut_ForkProFailed(t *testing.T) {
+	rec := item{rec: ipmodel.Record{IP: "192.0.2.1"}, pfx: netip.MustParsePrefix("192.0.2.1/32")}
+	tests := []struct {
+		name    string
+		pro     func(t *testing.T) formatWriter
+		batches [][]item
+	}{
+		{"fails at the fork", func(t *testing.T) formatWriter {
+			w, err := newCSVWriter(failWriter{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return w
+		}, [][]item{{rec, {}}}},
+		{"failed before the fork", func(t *testing.T) formatWriter { return failingRows{} }, [][]item{{rec}, {{}, rec}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ent, err := newCSVWriter(io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ent.tentative = true
+			fk := &rowFork{done: make(chan struct{})}
+			pro := &buildOut{format: FormatCSV, aud: ipmodel.AudiencePro, name: "pro", w: tt.pro(t), ch: make(chan []item, 4), fork: fk}
+			eo := &buildOut{format: FormatCSV, aud: ipmodel.AudienceEnterprise, name: "enterprise", w: ent, ch: make(chan []item, 4), fork: fk, mirrorOf: pro}
+			for _, b := range tt.batches {
+				pro.ch <- b
+				eo.ch <- b
+			}
+			close(pro.ch)
+			close(eo.ch)
+			proErr := make(chan error, 1)
+			go func() { proErr <- pro.drain() }()
+			if err := eo.drain(); err == nil || !strings.Contains(err.Error(), "the pro CSV failed") {
+				t.Errorf("enterprise drain: %v, want the pro CSV's failure", err)
+			}
+			if err := <-proErr; err == nil {
+				t.Error("pro drain: no error")
+			}
+		})
+	}
 }
