@@ -502,6 +502,14 @@ type BuildOptions struct {
 	// build as it was before deltas (the benchmark's baseline).
 	unsorted bool
 
+	// sortBuf is the NDJSON sort buffer in bytes (0: sortBufBytes; tests
+	// spill runs with a small one).
+	sortBuf int
+
+	// noMirror builds every audience's files on their own even when
+	// they are the same (tests: the mirrors' reference).
+	noMirror bool
+
 	// newMMDB replaces the MMDB writer (tests and benchmarks: the
 	// mmdbwriter reference); its trees live in memory, so Build then
 	// writes the lower audiences' MMDBs in a second pass.
@@ -531,6 +539,9 @@ func (h *hashFile) Close() error {
 	return h.f.Close()
 }
 
+// item is a record and its network; an item without a valid network is
+// no record but the point where the enterprise CSV stops being a copy of
+// the pro CSV (a fork, mirror.go).
 type item struct {
 	rec ipmodel.Record
 	pfx netip.Prefix
@@ -586,6 +597,9 @@ func Build(ctx context.Context, state ipmodel.State, dir string, o BuildOptions,
 	if len(outs) == 0 {
 		return nil, fmt.Errorf("no known format in %v", formats)
 	}
+	if !o.noMirror {
+		pairMirrors(outs)
+	}
 
 	// One pass over the state writes every file: the MMDB writer's memory
 	// does not grow with the data (mmdbtree.go). The in-memory reference
@@ -627,7 +641,7 @@ func openOut(ctx context.Context, dir string, o BuildOptions, formats []string, 
 	case FormatCSV:
 		w, err = newCSVWriter(sink)
 	case FormatNDJSON:
-		no := ndjsonOptions{hdr: FileHeader{Kind: HeaderFull, SnapshotDate: m.SnapshotDate, BuildID: m.BuildID, Audience: aud.String()}}
+		no := ndjsonOptions{hdr: FileHeader{Kind: HeaderFull, SnapshotDate: m.SnapshotDate, BuildID: m.BuildID, Audience: aud.String()}, sortBuf: o.sortBuf}
 		if !o.unsorted {
 			no.sortDir = filepath.Join(dir, "sort-"+aud.String())
 			err = os.MkdirAll(no.sortDir, 0o700)
@@ -665,6 +679,11 @@ func builtFiles(outs []*buildOut, o BuildOptions, m *Manifest) ([]File, error) {
 		notes = append(notes, o.DeltaNote)
 	}
 	for _, out := range outs {
+		if out.mirrored {
+			if err := copyMirror(out); err != nil {
+				return nil, fmt.Errorf("write %s: %w", out.name, err)
+			}
+		}
 		if err := out.hf.Close(); err != nil {
 			return nil, fmt.Errorf("write %s: %w", out.name, err)
 		}
@@ -673,8 +692,14 @@ func builtFiles(outs []*buildOut, o BuildOptions, m *Manifest) ([]File, error) {
 			Size: out.hf.n, Rows: out.w.Rows(), SHA256: hex.EncodeToString(out.hf.h.Sum(nil)),
 			Audience: out.aud.String(), Tiers: out.aud.Tiers(),
 		}
+		if out.mirrored {
+			f.Rows = out.mirrorOf.w.Rows()
+		}
 		if nw, ok := out.w.(*ndjsonWriter); ok {
 			f.ContentSHA256 = nw.ContentSHA256()
+			if out.mirrored {
+				f.ContentSHA256 = out.mirrorOf.w.(*ndjsonWriter).ContentSHA256()
+			}
 			if nw.differ != nil {
 				if nw.deltaErr != nil {
 					notes = append(notes, out.aud.String()+": no delta: "+nw.deltaErr.Error())
@@ -703,6 +728,15 @@ type buildOut struct {
 	hf     *hashFile
 	w      formatWriter
 	ch     chan []item
+	// mirrorOf is the pro file of the same format when this enterprise
+	// file can be a copy of it (pairMirrors); mirrored is set (before ch
+	// is closed) when the pass fed both the same records, and drain then
+	// discards this writer's work for builtFiles to copy the pro file.
+	mirrorOf *buildOut
+	mirrored bool
+	// fork is the hand-over between a pro CSV and its enterprise mirror
+	// (both hold it), made at the first record with Views.
+	fork *rowFork
 }
 
 // buildPass reads the state once (ranges, then hosts) and streams every
@@ -719,7 +753,14 @@ func buildPass(ctx context.Context, state ipmodel.State, outs []*buildOut, m *Ma
 				close(o.ch)
 			}
 		}()
-		return newFeeder(gctx, outs, m, counting).run(state)
+		f := newFeeder(gctx, outs, m, counting)
+		if err := f.run(state); err != nil {
+			return err
+		}
+		for _, o := range outs {
+			o.mirrored = o.mirrorOf != nil && !f.views && slices.Contains(outs, o.mirrorOf)
+		}
+		return nil
 	})
 	return g.Wait()
 }
@@ -728,15 +769,28 @@ func buildPass(ctx context.Context, state ipmodel.State, outs []*buildOut, m *Ma
 func (o *buildOut) drain() error {
 	for b := range o.ch {
 		for i := range b {
-			if err := o.w.Write(&b[i].rec, b[i].pfx); err != nil {
-				// Keep draining so that the producer never blocks.
+			var err error
+			if !b[i].pfx.IsValid() {
+				err = o.forkHere()
+			} else {
+				err = o.w.Write(&b[i].rec, b[i].pfx)
+			}
+			if err != nil {
+				// Keep draining so that the producer never blocks (and
+				// no writer waits on a fork this one will not make).
+				o.failForks(b[i+1:], err)
 				go func() {
-					for range o.ch {
+					for b := range o.ch {
+						o.failForks(b, err)
 					}
 				}()
 				return fmt.Errorf("%s: %w", o.name, err)
 			}
 		}
+	}
+	if o.mirrored {
+		o.w.(mirrorWriter).discard()
+		return nil
 	}
 	if err := o.w.Close(); err != nil {
 		return fmt.Errorf("%s: %w", o.name, err)
@@ -762,11 +816,20 @@ type feeder struct {
 	// the row files need them; an MMDB merges a host with its ranges
 	// itself, so a pass of MMDBs alone keeps no index (nil).
 	ranges *rangeIndex
+	// views: some record fed had Views (restricted knowledge), so the
+	// audiences' files may differ (no mirrors).
+	views bool
+	// forkPair: the enterprise CSV and NDJSON take the pro ones' rows
+	// until the first record with Views (a fork into both batches there).
+	forkPair bool
 }
 
 func newFeeder(ctx context.Context, outs []*buildOut, m *Manifest, counting bool) *feeder {
 	f := &feeder{ctx: ctx, outs: outs, m: m, counting: counting}
 	for _, o := range outs {
+		if o.fork != nil && o.mirrorOf != nil && slices.Contains(outs, o.mirrorOf) {
+			f.forkPair = true
+		}
 		f.active[o.aud] = true
 		if o.format != FormatMMDB {
 			f.rows[o.aud] = true
@@ -831,6 +894,14 @@ func (f *feeder) record(r ipmodel.Record, isRange bool, count *int64) error {
 	if f.counting {
 		*count++
 	}
+	if r.Views != nil && !f.views {
+		f.views = true
+		if f.forkPair {
+			for _, a := range []ipmodel.Audience{ipmodel.AudiencePro, ipmodel.AudienceEnterprise} {
+				f.batches[a] = append(f.batches[a], item{})
+			}
+		}
+	}
 	var prev *ipmodel.Record
 	ip := pfx.Addr().String()
 	for _, a := range ipmodel.Audiences {
@@ -860,8 +931,8 @@ func (f *feeder) record(r ipmodel.Record, isRange bool, count *int64) error {
 			}
 		}
 		prev = v
-		f.batches[a] = append(f.batches[a], item{rec, pfx})
-		if len(f.batches[a]) == batchSize {
+		f.batches[a] = append(f.batches[a], item{rec: rec, pfx: pfx})
+		if len(f.batches[a]) >= batchSize {
 			if err := f.flush(a); err != nil {
 				return err
 			}

@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash"
+	"hash/crc32"
 	"io"
 	"net/netip"
 	"strconv"
@@ -145,6 +147,11 @@ type ndjsonWriter struct {
 	hdr        FileHeader
 	deltaFiles []File
 	deltaErr   error
+
+	// tentative: an enterprise NDJSON paired with the pro NDJSON
+	// (pairMirrors) takes no lines until the first record with Views (a
+	// fork, mirror.go), nor any if none comes (it is then a copy).
+	tentative bool
 }
 
 // ndjsonOptions configure an NDJSON writer.
@@ -168,6 +175,9 @@ func newNDJSONWriter(w io.Writer, o ndjsonOptions) *ndjsonWriter {
 }
 
 func (n *ndjsonWriter) Write(r *ipmodel.Record, p netip.Prefix) error {
+	if n.tentative {
+		return nil
+	}
 	var err error
 	if n.line, err = appendNDJSON(n.line[:0], r); err != nil {
 		return fmt.Errorf("write ndjson: %w", err)
@@ -194,6 +204,9 @@ func (n *ndjsonWriter) out(line []byte, addEOL bool) error {
 }
 
 func (n *ndjsonWriter) Close() error {
+	if n.tentative {
+		return errors.New("close ndjson: a mirror of the pro NDJSON has no lines of its own")
+	}
 	if n.sorter != nil {
 		if n.differ != nil {
 			n.differ.start()
@@ -243,6 +256,17 @@ type csvWriter struct {
 	row  []byte
 	tmp  []byte
 	rows int64
+
+	// crc and size of the uncompressed bytes written (the gzip trailer's),
+	// handed to an enterprise CSV that forks from this one (rowFork).
+	crc  uint32
+	size int64
+	// tentative: an enterprise CSV paired with the pro CSV (pairMirrors)
+	// takes no rows until the first record with Views (a fork), nor any if
+	// none comes (it is then a copy of the pro CSV).
+	tentative bool
+	// cont is the rest of the gzip stream after a fork.
+	cont *csvCont
 }
 
 func newCSVWriter(w io.Writer) (*csvWriter, error) {
@@ -255,6 +279,7 @@ func newCSVWriter(w io.Writer) (*csvWriter, error) {
 		c.row = appendCSVField(c.row, col)
 	}
 	c.row = append(c.row, '\r', '\n')
+	c.crc, c.size = crc32.ChecksumIEEE(c.row), int64(len(c.row))
 	if _, err := z.buf.Write(c.row); err != nil {
 		return nil, fmt.Errorf("write csv header: %w", err)
 	}
@@ -262,6 +287,9 @@ func newCSVWriter(w io.Writer) (*csvWriter, error) {
 }
 
 func (c *csvWriter) Write(r *ipmodel.Record, _ netip.Prefix) error {
+	if c.tentative {
+		return nil
+	}
 	f := Flags(r)
 	b := appendCSVField(c.row[:0], r.IP)
 	b = append(b, ',')
@@ -308,7 +336,13 @@ func (c *csvWriter) Write(r *ipmodel.Record, _ netip.Prefix) error {
 	}
 	b = append(b, '\r', '\n')
 	c.row = b
-	if _, err := c.z.buf.Write(b); err != nil {
+	c.crc = crc32.Update(c.crc, crc32.IEEETable, b)
+	c.size += int64(len(b))
+	out := c.z.buf
+	if c.cont != nil {
+		out = c.cont.buf
+	}
+	if _, err := out.Write(b); err != nil {
 		return fmt.Errorf("write csv: %w", err)
 	}
 	c.rows++
@@ -377,6 +411,12 @@ func deref(p *string) string {
 }
 
 func (c *csvWriter) Close() error {
+	if c.tentative {
+		return errors.New("close csv: a mirror of the pro CSV has no rows of its own")
+	}
+	if c.cont != nil {
+		return c.cont.close(c.crc, c.size)
+	}
 	if err := c.z.Close(); err != nil {
 		return fmt.Errorf("close csv: %w", err)
 	}
