@@ -4,9 +4,9 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/netintel/netintel/internal/ipmodel"
+	"github.com/netintel/netintel/internal/jsonx"
 )
 
 // The NDJSON lines and the CSV's JSON columns are written by the append
@@ -26,12 +26,12 @@ func appendNDJSON(b []byte, r *ipmodel.Record) ([]byte, error) {
 	}
 	f := Flags(r)
 	b = append(b, `{"ip":`...)
-	b = appendJSONString(b, r.IP)
+	b = jsonx.AppendString(b, r.IP)
 	b = append(b, `,"network":`...)
 	if r.Network == "" {
 		b = append(b, "null"...)
 	} else {
-		b = appendJSONString(b, r.Network)
+		b = jsonx.AppendString(b, r.Network)
 	}
 	b = append(b, `,"classifications":`...)
 	b = appendJSONStrings(b, r.Classifications)
@@ -40,9 +40,9 @@ func appendNDJSON(b []byte, r *ipmodel.Record) ([]byte, error) {
 	b = append(b, `,"confidence":`...)
 	b = appendJSONFloat(b, r.Confidence)
 	b = append(b, `,"first_seen":`...)
-	b = appendJSONString(b, r.FirstSeen)
+	b = jsonx.AppendString(b, r.FirstSeen)
 	b = append(b, `,"last_seen":`...)
-	b = appendJSONString(b, r.LastSeen)
+	b = jsonx.AppendString(b, r.LastSeen)
 	b = append(b, `,"sources":`...)
 	b = appendJSONStrings(b, r.Sources)
 	for i, name := range FlagNames {
@@ -106,7 +106,7 @@ func appendJSONAsset(b []byte, a *ipmodel.Asset) []byte {
 	b = append(b, `{"port":`...)
 	b = strconv.AppendInt(b, int64(a.Port), 10)
 	b = append(b, `,"protocol_family":`...)
-	b = appendJSONString(b, a.ProtocolFamily)
+	b = jsonx.AppendString(b, a.ProtocolFamily)
 	b = append(b, `,"vendor":`...)
 	b = appendJSONOptString(b, a.Vendor)
 	b = append(b, `,"product":`...)
@@ -118,13 +118,13 @@ func appendJSONAsset(b []byte, a *ipmodel.Asset) []byte {
 	b = append(b, `,"exact_version":`...)
 	b = appendJSONOptString(b, a.ExactVersion)
 	b = append(b, `,"confidence_band":`...)
-	b = appendJSONString(b, a.ConfidenceBand)
+	b = jsonx.AppendString(b, a.ConfidenceBand)
 	b = append(b, `,"evidence_sources":`...)
 	b = appendJSONStrings(b, a.EvidenceSources)
 	b = append(b, `,"first_seen":`...)
-	b = appendJSONString(b, a.FirstSeen)
+	b = jsonx.AppendString(b, a.FirstSeen)
 	b = append(b, `,"last_seen":`...)
-	b = appendJSONString(b, a.LastSeen)
+	b = jsonx.AppendString(b, a.LastSeen)
 	b = append(b, `,"attributions":`...)
 	b = appendJSONAttributions(b, a.Attributions)
 	b = append(b, `,"cve_summary":`...)
@@ -152,11 +152,11 @@ func appendJSONAsset(b []byte, a *ipmodel.Asset) []byte {
 			b = append(b, ',')
 		}
 		b = append(b, `{"cve_id":`...)
-		b = appendJSONString(b, c.CveID)
+		b = jsonx.AppendString(b, c.CveID)
 		b = append(b, `,"detection_confidence":`...)
-		b = appendJSONString(b, c.DetectionConfidence)
+		b = jsonx.AppendString(b, c.DetectionConfidence)
 		b = append(b, `,"source":`...)
-		b = appendJSONString(b, c.Source)
+		b = jsonx.AppendString(b, c.Source)
 		b = append(b, `,"severity_score":`...)
 		b = appendJSONOptFloat(b, c.SeverityScore)
 		b = append(b, `,"severity_rating":`...)
@@ -189,13 +189,13 @@ func appendJSONAttributions(b []byte, as []ipmodel.Attribution) []byte {
 			b = append(b, ',')
 		}
 		b = append(b, `{"org_name":`...)
-		b = appendJSONString(b, at.OrgName)
+		b = jsonx.AppendString(b, at.OrgName)
 		b = append(b, `,"signal_source":`...)
-		b = appendJSONString(b, at.SignalSource)
+		b = jsonx.AppendString(b, at.SignalSource)
 		b = append(b, `,"signal_confidence":`...)
 		b = appendJSONFloat(b, at.SignalConfidence)
 		b = append(b, `,"observed_at":`...)
-		b = appendJSONString(b, at.ObservedAt)
+		b = jsonx.AppendString(b, at.ObservedAt)
 		b = append(b, '}')
 	}
 	return append(b, ']')
@@ -249,7 +249,7 @@ func appendJSONStrings(b []byte, ss []string) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, s)
+		b = jsonx.AppendString(b, s)
 	}
 	return append(b, ']')
 }
@@ -258,7 +258,7 @@ func appendJSONOptString(b []byte, p *string) []byte {
 	if p == nil {
 		return append(b, "null"...)
 	}
-	return appendJSONString(b, *p)
+	return jsonx.AppendString(b, *p)
 }
 
 func appendJSONOptFloat(b []byte, p *float64) []byte {
@@ -286,61 +286,4 @@ func appendJSONFloat(b []byte, f float64) []byte {
 		}
 	}
 	return b
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendJSONString appends s quoted as encoding/json does without HTML
-// escaping: ", \ and control characters escaped, invalid UTF-8 as
-// \ufffd, U+2028 and U+2029 escaped.
-func appendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

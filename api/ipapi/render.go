@@ -10,7 +10,8 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
-	"unicode/utf8"
+
+	"github.com/netintel/netintel/internal/jsonx"
 )
 
 // The lookup's body is rendered into a pooled buffer and written at once:
@@ -218,7 +219,7 @@ func (r *renderer) asset(off uint, comma bool) (bool, uint) {
 			var s []byte
 			s, el, err = r.d.str(el)
 			r.fail(err)
-			r.buf = appendJSONString(r.buf, s)
+			r.buf = jsonx.AppendBytes(r.buf, s)
 		}
 	}
 	r.buf = append(r.buf, `],"first_seen":`...)
@@ -403,7 +404,7 @@ func (r *renderer) str(m *mmdbMap, i int, nullable bool) {
 	}
 	s, _, err := r.d.str(m.at[i])
 	r.fail(err)
-	r.buf = appendJSONString(r.buf, s)
+	r.buf = jsonx.AppendBytes(r.buf, s)
 }
 
 // float renders field i of m as a JSON number (null or 0 when absent).
@@ -465,60 +466,4 @@ func appendJSONFloat(b []byte, f float64) []byte {
 		}
 	}
 	return b
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendJSONString quotes s as encoding/json does with HTML escaping off:
-// quote, backslash and control characters escaped, invalid UTF-8 replaced
-// by U+FFFD, U+2028 and U+2029 escaped.
-func appendJSONString(dst, s []byte) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				dst = append(dst, '\\', c)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		c, size := utf8.DecodeRune(s[i:])
-		if c == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if c == '\u2028' || c == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[c&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }

@@ -216,19 +216,6 @@ func jsonMarshal(t testing.TB, v any) []byte {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
-func FuzzAppendJSONString(f *testing.F) {
-	for _, s := range []string{"", "plain", `"Quoted" Hosting, Inc.`, "back\\slash", "<a href='x'>&amp;</a>", "tab\tnew\nline\rcr\bbs\fff",
-		"\x00\x01\x1f\x7f", "caf\u00e9 \u2028 \u2029 \U0001F600", "bad \xff\xfe utf8 \xc3", "\xe2\x80", "\ufffd"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		got := appendJSONString(nil, []byte(s))
-		if want := jsonMarshal(t, s); !bytes.Equal(got, want) {
-			t.Fatalf("appendJSONString(%q) = %s, want %s", s, got, want)
-		}
-	})
-}
-
 func FuzzAppendJSONFloat(f *testing.F) {
 	for _, v := range []float64{0, math.Copysign(0, -1), 0.1, 0.92, 1, -1.5, 9.8, 1e-6, 9.99e-7, 1e-7, 123456789, 1e20, 1e21, 1.5e300, 5e-324, math.MaxFloat64} {
 		f.Add(v)
