@@ -105,6 +105,7 @@ func Reshard(ctx context.Context, js jetstream.JetStream, cfg *config.Config, to
 	if err != nil {
 		return ReshardResult{}, err
 	}
+	r := &resharder{js: js, cfg: cfg, meta: meta, opt: opt, log: log, p: p, rev: rev}
 	res := ReshardResult{From: l.Shards, To: to, Resumed: p != nil}
 	switch {
 	case p != nil && p.To != to:
@@ -112,93 +113,136 @@ func Reshard(ctx context.Context, js jetstream.JetStream, cfg *config.Config, to
 	case p == nil && l.Shards == to:
 		return res, nil // nothing to do
 	case p == nil:
-		if !opt.Force {
-			if n, err := liveMembers(ctx, js); err != nil {
-				return res, err
-			} else if n > 0 {
-				return res, fmt.Errorf("reshard: %d enrich worker(s) are running: stop them first (observations wait in their stream), or pass --force", n)
-			}
+		if err := r.begin(ctx, l.Shards, to); err != nil {
+			return res, err
 		}
-		// Buckets of the new layout left by an abandoned attempt hold
-		// nothing the state needs: they are made again, empty.
-		for _, k := range cfg.StateShards(to) {
-			if err := js.DeleteKeyValue(ctx, k.Bucket); err != nil && !errors.Is(err, jetstream.ErrBucketNotFound) {
-				return res, fmt.Errorf("reshard: delete %s: %w", k.Bucket, err)
-			}
-		}
-		p = &ReshardProgress{From: l.Shards, To: to, Phase: phaseCopy, Started: time.Now().UTC().Format(time.RFC3339)}
-		for i := range l.Shards {
-			p.Sources = append(p.Sources, ReshardSource{Bucket: config.ShardBucket(bucket, i, l.Shards)})
-		}
-		b, _ := json.Marshal(p)
-		if rev, err = meta.Create(ctx, reshardKey, b); err != nil {
-			return res, fmt.Errorf("reshard: record progress (another reshard started?): %w", err)
-		}
-		log.Info("reshard started", "from", p.From, "to", p.To)
 	default:
 		log.Info("reshard resumed", "from", p.From, "to", p.To, "phase", p.Phase)
 	}
-	save := func() error {
-		b, _ := json.Marshal(p)
-		r, err := meta.Update(ctx, reshardKey, b, rev)
-		if err != nil {
-			return fmt.Errorf("reshard: record progress (another reshard running?): %w", err)
-		}
-		rev = r
-		if opt.checkpoint != nil {
-			return opt.checkpoint(*p)
-		}
-		return nil
-	}
-	if p.Phase == phaseCopy {
-		targets := make([]*shard, to)
-		for i, k := range cfg.StateShards(to) {
-			if err := bus.EnsureKV(ctx, js, log, k); err != nil {
-				return res, fmt.Errorf("reshard: %w", err)
-			}
-			targets[i] = newShard(k.Bucket)
-		}
-		for i := range p.Sources {
-			if err := copyShard(ctx, js, &p.Sources[i], targets, save, opt, p); err != nil {
-				return res, err
-			}
-		}
-		var copied int64
-		for _, s := range p.Sources {
-			copied += s.Copied
-		}
-		var held uint64
-		for _, t := range targets {
-			n, err := bucketRecords(ctx, js, t.bucket)
-			if err != nil {
-				return res, err
-			}
-			held += n
-		}
-		if held != uint64(copied) {
-			return res, fmt.Errorf("reshard: the new shards hold %d records, %d were copied: not switching (run it again with --abort, then anew)", held, copied)
-		}
-		lb, _ := json.Marshal(layoutRecord{Shards: to, Since: time.Now().UTC().Format(time.RFC3339)})
-		if _, err := meta.Put(ctx, layoutKey, lb); err != nil {
-			return res, fmt.Errorf("reshard: record layout: %w", err)
-		}
-		p.Phase = phaseCleanup
-		if err := save(); err != nil {
+	if r.p.Phase == phaseCopy {
+		if err := r.copyAndSwitch(ctx, to); err != nil {
 			return res, err
 		}
-		log.Info("reshard switched", "shards", to, "records", copied)
 	}
-	for _, s := range p.Sources {
-		res.Copied += s.Copied
-		if err := js.DeleteKeyValue(ctx, s.Bucket); err != nil && !errors.Is(err, jetstream.ErrBucketNotFound) {
-			return res, fmt.Errorf("reshard: delete old shard %s: %w", s.Bucket, err)
-		}
-	}
-	if err := meta.Purge(ctx, reshardKey, jetstream.LastRevision(rev)); err != nil {
-		return res, fmt.Errorf("reshard: clear progress: %w", err)
+	if res.Copied, err = r.cleanup(ctx); err != nil {
+		return res, err
 	}
 	log.Info("reshard done", "from", res.From, "to", res.To, "records", res.Copied)
 	return res, nil
+}
+
+// resharder is one Reshard run: its progress record p (at revision rev in
+// the meta bucket) and what it needs to move the records.
+type resharder struct {
+	js   jetstream.JetStream
+	cfg  *config.Config
+	meta jetstream.KeyValue
+	opt  ReshardOptions
+	log  *slog.Logger
+	p    *ReshardProgress
+	rev  uint64
+}
+
+// begin starts a new reshard from `from` shards to `to`: no worker may run
+// (unless forced), buckets of the new layout left by an abandoned attempt
+// are made again, empty, and the progress record is created.
+func (r *resharder) begin(ctx context.Context, from, to int) error {
+	if !r.opt.Force {
+		if n, err := liveMembers(ctx, r.js); err != nil {
+			return err
+		} else if n > 0 {
+			return fmt.Errorf("reshard: %d enrich worker(s) are running: stop them first (observations wait in their stream), or pass --force", n)
+		}
+	}
+	for _, k := range r.cfg.StateShards(to) {
+		if err := r.js.DeleteKeyValue(ctx, k.Bucket); err != nil && !errors.Is(err, jetstream.ErrBucketNotFound) {
+			return fmt.Errorf("reshard: delete %s: %w", k.Bucket, err)
+		}
+	}
+	p := &ReshardProgress{From: from, To: to, Phase: phaseCopy, Started: time.Now().UTC().Format(time.RFC3339)}
+	for i := range from {
+		p.Sources = append(p.Sources, ReshardSource{Bucket: config.ShardBucket(r.cfg.Enrich.Bucket, i, from)})
+	}
+	b, _ := json.Marshal(p)
+	rev, err := r.meta.Create(ctx, reshardKey, b)
+	if err != nil {
+		return fmt.Errorf("reshard: record progress (another reshard started?): %w", err)
+	}
+	r.p, r.rev = p, rev
+	r.log.Info("reshard started", "from", p.From, "to", p.To)
+	return nil
+}
+
+// save records the progress (a compare-and-set on its revision, so two
+// reshards never run at once).
+func (r *resharder) save(ctx context.Context) error {
+	b, _ := json.Marshal(r.p)
+	rev, err := r.meta.Update(ctx, reshardKey, b, r.rev)
+	if err != nil {
+		return fmt.Errorf("reshard: record progress (another reshard running?): %w", err)
+	}
+	r.rev = rev
+	if r.opt.checkpoint != nil {
+		return r.opt.checkpoint(*r.p)
+	}
+	return nil
+}
+
+// copyAndSwitch copies every source shard into the new layout's buckets,
+// checks that they hold what was copied, and records the new layout.
+func (r *resharder) copyAndSwitch(ctx context.Context, to int) error {
+	targets := make([]*shard, to)
+	for i, k := range r.cfg.StateShards(to) {
+		if err := bus.EnsureKV(ctx, r.js, r.log, k); err != nil {
+			return fmt.Errorf("reshard: %w", err)
+		}
+		targets[i] = newShard(k.Bucket)
+	}
+	save := func() error { return r.save(ctx) }
+	var copied int64
+	for i := range r.p.Sources {
+		if err := copyShard(ctx, r.js, &r.p.Sources[i], targets, save, r.opt, r.p); err != nil {
+			return err
+		}
+		copied += r.p.Sources[i].Copied
+	}
+	var held uint64
+	for _, t := range targets {
+		n, err := bucketRecords(ctx, r.js, t.bucket)
+		if err != nil {
+			return err
+		}
+		held += n
+	}
+	if held != uint64(copied) {
+		return fmt.Errorf("reshard: the new shards hold %d records, %d were copied: not switching (run it again with --abort, then anew)", held, copied)
+	}
+	lb, _ := json.Marshal(layoutRecord{Shards: to, Since: time.Now().UTC().Format(time.RFC3339)})
+	if _, err := r.meta.Put(ctx, layoutKey, lb); err != nil {
+		return fmt.Errorf("reshard: record layout: %w", err)
+	}
+	r.p.Phase = phaseCleanup
+	if err := r.save(ctx); err != nil {
+		return err
+	}
+	r.log.Info("reshard switched", "shards", to, "records", copied)
+	return nil
+}
+
+// cleanup deletes the old layout's buckets and the progress record, and
+// returns how many records were copied.
+func (r *resharder) cleanup(ctx context.Context) (int64, error) {
+	var copied int64
+	for _, s := range r.p.Sources {
+		copied += s.Copied
+		if err := r.js.DeleteKeyValue(ctx, s.Bucket); err != nil && !errors.Is(err, jetstream.ErrBucketNotFound) {
+			return copied, fmt.Errorf("reshard: delete old shard %s: %w", s.Bucket, err)
+		}
+	}
+	if err := r.meta.Purge(ctx, reshardKey, jetstream.LastRevision(r.rev)); err != nil {
+		return copied, fmt.Errorf("reshard: clear progress: %w", err)
+	}
+	return copied, nil
 }
 
 // AbortReshard undoes a reshard that has not switched yet: it deletes the
