@@ -599,9 +599,53 @@ func (h *harness) run(ctx context.Context) (*report, error) {
 		r.procs = append(r.procs, nd.p)
 	}
 	urls := natsURLs(nodes)
-	cfg, err := h.writeConfig(urls, h.st.shards)
+	cfg, err := h.config(ctx, r, urls)
 	if err != nil {
 		return nil, err
+	}
+	common := []string{"--config", cfg, "--nats", urls, "--log-format", "json"}
+	enr, api, apiAddr, err := h.startRoles(ctx, r, common)
+	if err != nil {
+		return r, err
+	}
+	nc, err := nats.Connect(urls, nats.MaxReconnects(-1))
+	if err != nil {
+		return r, err
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return r, err
+	}
+	if err := h.waitConsumer(ctx, js, enr); err != nil {
+		return r, err
+	}
+	for _, p := range r.procs {
+		p.mark("start")
+	}
+	if err := h.ingestAndEnrich(ctx, r, js, nodes, enr); err != nil {
+		return r, err
+	}
+	apiFrom := len(api.output())
+	if err := h.publish(ctx, r, common); err != nil {
+		return r, err
+	}
+	if err := h.apiLoaded(ctx, r, api, apiFrom, apiAddr); err != nil {
+		return r, err
+	}
+	for _, nd := range nodes {
+		r.jsDisk[nd.p.name] = diskUsage(nd.dir)
+	}
+	r.objDisk = diskUsage(filepath.Join(h.st.dir, "objects"))
+	return r, nil
+}
+
+// config writes the run's config, with enrich.shards when asked and the
+// build takes it (else it says so in the report and uses one bucket).
+func (h *harness) config(ctx context.Context, r *report, urls string) (string, error) {
+	cfg, err := h.writeConfig(urls, h.st.shards)
+	if err != nil {
+		return "", err
 	}
 	if h.st.shards > 0 {
 		out, err := exec.CommandContext(ctx, h.st.bin, "validate", cfg).CombinedOutput()
@@ -612,49 +656,49 @@ func (h *harness) run(ctx context.Context) (*report, error) {
 				h.st.shards, strings.TrimSpace(strings.ReplaceAll(string(out), "\n", "; ")))
 			h.log.Warn("enrich.shards not accepted by this build; going on without it", "validate", strings.TrimSpace(string(out)))
 			if cfg, err = h.writeConfig(urls, 0); err != nil {
-				return nil, err
+				return "", err
 			}
 		} else {
 			r.shardsNote = fmt.Sprintf("enrich.shards: %d", h.st.shards)
 		}
 	}
-	common := []string{"--config", cfg, "--nats", urls, "--log-format", "json"}
+	return cfg, nil
+}
+
+// startRoles starts the enrich worker and the IP API, and returns them with
+// the API's address once it listens.
+func (h *harness) startRoles(ctx context.Context, r *report, common []string) (enr, api *proc, apiAddr string, err error) {
 	enrichPort, err := freePort()
 	if err != nil {
-		return nil, err
+		return nil, nil, "", err
 	}
 	apiPprof, err := freePort()
 	if err != nil {
-		return nil, err
+		return nil, nil, "", err
 	}
-	enr, err := h.start(ctx, "netintel worker enrich", append([]string{fmt.Sprintf("NETINTEL_PPROF=127.0.0.1:%d", enrichPort)}, roleEnv...),
+	enr, err = h.start(ctx, "netintel worker enrich", append([]string{fmt.Sprintf("NETINTEL_PPROF=127.0.0.1:%d", enrichPort)}, roleEnv...),
 		append(append([]string{h.st.bin, "worker"}, common...), "enrich")...)
 	if err != nil {
-		return nil, err
+		return nil, nil, "", err
 	}
 	enr.pprof = fmt.Sprintf("127.0.0.1:%d", enrichPort)
-	api, err := h.start(ctx, "netintel api (ip)", append([]string{fmt.Sprintf("NETINTEL_PPROF=127.0.0.1:%d", apiPprof)}, roleEnv...),
+	api, err = h.start(ctx, "netintel api (ip)", append([]string{fmt.Sprintf("NETINTEL_PPROF=127.0.0.1:%d", apiPprof)}, roleEnv...),
 		append(append([]string{h.st.bin, "api"}, common...), "--products", "ip", "--listen", "127.0.0.1:0")...)
 	if err != nil {
-		return nil, err
+		return nil, nil, "", err
 	}
 	api.pprof = fmt.Sprintf("127.0.0.1:%d", apiPprof)
 	r.procs = append(r.procs, enr, api)
 	m, _, err := h.waitLog(ctx, api, 0, listenRe, 2*time.Minute)
 	if err != nil {
-		return r, err
+		return nil, nil, "", err
 	}
-	apiAddr := m[1] + m[2]
+	return enr, api, m[1] + m[2], nil
+}
 
-	nc, err := nats.Connect(urls, nats.MaxReconnects(-1))
-	if err != nil {
-		return r, err
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return r, err
-	}
+// waitConsumer waits for the enrich worker to create the streams and its
+// consumer.
+func (h *harness) waitConsumer(ctx context.Context, js jetstream.JetStream, enr *proc) error {
 	// The enrich worker creates the streams and its consumer. Each
 	// request has a timeout of its own: a cluster still electing may not
 	// answer one.
@@ -667,21 +711,22 @@ func (h *harness) run(ctx context.Context) (*report, error) {
 			break
 		}
 		if time.Now().After(waitUntil) {
-			return r, fmt.Errorf("the enrich worker did not create its consumer in 10 minutes: %w", err)
+			return fmt.Errorf("the enrich worker did not create its consumer in 10 minutes: %w", err)
 		}
 		select {
 		case <-enr.done:
-			return r, fmt.Errorf("enrich worker exited:\n%s", tail(enr.output(), 30))
+			return fmt.Errorf("enrich worker exited:\n%s", tail(enr.output(), 30))
 		case <-ctx.Done():
-			return r, ctx.Err()
+			return ctx.Err()
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
-	for _, p := range r.procs {
-		p.mark("start")
-	}
+	return nil
+}
 
-	// Ingest and enrich.
+// ingestAndEnrich feeds the generated observations and waits until the
+// enrich consumers are idle, marking memory and taking heap profiles.
+func (h *harness) ingestAndEnrich(ctx context.Context, r *report, js jetstream.JetStream, nodes []*node, enr *proc) error {
 	h.log.Info("ingesting", "addresses", h.st.n, "mode", h.st.mode)
 	in := ingest.New(js, slog.New(slog.NewTextHandler(io.Discard, nil)), nil, 0, 0)
 	pr, pw := io.Pipe()
@@ -692,18 +737,18 @@ func (h *harness) run(ctx context.Context) (*report, error) {
 	stats, err := in.Ingest(ctx, "observations", pr, ingest.Options{})
 	if err != nil {
 		close(progressDone)
-		return r, fmt.Errorf("ingest: %w", err)
+		return fmt.Errorf("ingest: %w", err)
 	}
 	r.ingestTime = time.Since(start)
 	r.observ = stats.Published
 	r.skipped = stats.Skipped
 	if len(stats.Malformed) > 0 {
-		return r, fmt.Errorf("ingest: %s; first: %s", stats.String(), firstMalformed(stats))
+		return fmt.Errorf("ingest: %s; first: %s", stats.String(), firstMalformed(stats))
 	}
 	h.log.Info("ingested", "published", stats.Published, "summary", stats.String(), "malformed_first", firstMalformed(stats), "took", r.ingestTime.Round(time.Millisecond))
 	if err := enrich.WaitIdle(ctx, js); err != nil {
 		close(progressDone)
-		return r, err
+		return err
 	}
 	r.enrichTime = time.Since(start)
 	close(progressDone)
@@ -722,7 +767,7 @@ func (h *harness) run(ctx context.Context) (*report, error) {
 		select {
 		case <-time.After(h.st.settle):
 		case <-ctx.Done():
-			return r, ctx.Err()
+			return ctx.Err()
 		}
 		for _, p := range r.procs {
 			p.mark("settled")
@@ -732,15 +777,19 @@ func (h *harness) run(ctx context.Context) (*report, error) {
 			r.profiles = append(r.profiles, h.heapProfile(ctx, nd.p, "settled"))
 		}
 	}
+	return nil
+}
 
-	// Publish. A failed run is run again twice, as the scheduler does
+// publish runs `netintel publish` to success, up to three attempts.
+func (h *harness) publish(ctx context.Context, r *report, common []string) error {
+	// A failed run is run again twice, as the scheduler does
 	// (publish.run_retries); the failures are reported.
 	var pub *proc
-	apiFrom := len(api.output())
+	var err error
 	for attempt := 1; ; attempt++ {
 		h.log.Info("publishing", "attempt", attempt)
 		if pub, err = h.start(ctx, "netintel publish", roleEnv, append([]string{h.st.bin, "publish"}, common...)...); err != nil {
-			return r, err
+			return err
 		}
 		pstart := time.Now()
 		select {
@@ -748,7 +797,7 @@ func (h *harness) run(ctx context.Context) (*report, error) {
 		case <-ctx.Done():
 			_ = pub.cmd.Process.Signal(syscall.SIGTERM)
 			<-pub.done
-			return r, ctx.Err()
+			return ctx.Err()
 		}
 		r.publishWall = time.Since(pstart)
 		if ru, ok := pub.cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
@@ -761,7 +810,7 @@ func (h *harness) run(ctx context.Context) (*report, error) {
 		r.publishFailures = append(r.publishFailures, fmt.Sprintf("attempt %d failed after %.1f s: %s", attempt, r.publishWall.Seconds(), msg))
 		h.log.Warn("publish failed", "attempt", attempt, "err", msg)
 		if attempt == 3 {
-			return r, fmt.Errorf("publish failed:\n%s", tail(pub.output(), 30))
+			return fmt.Errorf("publish failed:\n%s", tail(pub.output(), 30))
 		}
 	}
 	for _, l := range pub.output() {
@@ -770,14 +819,17 @@ func (h *harness) run(ctx context.Context) (*report, error) {
 		}
 	}
 	h.log.Info("published", "took", r.publishWall.Round(time.Millisecond), "peak_rss_mib", r.publishPeak/1024)
+	return nil
+}
 
-	// The API loads it.
+// apiLoaded waits for the API to serve the new snapshot and measures it.
+func (h *harness) apiLoaded(ctx context.Context, r *report, api *proc, apiFrom int, apiAddr string) error {
 	// The API answers lookups once the MMDBs are mapped ("snapshot
 	// loaded"); the export table follows ("export table built"). A build
 	// from before that split logs the rows with "snapshot loaded".
-	m, _, err = h.waitLog(ctx, api, apiFrom, regexp.MustCompile(`"msg":"snapshot loaded".*"took":("[^"]*"|[0-9.e+-]+)`), 60*time.Minute)
+	m, _, err := h.waitLog(ctx, api, apiFrom, regexp.MustCompile(`"msg":"snapshot loaded".*"took":("[^"]*"|[0-9.e+-]+)`), 60*time.Minute)
 	if err != nil {
-		return r, err
+		return err
 	}
 	r.apiLoad = parseDuration(m[1])
 	if old := regexp.MustCompile(`"rows":(\d+)`).FindStringSubmatch(m[0]); old != nil {
@@ -786,7 +838,7 @@ func (h *harness) run(ctx context.Context) (*report, error) {
 	} else {
 		m, _, err = h.waitLog(ctx, api, apiFrom, regexp.MustCompile(`"msg":"export table built".*"rows":(\d+).*"took":("[^"]*"|[0-9.e+-]+)`), 60*time.Minute)
 		if err != nil {
-			return r, err
+			return err
 		}
 		r.apiRows, _ = strconv.ParseInt(m[1], 10, 64)
 		r.apiTable = parseDuration(m[2])
@@ -798,11 +850,7 @@ func (h *harness) run(ctx context.Context) (*report, error) {
 		p.mark("final")
 		p.markHeap(ctx, "final")
 	}
-	for _, nd := range nodes {
-		r.jsDisk[nd.p.name] = diskUsage(nd.dir)
-	}
-	r.objDisk = diskUsage(filepath.Join(h.st.dir, "objects"))
-	return r, nil
+	return nil
 }
 
 // progress logs the stream, the consumer's pending count and every
@@ -1054,6 +1102,13 @@ func (r *report) markdown() string {
 	if r.err != nil {
 		fmt.Fprintf(&b, "\n**The run failed:** %s\n", strings.SplitN(r.err.Error(), "\n", 2)[0])
 	}
+	r.processTable(&b)
+	r.figureTable(&b)
+	return b.String()
+}
+
+// processTable writes each process's RSS and heap at the run's moments.
+func (r *report) processTable(b *strings.Builder) {
 	moments := []string{"enriched"}
 	if r.st.settle > 0 {
 		moments = append(moments, "settled")
@@ -1062,53 +1117,56 @@ func (r *report) markdown() string {
 	titles := map[string]string{"enriched": "after enrichment", "settled": "after " + r.st.settle.String() + " more", "final": "at the end"}
 	b.WriteString("\n| process | peak RSS (VmHWM) |")
 	for _, m := range moments {
-		fmt.Fprintf(&b, " RSS %s | live heap %s |", titles[m], titles[m])
+		fmt.Fprintf(b, " RSS %s | live heap %s |", titles[m], titles[m])
 	}
 	b.WriteString(" RSS per address (end) |\n|---|---|")
 	b.WriteString(strings.Repeat("---|---|", len(moments)) + "---|\n")
 	totals := map[string]int64{}
 	for _, p := range r.procs {
 		p.mu.Lock()
-		fmt.Fprintf(&b, "| %s | %s |", p.name, mib(p.peak))
+		fmt.Fprintf(b, "| %s | %s |", p.name, mib(p.peak))
 		for _, m := range moments {
 			heap := ""
 			if v := p.heap[m]; v > 0 {
 				heap = mibBytes(v)
 			}
-			fmt.Fprintf(&b, " %s | %s |", mib(p.at[m]), heap)
+			fmt.Fprintf(b, " %s | %s |", mib(p.at[m]), heap)
 			totals[m] += p.at[m]
 		}
-		fmt.Fprintf(&b, " %s |\n", perAddr(p.at["final"]*1024, r.st.n))
+		fmt.Fprintf(b, " %s |\n", perAddr(p.at["final"]*1024, r.st.n))
 		p.mu.Unlock()
 	}
 	b.WriteString("| **all of the above** | |")
 	for _, m := range moments {
-		fmt.Fprintf(&b, " %s | |", mib(totals[m]))
+		fmt.Fprintf(b, " %s | |", mib(totals[m]))
 	}
-	fmt.Fprintf(&b, " %s |\n", perAddr(totals["final"]*1024, r.st.n))
-	fmt.Fprintf(&b, "| netintel publish | %s |%s |\n", mib(r.publishPeak), strings.Repeat(" |", 2*len(moments)))
+	fmt.Fprintf(b, " %s |\n", perAddr(totals["final"]*1024, r.st.n))
+	fmt.Fprintf(b, "| netintel publish | %s |%s |\n", mib(r.publishPeak), strings.Repeat(" |", 2*len(moments)))
+}
 
+// figureTable writes the run's figures, the streams and the profiles.
+func (r *report) figureTable(b *strings.Builder) {
 	b.WriteString("\n| figure | value |\n|---|---|\n")
 	if r.enrichTime > 0 {
-		fmt.Fprintf(&b, "| observations ingested | %s (ingest done in %.1f s) |\n", thousands(int64(r.observ)), r.ingestTime.Seconds())
+		fmt.Fprintf(b, "| observations ingested | %s (ingest done in %.1f s) |\n", thousands(int64(r.observ)), r.ingestTime.Seconds())
 		if len(r.skipped) > 0 {
-			fmt.Fprintf(&b, "| observations skipped by the adapter | %v |\n", r.skipped)
+			fmt.Fprintf(b, "| observations skipped by the adapter | %v |\n", r.skipped)
 		}
-		fmt.Fprintf(&b, "| enrich rate, end to end | %s observations/s (%.1f s to idle) |\n", thousands(int64(float64(r.observ)/r.enrichTime.Seconds())), r.enrichTime.Seconds())
+		fmt.Fprintf(b, "| enrich rate, end to end | %s observations/s (%.1f s to idle) |\n", thousands(int64(float64(r.observ)/r.enrichTime.Seconds())), r.enrichTime.Seconds())
 	}
 	if r.publishWall > 0 {
-		fmt.Fprintf(&b, "| publish wall time | %.1f s |\n| publish peak RSS | %s |\n", r.publishWall.Seconds(), mib(r.publishPeak))
+		fmt.Fprintf(b, "| publish wall time | %.1f s |\n| publish peak RSS | %s |\n", r.publishWall.Seconds(), mib(r.publishPeak))
 	}
 	for _, f := range r.publishFailures {
-		fmt.Fprintf(&b, "| publish failure | %s |\n", strings.ReplaceAll(f, "|", "/"))
+		fmt.Fprintf(b, "| publish failure | %s |\n", strings.ReplaceAll(f, "|", "/"))
 	}
 	if r.publishLine != "" {
-		fmt.Fprintf(&b, "| publish summary | %s |\n", r.publishLine)
+		fmt.Fprintf(b, "| publish summary | %s |\n", r.publishLine)
 	}
 	if r.apiLoad > 0 {
-		fmt.Fprintf(&b, "| API snapshot load: answers lookups after | %.2f s |\n", r.apiLoad.Seconds())
-		fmt.Fprintf(&b, "| API export table built after | %.2f s (%s rows) |\n", r.apiTable.Seconds(), thousands(r.apiRows))
-		fmt.Fprintf(&b, "| API Go heap in use (go_memstats_heap_inuse_bytes) | %s |\n", mibBytes(r.apiHeap))
+		fmt.Fprintf(b, "| API snapshot load: answers lookups after | %.2f s |\n", r.apiLoad.Seconds())
+		fmt.Fprintf(b, "| API export table built after | %.2f s (%s rows) |\n", r.apiTable.Seconds(), thousands(r.apiRows))
+		fmt.Fprintf(b, "| API Go heap in use (go_memstats_heap_inuse_bytes) | %s |\n", mibBytes(r.apiHeap))
 	}
 	names := make([]string, 0, len(r.jsDisk))
 	for k := range r.jsDisk {
@@ -1116,15 +1174,15 @@ func (r *report) markdown() string {
 	}
 	sort.Strings(names)
 	for _, k := range names {
-		fmt.Fprintf(&b, "| JetStream store on disk, %s | %s (%s per address) |\n", k, mibBytes(r.jsDisk[k]), perAddr(r.jsDisk[k], r.st.n))
+		fmt.Fprintf(b, "| JetStream store on disk, %s | %s (%s per address) |\n", k, mibBytes(r.jsDisk[k]), perAddr(r.jsDisk[k], r.st.n))
 	}
 	if r.objDisk > 0 {
-		fmt.Fprintf(&b, "| object store on disk | %s |\n", mibBytes(r.objDisk))
+		fmt.Fprintf(b, "| object store on disk | %s |\n", mibBytes(r.objDisk))
 	}
 	if len(r.streams) > 0 {
 		b.WriteString("\n| stream | messages | bytes | subjects | replicas (* leader) |\n|---|---|---|---|---|\n")
 		for _, s := range r.streams {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", s.name, thousands(int64(s.msgs)), mibBytes(int64(s.bytes)), thousands(int64(s.subjects)), strings.Join(s.replicas, " "))
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", s.name, thousands(int64(s.msgs)), mibBytes(int64(s.bytes)), thousands(int64(s.subjects)), strings.Join(s.replicas, " "))
 		}
 	}
 	var profs []string
@@ -1134,9 +1192,8 @@ func (r *report) markdown() string {
 		}
 	}
 	if len(profs) > 0 {
-		fmt.Fprintf(&b, "\nHeap profiles: %s (`go tool pprof -top -sample_index=inuse_space FILE`).\n", strings.Join(profs, ", "))
+		fmt.Fprintf(b, "\nHeap profiles: %s (`go tool pprof -top -sample_index=inuse_space FILE`).\n", strings.Join(profs, ", "))
 	}
-	return b.String()
 }
 
 func perAddr(bytes int64, n int) string {
