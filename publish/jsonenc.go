@@ -38,7 +38,7 @@ func appendNDJSON(b []byte, r *ipmodel.Record) ([]byte, error) {
 	b = append(b, `,"provider":`...)
 	b = appendJSONOptString(b, r.Provider)
 	b = append(b, `,"confidence":`...)
-	b = appendJSONFloat(b, r.Confidence)
+	b = jsonx.AppendFloat(b, r.Confidence)
 	b = append(b, `,"first_seen":`...)
 	b = jsonx.AppendString(b, r.FirstSeen)
 	b = append(b, `,"last_seen":`...)
@@ -193,7 +193,7 @@ func appendJSONAttributions(b []byte, as []ipmodel.Attribution) []byte {
 		b = append(b, `,"signal_source":`...)
 		b = jsonx.AppendString(b, at.SignalSource)
 		b = append(b, `,"signal_confidence":`...)
-		b = appendJSONFloat(b, at.SignalConfidence)
+		b = jsonx.AppendFloat(b, at.SignalConfidence)
 		b = append(b, `,"observed_at":`...)
 		b = jsonx.AppendString(b, at.ObservedAt)
 		b = append(b, '}')
@@ -265,25 +265,5 @@ func appendJSONOptFloat(b []byte, p *float64) []byte {
 	if p == nil {
 		return append(b, "null"...)
 	}
-	return appendJSONFloat(b, *p)
-}
-
-// appendJSONFloat appends a finite f as encoding/json does (ES6 number
-// form).
-func appendJSONFloat(b []byte, f float64) []byte {
-	abs := math.Abs(f)
-	format := byte('f')
-	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
-	}
-	b = strconv.AppendFloat(b, f, format, -1, 64)
-	if format == 'e' {
-		// e-09 to e-9, as encoding/json.
-		n := len(b)
-		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-			b[n-2] = b[n-1]
-			b = b[:n-1]
-		}
-	}
-	return b
+	return jsonx.AppendFloat(b, *p)
 }

@@ -424,7 +424,7 @@ func (r *renderer) float(m *mmdbMap, i int, nullable bool) {
 		r.fail(errMMDBData)
 		return
 	}
-	r.buf = appendJSONFloat(r.buf, f)
+	r.buf = jsonx.AppendFloat(r.buf, f)
 }
 
 // int renders field i of m as a JSON integer (0 when absent).
@@ -446,24 +446,4 @@ func rank(levels []string, s []byte) int {
 		}
 	}
 	return -1
-}
-
-// appendJSONFloat formats f as encoding/json does (ES6 number to string:
-// %f, switching to %e below 1e-6 and from 1e21, without exponent padding).
-func appendJSONFloat(b []byte, f float64) []byte {
-	abs := math.Abs(f)
-	format := byte('f')
-	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
-	}
-	b = strconv.AppendFloat(b, f, format, -1, 64)
-	if format == 'e' {
-		// e-09 to e-9
-		n := len(b)
-		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-			b[n-2] = b[n-1]
-			b = b[:n-1]
-		}
-	}
-	return b
 }

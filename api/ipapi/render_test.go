@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"math"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -214,20 +213,6 @@ func jsonMarshal(t testing.TB, v any) []byte {
 		t.Fatal(err)
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
-}
-
-func FuzzAppendJSONFloat(f *testing.F) {
-	for _, v := range []float64{0, math.Copysign(0, -1), 0.1, 0.92, 1, -1.5, 9.8, 1e-6, 9.99e-7, 1e-7, 123456789, 1e20, 1e21, 1.5e300, 5e-324, math.MaxFloat64} {
-		f.Add(v)
-	}
-	f.Fuzz(func(t *testing.T, v float64) {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return
-		}
-		if got, want := appendJSONFloat(nil, v), jsonMarshal(t, v); !bytes.Equal(got, want) {
-			t.Fatalf("appendJSONFloat(%v) = %s, want %s", v, got, want)
-		}
-	})
 }
 
 // FuzzRenderMMDB renders lookups from arbitrary data sections: a corrupt

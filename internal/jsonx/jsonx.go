@@ -5,6 +5,8 @@
 package jsonx
 
 import (
+	"math"
+	"strconv"
 	"unicode/utf8"
 	"unsafe"
 )
@@ -72,4 +74,25 @@ func AppendString(b []byte, s string) []byte {
 // during the call.
 func AppendBytes(dst, b []byte) []byte {
 	return AppendString(dst, unsafe.String(unsafe.SliceData(b), len(b)))
+}
+
+// AppendFloat appends a finite f as encoding/json does (ES6 number to
+// string: %f, switching to %e below 1e-6 and from 1e21, without exponent
+// padding). NaN and infinities have no JSON form: callers refuse them.
+func AppendFloat(b []byte, f float64) []byte {
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		// e-09 to e-9, as encoding/json.
+		n := len(b)
+		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
 }

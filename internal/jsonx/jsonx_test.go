@@ -3,6 +3,7 @@ package jsonx
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"testing"
 )
 
@@ -41,4 +42,24 @@ func TestAppendString_NoAllocs(t *testing.T) {
 	}); n != 0 {
 		t.Errorf("%v allocations a call, want 0", n)
 	}
+}
+
+// FuzzAppendFloat checks AppendFloat against encoding/json on finite
+// numbers, the exponent forms' edges included.
+func FuzzAppendFloat(f *testing.F) {
+	for _, v := range []float64{0, math.Copysign(0, -1), 0.1, 0.92, 1, -1.5, 9.8, 1e-6, 9.99e-7, 1e-7, 123456789, 1e20, 1e21, 1.5e300, 5e-324, math.MaxFloat64} {
+		f.Add(v)
+	}
+	f.Fuzz(func(t *testing.T, v float64) {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return
+		}
+		want, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := AppendFloat(nil, v); !bytes.Equal(got, want) {
+			t.Fatalf("AppendFloat(%v) = %s, want %s", v, got, want)
+		}
+	})
 }
