@@ -1,10 +1,11 @@
 package nuclei
 
 import (
-	"bytes"
 	"flag"
 	"os"
 	"testing"
+
+	"github.com/netintel/netintel/internal/testutil"
 )
 
 var update = flag.Bool("update", false, "rewrite enrich/rules/60-nuclei.yaml")
@@ -22,17 +23,5 @@ func TestGenerate_UpToDate(t *testing.T) {
 		t.Fatal("no rules generated")
 	}
 	t.Logf("%d templates, %d rules, %d versions, skipped %v, matchers skipped %v", st.Templates, st.Rules, st.Versions, st.Skipped, st.SkippedMatchers)
-	if *update {
-		if err := os.WriteFile(generated, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(generated)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("%s is out of date: run go test ./enrich/nuclei -run TestGenerate_UpToDate -update", generated)
-	}
+	testutil.GeneratedFile(t, generated, got, *update, "go test ./enrich/nuclei -run TestGenerate_UpToDate -update")
 }

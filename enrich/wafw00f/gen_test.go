@@ -1,10 +1,11 @@
 package wafw00f
 
 import (
-	"bytes"
 	"flag"
 	"os"
 	"testing"
+
+	"github.com/netintel/netintel/internal/testutil"
 )
 
 var update = flag.Bool("update", false, "rewrite enrich/rules/66-wafw00f.yaml")
@@ -22,17 +23,5 @@ func TestGenerate_UpToDate(t *testing.T) {
 		t.Fatal("no rules generated")
 	}
 	t.Logf("%d plugins, %d rules, skipped %v, alternatives skipped %v", st.Plugins, st.Rules, st.Skipped, st.SkippedTells)
-	if *update {
-		if err := os.WriteFile(generated, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(generated)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("%s is out of date: run go test ./enrich/wafw00f -run TestGenerate_UpToDate -update", generated)
-	}
+	testutil.GeneratedFile(t, generated, got, *update, "go test ./enrich/wafw00f -run TestGenerate_UpToDate -update")
 }

@@ -1,10 +1,11 @@
 package wappalyzer
 
 import (
-	"bytes"
 	"flag"
 	"os"
 	"testing"
+
+	"github.com/netintel/netintel/internal/testutil"
 )
 
 var update = flag.Bool("update", false, "rewrite enrich/rules/65-wappalyzer.yaml")
@@ -26,17 +27,5 @@ func TestGenerate_UpToDate(t *testing.T) {
 		t.Fatal("no rules generated")
 	}
 	t.Logf("%d technologies, %d rules, %d tells, %d versions, skipped %v, tells skipped %v", st.Technologies, st.Rules, st.Tells, st.Versions, st.Skipped, st.SkippedTells)
-	if *update {
-		if err := os.WriteFile(generated, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(generated)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("%s is out of date: run go test ./enrich/wappalyzer -run TestGenerate_UpToDate -update", generated)
-	}
+	testutil.GeneratedFile(t, generated, got, *update, "go test ./enrich/wappalyzer -run TestGenerate_UpToDate -update")
 }

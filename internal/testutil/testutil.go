@@ -327,3 +327,24 @@ func GeneratedSection(t testing.TB, path, begin, end, content string, update boo
 	}
 	t.Errorf("%s is out of date; run %s", path, regen)
 }
+
+// GeneratedFile is GeneratedSection for a file that is generated whole
+// (the rules files the importers write): with update set it writes
+// content to path, else it fails when the committed file differs, naming
+// the command (regen) that rewrites it.
+func GeneratedFile(t testing.TB, path string, content []byte, update bool, regen string) {
+	t.Helper()
+	if update {
+		if err := os.WriteFile(path, content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(content, want) {
+		t.Fatalf("%s is out of date: run %s", path, regen)
+	}
+}
