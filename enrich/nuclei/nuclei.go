@@ -17,6 +17,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/netintel/netintel/enrich/internal/genrule"
 )
 
 // Commit is the nuclei-templates commit the files under templates/ were
@@ -521,54 +523,22 @@ func render(rules []rule, st Stats) []byte {
 	}
 	b.WriteString("\nversion: 2\nrules:\n")
 	for _, r := range rules {
-		doc := &yaml.Node{Kind: yaml.MappingNode}
-		add := func(k string, v *yaml.Node) {
-			doc.Content = append(doc.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: k}, v)
-		}
-		str := func(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Value: s, Tag: "!!str"} }
-		add("id", str(r.ID))
-		add("vendor", str(r.Vendor))
-		add("product", str(r.Product))
-		if r.CPE != "" {
-			add("cpe", &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle, Content: []*yaml.Node{str(r.CPE)}})
-		}
-		add("protocol_family", str("https"))
-		add("sources", &yaml.Node{Kind: yaml.SequenceNode, Content: []*yaml.Node{str(r.Source)}})
-		add("notes", str(r.Notes))
-		add("match", yamlOf(r.Match))
-		add("guard_vendor", &yaml.Node{Kind: yaml.ScalarNode, Value: "true", Tag: "!!bool"})
-		if len(r.Versions) > 0 {
-			vs := &yaml.Node{Kind: yaml.SequenceNode}
-			for _, v := range r.Versions {
-				m := &yaml.Node{Kind: yaml.MappingNode, Style: yaml.FlowStyle}
-				kvs := []string{"from", v.From}
-				if v.Path != "" {
-					kvs = append(kvs, "path", v.Path)
-				}
-				kvs = append(kvs, "regex", v.Regex, "format", v.Format, "precision", "exact")
-				for i := 0; i < len(kvs); i += 2 {
-					m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: kvs[i]}, str(kvs[i+1]))
-				}
-				vs.Content = append(vs.Content, m)
+		g := genrule.Rule{ID: r.ID, Vendor: r.Vendor, Product: r.Product, CPE: r.CPE,
+			Sources: []string{r.Source}, Notes: r.Notes, Match: yamlOf(r.Match)}
+		for _, v := range r.Versions {
+			kvs := [][2]string{{"from", v.From}}
+			if v.Path != "" {
+				kvs = append(kvs, [2]string{"path", v.Path})
 			}
-			add("versions", vs)
+			g.Versions = append(g.Versions, append(kvs, [2]string{"regex", v.Regex}, [2]string{"format", v.Format}, [2]string{"precision", "exact"}))
 		}
-		out, err := yaml.Marshal(&yaml.Node{Kind: yaml.SequenceNode, Content: []*yaml.Node{doc}})
-		if err != nil {
-			panic(err) // a tree built above always marshals
-		}
-		for _, line := range strings.SplitAfter(string(out), "\n") {
-			if line != "" {
-				b.WriteString("  " + line)
-			}
-		}
+		genrule.Write(&b, g)
 	}
 	return b.Bytes()
 }
 
 func yamlOf(c node) *yaml.Node {
 	m := &yaml.Node{Kind: yaml.MappingNode}
-	key := func(k string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Value: k} }
 	switch c.kind {
 	case "leaf":
 		m.Style = yaml.FlowStyle
@@ -576,25 +546,25 @@ func yamlOf(c node) *yaml.Node {
 			var v *yaml.Node
 			switch x := p.v.(type) {
 			case string:
-				v = &yaml.Node{Kind: yaml.ScalarNode, Value: x, Tag: "!!str"}
+				v = genrule.Str(x)
 			case int:
-				v = &yaml.Node{Kind: yaml.ScalarNode, Value: strconv.Itoa(x), Tag: "!!int"}
+				v = genrule.Int(x)
 			case []int:
 				v = &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
 				for _, n := range x {
-					v.Content = append(v.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: strconv.Itoa(n), Tag: "!!int"})
+					v.Content = append(v.Content, genrule.Int(n))
 				}
 			}
-			m.Content = append(m.Content, key(p.k), v)
+			m.Content = append(m.Content, genrule.Key(p.k), v)
 		}
 	case "not":
-		m.Content = append(m.Content, key("not"), yamlOf(c.kids[0]))
+		m.Content = append(m.Content, genrule.Key("not"), yamlOf(c.kids[0]))
 	default:
 		s := &yaml.Node{Kind: yaml.SequenceNode}
 		for _, k := range c.kids {
 			s.Content = append(s.Content, yamlOf(k))
 		}
-		m.Content = append(m.Content, key(c.kind), s)
+		m.Content = append(m.Content, genrule.Key(c.kind), s)
 	}
 	return m
 }
