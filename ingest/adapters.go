@@ -137,6 +137,19 @@ func (o Options) maxLine() int {
 	return o.MaxLineBytes
 }
 
+// nonBlankLines is lines for formats where a blank line means nothing
+// (JSON lines): fn gets each line with its surrounding white space
+// trimmed, and blank lines are passed over.
+func (o Options) nonBlankLines(r io.Reader, what string, bad func(LineError), fn func(n int, line []byte) error) error {
+	return o.lines(r, what, bad, func(n int, b []byte) error {
+		line := bytes.TrimSpace(b)
+		if len(line) == 0 {
+			return nil
+		}
+		return fn(n, line)
+	})
+}
+
 // lines calls fn with each line of r (without its line ending) and its
 // number. A line longer than MaxLineBytes is reported through bad with its
 // number and skipped; the lines after it are still read. The returned error

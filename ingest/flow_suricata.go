@@ -85,11 +85,7 @@ type suricataEvent struct {
 //     is counted as skipped.
 func Suricata(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	src := opt.source("suricata")
-	return opt.lines(r, "suricata eve", bad, func(n int, b []byte) error {
-		line := bytes.TrimSpace(b)
-		if len(line) == 0 {
-			return nil
-		}
+	return opt.nonBlankLines(r, "suricata eve", bad, func(n int, line []byte) error {
 		var ev suricataEvent
 		if err := scanUnmarshal(line, &ev); err != nil {
 			bad(LineError{n, fmt.Errorf("json: %w", err)})

@@ -6,14 +6,15 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/hex"
-	jsonv2 "github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
 	"math/big"
 	"net/textproto"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/netintel/netintel/internal/ipmodel"
 )

@@ -1,7 +1,6 @@
 package ingest
 
 import (
-	"bytes"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -38,11 +37,7 @@ type fingerprintxRecord struct {
 // "fingerprintx"}.
 func Fingerprintx(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	src := opt.source("fingerprintx")
-	return opt.lines(r, "fingerprintx", bad, func(n int, b []byte) error {
-		line := bytes.TrimSpace(b)
-		if len(line) == 0 {
-			return nil
-		}
+	return opt.nonBlankLines(r, "fingerprintx", bad, func(n int, line []byte) error {
 		var rec fingerprintxRecord
 		if err := scanUnmarshal(line, &rec); err != nil {
 			bad(LineError{n, fmt.Errorf("json: %w", err)})

@@ -141,11 +141,7 @@ type tlsxResponse struct {
 // port (docs/ingest-enrich.md says what is kept).
 func HTTPX(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	src := opt.source("httpx")
-	return opt.lines(r, "httpx", bad, func(n int, b []byte) error {
-		line := bytes.TrimSpace(b)
-		if len(line) == 0 {
-			return nil
-		}
+	return opt.nonBlankLines(r, "httpx", bad, func(n int, line []byte) error {
 		var h httpxRecord
 		if err := scanUnmarshal(line, &h); err != nil {
 			bad(LineError{n, fmt.Errorf("json: %w", err)})

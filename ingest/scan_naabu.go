@@ -42,11 +42,7 @@ type naabuRecord struct {
 // nmap's service detection as Detected when naabu ran nmap.
 func Naabu(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	src := opt.source("naabu")
-	return opt.lines(r, "naabu", bad, func(n int, b []byte) error {
-		line := bytes.TrimSpace(b)
-		if len(line) == 0 {
-			return nil
-		}
+	return opt.nonBlankLines(r, "naabu", bad, func(n int, line []byte) error {
 		var rec naabuRecord
 		if err := scanUnmarshal(line, &rec); err != nil {
 			bad(LineError{n, fmt.Errorf("json: %w", err)})

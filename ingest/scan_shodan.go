@@ -114,11 +114,7 @@ type shodanBanner struct {
 //     the operators' own geofeeds) are not kept.
 func Shodan(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	src := opt.source("shodan")
-	return opt.lines(r, "shodan", bad, func(n int, b []byte) error {
-		line := bytes.TrimSpace(b)
-		if len(line) == 0 {
-			return nil
-		}
+	return opt.nonBlankLines(r, "shodan", bad, func(n int, line []byte) error {
 		var sb shodanBanner
 		dec := json.NewDecoder(bytes.NewReader(line))
 		dec.UseNumber()

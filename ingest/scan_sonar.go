@@ -1,7 +1,6 @@
 package ingest
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -20,11 +19,7 @@ import (
 // host) as its Host. Data that is not an HTTP response is kept as a banner.
 func SonarHTTP(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	src := opt.source("sonar-http")
-	return opt.lines(r, "sonar http", bad, func(n int, b []byte) error {
-		line := bytes.TrimSpace(b)
-		if len(line) == 0 {
-			return nil
-		}
+	return opt.nonBlankLines(r, "sonar http", bad, func(n int, line []byte) error {
 		var rec struct {
 			Data      *string         `json:"data"`
 			IP        string          `json:"ip"`

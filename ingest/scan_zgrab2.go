@@ -1,7 +1,6 @@
 package ingest
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -63,11 +62,7 @@ type zgrab2Module struct {
 // (zgrab2DefaultPorts; http by the scheme of its URL).
 func ZGrab2(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	src := opt.source("zgrab2")
-	return opt.lines(r, "zgrab2", bad, func(n int, b []byte) error {
-		line := bytes.TrimSpace(b)
-		if len(line) == 0 {
-			return nil
-		}
+	return opt.nonBlankLines(r, "zgrab2", bad, func(n int, line []byte) error {
 		var zl zgrab2Line
 		if err := scanUnmarshal(line, &zl); err != nil {
 			bad(LineError{n, fmt.Errorf("json: %w", err)})
