@@ -73,32 +73,32 @@ func (t *Table) Wait(ctx context.Context) error {
 	}
 }
 
-// Ready reports, without waiting, whether the table is built and usable
-// (false while its build runs and after it failed).
-func (t *Table) Ready() bool {
+// status reports, without waiting, whether the table's build has ended
+// and with what error (a table built at once is done without one).
+func (t *Table) status() (done bool, err error) {
 	if t.built == nil {
-		return true
+		return true, nil
 	}
 	select {
 	case <-t.built:
-		return t.err == nil
+		return true, t.err
 	default:
-		return false
+		return false, nil
 	}
+}
+
+// Ready reports, without waiting, whether the table is built and usable
+// (false while its build runs and after it failed).
+func (t *Table) Ready() bool {
+	done, err := t.status()
+	return done && err == nil
 }
 
 // failed reports whether the table's build has ended in a failure (without
 // waiting for a build still running).
 func (t *Table) failed() bool {
-	if t.built == nil {
-		return false
-	}
-	select {
-	case <-t.built:
-		return t.err != nil
-	default:
-		return false
-	}
+	_, err := t.status()
+	return err != nil
 }
 
 // Len returns the number of rows, waiting for a table still being built
