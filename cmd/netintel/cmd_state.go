@@ -81,10 +81,7 @@ func cmdState(ctx context.Context, env *Env, args []string) error {
 			return usageError{fmt.Errorf("state get: %w", err)}
 		}
 	}
-	if cf.dataDir == "" && cf.natsURL == "" {
-		cf.dataDir = "data"
-	}
-	s, err := openSystem(ctx, env, &cf, roleOpts{})
+	s, err := openStateSystem(ctx, env, &cf)
 	if err != nil {
 		return err
 	}
@@ -154,10 +151,7 @@ func cmdStateReshard(ctx context.Context, env *Env, args []string) error {
 	if !*abort && (*to < 1 || *to > config.MaxShards) {
 		return usageError{fmt.Errorf("state reshard: --to must be 1..%d, got %d", config.MaxShards, *to)}
 	}
-	if cf.dataDir == "" && cf.natsURL == "" {
-		cf.dataDir = "data"
-	}
-	s, err := openSystem(ctx, env, &cf, roleOpts{})
+	s, err := openStateSystem(ctx, env, &cf)
 	if err != nil {
 		return err
 	}
@@ -190,4 +184,14 @@ func cmdStateReshard(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stdout, "set enrich.shards: %d in %s before starting the workers again\n", res.To, cf.config)
 	}
 	return nil
+}
+
+// openStateSystem opens the system the state commands read and change:
+// the NATS of --nats, or else the embedded server on the data folder
+// (./data when none is given).
+func openStateSystem(ctx context.Context, env *Env, cf *commonFlags) (*System, error) {
+	if cf.dataDir == "" && cf.natsURL == "" {
+		cf.dataDir = "data"
+	}
+	return openSystem(ctx, env, cf, roleOpts{})
 }
