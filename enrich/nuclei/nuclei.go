@@ -369,27 +369,7 @@ func matcherNode(m matcher) (node, string) {
 		if len(pats) == 0 {
 			return node{}, "empty matcher"
 		}
-		one := func(pat string) node {
-			if len(fields) == 1 {
-				return leaf(kv{fields[0], pat})
-			}
-			var ks []node
-			for _, f := range fields {
-				ks = append(ks, leaf(kv{f, pat}))
-			}
-			return node{kind: "any", kids: ks}
-		}
-		if m.Condition == "and" && len(pats) > 1 {
-			var ks []node
-			for _, p := range pats {
-				ks = append(ks, one(p))
-			}
-			return node{kind: "all", kids: ks}, ""
-		}
-		if len(pats) == 1 {
-			return one(pats[0]), ""
-		}
-		return one("(?:" + strings.Join(pats, ")|(?:") + ")"), ""
+		return fieldsNode(fields, pats, m.Condition == "and"), ""
 	case "dsl":
 		var ks []node
 		for _, d := range m.DSL {
