@@ -202,19 +202,6 @@ func TestWriteBody_ContentLength(t *testing.T) {
 	}
 }
 
-// jsonMarshal encodes v as the service does (no HTML escaping), without
-// the newline.
-func jsonMarshal(t testing.TB, v any) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		t.Fatal(err)
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
-}
-
 // FuzzRenderMMDB renders lookups from arbitrary data sections: a corrupt
 // snapshot may give an error, never a panic or an endless loop.
 func FuzzRenderMMDB(f *testing.F) {
