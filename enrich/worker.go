@@ -65,6 +65,9 @@ type Worker struct {
 	// ackWait bounds the wait for a state write's acknowledgement
 	// (stateAckWait; tests shorten it).
 	ackWait time.Duration
+	// consumerAckWait is the enrich consumer's ack wait, read when Run
+	// opens it: parked messages are kept in progress within it.
+	consumerAckWait time.Duration
 	// memberTTL is how long this process's member key lives unless
 	// renewed (defaultMemberTTL; tests shorten it).
 	memberTTL time.Duration
@@ -238,7 +241,9 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 		return fmt.Errorf("enrich consumer: %w", err)
 	}
-	partitions := cons.CachedInfo().Config.FilterSubject == "obs.*.*"
+	info := cons.CachedInfo().Config
+	partitions := info.FilterSubject == "obs.*.*"
+	w.consumerAckWait = info.AckWait // the partition consumers share it
 	w.layoutOK = layoutOK
 	g.Go(func() error { return w.loops(gctx, cons, nil) })
 	if partitions {
@@ -497,11 +502,20 @@ func (w *Worker) storeKeys(ctx context.Context, keys []string, groups map[string
 }
 
 // park writes keys again in a goroutine of their own, after a first pause
-// (storeKeys in the background).
+// (storeKeys in the background). Their messages are kept from redelivery
+// meanwhile by keepInProgress, however long a pause or a write takes
+// against the consumer's ack wait.
 func (w *Worker) park(ctx context.Context, keys []string, groups map[string][]*item) {
 	w.parked.Add(1)
 	go func() {
 		defer w.parked.Done()
+		stop := make(chan struct{})
+		kept := make(chan struct{})
+		go func() {
+			defer close(kept)
+			w.keepInProgress(ctx, stop, keys, groups)
+		}()
+		defer func() { close(stop); <-kept }()
 		select {
 		case <-ctx.Done():
 			return
@@ -515,6 +529,39 @@ func (w *Worker) park(ctx context.Context, keys []string, groups map[string][]*i
 		w.storeKeys(ctx, keys, groups, false, true)
 	}()
 }
+
+// keepInProgress tells the server that the messages of keys are being
+// worked on, every third of the consumer's ack wait, until stop is closed
+// or ctx ends. Without it, a consumer ack_wait shorter than a pause
+// between writes (up to unavailableMaxWait) plus a write's own wait
+// (stateAckWait) would have the parked messages redelivered over and
+// over, and those deliveries crowd out the other shards' writes.
+func (w *Worker) keepInProgress(ctx context.Context, stop <-chan struct{}, keys []string, groups map[string][]*item) {
+	every := w.consumerAckWait / 3
+	if every <= 0 {
+		every = defaultConsumerAckWait / 3
+	}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-stop:
+			return
+		case <-tick.C:
+			for _, k := range keys {
+				for _, it := range groups[k] {
+					_ = it.msg.InProgress() // an acknowledged message refuses it, harmlessly
+				}
+			}
+		}
+	}
+}
+
+// defaultConsumerAckWait is the enrich consumer's ack wait when its
+// configuration cannot be read (the default configuration's).
+const defaultConsumerAckWait = 30 * time.Second
 
 // The pause before writing again to an unavailable state bucket: the
 // first, doubled each time up to the most.
