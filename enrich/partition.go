@@ -269,14 +269,15 @@ func waitMembers(ctx context.Context, tick <-chan time.Time, updates *<-chan jet
 // before it takes partitions.
 const memberSettle = 300 * time.Millisecond
 
-// announceAndSettle announces this process, then waits memberSettle.
+// announceAndSettle announces this process, then waits w.settle
+// (memberSettle).
 func (w *Worker) announceAndSettle(ctx context.Context, m *members) error {
 	actx, cancel := context.WithTimeout(ctx, m.ttl/3)
 	err := m.announce(actx)
 	cancel()
 	select {
 	case <-ctx.Done():
-	case <-time.After(memberSettle):
+	case <-time.After(w.settle):
 	}
 	return err
 }

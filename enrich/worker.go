@@ -71,8 +71,12 @@ type Worker struct {
 	// memberTTL is how long this process's member key lives unless
 	// renewed (defaultMemberTTL; tests shorten it).
 	memberTTL time.Duration
-	loaded    sync.Mutex
-	follow    sync.Once
+	// settle is how long a process waits after announcing itself before
+	// it takes partitions (memberSettle; a test on a starved machine
+	// lengthens it).
+	settle time.Duration
+	loaded sync.Mutex
+	follow sync.Once
 	// lastMembers is the number of enrich processes last seen (logged).
 	lastMembers int
 	// beforeStore, when set, is called with each batch's context before
@@ -138,7 +142,7 @@ func NewWorker(js jetstream.JetStream, cfg config.Enrich, rules *Rules, cat *Cat
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	w := &Worker{js: js, cfg: cfg, log: log.With("stage", "enrich"), rules: rules, m: newMetrics(reg),
-		store: NewShardedState(js, cfg.Bucket, cfg.Shards), cache: newStateCache(cfg.CacheMB << 20), id: hex.EncodeToString(b[:]), now: time.Now, ackWait: stateAckWait, memberTTL: defaultMemberTTL}
+		store: NewShardedState(js, cfg.Bucket, cfg.Shards), cache: newStateCache(cfg.CacheMB << 20), id: hex.EncodeToString(b[:]), now: time.Now, ackWait: stateAckWait, memberTTL: defaultMemberTTL, settle: memberSettle}
 	w.store.catCfg = &w.cfg.Catalog
 	w.store.verify = true
 	if cat != nil {
