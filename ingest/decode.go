@@ -457,7 +457,7 @@ func readRequest(d *canonDecoder, name string, q *Request) bool {
 	case "host":
 		return d.str(&q.Host)
 	case "headers":
-		return d.headers(&q.Headers)
+		return d.headers((*[]Header)(&q.Headers))
 	case "body":
 		q.Body = &Body{}
 		return object(d, readBody, q.Body)
@@ -474,7 +474,7 @@ func readResponse(d *canonDecoder, name string, r *Response) bool {
 	case "protocol":
 		return d.str(&r.Protocol)
 	case "headers":
-		return d.headers(&r.Headers)
+		return d.headers((*[]Header)(&r.Headers))
 	case "title":
 		return d.str(&r.Title)
 	case "body":

@@ -68,9 +68,9 @@ type Request struct {
 	// Path is the request target: path and query ("/remote/login?lang=en").
 	Path string `json:"path,omitempty"`
 	// Host is the Host header or SNI name used, if any.
-	Host    string   `json:"host,omitempty"`
-	Headers []Header `json:"headers,omitempty"`
-	Body    *Body    `json:"body,omitempty"`
+	Host    string  `json:"host,omitempty"`
+	Headers Headers `json:"headers,omitempty"`
+	Body    *Body   `json:"body,omitempty"`
 }
 
 // Response is the HTTP response a probe got.
@@ -78,8 +78,8 @@ type Response struct {
 	Status int    `json:"status,omitempty"`
 	Reason string `json:"reason,omitempty"`
 	// Protocol is the response's protocol version ("HTTP/1.1").
-	Protocol string   `json:"protocol,omitempty"`
-	Headers  []Header `json:"headers,omitempty"`
+	Protocol string  `json:"protocol,omitempty"`
+	Headers  Headers `json:"headers,omitempty"`
 	// Title is the page title as the scanner extracted it; when empty,
 	// rules read it from the body's <title>.
 	Title string `json:"title,omitempty"`

@@ -160,16 +160,25 @@ func TestSchema_MatchesTypes(t *testing.T) {
 		Enum       []string         `json:"enum"`
 		Ref        string           `json:"$ref"`
 		Defs       map[string]*node `json:"$defs"`
+		AnyOf      []*node          `json:"anyOf"`
 	}
 	var root node
 	if err := json.Unmarshal(b, &root); err != nil {
 		t.Fatal(err)
 	}
-	// deref follows a "#/$defs/NAME" reference.
+	// deref follows a "#/$defs/NAME" reference, and of other shapes read
+	// (anyOf) the format's own: the first with properties or items.
 	var deref func(n *node) *node
 	deref = func(n *node) *node {
 		if n != nil && n.Ref != "" {
 			return deref(root.Defs[strings.TrimPrefix(n.Ref, "#/$defs/")])
+		}
+		if n != nil && n.Properties == nil && n.Items == nil {
+			for _, alt := range n.AnyOf {
+				if a := deref(alt); a != nil && (a.Properties != nil || a.Items != nil) {
+					return a
+				}
+			}
 		}
 		return n
 	}
@@ -241,6 +250,7 @@ func TestSchema_MatchesTypes(t *testing.T) {
 				check(path+"."+k, obj, pk)
 			}
 			if arr, ok := sub.([]any); ok && len(arr) > 0 && pk != nil && pk.Items != nil {
+				pk.Items = deref(pk.Items)
 				if obj, ok := arr[0].(map[string]any); ok {
 					check(path+"."+k+"[]", obj, pk.Items)
 				}

@@ -1,0 +1,182 @@
+package ingest
+
+import (
+	"fmt"
+	"strings"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Headers are a request's or response's header lines in the order sent.
+// The format writes them as a list of {"name", "value"}; reading, it also
+// takes the shapes people and tools write headers in, so that hand-written
+// or converted evidence goes in unchanged (docs/observation.md, "Other
+// shapes read"):
+//
+//   - an object of names to a value or a list of values ({"Server":
+//     "nginx", "Set-Cookie": ["a=1", "b=2"]}), in the order written;
+//   - a list of "Name: value" lines (a raw header block split into lines);
+//   - a list of [name, value] pairs.
+//
+// Anything else is refused with an error naming what was found.
+type Headers []Header
+
+// UnmarshalJSONFrom reads any of the shapes Headers takes.
+func (h *Headers) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	switch k := dec.PeekKind(); k {
+	case 'n':
+		_, err := dec.ReadToken()
+		*h = nil
+		return err
+	case '{':
+		return h.fromObject(dec)
+	case '[':
+		return h.fromList(dec)
+	default:
+		return fmt.Errorf("headers: want a list of {name, value}, an object of names to values or a list of \"Name: value\" lines, got %s", kindName(k))
+	}
+}
+
+// header is Header without its methods, decoded with the caller's options
+// (unknown members refused).
+type header Header
+
+func (h *Headers) fromList(dec *jsontext.Decoder) error {
+	if _, err := dec.ReadToken(); err != nil { // [
+		return err
+	}
+	out := Headers{}
+	for dec.PeekKind() != ']' {
+		switch k := dec.PeekKind(); k {
+		case '{':
+			var one header
+			if err := jsonv2.UnmarshalDecode(dec, &one); err != nil {
+				return err
+			}
+			out = append(out, Header(one))
+		case '"':
+			var line string
+			if err := jsonv2.UnmarshalDecode(dec, &line); err != nil {
+				return err
+			}
+			name, value, ok := strings.Cut(line, ":")
+			if !ok || strings.TrimSpace(name) == "" {
+				return fmt.Errorf("headers: line %q is not \"Name: value\"", truncateForError(line))
+			}
+			out = append(out, Header{Name: strings.TrimSpace(name), Value: strings.TrimSpace(value)})
+		case '[':
+			var pair []string
+			if err := jsonv2.UnmarshalDecode(dec, &pair); err != nil {
+				return err
+			}
+			if len(pair) != 2 {
+				return fmt.Errorf("headers: a [name, value] pair has %d members", len(pair))
+			}
+			out = append(out, Header{Name: pair[0], Value: pair[1]})
+		case 0:
+			_, err := dec.ReadToken()
+			return err
+		default:
+			return fmt.Errorf("headers: a list member is %s, want {name, value}, \"Name: value\" or [name, value]", kindName(k))
+		}
+	}
+	if _, err := dec.ReadToken(); err != nil { // ]
+		return err
+	}
+	*h = out
+	return nil
+}
+
+func (h *Headers) fromObject(dec *jsontext.Decoder) error {
+	if _, err := dec.ReadToken(); err != nil { // {
+		return err
+	}
+	out := Headers{}
+	for dec.PeekKind() != '}' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return err
+		}
+		name := tok.String()
+		switch k := dec.PeekKind(); k {
+		case '"':
+			var v string
+			if err := jsonv2.UnmarshalDecode(dec, &v); err != nil {
+				return err
+			}
+			out = append(out, Header{Name: name, Value: v})
+		case '[':
+			var vs []string
+			if err := jsonv2.UnmarshalDecode(dec, &vs); err != nil {
+				return fmt.Errorf("headers: %s: %w", truncateForError(name), err)
+			}
+			for _, v := range vs {
+				out = append(out, Header{Name: name, Value: v})
+			}
+		case '0':
+			// A number written bare ({"Content-Length": 512}): its text.
+			v, err := dec.ReadValue()
+			if err != nil {
+				return err
+			}
+			out = append(out, Header{Name: name, Value: string(v)})
+		default:
+			return fmt.Errorf("headers: %s is %s, want a string or a list of strings", truncateForError(name), kindName(k))
+		}
+	}
+	if _, err := dec.ReadToken(); err != nil { // }
+		return err
+	}
+	*h = out
+	return nil
+}
+
+// body is Body without its methods.
+type body Body
+
+// UnmarshalJSONFrom reads a body written as its object, or as a plain
+// string: the text itself.
+func (b *Body) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	if dec.PeekKind() == '"' {
+		var s string
+		if err := jsonv2.UnmarshalDecode(dec, &s); err != nil {
+			return err
+		}
+		*b = Body{Data: s}
+		return nil
+	}
+	var v body
+	if err := jsonv2.UnmarshalDecode(dec, &v); err != nil {
+		return err
+	}
+	*b = Body(v)
+	return nil
+}
+
+func kindName(k jsontext.Kind) string {
+	switch k {
+	case 'n':
+		return "null"
+	case 'f', 't':
+		return "a boolean"
+	case '"':
+		return "a string"
+	case '0':
+		return "a number"
+	case '{':
+		return "an object"
+	case '[':
+		return "a list"
+	}
+	return "nothing"
+}
+
+// truncateForError shortens s for an error message.
+func truncateForError(s string) string {
+	if len(s) > 60 {
+		return s[:60] + "..."
+	}
+	return s
+}
+

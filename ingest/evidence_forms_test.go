@@ -1,0 +1,77 @@
+package ingest
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// Headers and bodies written in the other shapes people and tools use
+// (an object of names, "Name: value" lines, [name, value] pairs, a body as
+// a plain string) are read as the format's own list and object, in the
+// order written; repeated Set-Cookie values are all kept.
+func TestNDJSON_OtherHeaderAndBodyShapes(t *testing.T) {
+	t.Parallel()
+	line := func(resp string) string {
+		return `{"v":2,"type":"service","ip":"192.0.2.7","source":"s","observed_at":"2026-11-20T10:00:00Z","service":{"port":443,"transport":"tcp","probes":[{"request":{"method":"GET","path":"/remote/login"},"response":` + resp + `}]}}` + "\n"
+	}
+	canonical := line(`{"status":200,"headers":[{"name":"Server","value":"xxxxxxxx-xxxxx"},{"name":"Set-Cookie","value":"SVPNCOOKIE=; path=/"},{"name":"Set-Cookie","value":"SVPNNETWORKCOOKIE=; path=/remote/network"},{"name":"Content-Length","value":"512"}],"body":{"data":"<title>SSL VPN</title>"}}`)
+	shapes := map[string]string{
+		"object": line(`{"status":200,"headers":{"Server":"xxxxxxxx-xxxxx","Set-Cookie":["SVPNCOOKIE=; path=/","SVPNNETWORKCOOKIE=; path=/remote/network"],"Content-Length":512},"body":"<title>SSL VPN</title>"}`),
+		"lines":  line(`{"status":200,"headers":["Server: xxxxxxxx-xxxxx","Set-Cookie: SVPNCOOKIE=; path=/","Set-Cookie:SVPNNETWORKCOOKIE=; path=/remote/network","Content-Length: 512"],"body":"<title>SSL VPN</title>"}`),
+		"pairs":  line(`{"status":200,"headers":[["Server","xxxxxxxx-xxxxx"],["Set-Cookie","SVPNCOOKIE=; path=/"],["Set-Cookie","SVPNNETWORKCOOKIE=; path=/remote/network"],["Content-Length","512"]],"body":{"data":"<title>SSL VPN</title>"}}`),
+		"mixed":  line(`{"status":200,"headers":[{"name":"Server","value":"xxxxxxxx-xxxxx"},"Set-Cookie: SVPNCOOKIE=; path=/",["Set-Cookie","SVPNNETWORKCOOKIE=; path=/remote/network"],"Content-Length: 512"],"body":"<title>SSL VPN</title>"}`),
+	}
+	want := runAdapter(t, NDJSON, canonical, Options{})
+	if len(want.bad) != 0 || len(want.obs) != 1 {
+		t.Fatalf("canonical: %d obs, bad %v", len(want.obs), want.bad)
+	}
+	schema := compileSchema(t)
+	for name, in := range shapes {
+		if err := validateJSON(schema, []byte(in)); err != nil {
+			t.Errorf("%s: the schema refuses a shape the decoder reads: %v", name, err)
+		}
+		got := runAdapter(t, NDJSON, in, Options{})
+		if len(got.bad) != 0 || len(got.obs) != 1 {
+			t.Errorf("%s: %d obs, bad %v", name, len(got.obs), got.bad)
+			continue
+		}
+		if g, w := got.obs[0].Service.Probes[0].Response, want.obs[0].Service.Probes[0].Response; !reflect.DeepEqual(g, w) {
+			t.Errorf("%s: response\n%+v\nwant\n%+v", name, g, w)
+		}
+	}
+}
+
+// Shapes that are none of those are refused, the line's error naming what
+// was wrong; the other lines go in.
+func TestNDJSON_BadHeaderShapes(t *testing.T) {
+	t.Parallel()
+	line := func(headers string) string {
+		return `{"v":2,"type":"service","ip":"192.0.2.7","source":"s","observed_at":"2026-11-20T10:00:00Z","service":{"port":80,"transport":"tcp","probes":[{"response":{"status":200,"headers":` + headers + `}}]}}` + "\n"
+	}
+	cases := []struct{ headers, want string }{
+		{`"Server: nginx"`, "headers: want a list"},
+		{`["no colon here"]`, `is not "Name: value"`},
+		{`[["Server"]]`, "pair has 1 members"},
+		{`[{"name":"Server","valu":"nginx"}]`, "valu"},
+		{`{"Server":{"v":1}}`, "Server is an object"},
+		{`[true]`, "a list member is a boolean"},
+	}
+	in := line(`[{"name":"Server","value":"nginx"}]`)
+	schema := compileSchema(t)
+	for _, c := range cases {
+		in += line(c.headers)
+		if err := validateJSON(schema, []byte(line(c.headers))); err == nil {
+			t.Errorf("the schema accepts headers %s, which the decoder refuses", c.headers)
+		}
+	}
+	r := runAdapter(t, NDJSON, in, Options{})
+	if len(r.obs) != 1 || len(r.bad) != len(cases) {
+		t.Fatalf("obs %d, bad %d (%v); want 1 and %d", len(r.obs), len(r.bad), r.bad, len(cases))
+	}
+	for i, e := range r.bad {
+		if e.Line != i+2 || !strings.Contains(e.Err.Error(), cases[i].want) {
+			t.Errorf("line %d: %v; want line %d naming %q", e.Line, e.Err, i+2, cases[i].want)
+		}
+	}
+}
