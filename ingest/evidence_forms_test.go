@@ -75,3 +75,36 @@ func TestNDJSON_BadHeaderShapes(t *testing.T) {
 		}
 	}
 }
+
+// An observation may leave out its type (the one payload says it) and give
+// a bare date as observed_at (midnight UTC); both the decoder and the
+// schema take that, and neither takes an impossible date.
+func TestNDJSON_TypeLeftOutAndBareDate(t *testing.T) {
+	t.Parallel()
+	schema := compileSchema(t)
+	good := map[string]string{
+		`{"ip":"192.0.2.8","source":"s","observed_at":"2026-11-20","service":{"port":443,"transport":"tcp","probes":[{"response":{"status":200}}]}}`: TypeService,
+		`{"ip":"192.0.2.9","source":"s","observed_at":"2026-11-20","signal":{"kind":"tor_exit"}}`:                                                    TypeSignal,
+		`{"network":"192.0.2.0/24","source":"s","observed_at":"2026-11-20","range":{"kind":"cdn"}}`:                                                  TypeRange,
+	}
+	for line, typ := range good {
+		if err := validateJSON(schema, []byte(line)); err != nil {
+			t.Errorf("schema refuses %s: %v", line, err)
+		}
+		r := runAdapter(t, NDJSON, line+"\n", Options{})
+		if len(r.obs) != 1 || len(r.bad) != 0 {
+			t.Errorf("%s: obs %d, bad %v", line, len(r.obs), r.bad)
+			continue
+		}
+		if o := r.obs[0]; o.Type != typ || o.ObservedAt != "2026-11-20T00:00:00Z" {
+			t.Errorf("%s: type %q at %q, want %q at midnight", line, o.Type, o.ObservedAt, typ)
+		}
+	}
+	bad := `{"ip":"192.0.2.9","source":"s","observed_at":"2026-13-45","signal":{"kind":"tor_exit"}}`
+	if err := validateJSON(schema, []byte(bad)); err == nil {
+		t.Errorf("schema accepts %s", bad)
+	}
+	if r := runAdapter(t, NDJSON, bad+"\n", Options{}); len(r.obs) != 0 || len(r.bad) != 1 || !strings.Contains(r.bad[0].Err.Error(), "observed_at") {
+		t.Errorf("%s: obs %d, bad %v; want an observed_at error", bad, len(r.obs), r.bad)
+	}
+}

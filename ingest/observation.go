@@ -225,6 +225,19 @@ func (o *Observation) Normalize() error {
 	if n != 1 {
 		return fmt.Errorf("type: exactly one of service, signal, range, flow must be set")
 	}
+	if o.Type == "" {
+		// Left out: the one payload says it.
+		switch {
+		case o.Service != nil:
+			o.Type = TypeService
+		case o.Signal != nil:
+			o.Type = TypeSignal
+		case o.Range != nil:
+			o.Type = TypeRange
+		default:
+			o.Type = TypeFlow
+		}
+	}
 	if o.Type == TypeRange {
 		return o.normalizeRange()
 	}
@@ -258,7 +271,7 @@ func (o *Observation) normalizeHeader() error {
 	if o.Source == "" || !validSource(o.Source) {
 		return fmt.Errorf("source: must be 1..64 of a-z 0-9 - _ . :, got %q", o.Source)
 	}
-	t, err := time.Parse(time.RFC3339Nano, o.ObservedAt)
+	t, err := parseObsTime(o.ObservedAt)
 	if err != nil {
 		return fmt.Errorf("observed_at: not RFC 3339: %q", o.ObservedAt)
 	}
@@ -266,7 +279,7 @@ func (o *Observation) normalizeHeader() error {
 		o.ObservedAt = ipmodel.FormatTime(t)
 	}
 	if o.ListedAt != "" && !canonicalTime(o.ListedAt) {
-		lt, err := time.Parse(time.RFC3339Nano, o.ListedAt)
+		lt, err := parseObsTime(o.ListedAt)
 		if err != nil {
 			return fmt.Errorf("listed_at: not RFC 3339: %q", o.ListedAt)
 		}
@@ -280,6 +293,16 @@ func (o *Observation) normalizeHeader() error {
 		return fmt.Errorf("class: must be one of %s, got %q", strings.Join(ipmodel.DataClasses, ", "), o.Class)
 	}
 	return nil
+}
+
+// parseObsTime reads an RFC 3339 time, or a bare RFC 3339 date
+// (2026-11-20), which is midnight UTC of that day: sources that give only
+// a day are written so.
+func parseObsTime(s string) (time.Time, error) {
+	if len(s) == len(time.DateOnly) {
+		return time.Parse(time.DateOnly, s)
+	}
+	return time.Parse(time.RFC3339Nano, s)
 }
 
 // normalizeClaims checks each ownership claim; a claim without its own
