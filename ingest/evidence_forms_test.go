@@ -83,9 +83,9 @@ func TestNDJSON_TypeLeftOutAndBareDate(t *testing.T) {
 	t.Parallel()
 	schema := compileSchema(t)
 	good := map[string]string{
-		`{"ip":"192.0.2.8","source":"s","observed_at":"2026-11-20","service":{"port":443,"transport":"tcp","probes":[{"response":{"status":200}}]}}`: TypeService,
-		`{"ip":"192.0.2.9","source":"s","observed_at":"2026-11-20","signal":{"kind":"tor_exit"}}`:                                                    TypeSignal,
-		`{"network":"192.0.2.0/24","source":"s","observed_at":"2026-11-20","range":{"kind":"cdn"}}`:                                                  TypeRange,
+		`{"ip":"192.0.2.8","source":"s","observed_at":"2026-11-20","service":{"port":443,"probes":[{"response":{"status":200}}]}}`: TypeService,
+		`{"ip":"192.0.2.9","source":"s","observed_at":"2026-11-20","signal":{"kind":"tor_exit"}}`:                                  TypeSignal,
+		`{"network":"192.0.2.0/24","source":"s","observed_at":"2026-11-20","range":{"kind":"cdn"}}`:                                TypeRange,
 	}
 	for line, typ := range good {
 		if err := validateJSON(schema, []byte(line)); err != nil {
@@ -99,6 +99,9 @@ func TestNDJSON_TypeLeftOutAndBareDate(t *testing.T) {
 		if o := r.obs[0]; o.Type != typ || o.ObservedAt != "2026-11-20T00:00:00Z" {
 			t.Errorf("%s: type %q at %q, want %q at midnight", line, o.Type, o.ObservedAt, typ)
 		}
+	}
+	if r := runAdapter(t, NDJSON, `{"ip":"192.0.2.8","source":"s","observed_at":"2026-11-20","service":{"port":500,"probes":[{"banner":{"received":{"data":"x"}}}]}}`+"\n", Options{}); len(r.bad) != 1 || !strings.Contains(r.bad[0].Err.Error(), "service.transport") {
+		t.Errorf("a banner-only service without transport: bad %v, want a service.transport error", r.bad)
 	}
 	bad := `{"ip":"192.0.2.9","source":"s","observed_at":"2026-13-45","signal":{"kind":"tor_exit"}}`
 	if err := validateJSON(schema, []byte(bad)); err == nil {

@@ -355,11 +355,28 @@ func (o *Observation) normalizeService() error {
 	if err := checkPort("service.port", o.Service.Port, true); err != nil {
 		return err
 	}
+	if o.Service.Transport == "" && o.Service.overTCP() {
+		o.Service.Transport = "tcp" // left out: HTTP and TLS say it
+	}
 	if err := checkTransport("service.transport", &o.Service.Transport); err != nil {
 		return err
 	}
 	o.Service.upgradeV1()
 	return o.Service.normalizeProbes()
+}
+
+// overTCP reports whether the service's evidence is of a TCP service: an
+// HTTP exchange or a TLS handshake (v1's or a probe's).
+func (s *Service) overTCP() bool {
+	if s.HTTP != nil || s.TLS != nil {
+		return true
+	}
+	for _, p := range s.Probes {
+		if p.Request != nil || p.Response != nil || p.TLS != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // normalizeSignal checks a signal observation.
