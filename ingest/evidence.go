@@ -167,6 +167,31 @@ type Detected struct {
 // TextBody returns a text body of s.
 func TextBody(s string) *Body { return &Body{Data: s} }
 
+// httpFromBanner reads the HTTP exchange a raw banner holds (a scanner's
+// raw capture, `curl -i` or `nc` output written as a banner): the response
+// when the received bytes start with an HTTP status line, and the request
+// from the sent bytes when the probe has none. The banner itself is kept as
+// it was; rules then read the exchange's status, headers and body as for
+// any HTTP probe. A banner cut short gives a body flagged truncated.
+func httpFromBanner(b *Banner, q *Request) (*Request, *Response) {
+	if b.Received == nil {
+		return q, nil
+	}
+	r, ok := parseHTTPResponse(b.Received.Bytes())
+	if !ok {
+		return q, nil
+	}
+	if r.Body != nil && b.Received.Truncated {
+		r.Body.Truncated, r.Body.Length, r.Body.SHA256 = true, 0, ""
+	}
+	if q == nil && b.Sent != nil {
+		if sent, ok := parseHTTPRequest(b.Sent.Bytes()); ok {
+			q = sent
+		}
+	}
+	return q, r
+}
+
 // BytesBody returns a body of b: text when b is valid UTF-8, base64
 // otherwise, with its length and SHA-256 (b is taken as the whole body).
 func BytesBody(b []byte) *Body {
@@ -346,6 +371,9 @@ func (s *Service) normalizeProbes() error {
 		cutField(&p.Name)
 		if p.Request == nil && p.Response == nil && p.TLS == nil && p.Banner == nil {
 			return fmt.Errorf("%s: needs a request, response, tls or banner", f(""))
+		}
+		if p.Response == nil && p.Banner != nil {
+			p.Request, p.Response = httpFromBanner(p.Banner, p.Request)
 		}
 		if q := p.Request; q != nil {
 			q.Method = strings.ToUpper(strings.TrimSpace(q.Method))

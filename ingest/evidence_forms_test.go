@@ -111,3 +111,42 @@ func TestNDJSON_TypeLeftOutAndBareDate(t *testing.T) {
 		t.Errorf("%s: obs %d, bad %v; want an observed_at error", bad, len(r.obs), r.bad)
 	}
 }
+
+// A raw HTTP exchange written as a banner (a scanner's raw capture, `curl
+// -i` output) is read as the probe's request and response too; the banner
+// stays as written, a cut banner gives a truncated body, and a banner that
+// is not HTTP stays a banner only.
+func TestNormalize_HTTPInABanner(t *testing.T) {
+	t.Parallel()
+	line := func(banner string) string {
+		return `{"v":2,"type":"service","ip":"192.0.2.7","source":"s","observed_at":"2026-11-20T10:00:00Z","service":{"port":443,"transport":"tcp","probes":[{"banner":` + banner + `}]}}` + "\n"
+	}
+	in := line(`{"sent":{"data":"GET /remote/login?lang=en HTTP/1.1\r\nHost: vpn\r\n\r\n"},"received":{"data":"HTTP/1.1 200 OK\r\nServer: xxxxxxxx-xxxxx\r\nSet-Cookie: a=1\r\nSet-Cookie: b=2\r\n\r\n<title>SSL VPN</title>"}}`) +
+		line(`{"received":{"data":"HTTP/1.0 302 Found\nLocation: /remote/login\n\n<html>cut","truncated":true,"length":9000}}`) +
+		line(`{"received":{"data":"SSH-2.0-OpenSSH_9.6\r\n"}}`)
+	r := runAdapter(t, NDJSON, in, Options{})
+	if len(r.obs) != 3 || len(r.bad) != 0 {
+		t.Fatalf("obs %d, bad %v", len(r.obs), r.bad)
+	}
+	p := r.obs[0].Service.Probes[0]
+	if p.Banner == nil || p.Response == nil || p.Request == nil {
+		t.Fatalf("probe: %+v", p)
+	}
+	if q := p.Request; q.Method != "GET" || q.Path != "/remote/login?lang=en" {
+		t.Errorf("request: %+v", q)
+	}
+	want := Headers{{Name: "Server", Value: "xxxxxxxx-xxxxx"}, {Name: "Set-Cookie", Value: "a=1"}, {Name: "Set-Cookie", Value: "b=2"}}
+	if resp := p.Response; resp.Status != 200 || !reflect.DeepEqual(resp.Headers, want) || resp.Body == nil || resp.Body.Data != "<title>SSL VPN</title>" {
+		t.Errorf("response: %+v", resp)
+	}
+	if !strings.HasPrefix(p.Banner.Received.Data, "HTTP/1.1 200 OK\r\n") {
+		t.Errorf("banner changed: %q", p.Banner.Received.Data)
+	}
+	p = r.obs[1].Service.Probes[0]
+	if resp := p.Response; resp == nil || resp.Status != 302 || resp.Body == nil || !resp.Body.Truncated || resp.Body.SHA256 != "" {
+		t.Errorf("cut response: %+v", resp)
+	}
+	if p = r.obs[2].Service.Probes[0]; p.Response != nil || p.Request != nil {
+		t.Errorf("an SSH banner became HTTP: %+v", p)
+	}
+}
