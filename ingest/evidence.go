@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/pem"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -127,6 +129,11 @@ type TLS struct {
 	JARM       string `json:"jarm,omitempty"`
 	JA3S       string `json:"ja3s,omitempty"`
 	JA4S       string `json:"ja4s,omitempty"`
+	// PEM is the server's certificate in PEM (the first of a chain is the
+	// leaf), as `openssl s_client -showcerts` prints it. Normalize reads
+	// it into the fields above that are empty and then drops it: the
+	// fields are what rules read and what is stored.
+	PEM string `json:"pem,omitempty"`
 }
 
 // DN is a distinguished name by its common attributes; DN keeps the whole
@@ -166,6 +173,42 @@ type Detected struct {
 
 // TextBody returns a text body of s.
 func TextBody(s string) *Body { return &Body{Data: s} }
+
+// readPEM fills the certificate fields left empty from t.PEM, then drops
+// it.
+func (t *TLS) readPEM() error {
+	if t.PEM == "" {
+		return nil
+	}
+	blk, _ := pem.Decode([]byte(t.PEM))
+	if blk == nil || blk.Type != "CERTIFICATE" {
+		return errors.New("no PEM CERTIFICATE block")
+	}
+	c, err := certTLS(blk.Bytes)
+	if err != nil {
+		return fmt.Errorf("certificate: %w", err)
+	}
+	if t.Subject == nil {
+		t.Subject = c.Subject
+	}
+	if t.Issuer == nil {
+		t.Issuer = c.Issuer
+	}
+	if len(t.SANs) == 0 {
+		t.SANs = c.SANs
+	}
+	for _, f := range []struct {
+		dst *string
+		src string
+	}{{&t.Serial, c.Serial}, {&t.SHA256, c.SHA256}, {&t.NotBefore, c.NotBefore}, {&t.NotAfter, c.NotAfter}} {
+		if *f.dst == "" {
+			*f.dst = f.src
+		}
+	}
+	t.SelfSigned = t.SelfSigned || c.SelfSigned
+	t.PEM = ""
+	return nil
+}
 
 // httpFromBanner reads the HTTP exchange a raw banner holds (a scanner's
 // raw capture, `curl -i` or `nc` output written as a banner): the response
@@ -410,6 +453,9 @@ func (s *Service) normalizeProbes() error {
 			}
 		}
 		if t := p.TLS; t != nil {
+			if err := t.readPEM(); err != nil {
+				return fmt.Errorf("%s.tls.pem: %w", f(""), err)
+			}
 			for _, s := range []*string{&t.Version, &t.Cipher, &t.Serial, &t.NotBefore, &t.NotAfter, &t.JARM, &t.JA3S, &t.JA4S} {
 				cutField(s)
 			}

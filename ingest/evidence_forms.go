@@ -180,3 +180,26 @@ func truncateForError(s string) string {
 	return s
 }
 
+
+// dn is DN without its methods.
+type dn DN
+
+// UnmarshalJSONFrom reads a name written as its object, or as the whole
+// name in a string ("CN=vpn, O=Fortinet" or "/C=US/O=Fortinet/CN=vpn"),
+// whose attributes are then read into the fields (ParseDN).
+func (d *DN) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	if dec.PeekKind() == '"' {
+		var s string
+		if err := jsonv2.UnmarshalDecode(dec, &s); err != nil {
+			return err
+		}
+		*d = *ParseDN(s)
+		return nil
+	}
+	var v dn
+	if err := jsonv2.UnmarshalDecode(dec, &v); err != nil {
+		return err
+	}
+	*d = DN(v)
+	return nil
+}

@@ -1,9 +1,21 @@
 package ingest
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/hex"
+	"encoding/json"
+	"encoding/pem"
+	"math/big"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Headers and bodies written in the other shapes people and tools use
@@ -148,5 +160,44 @@ func TestNormalize_HTTPInABanner(t *testing.T) {
 	}
 	if p = r.obs[2].Service.Probes[0]; p.Response != nil || p.Request != nil {
 		t.Errorf("an SSH banner became HTTP: %+v", p)
+	}
+}
+
+// A certificate given as PEM is read into the TLS fields (those left
+// empty), and a subject or issuer given as a string into its attributes;
+// a PEM that is not a certificate is refused naming the field.
+func TestNormalize_PEMAndStringNames(t *testing.T) {
+	t.Parallel()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(0x1234), Subject: pkix.Name{CommonName: "FortiGate", Organization: []string{"Fortinet"}, OrganizationalUnit: []string{"FortiGate"}},
+		DNSNames: []string{"vpn.example.com"}, NotBefore: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC), NotAfter: time.Date(2034, 1, 1, 0, 0, 0, 0, time.UTC)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pemText := string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
+	quoted, _ := json.Marshal(pemText)
+	line := func(tls string) string {
+		return `{"v":2,"type":"service","ip":"192.0.2.7","source":"s","observed_at":"2026-11-20T10:00:00Z","service":{"port":443,"transport":"tcp","probes":[{"tls":` + tls + `}]}}` + "\n"
+	}
+	in := line(`{"pem":`+string(quoted)+`}`) +
+		line(`{"subject":"CN=vpn, O=Check Point, OU=Check Point Security Gateway","issuer":"/C=US/O=Fortinet/CN=FortiGate CA"}`) +
+		line(`{"pem":"-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"}`)
+	r := runAdapter(t, NDJSON, in, Options{})
+	if len(r.obs) != 2 || len(r.bad) != 1 || !strings.Contains(r.bad[0].Err.Error(), "tls.pem") {
+		t.Fatalf("obs %d, bad %v; want 2 and one tls.pem error", len(r.obs), r.bad)
+	}
+	c := r.obs[0].Service.Probes[0].TLS
+	sum := sha256.Sum256(der)
+	if c.PEM != "" || c.Subject == nil || c.Subject.CN != "FortiGate" || !slices.Equal(c.Subject.O, []string{"Fortinet"}) || c.SHA256 != hex.EncodeToString(sum[:]) ||
+		!slices.Equal(c.SANs, []string{"vpn.example.com"}) || !c.SelfSigned || c.NotAfter != "2034-01-01T00:00:00Z" || c.Serial == "" {
+		t.Errorf("from PEM: %+v subject %+v", c, c.Subject)
+	}
+	c = r.obs[1].Service.Probes[0].TLS
+	if c.Subject == nil || c.Subject.CN != "vpn" || !slices.Equal(c.Subject.OU, []string{"Check Point Security Gateway"}) || c.Issuer == nil || !slices.Equal(c.Issuer.O, []string{"Fortinet"}) || c.Issuer.C != "US" {
+		t.Errorf("names from strings: subject %+v issuer %+v", c.Subject, c.Issuer)
 	}
 }

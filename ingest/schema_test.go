@@ -217,7 +217,7 @@ func TestSchema_MatchesTypes(t *testing.T) {
 			Probes: []Probe{{Name: "x", Request: &Request{Method: "x", Path: "x", Host: "x", Headers: headers, Body: body},
 				Response: &Response{Status: 1, Reason: "x", Protocol: "x", Headers: headers, Title: "x", Body: body},
 				TLS: &TLS{Version: "x", Cipher: "x", Subject: dn, Issuer: dn, SANs: []string{"x"}, Serial: "x", SHA256: "x",
-					NotBefore: "x", NotAfter: "x", SelfSigned: true, JARM: "x", JA3S: "x", JA4S: "x"},
+					NotBefore: "x", NotAfter: "x", SelfSigned: true, JARM: "x", JA3S: "x", JA4S: "x", PEM: "x"},
 				Banner: &Banner{Sent: body, Received: body}}},
 			Detected: &Detected{By: "x", Service: "x", Product: "x", Version: "x", Info: "x", CPE: []string{"x"}},
 			HTTP:     &HTTPEvidence{Status: 1, Headers: map[string]string{"a": "b"}, Cookies: []string{"x"}, Title: "x", Bodies: map[string]string{"a": "b"}, FaviconHash: "x"},
