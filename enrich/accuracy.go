@@ -191,7 +191,7 @@ func Evaluate(rules *Rules, caps []Capture) *Report {
 			f := fam(c.Family)
 			f.Positives++
 			want := *c.Expect.Vendor
-			out.VendorRight = ok && strings.EqualFold(fp.Vendor, want)
+			out.VendorRight = ok && SameVendor(fp.Vendor, want)
 			out.WrongVendor = ok && !out.VendorRight
 			if out.VendorRight {
 				rep.Right++
@@ -228,11 +228,18 @@ func Evaluate(rules *Rules, caps []Capture) *Report {
 // versionAgrees: an expected exact version is given exactly, or lies in
 // the band given; an expected band is given, or holds the version given,
 // or holds the whole of the (narrower) band given.
+//
+// Versions compare as their digit and letter runs, as people write one
+// version differently ("9.18(1)" and "9.18.1", "v7.0.12" and "7.0.12",
+// "13.1-59.19" and "13.1.59.19"); an exact version that goes further than
+// the expected one ("7.2.5.1517" for "7.2.5") is right. An expected band
+// may be written "7.0.x", "7.0.*", "7.0" or "7.x".
 func versionAgrees(want Expect, fp Fingerprint) bool {
 	norm := func(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
+	want.Band = wantBand(want.Band)
 	if want.Version != "" {
 		if fp.ExactVersion != "" {
-			return norm(fp.ExactVersion) == norm(want.Version)
+			return norm(fp.ExactVersion) == norm(want.Version) || versionPrefix(want.Version, fp.ExactVersion)
 		}
 		if fp.VersionBand != "" {
 			if norm(fp.VersionBand) == norm(want.Band) {
@@ -257,6 +264,37 @@ func versionAgrees(want Expect, fp Fingerprint) bool {
 		}
 	}
 	return false
+}
+
+// versionPrefix reports whether the version runs of want begin those of
+// got (the leading "v" of either dropped), want having at least two.
+func versionPrefix(want, got string) bool {
+	w, g := parseVersion(dropV(want)), parseVersion(dropV(got))
+	return len(w) >= 2 && len(g) >= len(w) && cmpVersion(w, g[:len(w)]) == 0
+}
+
+func dropV(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > 1 && (s[0] == 'v' || s[0] == 'V') && s[1] >= '0' && s[1] <= '9' {
+		return s[1:]
+	}
+	return s
+}
+
+// wantBand writes an expected band the way bandInterval reads bands: a
+// trailing ".*" or a bare "7.0" (not a range or list) becomes "7.0.x".
+func wantBand(b string) string {
+	b = dropV(b)
+	if b == "" || strings.ContainsAny(b, ",") || strings.Contains(b, "..") {
+		return b
+	}
+	if p, ok := strings.CutSuffix(b, ".*"); ok {
+		return p + ".x"
+	}
+	if !strings.HasSuffix(strings.ToLower(b), ".x") {
+		return b + ".x"
+	}
+	return b
 }
 
 func pct(n, d int) string {

@@ -104,10 +104,50 @@ func TestVersionAgrees(t *testing.T) {
 		{Expect{Band: "10.2.x"}, Fingerprint{VersionBand: "10.2.4,11.0.1"}, false},
 		{Expect{Version: "11.0.1"}, Fingerprint{VersionBand: "10.2.4,11.0.1"}, true},
 		{Expect{Version: "22.7R2.3", Band: "22.7.x"}, Fingerprint{VersionBand: "22.7R2.x"}, true},
+		// one version written differently, and one more precise
+		{Expect{Version: "9.18.1"}, Fingerprint{ExactVersion: "9.18(1)"}, true},
+		{Expect{Version: "v7.0.12"}, Fingerprint{ExactVersion: "7.0.12"}, true},
+		{Expect{Version: "13.1.59.19"}, Fingerprint{ExactVersion: "13.1-59.19"}, true},
+		{Expect{Version: "7.2.5"}, Fingerprint{ExactVersion: "7.2.5.1517"}, true},
+		{Expect{Version: "7.2.5.1517"}, Fingerprint{ExactVersion: "7.2.5"}, false},
+		{Expect{Version: "7.2.5"}, Fingerprint{ExactVersion: "7.2.50"}, false},
+		{Expect{Version: "7"}, Fingerprint{ExactVersion: "7.2.5"}, false},
+		// expected bands written without ".x"
+		{Expect{Band: "7.0"}, Fingerprint{ExactVersion: "7.0.4"}, true},
+		{Expect{Band: "7.0.*"}, Fingerprint{VersionBand: "7.0.x"}, true},
+		{Expect{Band: "7.0"}, Fingerprint{ExactVersion: "7.2.4"}, false},
+		{Expect{Band: "10.2.4,11.0.1"}, Fingerprint{VersionBand: "10.2.4,11.0.1"}, true},
 	}
 	for _, tt := range tests {
 		if got := versionAgrees(tt.want, tt.fp); got != tt.ok {
 			t.Errorf("versionAgrees(%+v, %+v) = %v", tt.want, tt.fp, got)
+		}
+	}
+}
+
+// Vendor names written another way, or by a former owner of the product
+// line, are the same vendor; different vendors are not.
+func TestSameVendor(t *testing.T) {
+	same := [][2]string{
+		{"Palo Alto Networks", "Palo Alto"}, {"Palo Alto Networks", "paloaltonetworks"}, {"Cisco", "Cisco Systems, Inc."},
+		{"OpenVPN Inc.", "OpenVPN"}, {"Juniper Networks", "Juniper"}, {"Check Point", "Check Point Software Technologies Ltd."},
+		{"Check Point", "CheckPoint"}, {"F5", "F5 Networks"}, {"F5", "F5, Inc."}, {"Ivanti", "Pulse Secure"}, {"SonicWall", "Dell SonicWALL"},
+		{"SonicWall", "SonicWALL"}, {"Citrix", "NetScaler"}, {"Citrix", "Citrix Systems"}, {"Sophos", "Cyberoam"}, {"Forcepoint", "Stonesoft"},
+		{"OpenConnect", "ocserv"}, {"SoftEther", "SoftEther VPN Project"}, {"Zyxel", "ZyXEL Communications"}, {"Array Networks", "Array"},
+		{"Microsoft", "Microsoft Corporation"}, {"Barracuda", "Barracuda Networks"}, {"WatchGuard", "WatchGuard Technologies"},
+	}
+	for _, p := range same {
+		if !SameVendor(p[0], p[1]) || !SameVendor(p[1], p[0]) {
+			t.Errorf("SameVendor(%q, %q) = false", p[0], p[1])
+		}
+	}
+	differ := [][2]string{
+		{"Fortinet", "Forcepoint"}, {"Juniper Networks", "Ivanti"}, {"Cisco", "OpenConnect"}, {"Citrix", "F5"}, {"Sophos", "SonicWall"},
+		{"", ""}, {"Inc.", "Ltd."}, {"Palo Alto Networks", "Check Point"},
+	}
+	for _, p := range differ {
+		if SameVendor(p[0], p[1]) {
+			t.Errorf("SameVendor(%q, %q) = true", p[0], p[1])
 		}
 	}
 }
