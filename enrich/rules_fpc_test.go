@@ -43,6 +43,11 @@ func TestRules_FortinetPaloAltoCisco(t *testing.T) {
 		// GlobalProtect / PAN-OS
 		{"pan-os nginx etag of the portal stylesheet", "Palo Alto Networks", "10.1.11", "10.1.x", []ingest.Probe{probe("GET", "/global-protect/portal/css/login.css", 200, "body{}",
 			"Content-Type", "text/css", "ETag", `"6511f62d-1a2b"`)}},
+		{"pan-os release after the scanners' tables", "Palo Alto Networks", "", "11.1.2-h4", []ingest.Probe{
+			probe("GET", "/global-protect/login.esp", 200, "<title>GlobalProtect Portal</title>"),
+			probe("GET", "/global-protect/portal/images/bg.png", 200, "", "Content-Type", "image/png", "Last-Modified", "Wed, 08 May 2024 10:00:00 GMT")}},
+		{"pan-os day of several branches", "Palo Alto Networks", "", "10.2.8-h4,11.1.3", []ingest.Probe{probe("GET", "/global-protect/portal/images/bg.png", 200, "",
+			"Content-Type", "image/png", "ETag", `"66425680-871bb"`)}},
 		{"pan-os xml api system info", "Palo Alto Networks", "10.2.10-h9", "10.2.x", []ingest.Probe{probe("GET", "/api/?type=op&cmd=<show><system><info></info></system></show>", 200,
 			`<response status="success"><result><system><hostname>fw1</hostname><model>PA-VM</model><serial>007954000000000</serial><sw-version>10.2.10-h9</sw-version></system></result></response>`)}},
 		{"pan-os web interface login page", "Palo Alto Networks", "", "", []ingest.Probe{probe("GET", "/php/login.php", 200,
