@@ -52,6 +52,7 @@ func TestRules_EdgeVendorTells(t *testing.T) {
 		{"watchguard logon redirect script", http(443, "/", nil, `<script>var newloc = "/wgcgi.cgi?action=sslvpn_web_logon&fw_logon_type=status";</script>`), "WatchGuard", "Firebox", ""},
 		{"page linking to a firebox logon", http(443, "/", nil, `VPN: <a href="https://vpn.example.com/wgcgi.cgi?action=sslvpn_web_logon">connect</a>`), "", "", ""},
 		{"watchguard copyright off the portal", http(443, "/", nil, `<div>Copyright © 2024 WatchGuard Technologies, Inc. All rights reserved.</div>`), "", "", ""},
+		{"watchguard hotspot redirect", http(80, "/", []ingest.Header{{Name: "Location", Value: "http://guest.example.com/auth.html?xtm=http://192.0.2.1:4106/wgcgi.cgi&action=hotspot_auth&ts=1344238620&sn=70AB02716F745&mac=9C:4E:36:30:2D:26&redirect=http://www.example.com/"}}, ""), "WatchGuard", "Firebox", ""},
 		{"watchguard proxy deny", http(80, "/", nil, `<p class="red">Request denied by WatchGuard HTTP Proxy.</p>`), "WatchGuard", "Firebox", ""},
 		{"zyxel product file", http(443, "/ext-js/app/common/zld_product_spec.js", nil, "ZLDSYSPARM_PRODUCT_NAME1=\"USG FLEX 200\";\nZLDCONFIG_CLOUD_HELP_VERSION=5.36.2;"), "Zyxel", "ZyWALL/USG", "5.36.2"},
 		{"zyxel atp sysdescr", banner(161, "udp", "ATP500"), "Zyxel", "ZyWALL/USG", ""},
