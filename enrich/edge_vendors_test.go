@@ -36,6 +36,7 @@ func TestRules_EdgeVendorTells(t *testing.T) {
 		{"gaia webui marker", http(443, "/", nil, `<meta name="others" content="WEBUI LOGIN PAGE"  /><TITLE>GAiA</TITLE>`), "Check Point", "Gaia", ""},
 		{"fw-1 topology echo", &ingest.Service{Port: 264, Transport: "tcp", Probes: []ingest.Probe{{Banner: &ingest.Banner{Sent: ingest.BytesBody([]byte("A\x00\x00\x00\x02Y\x05!")), Received: ingest.BytesBody([]byte("A\x00\x00\x00"))}}}}, "Check Point", "FireWall-1", ""},
 		{"fw-1 topology echo on another port", &ingest.Service{Port: 265, Transport: "tcp", Probes: []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.BytesBody([]byte("A\x00\x00\x00"))}}}}, "", "", ""},
+		{"fw-1 topology securemote names", &ingest.Service{Port: 264, Transport: "tcp", Probes: []ingest.Probe{{Banner: &ingest.Banner{Sent: ingest.BytesBody([]byte("Q\x00\x00\x00\x00\x00\x00!\x00\x00\x00\x0bsecuremote\x00")), Received: ingest.BytesBody([]byte("Y\x00\x00\x00\x00\x00\x00\x2fCN=gw01,O=mgmt01.example.com.abcd12\x00"))}}}}, "Check Point", "FireWall-1", ""},
 		{"fw-1 secure smtp", banner(25, "tcp", "220 CheckPoint FireWall-1 secure ESMTP server\r\n"), "Check Point", "FireWall-1", ""},
 		{"fw-1 http security server 401", &ingest.Service{Port: 80, Transport: "tcp", Probes: []ingest.Probe{{Request: &ingest.Request{Method: "GET", Path: "/"}, Response: &ingest.Response{Status: 401, Body: ingest.TextBody("FW-1 at gw01: Unauthorized to access the document.")}}}}, "Check Point", "FireWall-1", ""},
 		{"fw-1 client auth redirect", http(80, "/", []ingest.Header{{Name: "Location", Value: "http://192.0.2.1:900/fwauthredirect192.0.2.10id1234"}}, ""), "Check Point", "FireWall-1", ""},
@@ -60,6 +61,7 @@ func TestRules_EdgeVendorTells(t *testing.T) {
 		{"watchguard hotspot redirect", http(80, "/", []ingest.Header{{Name: "Location", Value: "http://guest.example.com/auth.html?xtm=http://192.0.2.1:4106/wgcgi.cgi&action=hotspot_auth&ts=1344238620&sn=70AB02716F745&mac=9C:4E:36:30:2D:26&redirect=http://www.example.com/"}}, ""), "WatchGuard", "Firebox", ""},
 		{"watchguard proxy deny", http(80, "/", nil, `<p class="red">Request denied by WatchGuard HTTP Proxy.</p>`), "WatchGuard", "Firebox", ""},
 		{"zyxel product file", http(443, "/ext-js/app/common/zld_product_spec.js", nil, "ZLDSYSPARM_PRODUCT_NAME1=\"USG FLEX 200\";\nZLDCONFIG_CLOUD_HELP_VERSION=5.36.2;"), "Zyxel", "ZyWALL/USG", "5.36.2"},
+		{"zyxel ztp handler", &ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{{Request: &ingest.Request{Method: "POST", Path: "/ztp/cgi-bin/handler"}, Response: &ingest.Response{Status: 200, Body: ingest.TextBody(`{"result": "ok", "message": ""}`)}}}}, "Zyxel", "ZyWALL/USG", ""},
 		{"zyxel atp sysdescr", banner(161, "udp", "ATP500"), "Zyxel", "ZyWALL/USG", ""},
 		{"huawei usg sysdescr", banner(161, "udp", "Huawei Versatile Routing Platform\r\nSoftware Version: VRP (R) software, Version 5.30 USG6350 V100R001C20SPC700"), "", "", ""},
 	}
