@@ -223,14 +223,26 @@ func BenchmarkRulesMatch(b *testing.B) {
 	for _, c := range caps {
 		corpus = append(corpus, c.Observation)
 	}
+	type ruleSet struct {
+		name  string
+		rules *Rules
+	}
+	sets := []ruleSet{{"all", rules}, {"without-nuclei", withoutNuclei}, {"without-wappalyzer-wafw00f", withoutWapWaf}, {"without-ike-snmp", withoutIKESNMP}}
+	// NETINTEL_BASE_RULES names a folder of rule files (an earlier
+	// commit's enrich/rules) to measure as "base" over the same
+	// observations: a round's cost before and after, in one run.
+	if dir := os.Getenv("NETINTEL_BASE_RULES"); dir != "" {
+		base, err := LoadRulesFS(os.DirFS(dir), ".")
+		if err != nil {
+			b.Fatalf("NETINTEL_BASE_RULES: %v", err)
+		}
+		sets = append(sets, ruleSet{"base", base})
+	}
 	for _, set := range []struct {
 		name string
 		obs  []ingest.Observation
 	}{{"samples", samples}, {"corpus", corpus}} {
-		for _, rs := range []struct {
-			name  string
-			rules *Rules
-		}{{"all", rules}, {"without-nuclei", withoutNuclei}, {"without-wappalyzer-wafw00f", withoutWapWaf}, {"without-ike-snmp", withoutIKESNMP}} {
+		for _, rs := range sets {
 			b.Run(set.name+"/"+rs.name, func(b *testing.B) {
 				for b.Loop() {
 					for i := range set.obs {
