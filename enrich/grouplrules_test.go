@@ -7,7 +7,7 @@ import (
 )
 
 // TestRules_GroupLTells checks the tells of OpenVPN (Access Server and
-// the protocol), SoftEther and RD Web / RD Gateway on the shapes their
+// the protocol), SoftEther, RD Web / RD Gateway and WireGuard on the shapes their
 // sources print, and that their look-alikes name nothing: an OpenVPN
 // answer off port 1194 (SoftEther's clone, appliances' SSL VPNs), a
 // third-party "OpenVPN-Admin" panel, Exchange on the RPC proxy, a
@@ -33,6 +33,8 @@ func TestRules_GroupLTells(t *testing.T) {
 	clientReset := []byte{0x38, 1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 0, 0}
 	serverReset := []byte{0x40, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 0}
 	tcp := func(b []byte) []byte { return append([]byte{0, byte(len(b))}, b...) }
+	wgInitiation := append([]byte{1, 0, 0, 0}, make([]byte, 144)...)
+	wgResponse := append([]byte{2, 0, 0, 0, 7, 7, 7, 7}, make([]byte, 84)...)
 	hello := append([]byte("\x00\x00\x00\x04\x00\x00\x00\x06hello\x00\x00\x00\x02\x00\x00\x00\x01\x00\x00\x00\x2c"),
 		[]byte("SoftEther VPN Server Developer Edition (64 bit)")...)
 	tests := []struct {
@@ -71,6 +73,9 @@ func TestRules_GroupLTells(t *testing.T) {
 			"microsoft-rdweb", "Windows Server 2019"},
 		{"rdweb login form fields", 443, "tcp", []ingest.Probe{http("GET", "/RDWeb/Pages/en-US/login.aspx", 200,
 			`<input id="DomainUserName" name="DomainUserName" type="text"/><input id="UserPass" name="UserPass" type="password"/>`)}, "microsoft-rdweb", ""},
+		{"wireguard response alone on 51820", 51820, "udp", []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.BytesBody(wgResponse)}}}, "wireguard", ""},
+		{"wireguard-shaped answer alone elsewhere", 5555, "udp", []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.BytesBody(wgResponse)}}}, "", ""},
+		{"wireguard cookie reply to an initiation", 41194, "udp", []ingest.Probe{raw(wgInitiation, []byte{3, 0, 0, 0, 1, 2, 3, 4})}, "wireguard", ""},
 		{"softether hello pack", 443, "tcp", []ingest.Probe{http("POST", "/vpnsvc/connect.cgi", 200, string(hello), "Content-Type", "application/octet-stream")}, "softether", ""},
 	}
 	for _, tt := range tests {
