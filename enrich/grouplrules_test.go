@@ -51,6 +51,8 @@ func TestRules_GroupLTells(t *testing.T) {
 		{"an answer that is not a server reset", 1194, "udp", []ingest.Probe{raw(clientReset, []byte{0x28, 1, 2, 3, 4, 5, 6, 7, 8})}, "", ""},
 		{"openvpn client log line", 1194, "udp", []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.TextBody(
 			"UDPv4 READ [26] from [AF_INET]192.0.2.1:1194: P_CONTROL_HARD_RESET_SERVER_V2 kid=0 [ 0 ] pid=0 DATA len=0")}}}, "openvpn-protocol", ""},
+		{"openvpn management interface", 7505, "tcp", []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.TextBody(
+			">INFO:OpenVPN Management Interface Version 1 -- type 'help' for more info\r\n")}}}, "openvpn-protocol", ""},
 		{"access server web ca", 443, "tcp", []ingest.Probe{{TLS: &ingest.TLS{Subject: &ingest.DN{CN: "vpn.example.com"},
 			Issuer: &ingest.DN{CN: "OpenVPN Web CA 2022.02.10 14:50:56 UTC vpn"}}}}, "openvpn-access-server", ""},
 		{"access server rest error", 443, "tcp", []ingest.Probe{http("GET", "/rest/GetAutologin", 500,
@@ -95,4 +97,12 @@ func TestRules_GroupLTells(t *testing.T) {
 			}
 		})
 	}
+	t.Run("openvpn version from the management interface", func(t *testing.T) {
+		fp, ok := rules.Match(&ingest.Service{Port: 3000, Transport: "tcp", Probes: []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.TextBody(
+			">INFO:OpenVPN Management Interface Version 1 -- type 'help' for more info\r\n" +
+				"Management Interface for OpenVPN 2.4.8 x86_64-alpine-linux-musl [SSL (OpenSSL)] [LZO] [LZ4] [EPOLL]\r\n")}}}}, nil)
+		if !ok || fp.RuleID != "openvpn-protocol" || fp.ExactVersion != "2.4.8" {
+			t.Fatalf("got %s version %q (%v), want openvpn-protocol 2.4.8", fp.RuleID, fp.ExactVersion, ok)
+		}
+	})
 }
