@@ -67,6 +67,10 @@ func TestRules_GroupLTells(t *testing.T) {
 			"Upgrade", "websocket", "Connection", "Upgrade")}, "", ""},
 		{"rpc proxy challenge", 443, "tcp", []ingest.Probe{http("RPC_IN_DATA", "/rpc/rpcproxy.dll?localhost:3388", 401, "",
 			"Server", "Microsoft-IIS/8.5", "WWW-Authenticate", "Negotiate", "WWW-Authenticate", "NTLM")}, "microsoft-rdgateway", "Windows Server 2012 R2"},
+		{"rdpgw negotiate challenge", 443, "tcp", []ingest.Probe{http("RDG_OUT_DATA", "/remoteDesktopGateway/", 401, "Unauthorized\n",
+			"Content-Type", "text/plain; charset=utf-8", "X-Content-Type-Options", "nosniff", "Www-Authenticate", "Negotiate")}, "", ""},
+		{"rd gateway negotiate challenge", 443, "tcp", []ingest.Probe{http("RDG_OUT_DATA", "/remoteDesktopGateway/", 401, "",
+			"WWW-Authenticate", "Negotiate", "Content-Length", "341")}, "microsoft-rdgateway", ""},
 		{"exchange on the rpc proxy", 443, "tcp", []ingest.Probe{http("RPC_IN_DATA", "/rpc/rpcproxy.dll?localhost:3388", 401, "",
 			"Server", "Microsoft-IIS/8.5", "WWW-Authenticate", "Negotiate", "X-FEServer", "EX01")}, "", ""},
 		{"rdweb feed login with ntlm build", 443, "tcp", []ingest.Probe{
