@@ -72,7 +72,7 @@ func (e *evidence) release() {
 	for i := range e.probes {
 		e.probes[i] = probeView{cookies: e.probes[i].cookies[:0]}
 	}
-	e.svc, e.flow, e.probes = nil, nil, e.probes[:0]
+	e.svc, e.flow, e.probes, e.found = nil, nil, e.probes[:0], e.found[:0]
 	evidencePool.Put(e)
 }
 

@@ -66,6 +66,8 @@ func requiredRuleLiterals(c condition) (lits []string, asciiOnly bool) {
 			asciiOnly = asciiOnly || a
 		}
 		return lits, asciiOnly
+	case *gated:
+		return requiredRuleLiterals(c.c)
 	case *leaf:
 		for _, t := range c.probe {
 			if !indexable(t.f) {
@@ -96,27 +98,52 @@ func requiredRuleLiterals(c condition) (lits []string, asciiOnly bool) {
 }
 
 // newRuleIndex builds the index of rules; nil when no rule has literals.
+// The branches of every any: that have literals of their own are gated
+// by them (gated): a rule that is always tried, because one branch has
+// no literal, still skips its other branches whose literals the text
+// lacks.
 func newRuleIndex(rules []*rule) *ruleIndex {
 	ix := &ruleIndex{lits: make([][]int32, len(rules)), asciiOnly: make([]bool, len(rules))}
 	ids := map[string]int32{}
 	var lits []string
-	for i, r := range rules {
-		rl, a := requiredRuleLiterals(r.match)
-		ix.asciiOnly[i] = a
-		for _, l := range rl {
+	idsOf := func(ls []string) []int32 {
+		var out []int32
+		for _, l := range ls {
 			id, ok := ids[l]
 			if !ok {
 				id = int32(len(lits))
 				ids[l] = id
 				lits = append(lits, l)
 			}
-			ix.lits[i] = append(ix.lits[i], id)
+			out = append(out, id)
 		}
+		return out
+	}
+	var gates []*gated
+	for i, r := range rules {
+		rl, a := requiredRuleLiterals(r.match)
+		ix.asciiOnly[i] = a
+		ix.lits[i] = idsOf(rl)
+		r.match = gateBranches(r.match, func(c condition) condition {
+			l, a := requiredRuleLiterals(c)
+			if l == nil {
+				return c
+			}
+			g := &gated{ids: idsOf(l), asciiOnly: a, c: c}
+			gates = append(gates, g)
+			return g
+		})
 	}
 	if len(lits) == 0 || !ix.setClasses(lits) {
+		for _, r := range rules {
+			r.match = ungate(r.match)
+		}
 		return nil
 	}
 	ix.nlits = len(lits)
+	for _, g := range gates {
+		g.n = ix.nlits + 1
+	}
 	nodes := ix.trie(lits)
 	ix.link(nodes)
 	ix.renumber(nodes)
@@ -292,4 +319,78 @@ func (ix *ruleIndex) possible(i int, found []bool) bool {
 		}
 	}
 	return ix.asciiOnly[i] && found[ix.nlits]
+}
+
+// gated is a branch of an any: with literals of its own (newRuleIndex):
+// it cannot hold when the observation's text has none of them, which the
+// index's scan has marked in the evidence's literal set.
+type gated struct {
+	ids       []int32
+	asciiOnly bool
+	// n is the length of the literal set the index marks (its literals
+	// and the fold-rune flag); a set of another length (none, or one
+	// marked by other rules) gates nothing.
+	n int
+	c condition
+}
+
+func (g *gated) holds(e *evidence) bool {
+	if f := e.found; len(f) == g.n && g.n > 0 {
+		ok := g.asciiOnly && f[g.n-1]
+		for _, id := range g.ids {
+			if ok {
+				break
+			}
+			ok = f[id]
+		}
+		if !ok {
+			return false
+		}
+	}
+	return g.c.holds(e)
+}
+
+// gateBranches rewrites c, giving every branch of an any: (at any depth)
+// to wrap, which gates it.
+func gateBranches(c condition, wrap func(condition) condition) condition {
+	switch c := c.(type) {
+	case anyOf:
+		out := make(anyOf, len(c))
+		for i, s := range c {
+			out[i] = wrap(gateBranches(s, wrap))
+		}
+		return out
+	case allOf:
+		out := make(allOf, len(c))
+		for i, s := range c {
+			out[i] = gateBranches(s, wrap)
+		}
+		return out
+	case notOf:
+		return notOf{gateBranches(c.c, wrap)}
+	}
+	return c
+}
+
+// ungate undoes gateBranches.
+func ungate(c condition) condition {
+	switch c := c.(type) {
+	case *gated:
+		return ungate(c.c)
+	case anyOf:
+		out := make(anyOf, len(c))
+		for i, s := range c {
+			out[i] = ungate(s)
+		}
+		return out
+	case allOf:
+		out := make(allOf, len(c))
+		for i, s := range c {
+			out[i] = ungate(s)
+		}
+		return out
+	case notOf:
+		return notOf{ungate(c.c)}
+	}
+	return c
 }

@@ -51,6 +51,35 @@ func TestRuleIndex_SameResults(t *testing.T) {
 	if skipped == 0 {
 		t.Error("the index ruled out no rule on any observation")
 	}
+	// Rules always tried (a branch without literals) have their other
+	// branches gated; the results above are the same with and without.
+	gates := 0
+	var count func(c condition)
+	count = func(c condition) {
+		switch c := c.(type) {
+		case *gated:
+			gates++
+			count(c.c)
+		case anyOf:
+			for _, s := range c {
+				count(s)
+			}
+		case allOf:
+			for _, s := range c {
+				count(s)
+			}
+		case notOf:
+			count(c.c)
+		}
+	}
+	for j, r := range rules.rules {
+		if rules.index.lits[j] == nil {
+			count(r.match)
+		}
+	}
+	if gates == 0 {
+		t.Error("no branch of a rule without literals is gated")
+	}
 }
 
 // TestRuleIndex_Search finds literals in any ASCII case, overlapping and
