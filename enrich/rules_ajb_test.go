@@ -1,0 +1,75 @@
+package enrich
+
+import (
+	"testing"
+
+	"github.com/netintel/netintel/ingest"
+)
+
+// TestRules_ArrayBarracudaJuniperTells checks the Array AG, Barracuda and
+// Juniper SRX tells of group L (rules/40-array.yaml, 45-barracuda.yaml,
+// 25-juniper.yaml, 59-snmp.yaml) and their look-alike guards.
+func TestRules_ArrayBarracudaJuniperTells(t *testing.T) {
+	rules, err := DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	type hdr = ingest.Header
+	http := func(method, path string, status int, headers []hdr, body string) *ingest.Service {
+		resp := &ingest.Response{Status: status, Headers: headers}
+		if body != "" {
+			resp.Body = ingest.TextBody(body)
+		}
+		return &ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{{
+			Request: &ingest.Request{Method: method, Path: path}, Response: resp}}}
+	}
+	snmp := func(text string) *ingest.Service {
+		return &ingest.Service{Port: 161, Transport: "udp", Probes: []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.TextBody(text)}}}}
+	}
+	tests := []struct {
+		name   string
+		svc    *ingest.Service
+		vendor string
+	}{
+		{"array vpntunnel cookietest redirect", http("GET", "/vpntunnel", 302,
+			[]hdr{{Name: "Location", Value: "/prx/000/http/localhost/cookietest"}}, ""), "Array Networks"},
+		{"array proxy url of another host", http("GET", "/", 302,
+			[]hdr{{Name: "Location", Value: "https://vpn.example.edu/prx/001/http/intranet.example.edu/index.html"}}, ""), "Array Networks"},
+		{"array login redirect to welcome", http("POST", "/prx/000/http/localhost/login", 302,
+			[]hdr{{Name: "Location", Value: "https://vpn.example.edu/prx/000/http/localhost/welcome"}}, ""), "Array Networks"},
+		{"array portal globals", http("GET", "/", 200, nil, "<script>_AN_global_var_init();</script>"), "Array Networks"},
+		{"bare /prx/ path names nothing", http("GET", "/", 302,
+			[]hdr{{Name: "Location", Value: "/prx/123/"}}, ""), ""},
+		{"vpntunnel redirect without the proxy path names nothing", http("GET", "/vpntunnel", 302,
+			[]hdr{{Name: "Location", Value: "/login/cookietest"}}, ""), ""},
+		{"barracuda ssl vpn cookie", http("GET", "/", 200,
+			[]hdr{{Name: "Set-Cookie", Value: "SSLX_SSESHID=abc; path=/"}}, "<html></html>"), "Barracuda"},
+		{"adito with the same cookie", http("GET", "/showLogon.do", 200,
+			[]hdr{{Name: "Set-Cookie", Value: "SSLX_SSESHID=abc; path=/"}}, "<title>Adito</title> OpenVPN ALS"), ""},
+		{"barracudahttp", http("GET", "/", 200, []hdr{{Name: "Server", Value: "BarracudaHTTP 4.0"}}, ""), "Barracuda"},
+		{"real time logic barracudaserver", http("GET", "/", 200,
+			[]hdr{{Name: "Server", Value: "BarracudaServer.com (Windows)"}}, "<p>BarracudaServer.com (Windows)</p>"), ""},
+		{"secure connect json", http("POST", "/remoteaccess/login", 200, nil,
+			`{"authenticated":"no","error":"Login data parsing failure"}`), "Juniper Networks"},
+		{"authenticated json elsewhere", http("POST", "/api/login", 200, nil, `{"authenticated":"no"}`), ""},
+		{"j-web model variable", http("GET", "/", 200, nil, `<script>var modelphpStr = "srx300";</script>`), "Juniper Networks"},
+		{"barracuda firewall sysdescr", snmp("Barracuda Firewall"), "Barracuda"},
+		{"barracuda ng firewall sysdescr", snmp("Barracuda NG Firewall"), "Barracuda"},
+		{"barracuda waf sysdescr", snmp("Barracuda Web Application Firewall"), "Barracuda"},
+		{"sysdescr that mentions barracuda", snmp("Linux fw Barracuda Firewall lab 5.10"), ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fp, ok := rules.Match(tt.svc, nil)
+			if tt.vendor == "" {
+				if ok {
+					t.Errorf("matched %+v", fp)
+				}
+				return
+			}
+			if !ok || fp.Vendor != tt.vendor {
+				t.Errorf("got %+v %v, want vendor %q", fp, ok, tt.vendor)
+			}
+		})
+	}
+}
