@@ -57,6 +57,12 @@ func TestRules_ArrayBarracudaJuniperTells(t *testing.T) {
 		{"barracuda ng firewall sysdescr", snmp("Barracuda NG Firewall"), "Barracuda"},
 		{"barracuda waf sysdescr", snmp("Barracuda Web Application Firewall"), "Barracuda"},
 		{"sysdescr that mentions barracuda", snmp("Linux fw Barracuda Firewall lab 5.10"), ""},
+		{"snmpwalk esg sysdescr", snmp(".1.3.6.1.2.1.1.1.0 = STRING: Barracuda Email Security Gateway\n.1.3.6.1.2.1.1.2.0 = OID: .1.3.6.1.4.1.8072.3.2.10"), "Barracuda"},
+		{"cloudgen sysobjectid", snmp("SysOID: .1.3.6.1.4.1.10704.1.10"), "Barracuda"},
+		{"another enterprise's 10704.10", snmp(".1.3.6.1.4.1.10704.10.1"), ""},
+		{"srx340 sysobjectid", snmp("SysOID: .1.3.6.1.4.1.2636.1.1.1.2.135"), "Juniper Networks"},
+		{"ex4300 sysobjectid names nothing", snmp("SysOID: .1.3.6.1.4.1.2636.1.1.1.4.63.9"), ""},
+		{"srx oid inside a longer component", snmp("1.3.6.1.4.1.2636.1.1.1.2.1350"), ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
