@@ -26,6 +26,9 @@ func TestRules_ArrayBarracudaJuniperTells(t *testing.T) {
 	snmp := func(text string) *ingest.Service {
 		return &ingest.Service{Port: 161, Transport: "udp", Probes: []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.TextBody(text)}}}}
 	}
+	cert := func(dn string) *ingest.Service {
+		return &ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{{TLS: &ingest.TLS{Subject: &ingest.DN{DN: dn}}}}}
+	}
 	tests := []struct {
 		name   string
 		svc    *ingest.Service
@@ -63,6 +66,9 @@ func TestRules_ArrayBarracudaJuniperTells(t *testing.T) {
 		{"srx340 sysobjectid", snmp("SysOID: .1.3.6.1.4.1.2636.1.1.1.2.135"), "Juniper Networks"},
 		{"ex4300 sysobjectid names nothing", snmp("SysOID: .1.3.6.1.4.1.2636.1.1.1.4.63.9"), ""},
 		{"srx oid inside a longer component", snmp("1.3.6.1.4.1.2636.1.1.1.2.1350"), ""},
+		{"junos system cert, rfc 4514 order", cert("CN=CV3225AX0113, CN=system generated, CN=self-signed"), "Juniper Networks"},
+		{"system cert, asn.1 order", cert("CN=self-signed, CN=system generated, CN=0162052010001097"), "Juniper Networks"},
+		{"a self-signed cert alone", cert("CN=self-signed, O=Example"), ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
