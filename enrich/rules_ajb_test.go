@@ -26,6 +26,9 @@ func TestRules_ArrayBarracudaJuniperTells(t *testing.T) {
 	snmp := func(text string) *ingest.Service {
 		return &ingest.Service{Port: 161, Transport: "udp", Probes: []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.TextBody(text)}}}}
 	}
+	ssh := func(text string) *ingest.Service {
+		return &ingest.Service{Port: 22, Transport: "tcp", Probes: []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.TextBody(text)}}}}
+	}
 	cert := func(dn string) *ingest.Service {
 		return &ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{{TLS: &ingest.TLS{Subject: &ingest.DN{DN: dn}}}}}
 	}
@@ -69,6 +72,14 @@ func TestRules_ArrayBarracudaJuniperTells(t *testing.T) {
 		{"junos system cert, rfc 4514 order", cert("CN=CV3225AX0113, CN=system generated, CN=self-signed"), "Juniper Networks"},
 		{"system cert, asn.1 order", cert("CN=self-signed, CN=system generated, CN=0162052010001097"), "Juniper Networks"},
 		{"a self-signed cert alone", cert("CN=self-signed, O=Example"), ""},
+		{"barracuda ssl vpn default cert", &ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{{TLS: &ingest.TLS{
+			Subject: &ingest.DN{CN: "sslvpn.barracuda.com", O: []string{"Untrusted Certificate"}}}}}}, "Barracuda"},
+		{"a host under barracuda.com", &ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{{TLS: &ingest.TLS{
+			Subject: &ingest.DN{CN: "login.sslvpn.barracuda.com.example.net"}}}}}, ""},
+		{"netscreen ssh", ssh("SSH-2.0-NetScreen\r\n"), "Juniper Networks"},
+		{"scs ssh names nothing", ssh("SSH-1.5-SSH Protocol Compatible Server SCS 2.0\r\n"), ""},
+		{"netscreen-like suffix names nothing", ssh("SSH-2.0-NetScreenX\r\n"), ""},
+		{"arrayos ssh", ssh("SSH-2.0-ArrayOS\r\n"), "Array Networks"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
