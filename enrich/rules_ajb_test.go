@@ -77,7 +77,9 @@ func TestRules_ArrayBarracudaJuniperTells(t *testing.T) {
 		{"a host under barracuda.com", &ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{{TLS: &ingest.TLS{
 			Subject: &ingest.DN{CN: "login.sslvpn.barracuda.com.example.net"}}}}}, ""},
 		{"netscreen ssh", ssh("SSH-2.0-NetScreen\r\n"), "Juniper Networks"},
-		{"scs ssh names nothing", ssh("SSH-1.5-SSH Protocol Compatible Server SCS 2.0\r\n"), ""},
+		{"screenos scs ssh", ssh("SSH-1.5-SSH Protocol Compatible Server SCS 2.0\r\n"), "Juniper Networks"},
+		{"bare ssh compatible server names nothing", ssh("SSH-2.0-SSH Compatible Server\r\n"), ""},
+		{"netscreen with a version", ssh("SSH-2.0-NetScreen-5.0\r\n"), "Juniper Networks"},
 		{"netscreen-like suffix names nothing", ssh("SSH-2.0-NetScreenX\r\n"), ""},
 		{"arrayos ssh", ssh("SSH-2.0-ArrayOS\r\n"), "Array Networks"},
 	}
