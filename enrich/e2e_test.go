@@ -1,7 +1,11 @@
 package enrich
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -103,4 +107,99 @@ func TestPipeline_EndToEnd(t *testing.T) {
 	if ranges != len(wantRanges) || hosts != len(wantHosts) || hosts < 100 {
 		t.Errorf("hosts=%d ranges=%d, want %d %d", hosts, ranges, len(wantHosts), len(wantRanges))
 	}
+}
+
+// Every capture of the accuracy corpus, written as a user would feed it
+// (its observation's JSON as the file has it, one line each, through
+// `netintel ingest --format observations`), is stored by the enrich
+// worker with the fingerprint the harness scores: the same vendor, exact
+// version and band, or none where the harness names none. What the
+// harness measures is what a lookup answers.
+func TestPipeline_CorpusAsIngested(t *testing.T) {
+	rules, err := DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	caps, err := LoadCaptures(corpusDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines bytes.Buffer
+	ips := make([]string, len(caps))
+	for i, c := range caps {
+		raw, err := os.ReadFile(c.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Observation map[string]any `json:"observation"`
+		}
+		if err := json.Unmarshal(raw, &doc); err != nil {
+			t.Fatal(err)
+		}
+		// One address each: the corpus reuses documentation addresses.
+		ips[i] = fmt.Sprintf("2001:db8:c0::%x", i+1)
+		doc.Observation["ip"] = ips[i]
+		b, err := json.Marshal(doc.Observation)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines.Write(b)
+		lines.WriteByte('\n')
+	}
+	file := filepath.Join(t.TempDir(), "corpus.ndjson")
+	if err := os.WriteFile(file, lines.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, 5*time.Second, 3)
+	e.startWorker(t, e.cfg.Enrich)
+	in := ingest.New(e.nats.JS, testutil.Logger(t), nil, 256, time.Minute)
+	ctx := t.Context()
+	sum, err := in.IngestFile(ctx, "observations", file, ingest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.Malformed) != 0 || sum.Read != len(caps) {
+		t.Fatalf("ingest read %d of %d corpus observations, refused %v", sum.Read, len(caps), sum.Malformed)
+	}
+	e.waitIdle(t)
+	st := NewState(e.nats.JS, "ipstate")
+	st.SetCatalog(sampleCatalog(t))
+	named := 0
+	for i, c := range caps {
+		fp, ok := rules.Match(c.Observation.Service, c.Observation.Flow)
+		r, found, err := st.Get(ctx, ips[i])
+		if err != nil || !found {
+			t.Errorf("%s: not stored (%v)", c.ID, err)
+			continue
+		}
+		var got *ipmodel.Asset
+		for j := range r.Assets {
+			if r.Assets[j].Vendor != nil {
+				got = &r.Assets[j]
+			}
+		}
+		switch {
+		case !ok && got != nil:
+			t.Errorf("%s: stored vendor %q, the harness names none", c.ID, *got.Vendor)
+		case ok && got == nil:
+			t.Errorf("%s: stored no vendor, the harness names %q", c.ID, fp.Vendor)
+		case ok:
+			named++
+			if *got.Vendor != fp.Vendor || strOrEmpty(got.ExactVersion) != fp.ExactVersion || strOrEmpty(got.VersionBand) != fp.VersionBand {
+				t.Errorf("%s: stored %q %q %q, the harness %q %q %q", c.ID, *got.Vendor, strOrEmpty(got.ExactVersion), strOrEmpty(got.VersionBand), fp.Vendor, fp.ExactVersion, fp.VersionBand)
+			}
+		}
+	}
+	if named < len(caps)/2 {
+		t.Errorf("only %d of %d captures named", named, len(caps))
+	}
+}
+
+
+func strOrEmpty(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
