@@ -196,7 +196,6 @@ func TestPipeline_CorpusAsIngested(t *testing.T) {
 	}
 }
 
-
 func strOrEmpty(s *string) string {
 	if s == nil {
 		return ""
