@@ -1,0 +1,61 @@
+package enrich
+
+import (
+	"testing"
+
+	"github.com/netintel/netintel/ingest"
+)
+
+// The scanner's own identification names the remote-access product lines
+// (70-detected.yaml) in the forms nmap, Shodan and Censys write them, only
+// those lines, and never before a rule that reads the evidence itself.
+func TestRules_Detected(t *testing.T) {
+	rules, err := DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := func(d ingest.Detected, probes ...ingest.Probe) *ingest.Service {
+		return &ingest.Service{Port: 443, Transport: "tcp", Detected: &d, Probes: probes}
+	}
+	tests := []struct {
+		name    string
+		svc     *ingest.Service
+		vendor  string // "" names nothing
+		rule    string
+		version string
+	}{
+		{"shodan product", svc(ingest.Detected{By: "shodan", Product: "Fortinet FortiGate SSL VPN"}), "Fortinet", "detected-fortinet-fortigate", ""},
+		{"nmap product and version", svc(ingest.Detected{By: "nmap", Product: "Fortinet FortiGate firewall http proxy admin", Version: "v6.4.9"}), "Fortinet", "detected-fortinet-fortigate", "6.4.9"},
+		{"nmap cpe", svc(ingest.Detected{By: "nmap", CPE: []string{"cpe:/o:fortinet:fortios:6.0"}}), "Fortinet", "detected-fortinet-fortigate", ""},
+		{"censys cpe23", svc(ingest.Detected{By: "censys", CPE: []string{"cpe:2.3:a:paloaltonetworks:globalprotect:*:*:*:*:*:*:*:*"}}), "Palo Alto Networks", "detected-paloalto-panos", ""},
+		{"nmap asa", svc(ingest.Detected{By: "nmap", Product: "Cisco ASA firewall http config"}), "Cisco", "detected-cisco-asa", ""},
+		{"nmap netscaler", svc(ingest.Detected{By: "nmap", Product: "Citrix NetScaler httpd"}), "Citrix", "detected-citrix-netscaler", ""},
+		{"nmap juniper sa", svc(ingest.Detected{By: "nmap", Product: "Juniper Networks Secure Access SSL VPN http config"}), "Ivanti", "detected-ivanti-connect-secure", ""},
+		{"nmap zywall", svc(ingest.Detected{By: "nmap", Product: "ZyXEL ZyWALL USG 200 firewall http config"}), "Zyxel", "detected-zyxel-firewall", ""},
+		{"nmap access server", svc(ingest.Detected{By: "nmap", Product: "OpenVPN Access Server", Version: "2.11.3"}), "OpenVPN Inc.", "detected-openvpn-access-server", "2.11.3"},
+		// other product lines of the same vendors, and look-alikes, name nothing
+		{"zyxel modem", svc(ingest.Detected{By: "nmap", Product: "ZyXEL Prestige 660HW ADSL router"}), "", "", ""},
+		{"fortimail", svc(ingest.Detected{By: "shodan", Product: "FortiMail"}), "", "", ""},
+		{"cisco ios", svc(ingest.Detected{By: "nmap", Product: "Cisco IOS http config", CPE: []string{"cpe:/o:cisco:ios:15.2"}}), "", "", ""},
+		{"barracuda web server", svc(ingest.Detected{By: "nmap", Product: "BarracudaServer.com WebServer"}), "", "", ""},
+		{"apache", svc(ingest.Detected{By: "nmap", Product: "Apache httpd", Version: "2.4.41"}), "", "", ""},
+		// the evidence's own rule comes first
+		{"evidence wins", svc(ingest.Detected{By: "nmap", Product: "Citrix NetScaler httpd"},
+			ingest.Probe{Request: &ingest.Request{Method: "GET", Path: "/remote/login"}, Response: &ingest.Response{Status: 200, Headers: ingest.Headers{{Name: "Server", Value: "xxxxxxxx-xxxxx"}},
+				Body: &ingest.Body{Data: "<html><title>SSL VPN</title><script>var fgt_lang = 1;</script>"}}}), "Fortinet", "fortinet-fortigate-sslvpn", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fp, ok := rules.Match(tt.svc, nil)
+			if tt.vendor == "" {
+				if ok {
+					t.Fatalf("named %q (rule %s)", fp.Vendor, fp.RuleID)
+				}
+				return
+			}
+			if !ok || fp.Vendor != tt.vendor || fp.RuleID != tt.rule || fp.ExactVersion != tt.version {
+				t.Fatalf("got %v %q rule %s version %q; want %q rule %s version %q", ok, fp.Vendor, fp.RuleID, fp.ExactVersion, tt.vendor, tt.rule, tt.version)
+			}
+		})
+	}
+}
