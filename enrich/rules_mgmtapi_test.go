@@ -72,6 +72,8 @@ func TestRules_ManagementAPIs(t *testing.T) {
 		// SonicOS API
 		{"sonicos api refusal", "SonicWall", "sonicwall-sonicos-api", "", []ingest.Probe{probe("GET", "/api/sonicos/interfaces/ipv4", 401, "",
 			`{ "status": { "success": false, "info": [ { "level": "error", "code": "E_UNAUTHORIZED", "message": "Unauthorized." } ] } }`)}},
+		{"sonicos api sorted keys", "SonicWall", "sonicwall-sonicos-api", "", []ingest.Probe{probe("POST", "/api/sonicos/address-groups/ipv4", 200, "",
+			`{'status': {'cli': {'depth': 1}, 'info': [{'code': 'E_OK', 'level': 'info', 'message': 'Success.'}], 'success': True}}`)}},
 		{"sonicos api version", "SonicWall", "sonicwall-sonicos-api", "7.0.1-5035", []ingest.Probe{probe("GET", "/api/sonicos/version", 200, "",
 			`{"model": "TZ 370", "firmware_version": "SonicOS 7.0.1-5035", "rom_version": "SonicROM 7.0.0.0-17"}`)}},
 		// SFOS XML API
@@ -80,7 +82,12 @@ func TestRules_ManagementAPIs(t *testing.T) {
 		// Zyxel ZLD login page without its head
 		{"zld login script", "Zyxel", "zyxel-usg", "", []ingest.Probe{probe("GET", "/", 200, "",
 			`function setData(isSSL){ document.login.password.value = document.login.pwd.value + document.login.pwd_r.value; }`)}},
+		{"zld configuration export type", "Zyxel", "zyxel-usg", "", []ingest.Probe{probe("GET", "/cgi-bin/export-cgi", 200, "", "interface-name ge1",
+			"Content-Type", "text/zyxel", "Content-Disposition", "attachment; filename=startup-config.conf")}},
+		{"zld login page 2fa script and style", "Zyxel", "zyxel-usg", "", []ingest.Probe{probe("GET", "/", 200, "",
+			`<link href="/2FA-access.cgi"><body class="zyxel zyxel_style1">`)}},
 		// look-alikes: nothing named
+		{"zyxel name in another type", "", "", "", []ingest.Probe{probe("GET", "/", 200, "", "x", "Content-Type", "text/html; name=zyxel")}},
 		{"fortimanager json-rpc", "", "", "", []ingest.Probe{probe("POST", "/jsonrpc", 200, "",
 			`{"id": 2, "result": [{"status": {"code": -11, "message": "No permission for the resource"}, "url": "sys/status"}], "session": 29259}`)}},
 		{"fortimanager proxy carrying a fortigate answer", "", "", "", []ingest.Probe{probe("POST", "/jsonrpc", 200, "",
