@@ -92,6 +92,8 @@ func TestRules_ManagementAPIs(t *testing.T) {
 			"Content-Type", "text/zyxel", "Content-Disposition", "attachment; filename=startup-config.conf")}},
 		{"zld login page 2fa script and style", "Zyxel", "zyxel-usg", "", []ingest.Probe{probe("GET", "/", 200, "",
 			`<link href="/2FA-access.cgi"><body class="zyxel zyxel_style1">`)}},
+		{"zysh-cgi answer", "Zyxel", "zyxel-device", "", []ingest.Probe{probe("POST", "/cgi-bin/zysh-cgi", 200, "",
+			"var zyshdata0=[{'_boot_status':'Running'}];\nvar errno0=0;\nvar errmsg0='OK';\n")}},
 		// look-alikes: nothing named
 		{"zyxel name in another type", "", "", "", []ingest.Probe{probe("GET", "/", 200, "", "x", "Content-Type", "text/html; name=zyxel")}},
 		{"fortimanager json-rpc", "", "", "", []ingest.Probe{probe("POST", "/jsonrpc", 200, "",
