@@ -180,7 +180,6 @@ func truncateForError(s string) string {
 	return s
 }
 
-
 // dn is DN without its methods.
 type dn DN
 
