@@ -1,0 +1,52 @@
+package enrich
+
+import (
+	"testing"
+
+	"github.com/netintel/netintel/ingest"
+)
+
+// Tells added after group N: GlobalProtect's own 512/513 statuses, PAN-OS's
+// URL Filtering block page, FortiOS's sorted REST envelope cut short; and
+// the look-alikes they must not name.
+func TestRules_RoundN(t *testing.T) {
+	rules, err := DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := func(path string, status int, reason string, headers ingest.Headers, body string) *ingest.Service {
+		r := &ingest.Response{Status: status, Reason: reason, Headers: headers}
+		if body != "" {
+			r.Body = &ingest.Body{Data: body}
+		}
+		return &ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{{Request: &ingest.Request{Method: "POST", Path: path}, Response: r}}}
+	}
+	tests := []struct {
+		name, vendor, rule string
+		svc                *ingest.Service
+	}{
+		{"gp 513", "Palo Alto Networks", "paloalto-globalprotect", resp("/ssl-vpn/login.esp", 513, "Custom error", nil, "Invalid client certificate.")},
+		{"gp 512", "Palo Alto Networks", "paloalto-globalprotect", resp("/global-protect/getconfig.esp", 512, "Custom error", nil, "")},
+		{"512 other reason", "", "", resp("/", 512, "Whatever", nil, "")},
+		{"block page", "Palo Alto Networks", "paloalto-panos-block-page", resp("/", 503, "", ingest.Headers{{Name: "P3P", Value: `CP="CAO PSA OUR"`}},
+			"<html><head><title>Web Page Blocked</title></head><body><h1>Web Page Blocked</h1><p>Access to the web page you were trying to visit has been blocked in accordance with company policy. Please contact your system administrator if you believe this is in error.</p>")},
+		{"other block page", "", "", resp("/", 403, "", nil, "<html><head><title>Web Page Blocked</title></head><body>This site is blocked by your administrator.</body></html>")},
+		{"fortios sorted envelope", "Fortinet", "fortinet-fortios-api", resp("/api/v2/monitor/system/available-certificates", 200, "", nil,
+			"{\n    \"action\": \"\",\n    \"build\": 1577,\n    \"http_method\": \"GET\",\n    \"name\": \"available-certificates\",\n    \"path\": \"system\",\n    \"results\": [")},
+		{"other sorted json", "", "", resp("/api", 200, "", nil, "{\n  \"action\": \"list\",\n  \"build\": \"abc\",\n  \"http_method\": \"GET\"}")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fp, ok := rules.Match(tt.svc, nil)
+			if tt.vendor == "" {
+				if ok {
+					t.Fatalf("named %q (rule %s)", fp.Vendor, fp.RuleID)
+				}
+				return
+			}
+			if !ok || fp.Vendor != tt.vendor || fp.RuleID != tt.rule {
+				t.Fatalf("got %v %q rule %s; want %q rule %s", ok, fp.Vendor, fp.RuleID, tt.vendor, tt.rule)
+			}
+		})
+	}
+}
