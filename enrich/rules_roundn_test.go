@@ -35,6 +35,18 @@ func TestRules_RoundN(t *testing.T) {
 			"{\n    \"action\": \"\",\n    \"build\": 1577,\n    \"http_method\": \"GET\",\n    \"name\": \"available-certificates\",\n    \"path\": \"system\",\n    \"results\": [")},
 		{"other sorted json", "", "", resp("/api", 200, "", nil, "{\n  \"action\": \"list\",\n  \"build\": \"abc\",\n  \"http_method\": \"GET\"}")},
 	}
+	topo := &ingest.Service{Port: 264, Transport: "tcp", Probes: []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.BytesBody(
+		[]byte("\x00\x00\x00$CN=examplegw00000001,O=MGNT..oo2u8w\x00\x00\x00\x00\x0c\x00\x00\x00\x05none\x00\x00\x00\x00\x06sslca\x00"))}}}}
+	tests = append(tests, struct {
+		name, vendor, rule string
+		svc                *ingest.Service
+	}{"fw1 topology", "Check Point", "checkpoint-firewall-1", topo})
+	other := *topo
+	other.Port = 8264
+	tests = append(tests, struct {
+		name, vendor, rule string
+		svc                *ingest.Service
+	}{"topology form on another port", "", "", &other})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fp, ok := rules.Match(tt.svc, nil)
