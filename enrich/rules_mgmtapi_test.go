@@ -31,6 +31,9 @@ func TestRules_ManagementAPITells(t *testing.T) {
 	banner := func(text string) *ingest.Service {
 		return &ingest.Service{Port: 943, Transport: "tcp", Probes: []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.TextBody(text)}}}}
 	}
+	ssh := func(text string) *ingest.Service {
+		return &ingest.Service{Port: 22, Transport: "tcp", Probes: []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.TextBody(text)}}}}
+	}
 	nitro404 := []hdr{
 		{Name: "Date", Value: "Thu, 17 Nov 2022 11:58:46 GMT"},
 		{Name: "Server", Value: "Apache"},
@@ -75,6 +78,13 @@ func TestRules_ManagementAPITells(t *testing.T) {
 		{"asa rest api collection", web(probe("GET", "/api/objects/networkobjects", 200, "OK", `{"kind":"collection#NetworkObj","selfLink":"https://198.51.100.9/api/objects/networkobjects/","rangeInfo":{"offset":0,"limit":1,"total":1}}`)), "Cisco", "", "", true},
 		{"fmc server version", web(probe("GET", "/api/fmc_platform/v1/info/serverversion", 200, "OK", `{"items":[{"serverVersion":"6.6.0 (build 90)","type":"ServerVersion"}]}`)), "Cisco", "6.6.0", "", true},
 		{"fdm object links", web(probe("POST", "/api/fdm/v2/object/networks", 200, "OK", `{"links": {"self": "https://localhost/api/fdm/v2/object/networks/a016b91b"}, "type": "networkobject"}`)), "Cisco", "", "", true},
+		// --- CLI answers (show version) and iControl SOAP ---
+		{"asa show version", ssh("Cisco Adaptive Security Appliance Software Version 9.16(4)19 \nDevice Manager Version 7.18(1)152\n"), "Cisco", "9.16(4)19", "", true},
+		{"ftd show version", ssh("Model                     : Cisco Firepower 4110 Threat Defense (76) Version 6.6.0.1 (Build 7)\n"), "Cisco", "6.6.0.1", "", true},
+		{"tmsh show sys version", ssh("  Product  BIG-IP\n  Version  11.5.3\n  Build    2.10.196\n"), "F5", "11.5.3", "", true},
+		{"tmsh output in a bash commandResult", web(probe("POST", "/mgmt/tm/util/bash", 200, "OK", `{"kind":"tm:util:bash:runstate","command":"run","commandResult":"\nSys::Version\nMain Package\n  Product     BIG-IP\n  Version     13.1.1\n"}`)), "F5", "13.1.1", "", true},
+		{"icontrol soap fault", web(probe("POST", "/iControl/iControlPortal.cgi", 500, "Internal Server Error", "Exception caught in LocalLB::urn:iControl:LocalLB/NodeAddressV2::create()\nCommon::InvalidArgument\n")), "F5", "", "", true},
+		{"icontrol soap get_version", web(probe("POST", "/iControl/iControlPortal.cgi", 200, "OK", `<E:Envelope><E:Body><m:get_versionResponse xmlns:m="urn:iControl:System/SystemInfo"><return s:type="y:string">BIG-IP_v11.4.1</return></m:get_versionResponse></E:Body></E:Envelope>`)), "F5", "11.4.1", "", true},
 		// --- OpenVPN Access Server log ---
 		{"access server start-up line", banner("2025-11-23T18:12:32+0000 [stdout#info] ACCESS SERVER starting, version=3.0.1, build=84b60e70\n"), "OpenVPN Inc.", "3.0.1", "", false},
 		{"access server web child", banner("2024-10-10T11:24:08+0200 [stdout#info] [WEB] OUT: 'WSERV admin+client+xmlrpc 0.0.0.0 943'\n"), "OpenVPN Inc.", "", "", false},
@@ -92,6 +102,8 @@ func TestRules_ManagementAPITells(t *testing.T) {
 		{"a kind with a hash elsewhere", web(probe("GET", "/api/v1/acl", 200, "OK", `{"kind":"object#acl","rules":[]}`)), "", "", "", false},
 		{"restlet status json", web(probe("POST", "/api/fdm/v2/fdm/token", 404, "Not Found", `{"code": 404, "description": "The server has not found anything matching the request URI", "homeRef": "/", "reasonPhrase": "Not Found"}`)), "", "", "", false},
 		{"plain twisted access log", banner(`2016-04-05 23:20:58+0900 [-] "127.0.0.1" - - [05/Apr/2016:14:20:57 +0000] "GET / HTTP/1.1" 200 1326 "-" "curl/7.48.0"` + "\n"), "", "", "", false},
+		{"ios xr show version", ssh("Cisco IOS XR Software, Version 7.11.21\nCopyright (c) 2013-2024 by Cisco Systems, Inc.\n"), "", "", "", false},
+		{"the asa cli line over udp names nothing", &ingest.Service{Port: 161, Transport: "udp", Probes: []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.TextBody("Cisco Adaptive Security Appliance Software Version 9.8(4)20")}}}}, "", "", "", false},
 		{"bind version.bind none", &ingest.Service{Port: 53, Transport: "udp", Probes: []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.TextBody("version.bind none")}}}}, "", "", "", false},
 	}
 	for _, tt := range tests {
