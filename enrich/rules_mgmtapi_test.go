@@ -63,6 +63,7 @@ func TestRules_ManagementAPITells(t *testing.T) {
 		// --- BIG-IP iControl REST ---
 		{"icontrol item links carry the release", web(probe("GET", "/mgmt/tm/sys", 200, "OK", `[{"reference": {"link": "https://localhost/mgmt/tm/sys/application?ver=13.1.0.3"}}]`)), "F5", "13.1.0.3", "", true},
 		{"icontrol sys version entries", web(probe("GET", "/mgmt/tm/sys/version", 200, "OK", `{"kind":"tm:sys:version:versionstats","entries":{"https://localhost/mgmt/tm/sys/version/0":{"nestedStats":{"entries":{"Build":{"description":"0.0.6"},"Version":{"description":"13.1.0.4"}}}}}}`)), "F5", "13.1.0.4", "", true},
+		{"icontrol token login", web(probe("POST", "/mgmt/shared/authn/login", 200, "OK", `{"username":"admin","loginProviderName":"tmos","token":{"token":"REDACTED","userName":"admin","user":{"link":"https://localhost/mgmt/shared/authz/users/admin"},"kind":"shared:authz:tokens:authtokenitemstate","selfLink":"https://localhost/mgmt/shared/authz/tokens/REDACTED"}}`)), "F5", "", "", true},
 		{"icontrol tm kind alone", web(probe("GET", "/mgmt/tm/ltm/pool/members/stats", 200, "OK", `{"kind":"tm:ltm:pool:poolstats","generation":0}`)), "F5", "", "", true},
 		{"tmos error with apiError", web(probe("GET", "/mgmt/tm/ltm/pool/~Common~web", 404, "Not Found", `{"code":404,"message":"01020036:3: The requested Pool (/Common/web) was not found.","errorStack":[],"apiError":3}`)), "F5", "", "", true},
 		{"restjavad java stack", web(probe("POST", "/mgmt/shared/authn/login", 404, "Not Found", `{"code":404,"message":"http://localhost:8100/mgmt/shared/authn/login","errorStack":["com.f5.rest.common.RestWorkerUriNotFoundException: http://localhost:8100/mgmt/shared/authn/login"`)), "F5", "", "", true},
@@ -96,6 +97,7 @@ func TestRules_ManagementAPITells(t *testing.T) {
 		{"error_code json", web(probe("POST", "/users", 400, "Bad Request", `{"error_code": 8008, "success": 1, "message": "User already banned.", "data": null}`)), "", "", "", false},
 		{"errorcode json without severity", web(probe("GET", "/api", 200, "OK", `{"errorcode": 0, "message": "Done"}`)), "", "", "", false},
 		{"generic code and message", web(probe("GET", "/mgmt/tm/sys", 401, "Unauthorized", `{"code":401,"message":"Authentication failed."}`)), "", "", "", false},
+		{"a localhost selflink of another api", web(probe("GET", "/api/items", 200, "OK", `{"kind":"ItemList","selfLink":"https://localhost/api/items/1"}`)), "", "", "", false},
 		{"kubernetes selflink", web(probe("GET", "/api/v1/namespaces", 200, "OK", `{"kind":"NamespaceList","apiVersion":"v1","metadata":{"selfLink":"/api/v1/namespaces","resourceVersion":"1"}}`)), "", "", "", false},
 		{"another api's elements href", web(probe("GET", "/v1/elements", 200, "OK", `{"href":"https://api.example.com/1.0/elements/widget/12","rel":"self"}`)), "", "", "", false},
 		{"another api's version field", web(probe("GET", "/api/v1/system/info", 200, "OK", `{"software-version": "2.4.5"}`)), "", "", "", false},
