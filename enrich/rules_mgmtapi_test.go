@@ -75,6 +75,7 @@ func TestRules_ManagementAPITells(t *testing.T) {
 		// --- Ivanti Connect Secure REST API ---
 		{"ics active users", web(probe("GET", "/api/v1/system/active-users", 200, "OK", `{"active-users": {"active-user-records": {"active-user-record": []}}}`)), "Ivanti", "", "", false},
 		{"ics system information release", web(probe("GET", "/api/v1/system/system-information", 200, "OK", `{"software-version": "9.1R11.4 (build 12345)"}`)), "Ivanti", "9.1R11.4", "", false},
+		{"ics system information through the cve-2023-46805 path", web(probe("GET", "/api/v1/totp/user-backup-code/../../system/system-information", 200, "OK", `{"os-version": "22.3R1"}`)), "Ivanti", "22.3R1", "", false},
 		// --- Cisco management APIs ---
 		{"asa rest api collection", web(probe("GET", "/api/objects/networkobjects", 200, "OK", `{"kind":"collection#NetworkObj","selfLink":"https://198.51.100.9/api/objects/networkobjects/","rangeInfo":{"offset":0,"limit":1,"total":1}}`)), "Cisco", "", "", true},
 		{"fmc server version", web(probe("GET", "/api/fmc_platform/v1/info/serverversion", 200, "OK", `{"items":[{"serverVersion":"6.6.0 (build 90)","type":"ServerVersion"}]}`)), "Cisco", "6.6.0", "", true},
