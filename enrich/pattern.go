@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -23,6 +24,13 @@ type pattern struct {
 	// (k to the Kelvin sign, s to the long s), so the literals only rule
 	// out inputs without those runes (hasFoldRune).
 	asciiOnly bool
+	// also are the other parts' literal sets of an expression that is a
+	// sequence ("serial"..."version"..."build"): every match holds one
+	// literal of each set too, so an input that lacks all of one set is
+	// ruled out before the expression runs. A common word as the best
+	// literal ("status") no longer sends every body that has it to the
+	// regular-expression engine when a rarer part is missing.
+	also [][]string
 }
 
 // compilePattern compiles s as a case-insensitive expression; an error is
@@ -37,6 +45,20 @@ func compilePattern(field, s string, errs *[]error) *pattern {
 		p.lits = requiredLiterals(parsed)
 		for _, l := range p.lits {
 			p.asciiOnly = p.asciiOnly || foldsBeyondASCII(l)
+		}
+		if len(p.lits) > 0 {
+			for _, g := range literalGroups(parsed) {
+				if len(p.also) == maxAlsoGroups {
+					break
+				}
+				if slices.Equal(g, p.lits) {
+					continue
+				}
+				for _, l := range g {
+					p.asciiOnly = p.asciiOnly || foldsBeyondASCII(l)
+				}
+				p.also = append(p.also, g)
+			}
 		}
 	}
 	return p
@@ -98,6 +120,35 @@ func requiredLiterals(re *syntax.Regexp) []string {
 	return nil
 }
 
+// maxAlsoGroups bounds the literal sets a pattern searches besides its
+// best one.
+const maxAlsoGroups = 6
+
+// literalGroups returns the literal sets of re's parts when re is a
+// sequence (each part's requiredLiterals, sequences inside it flattened),
+// else re's own set: every match of re holds one literal of each set.
+func literalGroups(re *syntax.Regexp) [][]string {
+	switch re.Op {
+	case syntax.OpCapture, syntax.OpPlus:
+		return literalGroups(re.Sub[0])
+	case syntax.OpRepeat:
+		if re.Min >= 1 {
+			return literalGroups(re.Sub[0])
+		}
+		return nil
+	case syntax.OpConcat:
+		var out [][]string
+		for _, sub := range re.Sub {
+			out = append(out, literalGroups(sub)...)
+		}
+		return out
+	}
+	if l := requiredLiterals(re); len(l) > 0 {
+		return [][]string{l}
+	}
+	return nil
+}
+
 // literalsScore is how well a set of literals rules inputs out: the
 // length of its shortest, less one for every further literal to search.
 func literalsScore(lits []string) int {
@@ -116,15 +167,29 @@ func (p *pattern) possible(s string) bool {
 	if len(p.lits) == 0 {
 		return true
 	}
-	for _, l := range p.lits {
+	if !anyFold(s, p.lits) {
+		// A literal with a letter that folds beyond ASCII (k to the
+		// Kelvin sign, s to the long s) rules out only an input without
+		// those runes; checked last, as most inputs lack them.
+		return p.asciiOnly && hasFoldRune(s)
+	}
+	for _, g := range p.also {
+		if !anyFold(s, g) {
+			return p.asciiOnly && hasFoldRune(s)
+		}
+	}
+	return true
+}
+
+// anyFold reports whether s contains one of lits (ASCII lower case) in any
+// ASCII case.
+func anyFold(s string, lits []string) bool {
+	for _, l := range lits {
 		if containsFoldASCII(s, l) {
 			return true
 		}
 	}
-	// A literal with a letter that folds beyond ASCII (k to the Kelvin
-	// sign, s to the long s) rules out only an input without those runes;
-	// checked last, as most inputs lack them.
-	return p.asciiOnly && hasFoldRune(s)
+	return false
 }
 
 // hasFoldRune reports whether s holds one of the two runes outside ASCII
