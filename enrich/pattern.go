@@ -47,8 +47,12 @@ func compilePattern(field, s string, errs *[]error) *pattern {
 			p.asciiOnly = p.asciiOnly || foldsBeyondASCII(l)
 		}
 		if len(p.lits) > 0 {
-			for _, g := range literalGroups(parsed) {
-				if len(p.also) == maxAlsoGroups {
+			// The strongest other sets, a few: short or many literals are
+			// found in most inputs and cost a search each.
+			groups := literalGroups(parsed)
+			slices.SortStableFunc(groups, func(a, b []string) int { return literalsScore(b) - literalsScore(a) })
+			for _, g := range groups {
+				if len(p.also) == maxAlsoGroups || literalsScore(g) < 3 {
 					break
 				}
 				if slices.Equal(g, p.lits) {

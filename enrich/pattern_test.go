@@ -190,3 +190,34 @@ func TestIndexFold_AgreesWithLowerIndex(t *testing.T) {
 		}
 	}
 }
+
+// A sequence's other parts' literals rule an input out too: the best
+// literal present is not enough when another part's are all missing, and
+// the answer is always the expression's own.
+func TestPattern_AlsoGroups(t *testing.T) {
+	var errs []error
+	p := compilePattern("test", `"serial"\s*:\s*"FG[A-Z0-9]+"[\s\S]{0,80}"version"\s*:\s*"v\d+"[\s\S]{0,40}"(build|revision)"`, &errs)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if len(p.also) < 2 {
+		t.Fatalf("literals %q, other parts %q: want the other parts' sets", p.lits, p.also)
+	}
+	for _, tt := range []struct {
+		in       string
+		possible bool
+	}{
+		{`{"serial": "FGT60F0000000000", "version": "v7", "build": 1}`, true},
+		{`{"serial": "FGT60F0000000000", "version": "v7", "revision": 1}`, true},
+		{`{"serial": "FGT60F0000000000", "version": "v7"}`, false}, // no build nor revision
+		{`{"version": "v7", "build": 1, "name": "x"}`, false},      // no serial
+		{`{"SERIAL": "FGT", "VERSION": "v7", "BUILD": 2}`, true},   // the expression is case-insensitive, so are its literals
+	} {
+		if got := p.possible(tt.in); got != tt.possible {
+			t.Errorf("possible(%q) = %v, want %v", tt.in, got, tt.possible)
+		}
+		if got, want := p.MatchString(tt.in), p.re.MatchString(tt.in); got != want {
+			t.Errorf("MatchString(%q) = %v, the expression says %v", tt.in, got, want)
+		}
+	}
+}
