@@ -48,6 +48,10 @@ func TestRules_SNMPVendors(t *testing.T) {
 		{"routeros", "RouterOS RB951G-2HnD", "MikroTik", "RouterOS", "", ""},
 		{"asa oid", "1.3.6.1.4.1.9.1.670", "Cisco", "ASA", "", ""},
 		{"screenos oid", "SNMPv2-SMI::enterprises.3224.1.29", "Juniper Networks", "ScreenOS", "", ""},
+		{"firefly snmpwalk", "SNMPv2-MIB::sysDescr.0 = STRING: Juniper Networks, Inc. firefly-perimeter internet router, kernel JUNOS 12.1X47-D15.4 #0: 2014-11-12 02:13:59 UTC", "Juniper Networks", "vSRX (JUNOS)", "12.1X47-D15.4", "12.1.x"},
+		{"vsrx oid", "SNMPv2-MIB::sysObjectID.0 = OID: SNMPv2-SMI::enterprises.2636.1.1.1.2.96", "Juniper Networks", "vSRX (JUNOS)", "", ""},
+		{"watchguard os", "WatchGuard OS 5.2.0", "WatchGuard", "Firebox", "5.2.0", "5.2.x"},
+		{"embedded ngx oid", "1.3.6.1.4.1.6983.1.2", "Check Point", "Gaia", "", ""},
 		// names nothing
 		{"barracuda alone", "Barracuda", "", "", "", ""},
 		{"plain rhel kernel", "Linux unitrends 3.10.0-862.14.4.el7.x86_64 #1 SMP Wed Sep 26 15:12:11 UTC 2018 x86_64", "", "", "", ""},
@@ -63,6 +67,8 @@ func TestRules_SNMPVendors(t *testing.T) {
 		{"hp switch", "HP J9625A 2620-24-PoEP Switch, revision RA.16.02.0012", "", "", "", ""},
 		{"bare firebox model", "M400", "", "", "", ""},
 		{"mcafee web gateway", "McAfee Web Gateway 7;VMWare;VMware, Inc.", "", "", "", ""},
+		{"junos mx router", "Juniper Networks, Inc. mx960 internet router, kernel JUNOS 21.2R3-S2.9, Build date: 2022", "", "", "", ""},
+		{"smp kernel without hash", "Linux host 3.12.40-26-smp64 #1 SMP x86_64", "", "", "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -76,6 +82,38 @@ func TestRules_SNMPVendors(t *testing.T) {
 			}
 			if !ok || fp.Vendor != tt.vendor || fp.Product != tt.product || fp.ExactVersion != tt.version || fp.VersionBand != tt.band {
 				t.Errorf("got %+v %v, want %q %q version %q band %q", fp, ok, tt.vendor, tt.product, tt.version, tt.band)
+			}
+		})
+	}
+}
+
+// TestRules_SNMPEngineNmap checks the rules that read nmap's -sV name of an
+// SNMPv3 agent (from the enterprise in its engine ID).
+func TestRules_SNMPEngineNmap(t *testing.T) {
+	rules, err := DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		product, vendor string
+	}{
+		{"Fortinet SNMP service", "Fortinet"},
+		{"MikroTik router SNMP service", "MikroTik"},
+		{"Cisco SNMP service", ""},
+		{"net-snmp", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.product, func(t *testing.T) {
+			svc := &ingest.Service{Port: 161, Transport: "udp", Detected: &ingest.Detected{By: "nmap", Service: "snmp", Product: tt.product}}
+			fp, ok := rules.Match(svc, nil)
+			if tt.vendor == "" {
+				if ok {
+					t.Errorf("matched %+v", fp)
+				}
+				return
+			}
+			if !ok || fp.Vendor != tt.vendor {
+				t.Errorf("got %+v %v, want %q", fp, ok, tt.vendor)
 			}
 		})
 	}
