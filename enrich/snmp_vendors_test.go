@@ -1,6 +1,7 @@
 package enrich
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/netintel/netintel/ingest"
@@ -116,5 +117,43 @@ func TestRules_SNMPEngineNmap(t *testing.T) {
 				t.Errorf("got %+v %v, want %q", fp, ok, tt.vendor)
 			}
 		})
+	}
+}
+
+// TestRules_SNMPVendorsNmapXML runs nmap's XML through the nmap-xml adapter
+// and the rules: the snmp-sysdescr script's output of an IVE and -sV's
+// name of an SNMPv3 agent reach 59-snmp-vendors.yaml.
+func TestRules_SNMPVendorsNmapXML(t *testing.T) {
+	rules, err := DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const xml = `<?xml version="1.0"?>
+<nmaprun scanner="nmap" start="1700000000">
+<host endtime="1700000100"><status state="up"/><address addr="192.0.2.11" addrtype="ipv4"/><ports>
+<port protocol="udp" portid="161"><state state="open"/><service name="snmp" product="SNMPv1 server; net-snmp SNMPv3 server"/>
+<script id="snmp-sysdescr" output="Pulse Secure,LLC,MAG-2600,8.0R14 (build 41869)&#xa;  System uptime: 40 days"/></port>
+</ports></host>
+<host endtime="1700000100"><status state="up"/><address addr="192.0.2.12" addrtype="ipv4"/><ports>
+<port protocol="udp" portid="161"><state state="open"/><service name="snmp" product="Fortinet SNMP service" devicetype="firewall"/></port>
+</ports></host></nmaprun>`
+	var got []Fingerprint
+	var named []bool
+	err = ingest.NmapXML(strings.NewReader(xml), ingest.Options{}, func(_ int, o ingest.Observation) error {
+		fp, ok := rules.Match(o.Service, o.Flow)
+		got, named = append(got, fp), append(named, ok)
+		return nil
+	}, func(le ingest.LineError) { t.Errorf("bad record: %v", le) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 {
+		t.Fatalf("%d observations, want 2", len(got))
+	}
+	if !named[0] || got[0].Vendor != "Ivanti" || got[0].ExactVersion != "8.0R14" {
+		t.Errorf("ive = %+v %v, want Ivanti 8.0R14", got[0], named[0])
+	}
+	if !named[1] || got[1].Vendor != "Fortinet" {
+		t.Errorf("snmpv3 = %+v %v, want Fortinet", got[1], named[1])
 	}
 }
