@@ -49,6 +49,7 @@ func TestRules_SNMPVendors(t *testing.T) {
 		{"routeros", "RouterOS RB951G-2HnD", "MikroTik", "RouterOS", "", ""},
 		{"asa oid", "1.3.6.1.4.1.9.1.670", "Cisco", "ASA", "", ""},
 		{"screenos oid", "SNMPv2-SMI::enterprises.3224.1.29", "Juniper Networks", "ScreenOS", "", ""},
+		{"panos model without series", "Palo Alto Networks PA-3220", "Palo Alto Networks", "PAN-OS", "", ""},
 		{"masscan sysdescr", "sysDescr.0:WatchGuard Fireware v12.1", "WatchGuard", "Firebox", "12.1", "12.1.x"},
 		{"masscan sysobjectid", "sysName.0:gw1\nsysObjectID.0:enterprise.3097.1.5.21", "WatchGuard", "Firebox", "", ""},
 		{"firefly snmpwalk", "SNMPv2-MIB::sysDescr.0 = STRING: Juniper Networks, Inc. firefly-perimeter internet router, kernel JUNOS 12.1X47-D15.4 #0: 2014-11-12 02:13:59 UTC", "Juniper Networks", "vSRX (JUNOS)", "12.1X47-D15.4", "12.1.x"},
