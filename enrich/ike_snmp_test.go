@@ -49,14 +49,15 @@ func TestRules_IKEAndSNMP(t *testing.T) {
 		{"junos sysdescr", 161, "Juniper Networks, Inc. srx240h internet router, kernel JUNOS 12.1X44-D35.5, Build date: 2014-05-19 21:36:43 UTC", "Juniper Networks", "12.1.x", "12.1X44-D35.5"},
 		{"sonicwall sysdescr", 161, "SonicWALL TZ 210 (SonicOS Enhanced 5.9.0.2-107o)", "SonicWall", "5.9.x", "5.9.0.2-107o"},
 		{"sonicos 7 sysdescr", 161, "SonicWALL TZ 370 (SonicOS 7.0.1-5051-R2624)", "SonicWall", "7.0.x", "7.0.1-5051-R2624"},
-		{"screenos sysdescr", 161, "NetScreen-ISG 1000 version 6.3.0r17b.0 (SN: 0000000000000, Firewall+VPN)", "Juniper Networks", "6.3.x", "6.3.0r17"},
+		{"screenos sysdescr", 161, "NetScreen-ISG 1000 version 6.3.0r17b.0 (SN: 0000000000000, Firewall+VPN)", "Juniper Networks", "6.3.x", "6.3.0r17b.0"},
 		{"fortigate sysdescr", 161, "FortiGate-100F", "Fortinet", "", ""},
 		{"fortissh", 22, "SSH-2.0-FortiSSH_2.5\r\n", "Fortinet", "", ""},
 		{"not fortissh", 22, "SSH-2.0-OpenSSH_9.6 FortiSSH-lookalike\r\n", "", "", ""},
 		{"panos sysdescr", 161, "Palo Alto Networks PA-220 series firewall", "Palo Alto Networks", "", ""},
 		{"ipso sysdescr", 161, "IPSO fw1 6.2-GA039 releng 1 04.14.2010-225515 i386", "Check Point", "", ""},
 		{"cisco ios sysdescr", 161, "Cisco IOS Software, C2900 Software (C2900-UNIVERSALK9-M), Version 15.1(4)M4", "", "", ""},
-		{"linux sysdescr", 161, "Linux gw 2.6.18-92cpx86_64 #1 SMP x86_64", "", "", ""},
+		{"check point kernel sysdescr", 161, "Linux gw 2.6.18-92cpx86_64 #1 SMP x86_64", "Check Point", "", ""},
+		{"linux sysdescr", 161, "Linux gw 2.6.18-92.el5 #1 SMP x86_64", "", "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
