@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -211,11 +210,16 @@ func TestCluster_ShardsSpreadOverNodes(t *testing.T) {
 	t.Logf("with shard 1's node down: shards 0 and 2 complete (%d, %d)", got[0], got[2])
 	st := enrich.NewShardedState(js, cfg.Enrich.Bucket, 3)
 	n := 0
-	wctx2, cancel2 := context.WithTimeout(ctx, 30*time.Second)
+	wctx2, cancel2 := context.WithTimeout(ctx, 45*time.Second)
 	err = st.Hosts(wctx2, func(ipmodel.Record) error { n++; return nil })
+	hung := wctx2.Err() != nil
 	cancel2()
-	if err == nil || errors.Is(err, context.DeadlineExceeded) && n == 0 {
-		t.Fatalf("walk with shard 1 down: %d records, err %v; want the shard's error", n, err)
+	// The walk fails naming the shard without a leader, by its own stall
+	// limit, within the 45 s given here; the other shards' walks are
+	// stopped then, so how many records passed before depends on the
+	// timing.
+	if err == nil || hung || !strings.Contains(err.Error(), shards[1].Bucket) {
+		t.Fatalf("walk with shard 1 down: %d records, err %v, still running at 45 s: %v; want the error of shard %s", n, err, hung, shards[1].Bucket)
 	}
 	t.Logf("walk with shard 1 down: %d records passed, then %v", n, err)
 
