@@ -20,14 +20,7 @@ const corpusDir = "../testdata/fingerprints"
 // The built-in rules name no wrong vendor on any capture of the corpus
 // and no vendor on any negative (docs/accuracy.md).
 func TestRules_Accuracy(t *testing.T) {
-	rules, err := DefaultRules()
-	if err != nil {
-		t.Fatal(err)
-	}
-	caps, err := LoadCaptures(corpusDir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rules, caps := rulesAndCorpus(t)
 	rep := Evaluate(rules, caps)
 	t.Logf("\n%s", rep.Table())
 	wrong, misses := rep.Mistakes()

@@ -116,14 +116,7 @@ func TestPipeline_EndToEnd(t *testing.T) {
 // version and band, or none where the harness names none. What the
 // harness measures is what a lookup answers.
 func TestPipeline_CorpusAsIngested(t *testing.T) {
-	rules, err := DefaultRules()
-	if err != nil {
-		t.Fatal(err)
-	}
-	caps, err := LoadCaptures(corpusDir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rules, caps := rulesAndCorpus(t)
 	var lines bytes.Buffer
 	ips := make([]string, len(caps))
 	for i, c := range caps {

@@ -67,16 +67,7 @@ func TestRules_EdgeVendorTells(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fp, ok := rules.Match(tt.svc, nil)
-			if tt.vendor == "" {
-				if ok {
-					t.Errorf("matched %+v", fp)
-				}
-				return
-			}
-			if !ok || fp.Vendor != tt.vendor || fp.Product != tt.product || fp.ExactVersion != tt.version {
-				t.Errorf("got %+v %v, want %q %q version %q", fp, ok, tt.vendor, tt.product, tt.version)
-			}
+			checkMatch(t, rules, tt.svc, wantMatch{Vendor: tt.vendor, Product: tt.product, Version: tt.version, StrictVersion: true})
 		})
 	}
 }

@@ -1,7 +1,6 @@
 package enrich
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/netintel/netintel/ingest"
@@ -61,16 +60,7 @@ func TestRules_IKEAndSNMP(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fp, ok := rules.Match(svc(tt.port, tt.banner), nil)
-			if tt.vendor == "" {
-				if ok {
-					t.Errorf("matched %+v", fp)
-				}
-				return
-			}
-			if !ok || fp.Vendor != tt.vendor || fp.VersionBand != tt.band || fp.ExactVersion != tt.version {
-				t.Errorf("got %+v %v, want vendor %q band %q version %q", fp, ok, tt.vendor, tt.band, tt.version)
-			}
+			checkMatch(t, rules, svc(tt.port, tt.banner), wantMatch{Vendor: tt.vendor, Version: tt.version, Band: tt.band, StrictVersion: true, StrictBand: true})
 		})
 	}
 }
@@ -93,16 +83,7 @@ func TestRules_NmapIKEAndSNMPScripts(t *testing.T) {
 <port protocol="udp" portid="4500"><state state="open"/><service name="nat-t-ike"/>
 <script id="ike-version" output="&#xa;  vendor_id: Microsoft Windows 2000&#xa;  attributes: &#xa;    MS NT5 ISAKMPOAKLEY"/></port>
 </ports></host></nmaprun>`
-	var got []Fingerprint
-	var named []bool
-	err = ingest.NmapXML(strings.NewReader(xml), ingest.Options{}, func(_ int, o ingest.Observation) error {
-		fp, ok := rules.Match(o.Service, o.Flow)
-		got, named = append(got, fp), append(named, ok)
-		return nil
-	}, func(le ingest.LineError) { t.Errorf("bad record: %v", le) })
-	if err != nil {
-		t.Fatal(err)
-	}
+	got, named := matchNmapXML(t, rules, xml)
 	if len(got) != 3 {
 		t.Fatalf("%d observations, want 3", len(got))
 	}

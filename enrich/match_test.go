@@ -285,13 +285,7 @@ tables:
 	if err != nil {
 		t.Fatal(err)
 	}
-	probe := func(method, path string, status int, body string, headers ...string) ingest.Probe {
-		p := ingest.Probe{Request: &ingest.Request{Method: method, Path: path}, Response: &ingest.Response{Status: status, Body: ingest.TextBody(body)}}
-		for i := 0; i+1 < len(headers); i += 2 {
-			p.Response.Headers = append(p.Response.Headers, ingest.Header{Name: headers[i], Value: headers[i+1]})
-		}
-		return p
-	}
+	probe := httpProbe
 	mmh3 := func(v int32) ingest.Probe {
 		return ingest.Probe{Request: &ingest.Request{Path: "/favicon.ico"}, Response: &ingest.Response{Body: &ingest.Body{MMH3: &v}}}
 	}
@@ -516,16 +510,7 @@ func TestRules_RecogSSHBanner(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fp, ok := rules.Match(ssh(tt.banner), nil)
-			if tt.vendor == "" {
-				if ok {
-					t.Errorf("matched %+v", fp)
-				}
-				return
-			}
-			if !ok || fp.Vendor != tt.vendor {
-				t.Errorf("got %+v %v, want vendor %q", fp, ok, tt.vendor)
-			}
+			checkMatch(t, rules, ssh(tt.banner), wantMatch{Vendor: tt.vendor})
 		})
 	}
 }

@@ -85,16 +85,7 @@ func TestRules_ArrayBarracudaJuniperTells(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fp, ok := rules.Match(tt.svc, nil)
-			if tt.vendor == "" {
-				if ok {
-					t.Errorf("matched %+v", fp)
-				}
-				return
-			}
-			if !ok || fp.Vendor != tt.vendor {
-				t.Errorf("got %+v %v, want vendor %q", fp, ok, tt.vendor)
-			}
+			checkMatch(t, rules, tt.svc, wantMatch{Vendor: tt.vendor})
 		})
 	}
 }

@@ -69,17 +69,8 @@ func TestRules_NetScalerBigIPIvantiTells(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fp, ok := rules.Match(tt.svc, nil)
-			if tt.vendor == "" {
-				if ok {
-					t.Errorf("matched %+v", fp)
-				}
-				return
-			}
 			// an exact version also carries its band; a band is checked when one is expected
-			if !ok || fp.Vendor != tt.vendor || fp.ExactVersion != tt.version || (tt.band != "" && fp.VersionBand != tt.band) {
-				t.Errorf("got %+v %v, want vendor %q version %q band %q", fp, ok, tt.vendor, tt.version, tt.band)
-			}
+			checkMatch(t, rules, tt.svc, wantMatch{Vendor: tt.vendor, Version: tt.version, Band: tt.band, StrictVersion: true})
 		})
 	}
 }

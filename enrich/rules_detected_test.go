@@ -46,16 +46,7 @@ func TestRules_Detected(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fp, ok := rules.Match(tt.svc, nil)
-			if tt.vendor == "" {
-				if ok {
-					t.Fatalf("named %q (rule %s)", fp.Vendor, fp.RuleID)
-				}
-				return
-			}
-			if !ok || fp.Vendor != tt.vendor || fp.RuleID != tt.rule || fp.ExactVersion != tt.version {
-				t.Fatalf("got %v %q rule %s version %q; want %q rule %s version %q", ok, fp.Vendor, fp.RuleID, fp.ExactVersion, tt.vendor, tt.rule, tt.version)
-			}
+			checkMatch(t, rules, tt.svc, wantMatch{Vendor: tt.vendor, Rule: tt.rule, Version: tt.version, StrictVersion: true})
 		})
 	}
 }

@@ -18,13 +18,7 @@ func TestRules_FortinetPaloAltoCisco(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	probe := func(method, path string, status int, body string, headers ...string) ingest.Probe {
-		p := ingest.Probe{Request: &ingest.Request{Method: method, Path: path}, Response: &ingest.Response{Status: status, Body: ingest.TextBody(body)}}
-		for i := 0; i+1 < len(headers); i += 2 {
-			p.Response.Headers = append(p.Response.Headers, ingest.Header{Name: headers[i], Value: headers[i+1]})
-		}
-		return p
-	}
+	probe := httpProbe
 	banner := func(text string) ingest.Probe {
 		return ingest.Probe{Banner: &ingest.Banner{Received: ingest.TextBody(text)}}
 	}
@@ -78,19 +72,7 @@ func TestRules_FortinetPaloAltoCisco(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			svc := ingest.Service{Port: 443, Transport: "tcp", Probes: tt.probes}
-			fp, ok := rules.Match(&svc, nil)
-			if tt.vendor == "" {
-				if ok {
-					t.Fatalf("named %q (rule %s), want nothing", fp.Vendor, fp.RuleID)
-				}
-				return
-			}
-			if !ok || fp.Vendor != tt.vendor {
-				t.Fatalf("vendor %q (%v, rule %s), want %q", fp.Vendor, ok, fp.RuleID, tt.vendor)
-			}
-			if fp.ExactVersion != tt.exact || fp.VersionBand != tt.band {
-				t.Errorf("rule %s: version %q band %q, want %q %q", fp.RuleID, fp.ExactVersion, fp.VersionBand, tt.exact, tt.band)
-			}
+			checkMatch(t, rules, &svc, wantMatch{Vendor: tt.vendor, Version: tt.exact, Band: tt.band, StrictVersion: true, StrictBand: true})
 		})
 	}
 }

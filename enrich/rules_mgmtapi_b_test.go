@@ -111,16 +111,7 @@ func TestRules_ManagementAPITells(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fp, ok := rules.Match(tt.svc, nil)
-			if tt.vendor == "" {
-				if ok {
-					t.Errorf("matched %+v", fp)
-				}
-				return
-			}
-			if !ok || fp.Vendor != tt.vendor || fp.ExactVersion != tt.version || (tt.band != "" && fp.VersionBand != tt.band) {
-				t.Fatalf("got %+v %v, want vendor %q version %q band %q", fp, ok, tt.vendor, tt.version, tt.band)
-			}
+			fp := checkMatch(t, rules, tt.svc, wantMatch{Vendor: tt.vendor, Version: tt.version, Band: tt.band, StrictVersion: true})
 			if tt.noClass && fp.Class != "" {
 				t.Errorf("rule %s names the address class %q; a management API has none", fp.RuleID, fp.Class)
 			}

@@ -123,19 +123,7 @@ func TestRules_ManagementAPIs(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			svc := ingest.Service{Port: 443, Transport: "tcp", Probes: tt.probes}
-			fp, ok := rules.Match(&svc, nil)
-			if tt.vendor == "" {
-				if ok {
-					t.Fatalf("named %q (rule %s), want nothing", fp.Vendor, fp.RuleID)
-				}
-				return
-			}
-			if !ok || fp.Vendor != tt.vendor || fp.RuleID != tt.rule {
-				t.Fatalf("vendor %q (%v, rule %s), want %q (rule %s)", fp.Vendor, ok, fp.RuleID, tt.vendor, tt.rule)
-			}
-			if fp.ExactVersion != tt.exact {
-				t.Errorf("rule %s: version %q, want %q", fp.RuleID, fp.ExactVersion, tt.exact)
-			}
+			checkMatch(t, rules, &svc, wantMatch{Vendor: tt.vendor, Rule: tt.rule, Version: tt.exact, StrictVersion: true})
 		})
 	}
 }

@@ -49,16 +49,7 @@ func TestRules_RoundN(t *testing.T) {
 	}{"topology form on another port", "", "", &other})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fp, ok := rules.Match(tt.svc, nil)
-			if tt.vendor == "" {
-				if ok {
-					t.Fatalf("named %q (rule %s)", fp.Vendor, fp.RuleID)
-				}
-				return
-			}
-			if !ok || fp.Vendor != tt.vendor || fp.RuleID != tt.rule {
-				t.Fatalf("got %v %q rule %s; want %q rule %s", ok, fp.Vendor, fp.RuleID, tt.vendor, tt.rule)
-			}
+			checkMatch(t, rules, tt.svc, wantMatch{Vendor: tt.vendor, Rule: tt.rule})
 		})
 	}
 }

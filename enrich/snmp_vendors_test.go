@@ -1,7 +1,6 @@
 package enrich
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/netintel/netintel/ingest"
@@ -77,16 +76,7 @@ func TestRules_SNMPVendors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			svc := &ingest.Service{Port: 161, Transport: "udp", Probes: []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.TextBody(tt.banner)}}}}
-			fp, ok := rules.Match(svc, nil)
-			if tt.vendor == "" {
-				if ok {
-					t.Errorf("matched %+v", fp)
-				}
-				return
-			}
-			if !ok || fp.Vendor != tt.vendor || fp.Product != tt.product || fp.ExactVersion != tt.version || fp.VersionBand != tt.band {
-				t.Errorf("got %+v %v, want %q %q version %q band %q", fp, ok, tt.vendor, tt.product, tt.version, tt.band)
-			}
+			checkMatch(t, rules, svc, wantMatch{Vendor: tt.vendor, Product: tt.product, Version: tt.version, Band: tt.band, StrictVersion: true, StrictBand: true})
 		})
 	}
 }
@@ -109,16 +99,7 @@ func TestRules_SNMPEngineNmap(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.product, func(t *testing.T) {
 			svc := &ingest.Service{Port: 161, Transport: "udp", Detected: &ingest.Detected{By: "nmap", Service: "snmp", Product: tt.product}}
-			fp, ok := rules.Match(svc, nil)
-			if tt.vendor == "" {
-				if ok {
-					t.Errorf("matched %+v", fp)
-				}
-				return
-			}
-			if !ok || fp.Vendor != tt.vendor {
-				t.Errorf("got %+v %v, want %q", fp, ok, tt.vendor)
-			}
+			checkMatch(t, rules, svc, wantMatch{Vendor: tt.vendor})
 		})
 	}
 }
@@ -140,16 +121,7 @@ func TestRules_SNMPVendorsNmapXML(t *testing.T) {
 <host endtime="1700000100"><status state="up"/><address addr="192.0.2.12" addrtype="ipv4"/><ports>
 <port protocol="udp" portid="161"><state state="open"/><service name="snmp" product="Fortinet SNMP service" devicetype="firewall"/></port>
 </ports></host></nmaprun>`
-	var got []Fingerprint
-	var named []bool
-	err = ingest.NmapXML(strings.NewReader(xml), ingest.Options{}, func(_ int, o ingest.Observation) error {
-		fp, ok := rules.Match(o.Service, o.Flow)
-		got, named = append(got, fp), append(named, ok)
-		return nil
-	}, func(le ingest.LineError) { t.Errorf("bad record: %v", le) })
-	if err != nil {
-		t.Fatal(err)
-	}
+	got, named := matchNmapXML(t, rules, xml)
 	if len(got) != 2 {
 		t.Fatalf("%d observations, want 2", len(got))
 	}

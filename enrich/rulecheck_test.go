@@ -1,0 +1,79 @@
+package enrich
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/netintel/netintel/ingest"
+)
+
+// wantMatch is what a rules test expects Match to name for a service:
+// nothing when Vendor is empty; else that vendor and each other field
+// set. StrictVersion and StrictBand compare the exact version and band
+// even when empty (asserting there is none).
+type wantMatch struct {
+	Vendor, Rule, Product, Version, Band string
+	StrictVersion, StrictBand            bool
+}
+
+// checkMatch asserts what rules name for svc and returns the fingerprint
+// for further checks (zero when nothing is wanted).
+func checkMatch(t *testing.T, rules *Rules, svc *ingest.Service, w wantMatch) Fingerprint {
+	t.Helper()
+	fp, ok := rules.Match(svc, nil)
+	if w.Vendor == "" {
+		if ok {
+			t.Errorf("named %q (rule %s), want nothing", fp.Vendor, fp.RuleID)
+		}
+		return Fingerprint{}
+	}
+	switch {
+	case !ok:
+		t.Errorf("named nothing, want %q", w.Vendor)
+	case fp.Vendor != w.Vendor,
+		w.Rule != "" && fp.RuleID != w.Rule,
+		w.Product != "" && fp.Product != w.Product,
+		(w.StrictVersion || w.Version != "") && fp.ExactVersion != w.Version,
+		(w.StrictBand || w.Band != "") && fp.VersionBand != w.Band:
+		t.Errorf("got %q %q (rule %s) version %q band %q; want %+v", fp.Vendor, fp.Product, fp.RuleID, fp.ExactVersion, fp.VersionBand, w)
+	}
+	return fp
+}
+
+// httpProbe is one HTTP exchange: headers as name, value pairs.
+func httpProbe(method, path string, status int, body string, headers ...string) ingest.Probe {
+	p := ingest.Probe{Request: &ingest.Request{Method: method, Path: path}, Response: &ingest.Response{Status: status, Body: ingest.TextBody(body)}}
+	for i := 0; i+1 < len(headers); i += 2 {
+		p.Response.Headers = append(p.Response.Headers, ingest.Header{Name: headers[i], Value: headers[i+1]})
+	}
+	return p
+}
+
+// matchNmapXML reads nmap's XML through the nmap-xml adapter and returns
+// what rules name for each observation, in order.
+func matchNmapXML(t *testing.T, rules *Rules, xml string) (got []Fingerprint, named []bool) {
+	t.Helper()
+	err := ingest.NmapXML(strings.NewReader(xml), ingest.Options{}, func(_ int, o ingest.Observation) error {
+		fp, ok := rules.Match(o.Service, o.Flow)
+		got, named = append(got, fp), append(named, ok)
+		return nil
+	}, func(le ingest.LineError) { t.Errorf("bad record: %v", le) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got, named
+}
+
+// rulesAndCorpus returns the built-in rules and the accuracy corpus.
+func rulesAndCorpus(t testing.TB) (*Rules, []Capture) {
+	t.Helper()
+	rules, err := DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	caps, err := LoadCaptures(corpusDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rules, caps
+}
