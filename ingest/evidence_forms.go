@@ -138,19 +138,26 @@ type body Body
 // UnmarshalJSONFrom reads a body written as its object, or as a plain
 // string: the text itself.
 func (b *Body) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return stringOrObject(dec, b, func(s string) Body { return Body{Data: s} }, func(v body) Body { return Body(v) })
+}
+
+// stringOrObject reads into dst a JSON string, through fromString, or an
+// object, decoded as A (T without its methods, so that T's own decoding
+// is not called again) and converted.
+func stringOrObject[T, A any](dec *jsontext.Decoder, dst *T, fromString func(string) T, fromObject func(A) T) error {
 	if dec.PeekKind() == '"' {
 		var s string
 		if err := jsonv2.UnmarshalDecode(dec, &s); err != nil {
 			return err
 		}
-		*b = Body{Data: s}
+		*dst = fromString(s)
 		return nil
 	}
-	var v body
+	var v A
 	if err := jsonv2.UnmarshalDecode(dec, &v); err != nil {
 		return err
 	}
-	*b = Body(v)
+	*dst = fromObject(v)
 	return nil
 }
 
@@ -187,18 +194,5 @@ type dn DN
 // name in a string ("CN=vpn, O=Fortinet" or "/C=US/O=Fortinet/CN=vpn"),
 // whose attributes are then read into the fields (ParseDN).
 func (d *DN) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	if dec.PeekKind() == '"' {
-		var s string
-		if err := jsonv2.UnmarshalDecode(dec, &s); err != nil {
-			return err
-		}
-		*d = *ParseDN(s)
-		return nil
-	}
-	var v dn
-	if err := jsonv2.UnmarshalDecode(dec, &v); err != nil {
-		return err
-	}
-	*d = DN(v)
-	return nil
+	return stringOrObject(dec, d, func(s string) DN { return *ParseDN(s) }, func(v dn) DN { return DN(v) })
 }
