@@ -350,8 +350,8 @@ func compileVersion(where, path string, v versionSpec, tables map[string]*table,
 	case v.Precision != PrecisionExact && v.Precision != PrecisionBand:
 		fail("precision", "must be exact or band, got %q", v.Precision)
 	}
-	if v.Transform != "" && v.Transform != "gzip_mtime" && v.Transform != "hex_epoch" && v.Transform != "hex_epoch_us" {
-		fail("transform", "must be gzip_mtime, hex_epoch or hex_epoch_us, got %q", v.Transform)
+	if v.Transform != "" && v.Transform != "gzip_mtime" && v.Transform != "hex_epoch" && v.Transform != "hex_epoch_us" && v.Transform != "epoch" {
+		fail("transform", "must be gzip_mtime, hex_epoch, hex_epoch_us or epoch, got %q", v.Transform)
 	}
 	if v.Method != "" {
 		vr.spec.Method = strings.ToUpper(v.Method)
@@ -517,11 +517,15 @@ func (v *versionRule) value(src string) (string, string, bool) {
 	}
 	switch v.spec.Transform {
 	case "hex_epoch":
-		if val = hexEpoch(val, 1); val == "" {
+		if val = epochTime(val, 16, 1); val == "" {
 			return "", "", false
 		}
 	case "hex_epoch_us":
-		if val = hexEpoch(val, 1e6); val == "" {
+		if val = epochTime(val, 16, 1e6); val == "" {
+			return "", "", false
+		}
+	case "epoch":
+		if val = epochTime(val, 10, 1); val == "" {
 			return "", "", false
 		}
 	}
@@ -573,12 +577,13 @@ func placeholder(i int) string {
 	return fmt.Sprintf("{%d}", i)
 }
 
-// hexEpoch reads s as the hexadecimal Unix time some servers put in an
-// ETag (a build or file date), counted in 1/per seconds (1: seconds, 1e6:
-// microseconds, as Apache's "inode-size-mtime" ETags on BIG-IP), as RFC
-// 3339, or "" when it is not one between 1995 and 2100.
-func hexEpoch(s string, per int64) string {
-	n, err := strconv.ParseInt(strings.TrimSpace(s), 16, 64)
+// epochTime reads s as a Unix time written in base (16: the hexadecimal
+// time some servers put in an ETag, a build or file date; 10: a decimal
+// one, as a cache-busting query string), counted in 1/per seconds (1:
+// seconds, 1e6: microseconds, as Apache's "inode-size-mtime" ETags on
+// BIG-IP), as RFC 3339, or "" when it is not one between 1995 and 2100.
+func epochTime(s string, base int, per int64) string {
+	n, err := strconv.ParseInt(strings.TrimSpace(s), base, 64)
 	if err == nil {
 		n /= per
 	}

@@ -47,6 +47,23 @@ func TestRules_RoundN(t *testing.T) {
 		name, vendor, rule string
 		svc                *ingest.Service
 	}{"topology form on another port", "", "", &other})
+	snmp := func(text string) *ingest.Service {
+		return &ingest.Service{Port: 161, Transport: "udp", Probes: []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.TextBody(text)}}}}
+	}
+	pan102 := &ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{httpProbe("GET", "/php/login.php", 200,
+		"<TITLE>Login</TITLE>\nwindow.Pan = window.Pan || {};\n<script src='js/lib/panos-panos-runtime.js?__version=1702717248'></script>\n<img src=\"/login/images/panw_new_logo_302_53.png\">")}}
+	for _, c := range []struct {
+		name string
+		svc  *ingest.Service
+		want wantMatch
+	}{
+		{"pan-os 10.2 login page, dated by its scripts", pan102, wantMatch{Vendor: "Palo Alto Networks", Rule: "paloalto-globalprotect", Version: "10.2.7-h3"}},
+		{"junos kernel line without a comma", snmp("Juniper Networks, Inc. srx3600 internet router, kernel JUNOS 12.1X46-D35.1 #0: 2015-05-14 23:47:27 UTC"), wantMatch{Vendor: "Juniper Networks", Version: "12.1X46-D35.1"}},
+		{"citrix sd-wan", snmp("Citrix Virtual WAN Appliance"), wantMatch{Vendor: "Citrix", Rule: "citrix-sdwan-snmp"}},
+		{"another wan appliance", snmp("Riverbed Virtual WAN Appliance"), wantMatch{}},
+	} {
+		t.Run(c.name, func(t *testing.T) { checkMatch(t, rules, c.svc, c.want) })
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			checkMatch(t, rules, tt.svc, wantMatch{Vendor: tt.vendor, Rule: tt.rule})
