@@ -199,18 +199,7 @@ func TestWorker_StateBucketUnavailable(t *testing.T) {
 	want, _ := runPipeline(t, false)
 	e := newEnv(t, time.Second, 5)
 	ctx := t.Context()
-	kvStream, err := e.nats.JS.Stream(ctx, "KV_ipstate")
-	if err != nil {
-		t.Fatal(err)
-	}
-	setNoAck := func(on bool) {
-		t.Helper()
-		cfg := kvStream.CachedInfo().Config
-		cfg.NoAck = on
-		if _, err := e.nats.JS.UpdateStream(ctx, cfg); err != nil {
-			t.Fatal(err)
-		}
-	}
+	setNoAck := noAckSwitch(t, e.nats.JS, "KV_ipstate")
 	setNoAck(true)
 	reg := prometheus.NewRegistry()
 	cfg := e.cfg.Enrich

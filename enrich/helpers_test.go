@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/netintel/netintel/ingest"
 	"github.com/netintel/netintel/internal/config"
 	"github.com/netintel/netintel/internal/ipmodel"
@@ -193,4 +194,23 @@ func sameState(t testing.TB, got, want map[string]string) {
 		}
 	}
 	t.Fatalf("%d of %d records differ (got %d records)", diff, len(want), len(got))
+}
+
+// noAckSwitch returns a function that makes the stream name take writes
+// without acknowledging them (on) or acknowledge them again (off): a state
+// bucket that is unavailable for its writers.
+func noAckSwitch(t testing.TB, js jetstream.JetStream, name string) func(on bool) {
+	t.Helper()
+	s, err := js.Stream(t.Context(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(on bool) {
+		t.Helper()
+		c := s.CachedInfo().Config
+		c.NoAck = on
+		if _, err := js.UpdateStream(t.Context(), c); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

@@ -336,18 +336,7 @@ func TestWorker_ShardUnavailableOthersGoOn(t *testing.T) {
 	}
 	ctx := t.Context()
 	js := e.nats.JS
-	bad, err := js.Stream(ctx, "KV_"+config.ShardBucket("ipstate", 1, 3))
-	if err != nil {
-		t.Fatal(err)
-	}
-	setNoAck := func(on bool) {
-		t.Helper()
-		c := bad.CachedInfo().Config
-		c.NoAck = on
-		if _, err := js.UpdateStream(ctx, c); err != nil {
-			t.Fatal(err)
-		}
-	}
+	setNoAck := noAckSwitch(t, js, "KV_"+config.ShardBucket("ipstate", 1, 3))
 	setNoAck(true)
 	cfg := e.cfg.Enrich
 	cfg.BatchSize, cfg.Workers = 64, 2
@@ -398,18 +387,7 @@ func TestWorker_ParkedKeptInProgress(t *testing.T) {
 	e := newEnv(t, time.Second, 5)
 	ctx := t.Context()
 	js := e.nats.JS
-	kv, err := js.Stream(ctx, "KV_ipstate")
-	if err != nil {
-		t.Fatal(err)
-	}
-	setNoAck := func(on bool) {
-		t.Helper()
-		c := kv.CachedInfo().Config
-		c.NoAck = on
-		if _, err := js.UpdateStream(ctx, c); err != nil {
-			t.Fatal(err)
-		}
-	}
+	setNoAck := noAckSwitch(t, js, "KV_ipstate")
 	setNoAck(true)
 	cfg := e.cfg.Enrich
 	cfg.BatchSize, cfg.Workers = 64, 1
