@@ -61,6 +61,21 @@ func TestRules_RoundN(t *testing.T) {
 		{"junos kernel line without a comma", snmp("Juniper Networks, Inc. srx3600 internet router, kernel JUNOS 12.1X46-D35.1 #0: 2015-05-14 23:47:27 UTC"), wantMatch{Vendor: "Juniper Networks", Version: "12.1X46-D35.1"}},
 		{"citrix sd-wan", snmp("Citrix Virtual WAN Appliance"), wantMatch{Vendor: "Citrix", Rule: "citrix-sdwan-snmp"}},
 		{"another wan appliance", snmp("Riverbed Virtual WAN Appliance"), wantMatch{}},
+		// group P: honeypots' imitations under a web server's name the products never send, and two tells
+		{"anyconnect imitation under apache", &ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{httpProbe("POST", "/", 200,
+			`<?xml version="1.0" encoding="UTF-8"?><config-auth client="vpn" type="auth-request"><opaque>VPN</opaque></config-auth>`, "Server", "Apache")}}, wantMatch{}},
+		{"anyconnect answer without a server header", &ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{httpProbe("POST", "/", 200,
+			`<?xml version="1.0" encoding="UTF-8"?><config-auth client="vpn" type="auth-request"><opaque>VPN</opaque></config-auth>`, "X-Transcend-Version", "1")}}, wantMatch{Vendor: "Cisco"}},
+		{"globalprotect imitation naming itself", &ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{httpProbe("POST", "/global-protect/login.esp", 200,
+			`<html><head><title>GlobalProtect Portal</title></head></html>`, "Server", "PanOS/10.1.0")}}, wantMatch{}},
+		{"globalprotect portal", &ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{httpProbe("GET", "/global-protect/login.esp", 200,
+			`<html><head><title>GlobalProtect Portal</title></head></html>`)}}, wantMatch{Vendor: "Palo Alto Networks"}},
+		{"tmui csp", &ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{httpProbe("GET", "/tmui/login.jsp", 200, "",
+			"Content-Security-Policy", "default-src 'self'  'unsafe-inline' 'unsafe-eval' data: blob:; img-src 'self' data:  http://127.4.1.1 http://127.4.2.1")}}, wantMatch{Vendor: "F5"}},
+		{"netscaler passwd", &ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{httpProbe("GET", "/vpn/../vpns/portal/x.xml", 200,
+			"root:*:0:0:Charlie &:/root:/usr/bin/bash\nnsroot:*:0:0:Netscaler Root:/root:/netscaler/nssh\n", "Server", "Apache")}}, wantMatch{Vendor: "Citrix"}},
+		{"other passwd", &ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{httpProbe("GET", "/etc/passwd", 200,
+			"root:x:0:0:root:/root:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n")}}, wantMatch{}},
 	} {
 		t.Run(c.name, func(t *testing.T) { checkMatch(t, rules, c.svc, c.want) })
 	}
