@@ -74,6 +74,10 @@ func TestRules_RoundN(t *testing.T) {
 			"Content-Security-Policy", "default-src 'self'  'unsafe-inline' 'unsafe-eval' data: blob:; img-src 'self' data:  http://127.4.1.1 http://127.4.2.1")}}, wantMatch{Vendor: "F5"}},
 		{"netscaler passwd", &ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{httpProbe("GET", "/vpn/../vpns/portal/x.xml", 200,
 			"root:*:0:0:Charlie &:/root:/usr/bin/bash\nnsroot:*:0:0:Netscaler Root:/root:/netscaler/nssh\n", "Server", "Apache")}}, wantMatch{Vendor: "Citrix"}},
+		{"fortigate login imitation under nginx", &ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{httpProbe("GET", "/remote/login", 200,
+			"<html><title>SSL VPN</title><script>var fgt_lang = 1;</script>", "Server", "nginx/1.18.0", "Set-Cookie", "SVPNCOOKIE=; path=/")}}, wantMatch{}},
+		{"fortigate login", &ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{httpProbe("GET", "/remote/login", 200,
+			"<html><title>SSL VPN</title><script>var fgt_lang = 1;</script>", "Server", "xxxxxxxx-xxxxx", "Set-Cookie", "SVPNCOOKIE=; path=/")}}, wantMatch{Vendor: "Fortinet"}},
 		{"other passwd", &ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{httpProbe("GET", "/etc/passwd", 200,
 			"root:x:0:0:root:/root:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n")}}, wantMatch{}},
 	} {
