@@ -273,14 +273,6 @@ func versionPrefix(want, got string) bool {
 	return len(w) >= 2 && len(g) >= len(w) && cmpVersion(w, g[:len(w)]) == 0
 }
 
-func dropV(s string) string {
-	s = strings.TrimSpace(s)
-	if len(s) > 1 && (s[0] == 'v' || s[0] == 'V') && s[1] >= '0' && s[1] <= '9' {
-		return s[1:]
-	}
-	return s
-}
-
 // wantBand writes an expected band the way bandInterval reads bands: a
 // trailing ".*" or a bare "7.0" (not a range or list) becomes "7.0.x".
 func wantBand(b string) string {

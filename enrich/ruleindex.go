@@ -135,10 +135,7 @@ func newRuleIndex(rules []*rule) *ruleIndex {
 		})
 	}
 	if len(lits) == 0 || !ix.setClasses(lits) {
-		for _, r := range rules {
-			r.match = ungate(r.match)
-		}
-		return nil
+		return nil // the gates keep n 0: they gate nothing
 	}
 	ix.nlits = len(lits)
 	for _, g := range gates {
@@ -368,29 +365,6 @@ func gateBranches(c condition, wrap func(condition) condition) condition {
 		return out
 	case notOf:
 		return notOf{gateBranches(c.c, wrap)}
-	}
-	return c
-}
-
-// ungate undoes gateBranches.
-func ungate(c condition) condition {
-	switch c := c.(type) {
-	case *gated:
-		return ungate(c.c)
-	case anyOf:
-		out := make(anyOf, len(c))
-		for i, s := range c {
-			out[i] = ungate(s)
-		}
-		return out
-	case allOf:
-		out := make(allOf, len(c))
-		for i, s := range c {
-			out[i] = ungate(s)
-		}
-		return out
-	case notOf:
-		return notOf{ungate(c.c)}
 	}
 	return c
 }

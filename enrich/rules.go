@@ -451,14 +451,11 @@ func (r *rule) fingerprint() Fingerprint {
 // setVersion records a version; an exact one loses a leading "v" before
 // a digit ("v6.49.7", as RouterOS and others write it, is 6.49.7).
 func (fp *Fingerprint) setVersion(val, precision string) {
-	val = strings.TrimSpace(val)
-	if len(val) > 1 && (val[0] == 'v' || val[0] == 'V') && val[1] >= '0' && val[1] <= '9' && precision == PrecisionExact {
-		val = val[1:]
-	}
 	if precision == PrecisionExact {
+		val = dropV(val)
 		fp.ExactVersion, fp.VersionBand = val, minorBand(val)
 	} else {
-		fp.VersionBand = val
+		fp.VersionBand = strings.TrimSpace(val)
 	}
 	fp.VersionPrecision = precision
 }
@@ -575,6 +572,16 @@ func placeholder(i int) string {
 		return placeholders[i]
 	}
 	return fmt.Sprintf("{%d}", i)
+}
+
+// dropV drops a leading "v" before a digit ("v6.49.7" is 6.49.7), and
+// the spaces around s.
+func dropV(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > 1 && (s[0] == 'v' || s[0] == 'V') && s[1] >= '0' && s[1] <= '9' {
+		return s[1:]
+	}
+	return s
 }
 
 // epochTime reads s as a Unix time written in base (16: the hexadecimal

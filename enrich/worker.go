@@ -495,11 +495,7 @@ func (w *Worker) storeKeys(ctx context.Context, keys []string, groups map[string
 				return
 			case <-time.After(wait):
 			}
-			for _, k := range unavailable {
-				for _, it := range groups[k] {
-					_ = it.msg.InProgress()
-				}
-			}
+			inProgress(unavailable, groups)
 		}
 		keys = append(append(conflicts, unavailable...), busy...)
 	}
@@ -513,34 +509,29 @@ func (w *Worker) park(ctx context.Context, keys []string, groups map[string][]*i
 	w.parked.Add(1)
 	go func() {
 		defer w.parked.Done()
-		stop := make(chan struct{})
+		kctx, stop := context.WithCancel(ctx)
 		kept := make(chan struct{})
 		go func() {
 			defer close(kept)
-			w.keepInProgress(ctx, stop, keys, groups)
+			w.keepInProgress(kctx, keys, groups)
 		}()
-		defer func() { close(stop); <-kept }()
+		defer func() { stop(); <-kept }()
 		select {
 		case <-ctx.Done():
 			return
 		case <-time.After(unavailableFirstWait):
 		}
-		for _, k := range keys {
-			for _, it := range groups[k] {
-				_ = it.msg.InProgress()
-			}
-		}
+		inProgress(keys, groups)
 		w.storeKeys(ctx, keys, groups, false, true)
 	}()
 }
 
 // keepInProgress tells the server that the messages of keys are being
-// worked on, every third of the consumer's ack wait, until stop is closed
-// or ctx ends. Without it, a consumer ack_wait shorter than a pause
+// worked on, every third of the consumer's ack wait, until ctx ends. Without it, a consumer ack_wait shorter than a pause
 // between writes (up to unavailableMaxWait) plus a write's own wait
 // (stateAckWait) would have the parked messages redelivered over and
 // over, and those deliveries crowd out the other shards' writes.
-func (w *Worker) keepInProgress(ctx context.Context, stop <-chan struct{}, keys []string, groups map[string][]*item) {
+func (w *Worker) keepInProgress(ctx context.Context, keys []string, groups map[string][]*item) {
 	every := w.consumerAckWait / 3
 	if every <= 0 {
 		every = defaultConsumerAckWait / 3
@@ -551,14 +542,18 @@ func (w *Worker) keepInProgress(ctx context.Context, stop <-chan struct{}, keys 
 		select {
 		case <-ctx.Done():
 			return
-		case <-stop:
-			return
 		case <-tick.C:
-			for _, k := range keys {
-				for _, it := range groups[k] {
-					_ = it.msg.InProgress() // an acknowledged message refuses it, harmlessly
-				}
-			}
+			inProgress(keys, groups)
+		}
+	}
+}
+
+// inProgress tells the server that the messages of keys are being worked
+// on (an acknowledged message refuses it, harmlessly).
+func inProgress(keys []string, groups map[string][]*item) {
+	for _, k := range keys {
+		for _, it := range groups[k] {
+			_ = it.msg.InProgress()
 		}
 	}
 }
