@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"fmt"
-	"strings"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -38,10 +37,6 @@ func (h *Headers) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	}
 }
 
-// header is Header without its methods, decoded with the caller's options
-// (unknown members refused).
-type header Header
-
 func (h *Headers) fromList(dec *jsontext.Decoder) error {
 	if _, err := dec.ReadToken(); err != nil { // [
 		return err
@@ -50,21 +45,21 @@ func (h *Headers) fromList(dec *jsontext.Decoder) error {
 	for dec.PeekKind() != ']' {
 		switch k := dec.PeekKind(); k {
 		case '{':
-			var one header
+			var one Header // decoded with the caller's options: unknown members refused
 			if err := jsonv2.UnmarshalDecode(dec, &one); err != nil {
 				return err
 			}
-			out = append(out, Header(one))
+			out = append(out, one)
 		case '"':
 			var line string
 			if err := jsonv2.UnmarshalDecode(dec, &line); err != nil {
 				return err
 			}
-			name, value, ok := strings.Cut(line, ":")
-			if !ok || strings.TrimSpace(name) == "" {
+			h, ok := headerLine([]byte(line))
+			if !ok || h.Name == "" {
 				return fmt.Errorf("headers: line %q is not \"Name: value\"", truncateForError(line))
 			}
-			out = append(out, Header{Name: strings.TrimSpace(name), Value: strings.TrimSpace(value)})
+			out = append(out, h)
 		case '[':
 			var pair []string
 			if err := jsonv2.UnmarshalDecode(dec, &pair); err != nil {

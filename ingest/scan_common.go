@@ -111,16 +111,27 @@ func parseHTTPResponse(raw []byte) (r *Response, ok bool) {
 			h.Value += " " + strings.TrimSpace(latin1(l))
 			continue
 		}
-		name, value, found := bytes.Cut(l, []byte{':'})
+		h, found := headerLine(l)
 		if !found {
 			if !complete {
 				break // the cut end of a banner
 			}
 			continue
 		}
-		r.Headers = append(r.Headers, Header{Name: strings.TrimSpace(latin1(name)), Value: strings.TrimSpace(latin1(value))})
+		r.Headers = append(r.Headers, h)
 	}
 	return r, true
+}
+
+// headerLine reads one "Name: value" header line, its name and value
+// trimmed and read as latin1 where they are not UTF-8; false when the
+// line has no colon.
+func headerLine(l []byte) (Header, bool) {
+	name, value, found := bytes.Cut(l, []byte{':'})
+	if !found {
+		return Header{}, false
+	}
+	return Header{Name: strings.TrimSpace(latin1(name)), Value: strings.TrimSpace(latin1(value))}, true
 }
 
 // cutLine splits b at its first line end (LF, with an optional CR before

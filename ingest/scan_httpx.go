@@ -691,11 +691,10 @@ func parseHTTPRequest(raw []byte) (*Request, bool) {
 			}
 			break
 		}
-		name, value, found := bytes.Cut(l, []byte{':'})
+		hd, found := headerLine(l)
 		if !found {
 			continue
 		}
-		hd := Header{Name: strings.TrimSpace(latin1(name)), Value: strings.TrimSpace(latin1(value))}
 		q.Headers = append(q.Headers, hd)
 		if strings.EqualFold(hd.Name, "Host") && q.Host == "" {
 			q.Host = hostOf(hd.Value)
