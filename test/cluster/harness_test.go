@@ -44,22 +44,30 @@ type natsNode struct {
 	done        chan struct{}
 }
 
+// startCluster starts an n-node cluster of nats-server processes.
 func startCluster(t testing.TB, n int) *natsCluster {
+	t.Helper()
+	return launchCluster(t, n, "nt", (*natsCluster).start)
+}
+
+// launchCluster starts n nodes, each with start, under a cluster name of
+// its own (prefix, pid, time): a stray server of an earlier run that
+// reused a port can never join. It waits for every port and for
+// JetStream, and kills the nodes at the test's end.
+func launchCluster(t testing.TB, n int, prefix string, start func(c *natsCluster, i int)) *natsCluster {
 	t.Helper()
 	bin, err := testutil.ToolPath("nats-server")
 	if err != nil {
 		t.Fatalf("nats-server not installed (run `make tools`): %v", err)
 	}
-	// A cluster name of its own: a stray server of an earlier run that
-	// reused a port can never join.
-	c := &natsCluster{t: t, bin: bin, name: fmt.Sprintf("nt-%d-%d", os.Getpid(), time.Now().UnixNano()%1e6)}
+	c := &natsCluster{t: t, bin: bin, name: fmt.Sprintf("%s-%d-%d", prefix, os.Getpid(), time.Now().UnixNano()%1e6)}
 	for i := 0; i < n; i++ {
 		p, _ := bus.FreePort()
 		cp, _ := bus.FreePort()
 		c.nodes = append(c.nodes, &natsNode{name: fmt.Sprintf("n%d", i+1), port: p, cport: cp, dir: t.TempDir()})
 	}
 	for i := range c.nodes {
-		c.start(i)
+		start(c, i)
 	}
 	for _, nd := range c.nodes {
 		if err := testutil.WaitPort(fmt.Sprintf("127.0.0.1:%d", nd.port), 20*time.Second); err != nil {

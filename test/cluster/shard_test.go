@@ -27,31 +27,7 @@ import (
 // ...) carries the tag shard:<i>.
 func startTaggedCluster(t *testing.T, n int) *natsCluster {
 	t.Helper()
-	bin, err := testutil.ToolPath("nats-server")
-	if err != nil {
-		t.Fatalf("nats-server not installed (run `make tools`): %v", err)
-	}
-	c := &natsCluster{t: t, bin: bin, name: fmt.Sprintf("nt-shard-%d-%d", os.Getpid(), time.Now().UnixNano()%1e6)}
-	for i := 0; i < n; i++ {
-		p, _ := bus.FreePort()
-		cp, _ := bus.FreePort()
-		c.nodes = append(c.nodes, &natsNode{name: fmt.Sprintf("n%d", i+1), port: p, cport: cp, dir: t.TempDir()})
-	}
-	for i := range c.nodes {
-		startTagged(c, i)
-	}
-	for _, nd := range c.nodes {
-		if err := testutil.WaitPort(fmt.Sprintf("127.0.0.1:%d", nd.port), 20*time.Second); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c.waitJetStream()
-	t.Cleanup(func() {
-		for i := range c.nodes {
-			c.kill(i)
-		}
-	})
-	return c
+	return launchCluster(t, n, "nt-shard", startTagged)
 }
 
 // startTagged starts node i with its tag (a config file: nats-server has
