@@ -2,6 +2,7 @@ package enrich
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -356,6 +357,30 @@ probes:
 type condParser struct {
 	where string // "rules/x.yaml: rule ID"
 	errs  *[]error
+	// named are the rule set's named conditions; using holds those being
+	// expanded, so a condition that uses itself is refused, not looped.
+	named map[string]*namedCond
+	using []string
+}
+
+// namedCond is a condition defined once under a file's `conditions:` and
+// used by name (`{use: NAME}`) in any rule.
+type namedCond struct {
+	file string
+	node *yaml.Node
+	bad  bool // its own problems are already reported
+}
+
+// checkNamed compiles every named condition once on its own, so one that
+// no rule uses is still checked, its problems named by its file and name.
+func checkNamed(named map[string]*namedCond, errs *[]error) {
+	for _, k := range slices.Sorted(maps.Keys(named)) {
+		nc := named[k]
+		before := len(*errs)
+		cp := condParser{where: nc.file + ": conditions." + k, errs: errs, named: named, using: []string{k}}
+		c := cp.parse(nc.node, "condition")
+		nc.bad = c == nil || len(*errs) > before
+	}
 }
 
 func (cp *condParser) fail(path, format string, args ...any) {
@@ -372,7 +397,7 @@ func (cp *condParser) parse(n *yaml.Node, path string) condition {
 		return cp.list(n, path, false)
 	}
 	if n.Kind != yaml.MappingNode {
-		cp.fail(path, "want a mapping of fields, or all/any/not")
+		cp.fail(path, "want a mapping of fields, or all/any/not/use")
 		return nil
 	}
 	if len(n.Content) == 2 {
@@ -390,9 +415,35 @@ func (cp *condParser) parse(n *yaml.Node, path string) condition {
 				return nil
 			}
 			return notOf{c}
+		case "use":
+			return cp.use(n.Content[1], path+".use")
 		}
 	}
 	return cp.leaf(n, path)
+}
+
+// use compiles the named condition v names, in place.
+func (cp *condParser) use(v *yaml.Node, path string) condition {
+	name := v.Value
+	nc, ok := cp.named[name]
+	switch {
+	case v.Kind != yaml.ScalarNode || name == "":
+		cp.fail(path, "want the name of a condition defined under conditions:")
+		return nil
+	case !ok:
+		cp.fail(path, "no condition named %q (conditions: of any rules file)", name)
+		return nil
+	case slices.Contains(cp.using, name):
+		cp.fail(path, "condition %q uses itself (%s)", name, strings.Join(append(cp.using, name), " -> "))
+		return nil
+	case nc.bad:
+		// Its problems are reported once, under conditions:; start-up
+		// stops on them.
+		return nil
+	}
+	cp.using = append(cp.using, name)
+	defer func() { cp.using = cp.using[:len(cp.using)-1] }()
+	return cp.parse(nc.node, path+"("+name+")")
 }
 
 func (cp *condParser) list(n *yaml.Node, path string, all bool) condition {
@@ -417,8 +468,8 @@ func (cp *condParser) leaf(n *yaml.Node, path string) condition {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		fp := path + "." + k.Value
-		if k.Value == "all" || k.Value == "any" || k.Value == "not" {
-			cp.fail(fp, "all, any and not stand alone in their mapping")
+		if k.Value == "all" || k.Value == "any" || k.Value == "not" || k.Value == "use" {
+			cp.fail(fp, "all, any, not and use stand alone in their mapping")
 			ok = false
 			continue
 		}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/netintel/netintel/ingest"
@@ -329,6 +330,65 @@ tables:
 	}
 }
 
+// TestParseRules_NamedConditions: a condition defined once under
+// conditions: guards rules of other files, nests, and matches as if it
+// were written in place.
+func TestParseRules_NamedConditions(t *testing.T) {
+	fsys := fstest.MapFS{
+		"00-shared.yaml": {Data: []byte(`version: 2
+rules: []
+conditions:
+  generic-server: {header.server: '^(Apache|nginx)\b'}
+  copy: {any: [{use: generic-server}, {body: 'saved from url'}]}
+`)},
+		"10-acme.yaml": {Data: []byte(`version: 2
+rules:
+  - id: acme-vpn
+    vendor: Acme
+    product: VPN
+    protocol_family: ssl-vpn
+    match: {path: /vpn, body: 'AcmeVPN'}
+    guard: {use: copy}
+  - id: acme-admin
+    vendor: Acme
+    product: Admin
+    protocol_family: https
+    match: {all: [{title: 'Acme Admin'}, {not: {use: generic-server}}]}
+`)},
+	}
+	rules, err := LoadRulesFS(fsys, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, want string
+		probe      ingest.Probe
+	}{
+		{"product", "acme-vpn", httpProbe("GET", "/vpn", 200, "AcmeVPN", "Server", "AcmeOS")},
+		{"guarded by the nested name", "", httpProbe("GET", "/vpn", 200, "AcmeVPN", "Server", "nginx/1.25")},
+		{"guarded by the other branch", "", httpProbe("GET", "/vpn", 200, "<!-- saved from url=(0022)x -->AcmeVPN")},
+		{"not of a name", "acme-admin", httpProbe("GET", "/", 200, "<title>Acme Admin</title>")},
+		{"not of a name holds", "", httpProbe("GET", "/", 200, "<title>Acme Admin</title>", "Server", "Apache/2.4")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fp, ok := rules.Match(&ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{tt.probe}}, nil)
+			if fp.RuleID != tt.want || ok != (tt.want != "") {
+				t.Fatalf("got rule %q (%v), want %q", fp.RuleID, ok, tt.want)
+			}
+		})
+	}
+	// A bad named condition is reported once, under its own name, however
+	// many rules use it.
+	doc := "version: 2\nconditions:\n  c: {title: '('}\nrules:\n" +
+		"  - {id: a, vendor: v, product: p, protocol_family: f, match: {title: x}, guard: {use: c}}\n" +
+		"  - {id: b, vendor: v, product: p, protocol_family: f, match: {title: y}, guard: {use: c}}\n"
+	_, err = ParseRules([]byte(doc), "r.yaml")
+	if err == nil || strings.Count(err.Error(), "error parsing regexp") != 1 {
+		t.Errorf("err = %v, want one regexp error", err)
+	}
+}
+
 func TestParseRules_Errors(t *testing.T) {
 	rule := "version: 2\nrules:\n  - {id: a, vendor: v, product: p, protocol_family: f, "
 	tests := []struct{ name, doc, want string }{
@@ -346,11 +406,27 @@ func TestParseRules_Errors(t *testing.T) {
 		{"bad date row", "version: 2\nrules: []\ntables:\n  t:\n    source: s\n    rows: [{from: 2020-01-01, to: 2019-01-01, band: x}]\n", "table t: rows[0]: from, to"},
 		{"row without source", "version: 2\nrules: []\ntables:\n  t:\n    rows: [{key: abc, version: '1.0'}]\n", "table t: rows[0]: source"},
 		{"row with both", "version: 2\nrules: []\ntables:\n  t:\n    source: s\n    rows: [{key: abc, version: '1.0', band: 1.x}]\n", "rows[0]: want exactly one of version and band"},
+		{"unknown named condition", rule + "match: {title: x}, guard: {any: [{use: nope}]}}\n", "rule a: guard.any[0].use: no condition named \"nope\""},
+		{"named condition uses itself", "version: 2\nrules: []\nconditions:\n  c1: {any: [{title: x}, {use: c2}]}\n  c2: {use: c1}\n", "r.yaml: conditions.c1: condition.any[1].use(c2).use: condition \"c1\" uses itself (c1 -> c2 -> c1)"},
+		{"bad named condition", "version: 2\nrules: []\nconditions:\n  c: {title: '('}\n", "r.yaml: conditions.c: condition.title: error parsing regexp"},
+		{"empty named condition", "version: 2\nrules: []\nconditions:\n  c:\n", "r.yaml: conditions.c: condition: want a mapping of fields"},
+		{"use beside a field", rule + "match: {title: x, use: c}}\n", "match.use: all, any, not and use stand alone"},
+		{"named condition twice", "", "conditions.c: also defined in"},
 		{"duplicate id", "version: 2\nrules:\n  - {id: a, vendor: v, product: p, protocol_family: f, match: {title: x}}\n  - {id: a, vendor: v, product: p, protocol_family: f, match: {title: y}}\n", "rule a: id: also used"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ParseRules([]byte(tt.doc), "r.yaml")
+			var err error
+			if tt.doc == "" {
+				// two files defining one name
+				fsys := fstest.MapFS{
+					"a.yaml": {Data: []byte("version: 2\nrules: []\nconditions:\n  c: {title: x}\n")},
+					"b.yaml": {Data: []byte("version: 2\nrules: []\nconditions:\n  c: {title: y}\n")},
+				}
+				_, err = LoadRulesFS(fsys, ".")
+			} else {
+				_, err = ParseRules([]byte(tt.doc), "r.yaml")
+			}
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("err = %v, want it to mention %q", err, tt.want)
 			}

@@ -5,6 +5,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net/http"
 	"os"
 	pathpkg "path"
@@ -54,6 +55,9 @@ type rulesFile struct {
 	Rules   []ruleSpec           `yaml:"rules"`
 	Tables  map[string]tableSpec `yaml:"tables"`
 	Recog   []recogSpec          `yaml:"recog"`
+	// Conditions are named conditions any rule of any file may use
+	// (`{use: NAME}`).
+	Conditions map[string]yaml.Node `yaml:"conditions"`
 }
 
 type ruleSpec struct {
@@ -195,6 +199,7 @@ func parseDocs(docs []namedDoc) (*Rules, error) {
 	var parsed []fileRules
 	tables := map[string]*table{}
 	tableFile := map[string]string{}
+	named := map[string]*namedCond{}
 	for _, d := range docs {
 		var f rulesFile
 		dec := yaml.NewDecoder(bytes.NewReader(d.data))
@@ -220,8 +225,17 @@ func parseDocs(docs []namedDoc) (*Rules, error) {
 			tableFile[k] = d.name
 			tables[k] = compileTable(d.name, k, f.Tables[k], &errs)
 		}
+		for _, k := range slices.Sorted(maps.Keys(f.Conditions)) {
+			if other, dup := named[k]; dup {
+				errs = append(errs, fmt.Errorf("%s: conditions.%s: also defined in %s", d.name, k, other.file))
+				continue
+			}
+			n := f.Conditions[k]
+			named[k] = &namedCond{file: d.name, node: &n}
+		}
 		parsed = append(parsed, fileRules{d.name, f})
 	}
+	checkNamed(named, &errs)
 	rs := &Rules{}
 	ids := map[string]string{}
 	for _, pf := range parsed {
@@ -242,7 +256,7 @@ func parseDocs(docs []namedDoc) (*Rules, error) {
 			if spec.Class != "" && !slices.Contains(ingest.RangeKinds, spec.Class) {
 				errs = append(errs, fmt.Errorf("%s: class: unknown class %q", where, spec.Class))
 			}
-			cp := condParser{where: where, errs: &errs}
+			cp := condParser{where: where, errs: &errs, named: named}
 			if spec.Match.Kind == 0 {
 				errs = append(errs, fmt.Errorf("%s: match: required", where))
 			} else {
