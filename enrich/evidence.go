@@ -224,7 +224,15 @@ func eachDNAttr(d *ingest.DN, attr string, fn func(string) bool) bool {
 	one := func(s string) bool { return s != "" && fn(s) }
 	switch attr {
 	case "":
-		return one(dnString(d))
+		// the whole DN, then each attribute on its own
+		if one(dnString(d)) {
+			return true
+		}
+		for _, a := range []string{"cn", "o", "ou", "c", "st", "l", "email"} {
+			if eachDNAttr(d, a, fn) {
+				return true
+			}
+		}
 	case "cn":
 		return one(d.CN)
 	case "o":

@@ -590,3 +590,34 @@ func TestRules_RecogSSHBanner(t *testing.T) {
 		})
 	}
 }
+
+// TestRules_TLSSubjectWhole: tls.subject and tls.issuer read the whole DN
+// and each of its attributes on its own (docs/rules.md), so an anchored
+// pattern matches an attribute's whole value.
+func TestRules_TLSSubjectWhole(t *testing.T) {
+	doc := `version: 2
+rules:
+  - {id: o, vendor: Acme, product: Box, protocol_family: https, match: {tls.subject: '^Acme Appliances$'}}
+  - {id: dn, vendor: Acme, product: Box, protocol_family: https, match: {tls.issuer: '^CN=Acme CA 1, O=Acme$'}}
+`
+	rules, err := ParseRules([]byte(doc), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, want string
+		tls        ingest.TLS
+	}{
+		{"attribute value", "o", ingest.TLS{Subject: &ingest.DN{CN: "box1", O: []string{"Other", "Acme Appliances"}}}},
+		{"whole DN string", "dn", ingest.TLS{Issuer: &ingest.DN{DN: "CN=Acme CA 1, O=Acme"}}},
+		{"no attribute equal", "", ingest.TLS{Subject: &ingest.DN{CN: "Acme Appliances Ltd"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fp, ok := rules.Match(&ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{{TLS: &tt.tls}}}, nil)
+			if fp.RuleID != tt.want || ok != (tt.want != "") {
+				t.Fatalf("got rule %q (%v), want %q", fp.RuleID, ok, tt.want)
+			}
+		})
+	}
+}
