@@ -113,6 +113,8 @@ func Adapters() map[string]Adapter {
 		"nmap-grep":          NmapGrep,
 		"zeek":               Zeek,
 		"suricata-eve":       Suricata,
+		"nuclei":             Nuclei,
+		"tlsx":               TLSX,
 	}
 }
 

@@ -49,6 +49,8 @@ var IngestFormatTable = []IngestFormat{
 	{Name: "naabu", Help: "naabu -json: open ports (nmap's service fields with -nmap-cli)"},
 	{Name: "fingerprintx", Help: "praetorian fingerprintx --json: the service per port with its HTTP status and headers, banner and plugin metadata"},
 	{Name: "httpx", Help: "ProjectDiscovery httpx -json (-irh/-irr/-irrb, -tls-grab, -favicon, -jarm, -td, -asn): HTTP response, TLS certificate, favicon hash"},
+	{Name: "nuclei", Help: "ProjectDiscovery nuclei -jsonl/-json (-json-export array): HTTP/network/SSL results as services with the raw response and request, the template as detected"},
+	{Name: "tlsx", Help: "ProjectDiscovery tlsx -json: the TLS handshake and certificate per host and port (version, cipher, subject, issuer, SANs, serial, jarm, ja3s)"},
 	{Name: "shodan", Help: "Shodan banners (download/stream JSON lines): raw banner, HTTP, TLS, favicon, product, org claim"},
 	{Name: "censys", Help: "Censys host JSON (Search API v2 host view, Platform host asset; one document, JSON lines or an array): services with HTTP, TLS, banner, software"},
 	{Name: "sonar-http", Help: "Rapid7 Project Sonar HTTP/HTTPS JSON lines: the base64 response as status, headers and body"},
