@@ -384,12 +384,14 @@ func (x *nucleiResult) tls(id string) *TLS {
 	return t
 }
 
-// detected is the template's identification: its id as product (the
-// 70-detected rules name vendors by the ids of panel templates), the
-// template's CPE, and its name, matcher, extracted results, tags and
-// severity as info.
+// detected is the template's identification: "nuclei:" and its id as
+// product (the 70-detected rules name vendors by the ids of panel
+// templates; the prefix keeps the rules that read nmap's and Shodan's
+// product names from reading an id such as sonicwall-email-security-detect
+// as one), the template's CPE, and its name, matcher, extracted results,
+// tags and severity as info.
 func (x *nucleiResult) detected(id, service string) *Detected {
-	d := &Detected{By: "nuclei", Service: service, Product: id}
+	d := &Detected{By: "nuclei", Service: service, Product: "nuclei:" + id}
 	var info []string
 	add := func(k, v string) {
 		if v = strings.TrimSpace(v); v != "" {

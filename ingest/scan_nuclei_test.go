@@ -24,7 +24,7 @@ func TestNuclei_RealSample(t *testing.T) {
 		t.Errorf("line 1 has no response, yet probes %s", mustJSON(t, o.Service.Probes))
 	}
 	d := o.Service.Detected
-	if d == nil || d.By != "nuclei" || d.Product != "tech-detect" || d.Service != "https" ||
+	if d == nil || d.By != "nuclei" || d.Product != "nuclei:tech-detect" || d.Service != "https" ||
 		d.Info != "name: Wappalyzer Technology Detection; matcher: caddy; tags: tech; severity: info" {
 		t.Errorf("line 1 detected = %+v", d)
 	}
@@ -51,7 +51,7 @@ func TestNuclei_RealSample(t *testing.T) {
 		!strings.HasPrefix(resp.Body.Text(), "\n<!-- HTML for static distribution bundle build -->\n<!DOCTYPE html>") || !strings.HasSuffix(resp.Body.Text(), "</html>\n") {
 		t.Errorf("line 2 response = %s", mustJSON(t, resp))
 	}
-	if d := o.Service.Detected; d.Product != "swagger-api" || d.Service != "http" || !strings.HasPrefix(d.Info, "name: Public Swagger API - Detect; tags: exposure,api,swagger,discovery") {
+	if d := o.Service.Detected; d.Product != "nuclei:swagger-api" || d.Service != "http" || !strings.HasPrefix(d.Info, "name: Public Swagger API - Detect; tags: exposure,api,swagger,discovery") {
 		t.Errorf("line 2 detected = %+v", d)
 	}
 }
@@ -70,10 +70,10 @@ func TestNuclei_Appliance(t *testing.T) {
 		headerValues(p.Response.Headers, "ETag")[0] != `"83-65132647"` || p.Request.Host != "198.51.100.27" {
 		t.Errorf("raw = %s", mustJSON(t, o))
 	}
-	if d := o.Service.Detected; d.Product != "fortinet-fortigate-panel" || !strings.Contains(d.Info, "extracted: Release date: Sep 26, 2023") {
+	if d := o.Service.Detected; d.Product != "nuclei:fortinet-fortigate-panel" || !strings.Contains(d.Info, "extracted: Release date: Sep 26, 2023") {
 		t.Errorf("detected = %+v", d)
 	}
-	if o := r.obs[1]; o.IP != "198.51.100.28" || len(o.Service.Probes) != 0 || o.Service.Detected.Product != "fortinet-fortigate-panel" {
+	if o := r.obs[1]; o.IP != "198.51.100.28" || len(o.Service.Probes) != 0 || o.Service.Detected.Product != "nuclei:fortinet-fortigate-panel" {
 		t.Errorf("omit-raw = %s", mustJSON(t, o))
 	}
 }
@@ -112,7 +112,7 @@ func TestNuclei_Shapes(t *testing.T) {
 				if o := r.obs[1]; o.Service.Port != 8443 || o.Service.Probes[0].TLS.Version != "TLSv1.2" {
 					t.Errorf("tls-version = %s", mustJSON(t, o))
 				}
-				if o := r.obs[2]; o.Service.Port != 10443 || len(o.Service.Probes) != 0 || o.Service.Detected.Product != "fortigate-certificate" {
+				if o := r.obs[2]; o.Service.Port != 10443 || len(o.Service.Probes) != 0 || o.Service.Detected.Product != "nuclei:fortigate-certificate" {
 					t.Errorf("fortigate-certificate = %s", mustJSON(t, o))
 				}
 			}},
@@ -134,7 +134,7 @@ func TestNuclei_Shapes(t *testing.T) {
 				if len(r.bad) != 1 || !strings.Contains(r.bad[0].Error(), `line 1: host: not an IP address: "www.ohlinge.cn"`) {
 					t.Errorf("bad %v", r.bad)
 				}
-				if o := r.obs[0]; o.Service.Port != 443 || o.Service.Detected.Product != "waf-detect" || o.Service.Detected.Info != "name: WAF Detection; matcher: apachegeneric; severity: info" {
+				if o := r.obs[0]; o.Service.Port != 443 || o.Service.Detected.Product != "nuclei:waf-detect" || o.Service.Detected.Info != "name: WAF Detection; matcher: apachegeneric; severity: info" {
 					t.Errorf("v2.0 = %s", mustJSON(t, o))
 				}
 			}},
@@ -191,5 +191,32 @@ func TestNuclei_Shapes(t *testing.T) {
 			}
 			tt.check(t, r)
 		})
+	}
+}
+
+// Fed another tool's output, the nuclei and tlsx adapters store nothing
+// and report the first record that did not fit; every other scanner
+// adapter stores nothing of their samples, but naabu: a tlsx line has
+// naabu's ip, host and port, and does say the port is open.
+func TestNucleiTLSX_WrongFormat(t *testing.T) {
+	t.Parallel()
+	files := map[string]string{"zgrab2": "zgrab2.jsonl", "masscan": "masscan.json", "nmap-xml": "nmap-complex.xml", "shodan": "shodan.jsonl",
+		"sonar-http": "sonar-http.jsonl", "httpx": "httpx.jsonl", "naabu": "naabu.jsonl", "fingerprintx": "fingerprintx.jsonl",
+		"nmap-grep": "nmap-grep.gnmap", "censys": "censys-v2-host.json", "zeek": "zeek-docs.ndjson", "suricata-eve": "suricata-eve.json",
+		"goflow2": "goflow2-v2.2.6.ndjson", "nuclei": "nuclei.jsonl", "tlsx": "tlsx.jsonl"}
+	mine := []string{"nuclei", "tlsx"}
+	for format := range files {
+		for other, file := range files {
+			if other == format || !slices.Contains(mine, format) && !slices.Contains(mine, other) || format == "naabu" && other == "tlsx" {
+				continue
+			}
+			r := runScan(t, format, readFile(t, file))
+			if len(r.obs) != 0 {
+				t.Errorf("%s reading %s: %d observations", format, file, len(r.obs))
+			}
+			if slices.Contains(mine, format) && (len(r.bad) == 0 || r.bad[0].Line < 1) {
+				t.Errorf("%s reading %s: nothing reported", format, file)
+			}
+		}
 	}
 }
