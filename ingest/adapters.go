@@ -115,6 +115,8 @@ func Adapters() map[string]Adapter {
 		"suricata-eve":       Suricata,
 		"nuclei":             Nuclei,
 		"tlsx":               TLSX,
+		"leakix":             LeakIX,
+		"onyphe":             Onyphe,
 	}
 }
 

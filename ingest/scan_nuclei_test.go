@@ -194,20 +194,22 @@ func TestNuclei_Shapes(t *testing.T) {
 	}
 }
 
-// Fed another tool's output, the nuclei and tlsx adapters store nothing
-// and report the first record that did not fit; every other scanner
-// adapter stores nothing of their samples, but naabu: a tlsx line has
-// naabu's ip, host and port, and does say the port is open.
-func TestNucleiTLSX_WrongFormat(t *testing.T) {
+// Fed another tool's output, the nuclei, tlsx, LeakIX and ONYPHE adapters
+// store nothing and report the first record that did not fit; every other
+// scanner adapter stores nothing of their samples, but naabu: a tlsx line
+// and a LeakIX event have naabu's ip, host and port, and do say the port
+// is open.
+func TestNewScanAdapters_WrongFormat(t *testing.T) {
 	t.Parallel()
 	files := map[string]string{"zgrab2": "zgrab2.jsonl", "masscan": "masscan.json", "nmap-xml": "nmap-complex.xml", "shodan": "shodan.jsonl",
 		"sonar-http": "sonar-http.jsonl", "httpx": "httpx.jsonl", "naabu": "naabu.jsonl", "fingerprintx": "fingerprintx.jsonl",
 		"nmap-grep": "nmap-grep.gnmap", "censys": "censys-v2-host.json", "zeek": "zeek-docs.ndjson", "suricata-eve": "suricata-eve.json",
-		"goflow2": "goflow2-v2.2.6.ndjson", "nuclei": "nuclei.jsonl", "tlsx": "tlsx.jsonl"}
-	mine := []string{"nuclei", "tlsx"}
+		"goflow2": "goflow2-v2.2.6.ndjson", "nuclei": "nuclei.jsonl", "tlsx": "tlsx.jsonl",
+		"leakix": "leakix-ip4scout.jsonl", "onyphe": "onyphe-api-v1.json"}
+	mine := []string{"nuclei", "tlsx", "leakix", "onyphe"}
 	for format := range files {
 		for other, file := range files {
-			if other == format || !slices.Contains(mine, format) && !slices.Contains(mine, other) || format == "naabu" && other == "tlsx" {
+			if other == format || !slices.Contains(mine, format) && !slices.Contains(mine, other) || format == "naabu" && (other == "tlsx" || other == "leakix") {
 				continue
 			}
 			r := runScan(t, format, readFile(t, file))

@@ -92,6 +92,9 @@ func TestSchema_AdapterOutputValid(t *testing.T) {
 		{"nuclei", "nuclei.jsonl", Options{}},
 		{"nuclei", "nuclei-appliance.jsonl", Options{}},
 		{"tlsx", "tlsx.jsonl", Options{}},
+		{"leakix", "leakix-ip4scout.jsonl", Options{}},
+		{"leakix", "leakix-l9event.json", Options{}},
+		{"onyphe", "onyphe-api-v1.json", Options{}},
 	}
 	for _, f := range feeds {
 		t.Run(f.format+"/"+f.file, func(t *testing.T) {
