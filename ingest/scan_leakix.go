@@ -17,11 +17,12 @@ import (
 // it was saved: JSON lines (read a line at a time), or documents read
 // whole (up to maxJSONFeed: one pretty-printed document, several one
 // after the other, or an array). each gets every object with the line it
-// starts on; a top-level array is unwrapped, and unwrap may name an
-// object's members that hold the records (an API response's "results").
+// starts on; a top-level array is unwrapped, and so is an object with any
+// of the members wrappers names (an API answer's "results"): their
+// arrays hold the records.
 // A document that does not parse is reported and reading resumes at the
 // next line that starts one.
-func (o Options) jsonRecords(r io.Reader, what string, bad func(LineError), unwrap func(obj map[string]json.RawMessage) ([]json.RawMessage, bool), each func(line int, rec []byte) error) error {
+func (o Options) jsonRecords(r io.Reader, what string, bad func(LineError), wrappers []string, each func(line int, rec []byte) error) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	first, err := readFirstLine(br, o.maxLine())
 	if err != nil {
@@ -30,7 +31,10 @@ func (o Options) jsonRecords(r io.Reader, what string, bad func(LineError), unwr
 	r = io.MultiReader(bytes.NewReader(first), br)
 	if t := bytes.TrimSpace(first); len(t) > 0 && t[0] == '{' && json.Valid(t) {
 		return o.nonBlankLines(r, what, bad, func(n int, line []byte) error {
-			return jsonDocs(line, n, bad, unwrap, each)
+			if line[0] == '{' {
+				return jsonDoc(line, func(int64) int { return n }, 0, bad, wrappers, each)
+			}
+			return jsonDocs(line, n, bad, wrappers, each)
 		})
 	}
 	data, err := io.ReadAll(io.LimitReader(r, maxJSONFeed+1))
@@ -40,12 +44,12 @@ func (o Options) jsonRecords(r io.Reader, what string, bad func(LineError), unwr
 	if len(data) > maxJSONFeed {
 		return fmt.Errorf("read %s: larger than %d bytes", what, maxJSONFeed)
 	}
-	return jsonDocs(data, 1, bad, unwrap, each)
+	return jsonDocs(data, 1, bad, wrappers, each)
 }
 
 // jsonDocs reads the JSON documents of data, whose first line is line
 // firstLine of the input.
-func jsonDocs(data []byte, firstLine int, bad func(LineError), unwrap func(map[string]json.RawMessage) ([]json.RawMessage, bool), each func(line int, rec []byte) error) error {
+func jsonDocs(data []byte, firstLine int, bad func(LineError), wrappers []string, each func(line int, rec []byte) error) error {
 	lineAt := func(off int64) int { return firstLine + bytes.Count(data[:min(off, int64(len(data)))], []byte{'\n'}) }
 	var base int64
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -69,16 +73,16 @@ func jsonDocs(data []byte, firstLine int, bad func(LineError), unwrap func(map[s
 			dec = json.NewDecoder(bytes.NewReader(data[base:]))
 			continue
 		}
-		if err := jsonDoc(doc, lineAt, start, bad, unwrap, each); err != nil {
+		if err := jsonDoc(doc, lineAt, start, bad, wrappers, each); err != nil {
 			return err
 		}
 	}
 }
 
 // jsonDoc passes the records of one document to each: the elements of an
-// array (each with its own line), the records unwrap finds in an object,
-// or the object itself.
-func jsonDoc(doc json.RawMessage, lineAt func(int64) int, start int64, bad func(LineError), unwrap func(map[string]json.RawMessage) ([]json.RawMessage, bool), each func(line int, rec []byte) error) error {
+// array (each with its own line), the records of the wrappers members of
+// an object, or the object itself.
+func jsonDoc(doc json.RawMessage, lineAt func(int64) int, start int64, bad func(LineError), wrappers []string, each func(line int, rec []byte) error) error {
 	doc = bytes.TrimSpace(doc)
 	var recs []json.RawMessage
 	switch {
@@ -88,15 +92,28 @@ func jsonDoc(doc json.RawMessage, lineAt func(int64) int, start int64, bad func(
 			return nil
 		}
 	case len(doc) > 0 && doc[0] == '{':
+		recs = []json.RawMessage{doc}
+		if !slices.ContainsFunc(wrappers, func(k string) bool { return bytes.Contains(doc, []byte(`"`+k+`"`)) }) {
+			break // a record, not an answer wrapping records
+		}
 		var obj map[string]json.RawMessage
 		if err := json.Unmarshal(doc, &obj); err != nil {
 			bad(LineError{lineAt(start), fmt.Errorf("json: %w", err)})
 			return nil
 		}
-		if inner, ok := unwrap(obj); ok {
+		var inner []json.RawMessage
+		found := false
+		for _, k := range wrappers {
+			if v, ok := obj[k]; ok {
+				found = true
+				var list []json.RawMessage
+				if json.Unmarshal(v, &list) == nil {
+					inner = append(inner, list...)
+				}
+			}
+		}
+		if found {
 			recs = inner
-		} else {
-			recs = []json.RawMessage{doc}
 		}
 	default:
 		bad(LineError{lineAt(start), errors.New("json: not an object or array")})
@@ -194,21 +211,8 @@ type leakixBanner struct {
 // kept).
 func LeakIX(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	src := opt.source("leakix")
-	unwrap := func(obj map[string]json.RawMessage) ([]json.RawMessage, bool) {
-		var recs []json.RawMessage
-		found := false
-		for _, k := range []string{"Services", "Leaks", "services", "leaks", "events"} {
-			if v, ok := obj[k]; ok {
-				found = true
-				var list []json.RawMessage
-				if json.Unmarshal(v, &list) == nil {
-					recs = append(recs, list...)
-				}
-			}
-		}
-		return recs, found
-	}
-	return opt.jsonRecords(r, "leakix", bad, unwrap, func(n int, rec []byte) error {
+	wrappers := []string{"Services", "Leaks", "services", "leaks", "events"}
+	return opt.jsonRecords(r, "leakix", bad, wrappers, func(n int, rec []byte) error {
 		var e leakixEvent
 		if err := scanUnmarshal(rec, &e); err != nil {
 			bad(LineError{n, fmt.Errorf("json: %w", err)})

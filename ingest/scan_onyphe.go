@@ -1,7 +1,6 @@
 package ingest
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -103,16 +102,7 @@ func (d *onypheDN) dn() *DN {
 // inetnum, ...) are counted as skipped.
 func Onyphe(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	src := opt.source("onyphe")
-	unwrap := func(obj map[string]json.RawMessage) ([]json.RawMessage, bool) {
-		v, ok := obj["results"]
-		if !ok {
-			return nil, false
-		}
-		var recs []json.RawMessage
-		_ = json.Unmarshal(v, &recs)
-		return recs, true
-	}
-	return opt.jsonRecords(r, "onyphe", bad, unwrap, func(n int, rec []byte) error {
+	return opt.jsonRecords(r, "onyphe", bad, []string{"results"}, func(n int, rec []byte) error {
 		var x onypheRecord
 		if err := scanUnmarshal(rec, &x); err != nil {
 			bad(LineError{n, fmt.Errorf("json: %w", err)})
