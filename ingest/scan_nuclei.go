@@ -145,6 +145,9 @@ func nucleiRecord(n int, data []byte, src string, opt Options, emit Emit, bad fu
 	typ := strings.ToLower(x.Type)
 	switch typ {
 	case "http", "headless", "tcp", "network", "javascript", "ssl":
+	case "":
+		bad(LineError{n, errors.New(`type: missing (the template's protocol)`)})
+		return nil
 	default:
 		opt.skip(n, "nuclei "+typ+" result (no service of the address)")
 		return nil

@@ -160,9 +160,10 @@ func TestNuclei_Shapes(t *testing.T) {
 				`{"info":{"name":"no id"},"type":"http","ip":"192.0.2.10","port":"80"}` + "\n" +
 				`{"template-id":"x","info":{},"type":"tcp","ip":"192.0.2.10"}` + "\n" +
 				`{"template-id":"x","info":{},"type":"http","ip":"192.0.2.10","port":"80","matcher-status":false}` + "\n" +
-				`{"template-id":"x","info":{},"type":"file","host":"/etc/passwd","matched-at":"/etc/passwd"}` + "\n",
+				`{"template-id":"x","info":{},"type":"file","host":"/etc/passwd","matched-at":"/etc/passwd"}` + "\n" +
+				`{"template-id":"x","info":{},"ip":"192.0.2.10","port":"80"}` + "\n",
 			func(t *testing.T, r scanResult) {
-				if !slices.Equal(badLines(r.bad), []int{2, 3, 4, 5}) || len(r.obs) != 1 || r.obs[0].Service.Port != 80 {
+				if !slices.Equal(badLines(r.bad), []int{2, 3, 4, 5, 8}) || !strings.Contains(r.bad[4].Error(), "type: missing") || len(r.obs) != 1 || r.obs[0].Service.Port != 80 {
 					t.Errorf("obs %d bad %v", len(r.obs), r.bad)
 				}
 				if !strings.Contains(r.bad[1].Error(), `ip: not an IP address: "999.1.1.1"`) || !strings.Contains(r.bad[2].Error(), `not a nuclei result: want "template-id"`) ||
