@@ -113,6 +113,10 @@ func Adapters() map[string]Adapter {
 		"nmap-grep":          NmapGrep,
 		"zeek":               Zeek,
 		"suricata-eve":       Suricata,
+		"nuclei":             Nuclei,
+		"tlsx":               TLSX,
+		"leakix":             LeakIX,
+		"onyphe":             Onyphe,
 	}
 }
 

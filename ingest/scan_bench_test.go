@@ -28,7 +28,7 @@ func scanBenchBytes(b *testing.B) int {
 
 // scanBenchInput repeats a sample's records until the input is size
 // bytes: JSON lines as they are, masscan's -oJ inside one "[ ]", nmap's
-// hosts inside one <nmaprun>.
+// hosts inside one <nmaprun>, ONYPHE's API answer as export lines.
 func scanBenchInput(b *testing.B, format, file string, size int) []byte {
 	data, err := os.ReadFile("testdata/" + file)
 	if err != nil {
@@ -46,6 +46,19 @@ func scanBenchInput(b *testing.B, format, file string, size int) []byte {
 			if bytes.HasPrefix(l, []byte(`{   "ip"`)) {
 				body = append(append(body, bytes.TrimSuffix(l, []byte{','})...), "\n,\n"...)
 			}
+		}
+	case "onyphe":
+		// The export's form: one document a line.
+		var answer struct{ Results []json.RawMessage }
+		if err := json.Unmarshal(data, &answer); err != nil {
+			b.Fatal(err)
+		}
+		for _, r := range answer.Results {
+			var c bytes.Buffer
+			if err := json.Compact(&c, r); err != nil {
+				b.Fatal(err)
+			}
+			body = append(append(body, c.Bytes()...), '\n')
 		}
 	default:
 		body = data
@@ -122,6 +135,10 @@ func BenchmarkScanAdapters(b *testing.B) {
 		{"nmap-xml", "nmap-scripts.xml"},
 		{"shodan", "shodan.jsonl"},
 		{"sonar-http", "sonar-http.jsonl"},
+		{"nuclei", "nuclei.jsonl"},
+		{"tlsx", "tlsx.jsonl"},
+		{"leakix", "leakix-ip4scout.jsonl"},
+		{"onyphe", "onyphe-api-v1.json"},
 	}
 	size := scanBenchBytes(b)
 	for _, c := range cases {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -106,33 +105,6 @@ type httpxRecord struct {
 	// finalRaw is the last response of the chain, read when the line has
 	// no raw_header of its own.
 	finalRaw []byte
-}
-
-// tlsxResponse is the tls member of an httpx line: the response of
-// ProjectDiscovery's tlsx library (its clients.Response with the
-// certificate response inline).
-type tlsxResponse struct {
-	Version    string   `json:"tls_version"`
-	Cipher     string   `json:"cipher"`
-	SubjectDN  string   `json:"subject_dn"`
-	SubjectCN  string   `json:"subject_cn"`
-	SubjectOrg []string `json:"subject_org"`
-	SubjectAN  []string `json:"subject_an"`
-	IssuerDN   string   `json:"issuer_dn"`
-	IssuerCN   string   `json:"issuer_cn"`
-	IssuerOrg  []string `json:"issuer_org"`
-	Serial     string   `json:"serial"`
-	NotBefore  string   `json:"not_before"`
-	NotAfter   string   `json:"not_after"`
-	SelfSigned bool     `json:"self_signed"`
-	SNI        string   `json:"sni"`
-	JarmHash   string   `json:"jarm_hash"`
-	JA3S       string   `json:"ja3s_hash"`
-	// Certificate is the leaf in PEM, with tlsx -cert.
-	Certificate string `json:"certificate"`
-	Fingerprint *struct {
-		SHA256 string `json:"sha256"`
-	} `json:"fingerprint_hash"`
 }
 
 // HTTPX reads ProjectDiscovery httpx's JSON lines (`httpx -json`, with or
@@ -558,37 +530,11 @@ func (h *httpxRecord) tls() *TLS {
 		}
 		return &TLS{JARM: jarm}
 	}
-	t := &TLS{}
-	if blk, _ := pem.Decode([]byte(x.Certificate)); blk != nil {
-		if c, err := certTLS(blk.Bytes); err == nil {
-			t = c
-		}
+	t := x.evidence()
+	if t == nil {
+		t = &TLS{}
 	}
-	if t.Subject == nil && (x.SubjectDN != "" || x.SubjectCN != "") {
-		t.Subject = tlsxDN(x.SubjectDN, x.SubjectCN, x.SubjectOrg)
-	}
-	if t.Issuer == nil && (x.IssuerDN != "" || x.IssuerCN != "") {
-		t.Issuer = tlsxDN(x.IssuerDN, x.IssuerCN, x.IssuerOrg)
-	}
-	if len(t.SANs) == 0 {
-		t.SANs = x.SubjectAN
-	}
-	if t.Serial == "" && x.Serial != "" {
-		t.Serial = strings.TrimLeft(strings.ToLower(strings.ReplaceAll(x.Serial, ":", "")), "0")
-	}
-	if t.SHA256 == "" && x.Fingerprint != nil {
-		t.SHA256 = x.Fingerprint.SHA256
-	}
-	if t.NotBefore == "" {
-		t.NotBefore = rfc3339(x.NotBefore)
-	}
-	if t.NotAfter == "" {
-		t.NotAfter = rfc3339(x.NotAfter)
-	}
-	t.SelfSigned = t.SelfSigned || x.SelfSigned
-	t.Version, t.Cipher = tlsxVersion(x.Version), x.Cipher
 	t.JARM = firstNonEmpty(jarm, x.JarmHash)
-	t.JA3S = x.JA3S
 	if t.empty() {
 		return nil
 	}

@@ -89,6 +89,12 @@ func TestSchema_AdapterOutputValid(t *testing.T) {
 		{"censys", "censys-v2-host.json", Options{}},
 		{"censys", "censys-platform-host.json", Options{}},
 		{"fingerprintx", "fingerprintx.jsonl", Options{}},
+		{"nuclei", "nuclei.jsonl", Options{}},
+		{"nuclei", "nuclei-appliance.jsonl", Options{}},
+		{"tlsx", "tlsx.jsonl", Options{}},
+		{"leakix", "leakix-ip4scout.jsonl", Options{}},
+		{"leakix", "leakix-l9event.json", Options{}},
+		{"onyphe", "onyphe-api-v1.json", Options{}},
 	}
 	for _, f := range feeds {
 		t.Run(f.format+"/"+f.file, func(t *testing.T) {
