@@ -57,7 +57,8 @@ func TestRules_NetScalerBigIPIvantiTells(t *testing.T) {
 		{"bigip snmp", snmp("BIG-IP Virtual Edition : Linux 3.10.0-862.14.4.el7.ve.x86_64 : BIG-IP software release 15.1.5.1, build 0.0.14"), "F5", "15.1.5.1", ""},
 		{"ivanti snmp", snmp("Pulse Secure, LLC,Ivanti Connect Secure,ISA-V,22.3R1 (build 1647)"), "Ivanti", "22.3R1", ""},
 		{"ivanti productversion in the build table", web(probe("GET", "/dana-na/auth/url_admin/welcome.cgi?type=inter", 200, `<input type="hidden" name="productversion" value="22.7.2.3981">`)), "Ivanti", "22.7R2.6", ""},
-		{"ivanti productversion of an unknown build", web(probe("GET", "/dana-na/auth/url_admin/welcome.cgi?type=inter", 200, `<input type="hidden" name="productversion" value="22.7.2.3597">`)), "Ivanti", "", "22.7R2.x"},
+		{"ivanti productversion of an unknown build", web(probe("GET", "/dana-na/auth/url_admin/welcome.cgi?type=inter", 200, `<input type="hidden" name="productversion" value="22.7.2.3601">`)), "Ivanti", "", "22.7R2.x"},
+		{"ivanti productversion of a known build", web(probe("GET", "/dana-na/auth/url_admin/welcome.cgi?type=inter", 200, `<input type="hidden" name="productversion" value="22.7.2.3597">`)), "Ivanti", "22.7R2.4", ""},
 		{"ivanti host checker launcher", web(probe("GET", "/dana-cached/hc/hc_launcher.22.7.2.3431.jar", 200, "PK\x03\x04\x14\x00")), "Ivanti", "22.7R2.3", ""},
 		{"ivanti host checker installer", web(probe("GET", "/dana-cached/hc/HostCheckerInstaller.osx", 200, "<key>version</key>\n<string>9.1.18.24467</string>")), "Ivanti", "9.1R18.2", ""},
 		// look-alikes: name nothing
