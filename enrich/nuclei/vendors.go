@@ -18,7 +18,8 @@ type scope struct {
 var scopes = []scope{
 	{regexp.MustCompile(`fortigate|fortios|fortinet-panel|fortiweb|fortiadc`), "Fortinet", "FortiGate"},
 	{regexp.MustCompile(`globalprotect|panos|pan-os|paloalto`), "Palo Alto Networks", "PAN-OS"},
-	{regexp.MustCompile(`cisco-asa|anyconnect|cisco-firepower|meraki`), "Cisco", "ASA"},
+	{regexp.MustCompile(`meraki`), "Cisco", "Meraki"},
+	{regexp.MustCompile(`cisco-asa|anyconnect|cisco-firepower`), "Cisco", "ASA"},
 	{regexp.MustCompile(`citrix-adc|citrix-vpn|netscaler|citrix-gateway|citrix-access-gateway`), "Citrix", "NetScaler"},
 	{regexp.MustCompile(`pulse-secure|ivanti-connect-secure|ivanti-csa`), "Ivanti", "Connect Secure"},
 	{regexp.MustCompile(`juniper`), "Juniper Networks", "Junos"},
