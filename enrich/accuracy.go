@@ -25,8 +25,14 @@ type Capture struct {
 	Expect     Expect     `json:"expect"`
 	// Negative says no vendor may be named: a look-alike, a plain login
 	// page, a reverse proxy, a honeypot.
-	Negative    bool               `json:"negative,omitempty"`
-	LookalikeOf string             `json:"lookalike_of,omitempty"`
+	Negative    bool   `json:"negative,omitempty"`
+	LookalikeOf string `json:"lookalike_of,omitempty"`
+	// Copy, on a negative, says why no observation can tell it from the
+	// product: a honeypot, decoy or tarpit that sends the product's own
+	// tells byte for byte (its Server header, its SSH identification, the
+	// signature a scanner matches). A named copy is counted apart
+	// (Report.CopiesNamed), not failed; every other negative named is.
+	Copy        string             `json:"copy,omitempty"`
 	Observation ingest.Observation `json:"observation"`
 
 	file string
@@ -105,6 +111,8 @@ func (c *Capture) check() error {
 		return errors.New("expect.vendor: required (or negative: true)")
 	case !c.Negative && c.Family == "":
 		return errors.New("family: required")
+	case c.Copy != "" && !c.Negative:
+		return errors.New("copy: only a negative is a copy of a product")
 	}
 	if c.Observation.Type != ingest.TypeService && c.Observation.Type != ingest.TypeFlow {
 		return fmt.Errorf("observation.type: want service or flow, got %q", c.Observation.Type)
@@ -121,8 +129,9 @@ type Outcome struct {
 	Got     Fingerprint
 	Named   bool
 	// VendorRight: a positive got its vendor. WrongVendor: a positive got
-	// another vendor. OnNegative: a negative got a vendor.
-	VendorRight, WrongVendor, OnNegative bool
+	// another vendor. OnNegative: a negative got a vendor; OnCopy: a
+	// negative marked as an exact copy did (and OnNegative is false).
+	VendorRight, WrongVendor, OnNegative, OnCopy bool
 	// HasVersion: the capture carries a version or band; VersionRight:
 	// the rules gave it (an exact version equal to it, or a band holding it).
 	HasVersion, VersionRight bool
@@ -159,6 +168,9 @@ type Report struct {
 	Families []FamilyScore
 	// Totals over the corpus.
 	Positives, Negatives, Right, WrongVendors, OnNegatives, Versioned, VersionRight int
+	// Copies are the negatives marked as exact copies of a product,
+	// CopiesNamed those given a vendor (not in OnNegatives).
+	Copies, CopiesNamed int
 }
 
 // Evaluate runs the rules over every capture.
@@ -177,7 +189,14 @@ func Evaluate(rules *Rules, caps []Capture) *Report {
 		fp, ok := rules.Match(o.Service, o.Flow)
 		out := Outcome{Capture: c, Got: fp, Named: ok}
 		namedFam := strings.TrimSuffix(fp.RuleID, "+recog")
-		if c.Negative {
+		if c.Negative && c.Copy != "" {
+			rep.Negatives++
+			rep.Copies++
+			out.OnCopy = ok
+			if ok {
+				rep.CopiesNamed++
+			}
+		} else if c.Negative {
 			rep.Negatives++
 			out.OnNegative = ok
 			if ok {
@@ -309,6 +328,9 @@ func (r *Report) Table() string {
 	named := r.Right + r.WrongVendors + r.OnNegatives
 	fmt.Fprintf(&b, "| **all** | %d (+%d negatives) | %d | %s | %d | %d | %s | %d | %s |\n", r.Positives, r.Negatives, r.Right, pct(r.Right, r.Positives),
 		named, r.WrongVendors+r.OnNegatives, pct(r.Right, named), r.Versioned, pct(r.VersionRight, r.Versioned))
+	if r.Copies > 0 {
+		fmt.Fprintf(&b, "\nExact copies among the negatives (honeypots, decoys, tarpits that send the product's own tells; `copy` in the capture): %d, of which %d named. They are not in the table's counts of named and wrong.\n", r.Copies, r.CopiesNamed)
+	}
 	return b.String()
 }
 
@@ -322,6 +344,8 @@ func (r *Report) Mistakes() (wrong, misses []string) {
 			wrong = append(wrong, fmt.Sprintf("%s: wrong vendor %q (rule %s), want %q", c.file, o.Got.Vendor, o.Got.RuleID, *c.Expect.Vendor))
 		case o.OnNegative:
 			wrong = append(wrong, fmt.Sprintf("%s: negative named %q (rule %s)", c.file, o.Got.Vendor, o.Got.RuleID))
+		case o.OnCopy:
+			misses = append(misses, fmt.Sprintf("%s: exact copy named %q (rule %s): %s", c.file, o.Got.Vendor, o.Got.RuleID, c.Copy))
 		case !c.Negative && !o.Named:
 			misses = append(misses, fmt.Sprintf("%s: no vendor, want %q", c.file, *c.Expect.Vendor))
 		case o.HasVersion && !o.VersionRight && o.VendorRight:
@@ -340,9 +364,9 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 	out := struct {
 		Families                                               []fam
 		Positives, Negatives, Right, WrongVendors, OnNegatives int
-		Versioned, VersionRight                                int
+		Versioned, VersionRight, Copies, CopiesNamed           int
 	}{Positives: r.Positives, Negatives: r.Negatives, Right: r.Right, WrongVendors: r.WrongVendors, OnNegatives: r.OnNegatives,
-		Versioned: r.Versioned, VersionRight: r.VersionRight}
+		Versioned: r.Versioned, VersionRight: r.VersionRight, Copies: r.Copies, CopiesNamed: r.CopiesNamed}
 	for _, f := range r.Families {
 		out.Families = append(out.Families, fam{f, f.Precision(), f.Recall()})
 	}

@@ -52,10 +52,12 @@ func TestEvaluate_Scores(t *testing.T) {
 		{ID: "miss", Family: "ocserv", Expect: Expect{Vendor: vendor("OpenConnect")}, Observation: svc("Server", "nginx")},
 		{ID: "negative", Negative: true, Observation: svc("Set-Cookie", "SVPNCOOKIE=x")},
 		{ID: "clean negative", Negative: true, Observation: svc("Server", "Apache")},
+		{ID: "named copy", Negative: true, Copy: "sends FortiOS's masked Server header", Observation: svc("Server", "xxxxxxxx-xxxxx")},
+		{ID: "clean copy", Negative: true, Copy: "a copy the rules miss", Observation: svc("Server", "nginx")},
 	}
 	rep := Evaluate(rules, caps)
-	if rep.Positives != 4 || rep.Negatives != 2 || rep.Right != 2 || rep.WrongVendors != 1 || rep.OnNegatives != 1 ||
-		rep.Versioned != 2 || rep.VersionRight != 1 {
+	if rep.Positives != 4 || rep.Negatives != 4 || rep.Right != 2 || rep.WrongVendors != 1 || rep.OnNegatives != 1 ||
+		rep.Versioned != 2 || rep.VersionRight != 1 || rep.Copies != 2 || rep.CopiesNamed != 1 {
 		t.Errorf("totals: %+v", *rep)
 	}
 	byFam := map[string]FamilyScore{}
@@ -72,8 +74,12 @@ func TestEvaluate_Scores(t *testing.T) {
 		t.Errorf("cisco: %+v", f)
 	}
 	wrong, misses := rep.Mistakes()
-	if len(wrong) != 2 || len(misses) != 2 {
+	// the named copy is listed with the misses, with its reason, not failed
+	if len(wrong) != 2 || len(misses) != 3 || !strings.Contains(strings.Join(misses, "\n"), "exact copy named \"Fortinet\"") {
 		t.Errorf("wrong %v, misses %v", wrong, misses)
+	}
+	if !strings.Contains(rep.Table(), "Exact copies among the negatives") {
+		t.Errorf("table does not count the copies:\n%s", rep.Table())
 	}
 }
 
@@ -156,9 +162,10 @@ func TestLoadCaptures_Errors(t *testing.T) {
 	write("a.json", `{"id":"a","family":"f","provenance":{"url":"u","retrieved":"2026-11-26"},"expect":{"vendor":"V"},`+obs+`}`)
 	write("b.json", `{"id":"b","provenance":{"url":"u","retrieved":"2026-11-26"},"expect":{"vendor":null},`+obs+`}`)
 	write("c.json", `{"id":"c","negative":true,"provenance":{"retrieved":"2026-11-26"},"expect":{"vendor":null},`+obs+`}`)
+	write("d.json", `{"id":"d","family":"f","copy":"why","provenance":{"url":"u","retrieved":"2026-11-26"},"expect":{"vendor":"V"},`+obs+`}`)
 	_, err := LoadCaptures(dir)
 	if err == nil || !strings.Contains(err.Error(), "b.json: expect.vendor: required") || !strings.Contains(err.Error(), "c.json: provenance") ||
-		strings.Contains(err.Error(), "a.json") {
+		!strings.Contains(err.Error(), "d.json: copy: only a negative") || strings.Contains(err.Error(), "a.json") {
 		t.Errorf("err = %v", err)
 	}
 }
