@@ -45,6 +45,8 @@ func TestRules_GroupQTells(t *testing.T) {
 		{"nmap's FortiSSH", &ingest.Service{Port: 22, Transport: "tcp", Detected: &ingest.Detected{By: "nmap", Service: "ssh", Product: "FortiSSH", Info: "protocol 2.0"}}, wantMatch{Vendor: "Fortinet"}},
 		{"host checker cookie", svc(443, httpProbe("GET", "/", 200, "<title>Remote access</title>", "Set-Cookie", "HC_HMAC_VERSION_COOKIE=1")), wantMatch{Vendor: "Ivanti"}},
 		{"the product's own redirect into its sign-in pages", svc(443, httpProbe("GET", "/", 302, "", "Location", "https://vpn.example.org/dana-na/auth/url_default/welcome.cgi")), wantMatch{Vendor: "Ivanti"}},
+		{"sign-in page headers under /dana-na/", svc(443, httpProbe("GET", "/dana-na/auth/url_6/welcome.cgi", 200, "", "Expires", "-1", "Cache-Control", "no-store", "Pragma", "no-cache")), wantMatch{Vendor: "Ivanti"}},
+		{"the same headers elsewhere", svc(443, httpProbe("GET", "/account/login", 200, "", "Expires", "-1", "Cache-Control", "no-store", "Pragma", "no-cache")), wantMatch{}},
 		{"an SP's SAML redirect to a Connect Secure IdP", svc(443, httpProbe("GET", "/", 302, "", "Location", "https://extranet.example.org/dana-na/auth/saml-sso.cgi?SAMLRequest=fZJN&SigAlg=x")), wantMatch{}},
 		{"netscaler gateway login redirect", svc(443, httpProbe("POST", "/cgi/login", 302, "", "Location", "/vpn/index.html", "Set-Cookie", "NSC_TASS=ffffffff; Path=/; Secure; HttpOnly")), wantMatch{Vendor: "Citrix"}},
 		{"the same under a Server header naming NetScaler", svc(443, httpProbe("POST", "/cgi/login", 302, "", "Server", "NetScaler Gateway", "Location", "/vpn/index.html", "Set-Cookie", "NSC_TASS=ffffffff; Path=/; Secure; HttpOnly")), wantMatch{}},
