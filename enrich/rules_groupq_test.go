@@ -6,12 +6,13 @@ import (
 	"github.com/netintel/netintel/ingest"
 )
 
-// TestRules_GroupQTells checks the tells the group Q round added and the
-// imitations it guards against (docs/accuracy.md, group Q): ocserv's
+// TestRules_GroupQTells checks the tells the group Q and S rounds added
+// and the imitations they guard against (docs/accuracy.md): ocserv's
 // accepted tunnel, PAN-OS's signed error page, FortiOS's GUI certificate
 // and nmap's FortiSSH, Connect Secure's Host Checker cookie; an SP's SAML
 // redirect to a Connect Secure and a Server header naming NetScaler name
-// nothing.
+// nothing; iControl REST's refusals, IPSO's older sysDescr, vpncmd's
+// table and the Check Point Management API's version (group S).
 func TestRules_GroupQTells(t *testing.T) {
 	rules, err := DefaultRules()
 	if err != nil {
@@ -48,6 +49,14 @@ func TestRules_GroupQTells(t *testing.T) {
 		{"sign-in page headers under /dana-na/", svc(443, httpProbe("GET", "/dana-na/auth/url_6/welcome.cgi", 200, "", "Expires", "-1", "Cache-Control", "no-store", "Pragma", "no-cache")), wantMatch{Vendor: "Ivanti"}},
 		{"the same headers elsewhere", svc(443, httpProbe("GET", "/account/login", 200, "", "Expires", "-1", "Cache-Control", "no-store", "Pragma", "no-cache")), wantMatch{}},
 		{"an SP's SAML redirect to a Connect Secure IdP", svc(443, httpProbe("GET", "/", 302, "", "Location", "https://extranet.example.org/dana-na/auth/saml-sso.cgi?SAMLRequest=fZJN&SigAlg=x")), wantMatch{}},
+		// group S round
+		{"restjavad's authorization refusal", svc(443, httpProbe("GET", "/mgmt/shared/appsvcs/info", 401,
+			`{"code":401,"message":"Authorization failed: user=https://localhost/mgmt/shared/authz/users/ops resource=/mgmt/shared/appsvcs/info verb=GET uri:http://localhost:8100/mgmt/shared/appsvcs/info referrer:192.0.2.9"}`)), wantMatch{Vendor: "F5"}},
+		{"webd's 401 under /mgmt/", svc(443, httpProbe("POST", "/mgmt/shared/authn/login", 401, "<html>\n<head><title>401 Authorization Required</title></head>\n<body>\n<center><h1>401 Authorization Required</h1></center>\n<hr><center>webd</center>\n</body>\n</html>")), wantMatch{Vendor: "F5"}},
+		{"nginx's 401 under /mgmt/", svc(443, httpProbe("POST", "/mgmt/login", 401, "<html>\n<head><title>401 Authorization Required</title></head>\n<body>\n<center><h1>401 Authorization Required</h1></center>\n<hr><center>nginx</center>\n</body>\n</html>")), wantMatch{}},
+		{"ipso freebsd sysdescr", &ingest.Service{Port: 161, Transport: "udp", Probes: []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.TextBody("i386 FreeBSD 2.1.5. Check Point FireWall-1 Version")}}}}, wantMatch{Vendor: "Check Point"}},
+		{"vpncmd serverinfoget", svc(5555, ingest.Probe{Banner: &ingest.Banner{Received: ingest.TextBody("Product Name                    |SoftEther VPN Server (64 bit)\nVersion                         |Version 4.38 Build 9760   (English)\n")}}), wantMatch{Vendor: "SoftEther", Version: "4.38.9760"}},
+		{"management api login of R81.20", svc(443, httpProbe("POST", "/web_api/login", 200, `{"uid":"x","sid":"REDACTED","url":"https://127.0.0.1:443/web_api","session-timeout":600,"api-server-version":"1.9"}`, "Content-Type", "application/json")), wantMatch{Vendor: "Check Point", Version: "R81.20"}},
 		{"netscaler gateway login redirect", svc(443, httpProbe("POST", "/cgi/login", 302, "", "Location", "/vpn/index.html", "Set-Cookie", "NSC_TASS=ffffffff; Path=/; Secure; HttpOnly")), wantMatch{Vendor: "Citrix"}},
 		{"the same under a Server header naming NetScaler", svc(443, httpProbe("POST", "/cgi/login", 302, "", "Server", "NetScaler Gateway", "Location", "/vpn/index.html", "Set-Cookie", "NSC_TASS=ffffffff; Path=/; Secure; HttpOnly")), wantMatch{}},
 	}
