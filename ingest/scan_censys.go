@@ -73,16 +73,44 @@ func readFirstLine(br *bufio.Reader, max int) ([]byte, error) {
 // censysDocs reads the JSON documents of data, whose first line is line
 // firstLine of the input.
 func censysDocs(data []byte, firstLine int, src string, opt Options, emit Emit, bad func(LineError)) error {
+	return jsonStream(data, firstLine, true, bad, func(lineAt func(int64) int, start int64, doc any) error {
+		hosts := censysHosts(doc)
+		if len(hosts) == 0 {
+			bad(LineError{lineAt(start), errors.New(`not a Censys host: want "ip" and "services"`)})
+			return nil
+		}
+		for _, h := range hosts {
+			if err := censysHost(lineAt(start), h, src, opt, emit, bad); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// jsonStream decodes the JSON documents of data one after the other (JSON
+// lines, or pretty-printed documents back to back), whose first line is
+// line firstLine of the input, and passes each to fn with its offset and
+// a function giving the line of an offset. A document that does not parse
+// is reported and reading resumes at the next line that starts one.
+// useNumber keeps numbers as json.Number (for T = any).
+func jsonStream[T any](data []byte, firstLine int, useNumber bool, bad func(LineError), fn func(lineAt func(int64) int, start int64, doc T) error) error {
 	lineAt := func(off int64) int { return firstLine + bytes.Count(data[:min(off, int64(len(data)))], []byte{'\n'}) }
 	var base int64
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
+	newDec := func(b []byte) *json.Decoder {
+		dec := json.NewDecoder(bytes.NewReader(b))
+		if useNumber {
+			dec.UseNumber()
+		}
+		return dec
+	}
+	dec := newDec(data)
 	for {
 		start := base + dec.InputOffset()
 		for start < int64(len(data)) && strings.ContainsRune(" \t\r\n", rune(data[start])) {
 			start++
 		}
-		var doc any
+		var doc T
 		err := dec.Decode(&doc)
 		if errors.Is(err, io.EOF) {
 			return nil
@@ -96,19 +124,11 @@ func censysDocs(data []byte, firstLine int, src string, opt Options, emit Emit, 
 				return nil
 			}
 			base = next
-			dec = json.NewDecoder(bytes.NewReader(data[base:]))
-			dec.UseNumber()
+			dec = newDec(data[base:])
 			continue
 		}
-		hosts := censysHosts(doc)
-		if len(hosts) == 0 {
-			bad(LineError{lineAt(start), errors.New(`not a Censys host: want "ip" and "services"`)})
-			continue
-		}
-		for _, h := range hosts {
-			if err := censysHost(lineAt(start), h, src, opt, emit, bad); err != nil {
-				return err
-			}
+		if err := fn(lineAt, start, doc); err != nil {
+			return err
 		}
 	}
 }

@@ -50,33 +50,9 @@ func (o Options) jsonRecords(r io.Reader, what string, bad func(LineError), wrap
 // jsonDocs reads the JSON documents of data, whose first line is line
 // firstLine of the input.
 func jsonDocs(data []byte, firstLine int, bad func(LineError), wrappers []string, each func(line int, rec []byte) error) error {
-	lineAt := func(off int64) int { return firstLine + bytes.Count(data[:min(off, int64(len(data)))], []byte{'\n'}) }
-	var base int64
-	dec := json.NewDecoder(bytes.NewReader(data))
-	for {
-		start := base + dec.InputOffset()
-		for start < int64(len(data)) && strings.ContainsRune(" \t\r\n", rune(data[start])) {
-			start++
-		}
-		var doc json.RawMessage
-		err := dec.Decode(&doc)
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			bad(LineError{lineAt(start), fmt.Errorf("json: %w", err)})
-			next := censysResync(data, start+1)
-			if next < 0 {
-				return nil
-			}
-			base = next
-			dec = json.NewDecoder(bytes.NewReader(data[base:]))
-			continue
-		}
-		if err := jsonDoc(doc, lineAt, start, bad, wrappers, each); err != nil {
-			return err
-		}
-	}
+	return jsonStream(data, firstLine, false, bad, func(lineAt func(int64) int, start int64, doc json.RawMessage) error {
+		return jsonDoc(doc, lineAt, start, bad, wrappers, each)
+	})
 }
 
 // jsonDoc passes the records of one document to each: the elements of an
