@@ -199,6 +199,16 @@ func (o Options) lines(r io.Reader, what string, bad func(LineError), fn func(n 
 	}
 }
 
+// emitBuilt is emitChecked for an observation a record was turned into,
+// or the error that kept it from being one (reported, and reading goes on).
+func emitBuilt(line int, o Observation, err error, emit Emit, bad func(LineError)) error {
+	if err != nil {
+		bad(LineError{Line: line, Err: err})
+		return nil
+	}
+	return emitChecked(line, o, emit, bad)
+}
+
 // emitChecked normalizes o and emits it, or reports it as bad.
 func emitChecked(line int, o Observation, emit Emit, bad func(LineError)) error {
 	if err := o.Normalize(); err != nil {

@@ -128,11 +128,7 @@ func HTTPX(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 			return nil
 		}
 		o, err := h.observation(src, opt)
-		if err != nil {
-			bad(LineError{n, err})
-			return nil
-		}
-		return emitChecked(n, o, emit, bad)
+		return emitBuilt(n, o, err, emit, bad)
 	})
 }
 

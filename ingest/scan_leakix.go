@@ -199,11 +199,7 @@ func LeakIX(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 			return nil
 		}
 		o, err := e.observation(src, opt)
-		if err != nil {
-			bad(LineError{n, err})
-			return nil
-		}
-		return emitChecked(n, o, emit, bad)
+		return emitBuilt(n, o, err, emit, bad)
 	})
 }
 

@@ -153,11 +153,7 @@ func nucleiRecord(n int, data []byte, src string, opt Options, emit Emit, bad fu
 		return nil
 	}
 	o, err := x.observation(id, typ, src, opt)
-	if err != nil {
-		bad(LineError{n, err})
-		return nil
-	}
-	return emitChecked(n, o, emit, bad)
+	return emitBuilt(n, o, err, emit, bad)
 }
 
 func (x *nucleiResult) observation(id, typ, src string, opt Options) (Observation, error) {

@@ -142,11 +142,7 @@ func TLSX(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 			return nil
 		}
 		o, err := x.observation(src, opt)
-		if err != nil {
-			bad(LineError{n, err})
-			return nil
-		}
-		return emitChecked(n, o, emit, bad)
+		return emitBuilt(n, o, err, emit, bad)
 	})
 }
 
