@@ -49,6 +49,16 @@ func httpProbe(method, path string, status int, body string, headers ...string) 
 	return p
 }
 
+// headerProbe is one HTTP exchange with typed headers; an empty body is
+// none.
+func headerProbe(method, path string, status int, body string, headers ...ingest.Header) ingest.Probe {
+	p := ingest.Probe{Request: &ingest.Request{Method: method, Path: path}, Response: &ingest.Response{Status: status, Headers: headers}}
+	if body != "" {
+		p.Response.Body = ingest.TextBody(body)
+	}
+	return p
+}
+
 // matchNmapXML reads nmap's XML through the nmap-xml adapter and returns
 // what rules name for each observation, in order.
 func matchNmapXML(t *testing.T, rules *Rules, xml string) (got []Fingerprint, named []bool) {

@@ -16,13 +16,7 @@ func TestRules_NetScalerBigIPIvantiTells(t *testing.T) {
 		t.Fatal(err)
 	}
 	type hdr = ingest.Header
-	probe := func(method, path string, status int, body string, headers ...hdr) ingest.Probe {
-		p := ingest.Probe{Request: &ingest.Request{Method: method, Path: path}, Response: &ingest.Response{Status: status, Headers: headers}}
-		if body != "" {
-			p.Response.Body = ingest.TextBody(body)
-		}
-		return p
-	}
+	probe := headerProbe
 	web := func(p ingest.Probe) *ingest.Service {
 		return &ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{p}}
 	}

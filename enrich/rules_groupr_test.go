@@ -17,13 +17,7 @@ func TestRules_GroupRTells(t *testing.T) {
 		t.Fatal(err)
 	}
 	type hdr = ingest.Header
-	probe := func(method, path string, status int, body string, headers ...hdr) ingest.Probe {
-		p := ingest.Probe{Request: &ingest.Request{Method: method, Path: path}, Response: &ingest.Response{Status: status, Headers: headers}}
-		if body != "" {
-			p.Response.Body = ingest.TextBody(body)
-		}
-		return p
-	}
+	probe := headerProbe
 	svc := func(port int, ps ...ingest.Probe) *ingest.Service {
 		return &ingest.Service{Port: port, Transport: "tcp", Probes: ps}
 	}
