@@ -10,7 +10,7 @@ import (
 // "Imitations"): each imitation names nothing, and the real product's
 // answer without the honeypot's tell still names its vendor. The classes:
 // a placeholder certificate (OpenSSL's "Internet Widgits Pty Ltd",
-// Cymmetria's "My Company" / example.com), lophiid's 307 carrying a copied
+// Cymmetria's "My Company" / example.com, a self-signed localhost), lophiid's 307 carrying a copied
 // 302 page, a framework's default Content-Type on a GlobalProtect or
 // SonicOS page, a NetScaler clearing cookie with another expiry than the
 // product's, and a FortiGate-style certificate named after a bare model.
@@ -68,6 +68,8 @@ func TestRules_ImitationGuards(t *testing.T) {
 		{"netscaler traversal answer", svc(443, withTLS(smbConf(), ownCA, publicCA)), wantMatch{Vendor: "Citrix"}},
 		{"the same over OpenSSL's placeholder certificate (T-Pot citrixhoneypot, h0neytr4p)", svc(443, withTLS(smbConf(), widgits, widgits)), wantMatch{}},
 		{"a certificate issued by a placeholder CA", svc(443, withTLS(smbConf(), ownCA, widgits)), wantMatch{}},
+		{"the same over a self-signed localhost certificate (jtatman's CitrixHoneypot)", svc(443, withTLS(smbConf(), ingest.DN{CN: "localhost"}, ingest.DN{CN: "localhost"})), wantMatch{}},
+		{"a self-signed localhost.localdomain certificate is not the placeholder", svc(443, withTLS(smbConf(), ingest.DN{CN: "localhost.localdomain"}, ingest.DN{CN: "localhost.localdomain"})), wantMatch{Vendor: "Citrix"}},
 		{"asa webvpn cookie resets", svc(443, withTLS(asaRoot(), ownCA, publicCA)), wantMatch{Vendor: "Cisco"}},
 		{"the same over Cymmetria's gencert certificate (T-Pot ciscoasa)", svc(8443, withTLS(asaRoot(), myCompany, myCompany)), wantMatch{}},
 		{"big-ip redirect to the configuration utility", svc(443, bigipRoot(302)), wantMatch{Vendor: "F5"}},
