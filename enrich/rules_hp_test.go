@@ -13,7 +13,9 @@ import (
 // Cymmetria's "My Company" / example.com, a self-signed localhost), lophiid's 307 carrying a copied
 // 302 page, a framework's default Content-Type on a GlobalProtect or
 // SonicOS page, a NetScaler clearing cookie with another expiry than the
-// product's, and a FortiGate-style certificate named after a bare model.
+// product's, a FortiGate-style certificate named after a bare model, and
+// portspoof's generated lines (an HTTP status outside 1xx-5xx, an SSH
+// protocol version other than 2.0, 1.99 or 1.5).
 func TestRules_ImitationGuards(t *testing.T) {
 	rules, err := DefaultRules()
 	if err != nil {
@@ -56,6 +58,16 @@ func TestRules_ImitationGuards(t *testing.T) {
 <input type="text" name="user"><input type="password" name="passwd"></form></body></html>`
 	const nsc1999 = "NSC_TEMP=xyz;Path=/;expires=Wednesday, 09-Nov-1999 23:12:40 GMT;Secure"
 	const nsc2024 = "NSC_TEMP=xyz;Path=/;expires=Wednesday, 09-Nov-2024 23:12:40 GMT;Secure"
+	// banner is a raw answer as a scanner records it, normalised as ingest
+	// does (an HTTP answer in a banner is read into the probe's response).
+	banner := func(port int, text string) *ingest.Service {
+		o := ingest.Observation{V: 2, Type: "service", IP: "192.0.2.1", Source: "test", ObservedAt: "2026-11-27T00:00:00Z",
+			Service: svc(port, ingest.Probe{Banner: &ingest.Banner{Received: ingest.TextBody(text)}})}
+		if err := o.Normalize(); err != nil {
+			t.Fatal(err)
+		}
+		return o.Service
+	}
 	fortiLogin := func() ingest.Probe {
 		return httpProbe("GET", "/", 200, "", "Server", "xxxxxxxx-xxxxx")
 	}
@@ -83,6 +95,12 @@ func TestRules_ImitationGuards(t *testing.T) {
 		{"fortios masked server header, unit certificate", svc(10443, withTLS(fortiLogin(),
 			ingest.DN{CN: "FG100ETK1800118", O: []string{"Fortinet"}, OU: []string{"FortiGate"}}, ingest.DN{CN: "support", O: []string{"Fortinet"}})), wantMatch{Vendor: "Fortinet"}},
 		{"the same over a certificate named after a bare model", svc(10443, withTLS(fortiLogin(), ingest.DN{CN: "FGT60F"}, ingest.DN{CN: "FGT60F"})), wantMatch{}},
+		{"zyxel's ssh identification", banner(22, "SSH-2.0-Zyxel SSH server\r\n"), wantMatch{Vendor: "Zyxel"}},
+		{"the same after portspoof's random protocol version", banner(2022, "SSH-7.3.-Zyxel SSH server\r\n"), wantMatch{}},
+		{"fortios masked ssh identification", banner(22, "SSH-2.0-xxxxxxx\r\n"), wantMatch{Vendor: "Fortinet"}},
+		{"the same after portspoof's random protocol version (fortios)", banner(2222, "SSH-4.81-xxxxxxx\r\n"), wantMatch{}},
+		{"a sonicwall server header", banner(443, "HTTP/1.0 200 OK\r\nServer: SonicWALL\r\n"), wantMatch{Vendor: "SonicWall"}},
+		{"the same under portspoof's random status code", banner(8081, "HTTP/1.0 738 hkqdx\r\nServer: SonicWALL\r\n"), wantMatch{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { checkMatch(t, rules, tt.svc, tt.want) })
