@@ -79,6 +79,7 @@ const (
 	fDetectedService
 	fDetectedProduct
 	fDetectedVersion
+	fDetectedInfo
 	fDetectedCPE
 	fFlow
 )
@@ -110,7 +111,7 @@ var simpleFields = map[string]fieldKind{
 	"tls.ja3s": fTLSJA3S, "tls.ja4s": fTLSJA4S, "tls.version": fTLSVersion, "tls.not_before": fTLSNotBefore,
 	"tls.not_after": fTLSNotAfter, "banner": fBanner, "banner.sent": fBannerSent, "probe": fProbeName,
 	"port": fPort, "transport": fTransport, "detected.service": fDetectedService, "detected.product": fDetectedProduct,
-	"detected.version": fDetectedVersion, "detected.cpe": fDetectedCPE, "flow": fFlow,
+	"detected.version": fDetectedVersion, "detected.info": fDetectedInfo, "detected.cpe": fDetectedCPE, "flow": fFlow,
 }
 
 var dnAttrs = []string{"cn", "o", "ou", "c", "st", "l", "email"}
@@ -206,6 +207,8 @@ func (f field) eachService(e *evidence, fn func(string) bool) bool {
 		return d.Product != "" && fn(d.Product)
 	case fDetectedVersion:
 		return d.Version != "" && fn(d.Version)
+	case fDetectedInfo:
+		return d.Info != "" && fn(d.Info)
 	}
 	for _, c := range d.CPE {
 		if fn(c) {

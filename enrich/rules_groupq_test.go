@@ -57,6 +57,22 @@ func TestRules_GroupQTells(t *testing.T) {
 		{"ipso freebsd sysdescr", &ingest.Service{Port: 161, Transport: "udp", Probes: []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.TextBody("i386 FreeBSD 2.1.5. Check Point FireWall-1 Version")}}}}, wantMatch{Vendor: "Check Point"}},
 		{"vpncmd serverinfoget", svc(5555, ingest.Probe{Banner: &ingest.Banner{Received: ingest.TextBody("Product Name                    |SoftEther VPN Server (64 bit)\nVersion                         |Version 4.38 Build 9760   (English)\n")}}), wantMatch{Vendor: "SoftEther", Version: "4.38.9760"}},
 		{"management api login of R81.20", svc(443, httpProbe("POST", "/web_api/login", 200, `{"uid":"x","sid":"REDACTED","url":"https://127.0.0.1:443/web_api","session-timeout":600,"api-server-version":"1.9"}`, "Content-Type", "application/json")), wantMatch{Vendor: "Check Point", Version: "R81.20"}},
+		// group T round
+		{"nmap's fortios vulnerability script", &ingest.Service{Port: 8443, Transport: "tcp", Detected: &ingest.Detected{By: "nmap", Service: "https-alt", Info: "CVE-2018-13379: Host is vulnerable to CVE-2018-13379 (Fortinet SSL VPN)"}}, wantMatch{Vendor: "Fortinet"}},
+		{"nuclei's cisco-asa template with its version", &ingest.Service{Port: 443, Transport: "tcp", Detected: &ingest.Detected{By: "nuclei", Product: "nuclei:cisco-asa", Info: "[cisco-asa] [http] [info] [9.1(6)]"}}, wantMatch{Vendor: "Cisco", Version: "9.1(6)"}},
+		{"nmap -sV's openvpn", &ingest.Service{Port: 1194, Transport: "udp", Detected: &ingest.Detected{By: "nmap", Service: "openvpn", Product: "OpenVPN"}}, wantMatch{Vendor: "OpenVPN"}},
+		{"nmap's port name alone", &ingest.Service{Port: 1194, Transport: "udp", Detected: &ingest.Detected{By: "nmap", Service: "openvpn"}}, wantMatch{}},
+		{"bigip device-info", svc(443, httpProbe("GET", "/mgmt/shared/identified-devices/config/device-info", 200, `{"baseMac":"00:00:5e:00:53:01","slots":[{"volume":"HD1.1","product":"BIG-IP","version":"14.1.0.5","build":"0.0.5","isActive":true}]}`)), wantMatch{Vendor: "F5", Version: "14.1.0.5"}},
+		{"asm page reworded", svc(443, httpProbe("GET", "/", 200, "The requested URL was rejected. Please consult with your administrador.\n\nYour support ID is: <14171762189802438057>")), wantMatch{Vendor: "F5"}},
+		{"fortigate ca", svc(443, ingest.Probe{TLS: &ingest.TLS{Subject: &ingest.DN{CN: "FortiGate CA", O: []string{"Fortinet"}, OU: []string{"Certificate Authority"}}, Issuer: &ingest.DN{CN: "FortiGate CA", O: []string{"Fortinet"}}}}), wantMatch{Vendor: "Fortinet"}},
+		{"watchguard ssl vpn certificate", svc(443, ingest.Probe{TLS: &ingest.TLS{Subject: &ingest.DN{CN: "Fireware SSLVPN Server", OU: []string{"Fireware"}, O: []string{"WatchGuard_Technologies"}}}}), wantMatch{Vendor: "WatchGuard"}},
+		{"sonicos api digest auth-int", svc(443, httpProbe("POST", "/api/sonicos/auth", 401, "", "WWW-Authenticate", `Digest qop="auth-int"`)), wantMatch{Vendor: "SonicWall"}},
+		{"rpc over http authenticated channel", svc(443, func() ingest.Probe {
+			p := httpProbe("RPC_OUT_DATA", "/rpc/rpcproxy.dll", 200, "", "Content-Length", "1073741824", "Content-Type", "application/rpc")
+			p.Response.Body = nil
+			return p
+		}()), wantMatch{Vendor: "Microsoft"}},
+		{"vpncmd cascade table", svc(443, ingest.Probe{Banner: &ingest.Banner{Received: ingest.TextBody("Server Product Name                       |SoftEther VPN Server (64 bit)\nServer Version                            |4.34\nServer Build                              |Build 9745")}}), wantMatch{Vendor: "SoftEther", Version: "4.34.9745"}},
 		{"netscaler gateway login redirect", svc(443, httpProbe("POST", "/cgi/login", 302, "", "Location", "/vpn/index.html", "Set-Cookie", "NSC_TASS=ffffffff; Path=/; Secure; HttpOnly")), wantMatch{Vendor: "Citrix"}},
 		{"the same under a Server header naming NetScaler", svc(443, httpProbe("POST", "/cgi/login", 302, "", "Server", "NetScaler Gateway", "Location", "/vpn/index.html", "Set-Cookie", "NSC_TASS=ffffffff; Path=/; Secure; HttpOnly")), wantMatch{}},
 	}
