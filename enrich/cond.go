@@ -3,6 +3,7 @@ package enrich
 import (
 	"fmt"
 	"maps"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -487,7 +488,7 @@ func (cp *condParser) leaf(n *yaml.Node, path string) condition {
 			ok = false
 			continue
 		}
-		evidence = evidence || f.readsEvidence()
+		evidence = evidence || f.readsEvidence() || f.kind == fStatus && unregisteredStatuses(m)
 		switch {
 		case f.kind == fPath:
 			l.paths = append(l.paths, m.eq...)
@@ -505,6 +506,23 @@ func (cp *condParser) leaf(n *yaml.Node, path string) condition {
 		return nil
 	}
 	return l
+}
+
+// unregisteredStatuses reports whether a status matcher lists only codes
+// outside the HTTP status registry (RFC 9110 and the IANA registry's
+// additions), such as GlobalProtect's 512 and 513: a server's own
+// codes, which say what the server is as a header would.
+func unregisteredStatuses(m matcher) bool {
+	if m.re != nil || m.any || len(m.eq) == 0 {
+		return false
+	}
+	for _, s := range m.eq {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 100 || n > 599 || http.StatusText(n) != "" || n == 306 {
+			return false
+		}
+	}
+	return true
 }
 
 // matcher reads a field's matcher: a regular expression, a number, or a

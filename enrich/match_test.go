@@ -399,6 +399,7 @@ func TestParseRules_Errors(t *testing.T) {
 		{"unknown tls attribute", rule + "match: {tls.subject.xx: x}}\n", "match.tls.subject.xx: unknown field"},
 		{"empty condition", rule + "match: {port: [1]}}\n", "rule a: match: a condition needs a field that reads evidence"},
 		{"path only", rule + "match: {any: [{path: /x, status: 200}]}}\n", "match.any[0]: a condition needs"},
+		{"a registered status among unregistered ones", rule + "match: {path: /x, status: [512, 401]}}\n", "rule a: match: a condition needs a field that reads evidence"},
 		{"missing match", rule + "}\n", "rule a: match: required"},
 		{"bad precision", rule + "match: {title: x}, versions: [{from: body, regex: x, precision: vague}]}\n", "rule a: versions[0].precision"},
 		{"bad from", rule + "match: {title: x}, versions: [{from: bodyy, regex: x, precision: exact}]}\n", "rule a: versions[0].from: unknown field"},
@@ -619,5 +620,31 @@ rules:
 				t.Fatalf("got rule %q (%v), want %q", fp.RuleID, ok, tt.want)
 			}
 		})
+	}
+}
+
+// TestUnregisteredStatuses: only codes outside the HTTP registry count as
+// evidence, and only when every code of the matcher is one.
+func TestUnregisteredStatuses(t *testing.T) {
+	tests := []struct {
+		eq   []string
+		want bool
+	}{
+		{[]string{"512", "513"}, true},
+		{[]string{"599"}, true},
+		{[]string{"512", "401"}, false},
+		{[]string{"200"}, false},
+		{[]string{"306"}, false}, // registered, as unused
+		{[]string{"418"}, false},
+		{[]string{"600"}, false},
+		{nil, false},
+	}
+	for _, tt := range tests {
+		if got := unregisteredStatuses(matcher{eq: tt.eq}); got != tt.want {
+			t.Errorf("%v: got %v, want %v", tt.eq, got, tt.want)
+		}
+	}
+	if unregisteredStatuses(matcher{any: true}) {
+		t.Error("a presence test is not a code")
 	}
 }

@@ -75,6 +75,16 @@ func TestRules_GroupQTells(t *testing.T) {
 		{"vpncmd cascade table", svc(443, ingest.Probe{Banner: &ingest.Banner{Received: ingest.TextBody("Server Product Name                       |SoftEther VPN Server (64 bit)\nServer Version                            |4.34\nServer Build                              |Build 9745")}}), wantMatch{Vendor: "SoftEther", Version: "4.34.9745"}},
 		{"ftd walk: sysObjectID first, the release from the sysDescr", &ingest.Service{Port: 161, Transport: "udp", Probes: []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.TextBody(
 			".1.3.6.1.2.1.1.1.0 = STRING: Cisco Firepower Threat Defense, Version 6.4.0 (Build 102), ASA Version 9.12(1)6\n.1.3.6.1.2.1.1.2.0 = OID: .1.3.6.1.4.1.9.1.2662\n")}}}}, wantMatch{Vendor: "Cisco", Version: "6.4.0"}},
+		{"globalprotect's own 512 without a reason", svc(443, func() ingest.Probe {
+			p := httpProbe("POST", "/ssl-vpn/login.esp", 512, "")
+			p.Response.Body = nil
+			return p
+		}()), wantMatch{Vendor: "Palo Alto Networks"}},
+		{"a 512 elsewhere", svc(443, func() ingest.Probe {
+			p := httpProbe("POST", "/login", 512, "")
+			p.Response.Body = nil
+			return p
+		}()), wantMatch{}},
 		{"netscaler gateway login redirect", svc(443, httpProbe("POST", "/cgi/login", 302, "", "Location", "/vpn/index.html", "Set-Cookie", "NSC_TASS=ffffffff; Path=/; Secure; HttpOnly")), wantMatch{Vendor: "Citrix"}},
 		{"the same under a Server header naming NetScaler", svc(443, httpProbe("POST", "/cgi/login", 302, "", "Server", "NetScaler Gateway", "Location", "/vpn/index.html", "Set-Cookie", "NSC_TASS=ffffffff; Path=/; Secure; HttpOnly")), wantMatch{}},
 	}
