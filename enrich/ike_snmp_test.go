@@ -82,10 +82,25 @@ func TestRules_NmapIKEAndSNMPScripts(t *testing.T) {
 <script id="snmp-sysdescr" output="Cisco Adaptive Security Appliance Version 9.8(4)20&#xa;  System uptime: 12 days"/></port>
 <port protocol="udp" portid="4500"><state state="open"/><service name="nat-t-ike"/>
 <script id="ike-version" output="&#xa;  vendor_id: Microsoft Windows 2000&#xa;  attributes: &#xa;    MS NT5 ISAKMPOAKLEY"/></port>
+<port protocol="tcp" portid="443"><state state="open"/><service name="https" tunnel="ssl"/>
+<script id="http-cisco-anyconnect" output="&#xa;  version: 9.8(4)20&#xa;  tunnel-group: VPN&#xa;  group-alias: vpn"/></port>
+<port protocol="tcp" portid="8443"><state state="open"/><service name="https-alt"/>
+<script id="http-vuln-cve2018-13379" output="&#xa;  CVE-2018-13379: &#xa;    Host is vulnerable to CVE-2018-13379 (Fortinet SSL VPN)&#xa;    Path traversal: https://192.0.2.10:8443/remote/fgt_lang?lang=/../../../..//////////dev/cmdb/sslvpn_websession"/></port>
+<port protocol="tcp" portid="8080"><state state="open"/><service name="http-proxy"/>
+<script id="http-brute" output="&#xa;  Accounts: &#xa;    admin:admin - Valid credentials"/></port>
 </ports></host></nmaprun>`
 	got, named := matchNmapXML(t, rules, xml)
-	if len(got) != 3 {
-		t.Fatalf("%d observations, want 3", len(got))
+	if len(got) != 6 {
+		t.Fatalf("%d observations, want 6", len(got))
+	}
+	if !named[3] || got[3].Vendor != "Cisco" || got[3].ExactVersion != "9.8(4)20" {
+		t.Errorf("http-cisco-anyconnect = %+v %v, want Cisco 9.8(4)20", got[3], named[3])
+	}
+	if !named[4] || got[4].Vendor != "Fortinet" {
+		t.Errorf("http-vuln-cve2018-13379 = %+v %v, want Fortinet", got[4], named[4])
+	}
+	if named[5] {
+		t.Errorf("a brute-force script's output named %+v", got[5])
 	}
 	if !named[0] || got[0].Vendor != "Check Point" || got[0].VersionBand != "NG FP3" {
 		t.Errorf("ike = %+v %v, want Check Point NG FP3", got[0], named[0])

@@ -25,10 +25,11 @@ import (
 //     (a GET of / or the HEAD http-headers says it sent) with the title
 //     and headers they report; over an ssl tunnel it carries the TLS;
 //   - the banner script is a banner probe (its \xHH escapes decoded);
-//   - the ike-version and snmp-sysdescr scripts' output (an IKE
-//     responder's vendor IDs and attributes, an SNMP agent's sysDescr)
-//     is a banner probe named "nmap:ike-version" / "nmap:snmp-sysdescr"
-//     holding the script's text;
+//   - the output of the ike-version, snmp-sysdescr, http-cisco-anyconnect
+//     and http-bigip-cookie scripts (an IKE responder's vendor IDs, an
+//     SNMP agent's sysDescr, the AnyConnect server's version, BIG-IP's
+//     decoded cookie) and of vulnerability scripts (nmapKeptScript) is a
+//     banner probe named "nmap:<script>" holding the script's text;
 //   - the service fingerprint nmap prints for a service it could not
 //     name (servicefp) holds the service's answer to each of nmap's
 //     probes: each becomes a banner probe named "nmap:<probe>" (NULL,
@@ -265,9 +266,15 @@ func (p *nmapPort) service(port int) *Service {
 			if o := sc.Output; o != "" {
 				probes = append(probes, Probe{Name: "nmap:banner", Banner: &Banner{Received: BytesBody(unescapeHex(o))}})
 			}
-		case "ike-version", "snmp-sysdescr":
+		default:
 			// what the service said, as the script printed it: the IKE
-			// responder's vendor IDs and attributes, the agent's sysDescr
+			// responder's vendor IDs and attributes, the agent's sysDescr,
+			// the AnyConnect server's version and tunnel groups, BIG-IP's
+			// persistence cookie decoded, and what a vulnerability script
+			// found (it names the product it found vulnerable)
+			if !nmapKeptScript(sc.ID) {
+				continue
+			}
 			if o := strings.TrimSpace(sc.Output); o != "" {
 				probes = append(probes, Probe{Name: "nmap:" + sc.ID, Banner: &Banner{Received: TextBody(o)}})
 			}
@@ -292,6 +299,20 @@ func (p *nmapPort) service(port int) *Service {
 	}
 	s.Probes = probes
 	return s
+}
+
+// nmapKeptScript reports whether a script's output is kept as a banner
+// probe named for it: the scripts that print what the service said of
+// itself, and vulnerability scripts (an id with "vuln" in it: http-vuln-*,
+// vulners, ...), whose finding names the product. Others (brute forcing,
+// enumeration, ...) are not kept: what they print is not the service's
+// own answer, and a brute-force script's is credentials.
+func nmapKeptScript(id string) bool {
+	switch id {
+	case "ike-version", "snmp-sysdescr", "http-cisco-anyconnect", "http-bigip-cookie":
+		return true
+	}
+	return strings.Contains(id, "vuln")
 }
 
 // nmapServerHeader is what the http-server-header script saw: its

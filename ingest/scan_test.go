@@ -448,3 +448,33 @@ func TestShodan_ISAKMPAndSNMP(t *testing.T) {
 		}
 	}
 }
+
+// TestNmapXML_KeptScripts: the scripts that print what the service said of
+// itself and vulnerability scripts are kept as banner probes named for
+// them; a brute-force script's output (credentials) is not.
+func TestNmapXML_KeptScripts(t *testing.T) {
+	t.Parallel()
+	in := `<?xml version="1.0"?>
+<nmaprun scanner="nmap" start="1700000000">
+<host endtime="1700000100"><status state="up"/><address addr="192.0.2.10" addrtype="ipv4"/><ports>
+<port protocol="tcp" portid="443"><state state="open"/><service name="https"/>
+<script id="http-cisco-anyconnect" output="&#xa;  version: 9.8(4)20&#xa;  tunnel-group: VPN"/>
+<script id="http-vuln-cve2018-13379" output="Host is vulnerable to CVE-2018-13379 (Fortinet SSL VPN)"/>
+<script id="http-brute" output="&#xa;  Accounts: &#xa;    admin:hunter2 - Valid credentials"/>
+<script id="http-methods" output="Supported Methods: GET HEAD"/></port>
+</ports></host></nmaprun>`
+	r := runScan(t, "nmap-xml", in)
+	if len(r.obs) != 1 || len(r.bad) != 0 {
+		t.Fatalf("obs %d bad %v", len(r.obs), r.bad)
+	}
+	var names []string
+	for _, p := range r.obs[0].Service.Probes {
+		names = append(names, p.Name)
+	}
+	if strings.Join(names, ",") != "nmap:http-cisco-anyconnect,nmap:http-vuln-cve2018-13379" {
+		t.Errorf("probes %v", names)
+	}
+	if js := mustJSON(t, r.obs[0]); strings.Contains(js, "hunter2") || strings.Contains(js, "Supported Methods") {
+		t.Errorf("kept a script it should not: %s", js)
+	}
+}
