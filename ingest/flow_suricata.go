@@ -288,7 +288,7 @@ func (ev *suricataEvent) tls() (*TLS, string) {
 		t.Issuer = ParseDN(x.IssuerDN)
 	}
 	if t.Serial == "" && x.Serial != "" {
-		t.Serial = strings.TrimLeft(strings.ToLower(strings.ReplaceAll(x.Serial, ":", "")), "0")
+		t.Serial = colonHexSerial(x.Serial)
 	}
 	if t.NotBefore == "" {
 		if at := suricataTime(x.NotBefore); !at.IsZero() {

@@ -227,12 +227,8 @@ func censysHost(line int, h cmap, src string, opt Options, emit Emit, bad func(L
 		return nil
 	}
 	var claims []Claim
-	if as := cobj(h["autonomous_system"]); as != nil && cstr(as["name"]) != "" {
-		c := Claim{OrgName: cstr(as["name"]), SignalSource: "censys", SignalConfidence: opt.conf(0.5)}
-		if v, err := strconv.ParseInt(cstr(as["asn"]), 10, 64); err == nil && v > 0 && v < 1<<32 {
-			c.ASN = v
-		}
-		claims = []Claim{c}
+	if as := cobj(h["autonomous_system"]); as != nil {
+		claims = opt.scanClaim("censys", cstr(as["name"]), cstr(as["asn"]))
 	}
 	hostnames := cstrs(cpath(h, "dns", "reverse_dns", "names"))
 	for _, sv := range carr(h["services"]) {

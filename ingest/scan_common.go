@@ -7,7 +7,9 @@ import (
 	"crypto/x509"
 	"encoding/hex"
 	"math/big"
+	"net/netip"
 	"net/textproto"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -261,6 +263,43 @@ func hexSerial(n *big.Int) string {
 		return "-" + new(big.Int).Neg(n).Text(16)
 	}
 	return n.Text(16)
+}
+
+// colonHexSerial writes a serial given as hex, colon-separated or not
+// ("0B:58:BC", httpx's, tlsx's, Suricata's, ONYPHE's), as evidence keeps
+// serials: lower-case hex without leading zeros.
+func colonHexSerial(s string) string {
+	return strings.TrimLeft(strings.ToLower(strings.ReplaceAll(strings.TrimSpace(s), ":", "")), "0")
+}
+
+// scanClaim is the owner a scanner's record names: its organisation, with
+// the AS number when it gives one ("AS15169" or "15169"), as a claim of
+// confidence 0.5 by source; none without an organisation.
+func (o Options) scanClaim(source, org, asn string) []Claim {
+	if org = strings.TrimSpace(org); org == "" {
+		return nil
+	}
+	c := Claim{OrgName: org, SignalSource: source, SignalConfidence: o.conf(0.5)}
+	if v, err := strconv.ParseInt(strings.TrimPrefix(strings.ToUpper(strings.TrimSpace(asn)), "AS"), 10, 64); err == nil && v > 0 && v < 1<<32 {
+		c.ASN = v
+	}
+	return []Claim{c}
+}
+
+// hostNames are the names among names (a record's host, reverse name, SNI,
+// ...): trimmed, without a final dot, addresses and repeats left out.
+func hostNames(names ...string) []string {
+	var out []string
+	for _, h := range names {
+		h = strings.TrimSuffix(strings.TrimSpace(h), ".")
+		if h == "" || slices.Contains(out, h) {
+			continue
+		}
+		if _, err := netip.ParseAddr(h); err != nil {
+			out = append(out, h)
+		}
+	}
+	return out
 }
 
 // decimalSerial converts a decimal serial number (zgrab2, Shodan) to hex;

@@ -165,12 +165,8 @@ func (h *httpxRecord) observation(src string, opt Options) (Observation, error) 
 	}
 	s.Detected = h.detected(scheme)
 	o.Service = s
-	if a := h.ASN; a != nil && strings.TrimSpace(a.Name) != "" {
-		c := Claim{OrgName: a.Name, SignalSource: "httpx", SignalConfidence: opt.conf(0.5)}
-		if v, err := strconv.ParseInt(strings.TrimPrefix(strings.ToUpper(a.Number), "AS"), 10, 64); err == nil && v > 0 && v < 1<<32 {
-			c.ASN = v
-		}
-		o.Claims = []Claim{c}
+	if a := h.ASN; a != nil {
+		o.Claims = opt.scanClaim("httpx", a.Name, a.Number)
 	}
 	return o, nil
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -213,13 +214,7 @@ func (e *leakixEvent) observation(src string, opt Options) (Observation, error) 
 		return Observation{}, err
 	}
 	o := Observation{Type: TypeService, IP: a.Unmap().String(), Source: src, ObservedAt: opt.when(zeroless(scanTime(e.Time)))}
-	for _, h := range []string{e.Host, e.Reverse} {
-		if h = strings.TrimSuffix(strings.TrimSpace(h), "."); h != "" && !slices.Contains(o.Hostnames, h) {
-			if _, err := netip.ParseAddr(h); err != nil {
-				o.Hostnames = append(o.Hostnames, h)
-			}
-		}
-	}
+	o.Hostnames = hostNames(e.Host, e.Reverse)
 	transport := "tcp"
 	if slices.Contains(e.Transport, "udp") {
 		transport = "udp"
@@ -227,12 +222,8 @@ func (e *leakixEvent) observation(src string, opt Options) (Observation, error) 
 	s := &Service{Port: port, Transport: transport, Probes: e.probes()}
 	s.Detected = e.detected()
 	o.Service = s
-	if n := e.Network; n != nil && strings.TrimSpace(n.Organization) != "" {
-		c := Claim{OrgName: n.Organization, SignalSource: "leakix", SignalConfidence: opt.conf(0.5)}
-		if n.ASN > 0 && n.ASN < 1<<32 {
-			c.ASN = n.ASN
-		}
-		o.Claims = []Claim{c}
+	if n := e.Network; n != nil {
+		o.Claims = opt.scanClaim("leakix", n.Organization, strconv.FormatInt(n.ASN, 10))
 	}
 	return o, nil
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -135,13 +134,7 @@ func (x *onypheRecord) observation(src string, opt Options) (Observation, error)
 		at, _ = time.Parse(time.DateOnly, strings.TrimSpace(x.SeenDate))
 	}
 	o := Observation{Type: TypeService, IP: a.Unmap().String(), Source: src, ObservedAt: opt.when(at)}
-	for _, h := range append(textsOf(x.Hostname), textsOf(x.Reverse)...) {
-		if h = strings.TrimSuffix(h, "."); h != "" && !slices.Contains(o.Hostnames, h) {
-			if _, err := netip.ParseAddr(h); err != nil {
-				o.Hostnames = append(o.Hostnames, h)
-			}
-		}
-	}
+	o.Hostnames = hostNames(append(textsOf(x.Hostname), textsOf(x.Reverse)...)...)
 	transport := "tcp"
 	if strings.EqualFold(x.Transport, "udp") {
 		transport = "udp"
@@ -152,13 +145,7 @@ func (x *onypheRecord) observation(src string, opt Options) (Observation, error)
 		s.Detected = x.detected()
 	}
 	o.Service = s
-	if org := strings.TrimSpace(x.Organization); org != "" {
-		c := Claim{OrgName: org, SignalSource: "onyphe", SignalConfidence: opt.conf(0.5)}
-		if v, err := strconv.ParseInt(strings.TrimPrefix(strings.ToUpper(x.ASN), "AS"), 10, 64); err == nil && v > 0 && v < 1<<32 {
-			c.ASN = v
-		}
-		o.Claims = []Claim{c}
-	}
+	o.Claims = opt.scanClaim("onyphe", x.Organization, x.ASN)
 	return o, nil
 }
 
@@ -213,7 +200,7 @@ func (x *onypheRecord) tls() *TLS {
 		t.SANs = textsOf(x.Subject.AltName)
 	}
 	if x.Serial != "" {
-		t.Serial = strings.TrimLeft(strings.ToLower(strings.ReplaceAll(x.Serial, ":", "")), "0")
+		t.Serial = colonHexSerial(x.Serial)
 	}
 	if f := x.Fingerprint; f != nil && isHex(strings.ToLower(f.SHA256), 64) {
 		t.SHA256 = strings.ToLower(f.SHA256)

@@ -141,13 +141,7 @@ func Shodan(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 		}
 		o := Observation{Type: TypeService, IP: ip, Source: src, ObservedAt: opt.when(scanTime(sb.Timestamp)),
 			Service: &Service{Port: sb.Port, Transport: transport, Probes: sb.probes(), Detected: sb.detected()}}
-		if strings.TrimSpace(sb.Org) != "" {
-			c := Claim{OrgName: sb.Org, SignalSource: "shodan", SignalConfidence: opt.conf(0.5)}
-			if asn, err := strconv.ParseInt(strings.TrimPrefix(strings.ToUpper(sb.ASN), "AS"), 10, 64); err == nil && asn > 0 && asn < 1<<32 {
-				c.ASN = asn
-			}
-			o.Claims = []Claim{c}
-		}
+		o.Claims = opt.scanClaim("shodan", sb.Org, sb.ASN)
 		o.Hostnames = append(append(o.Hostnames, sb.Hostnames...), sb.Domains...)
 		return emitChecked(n, o, emit, bad)
 	})

@@ -87,7 +87,7 @@ func (x *tlsxResponse) evidence() *TLS {
 		t.SANs = firstList(x.SubjectAN, x.OldSubjectAN)
 	}
 	if t.Serial == "" && x.Serial != "" {
-		t.Serial = strings.TrimLeft(strings.ToLower(strings.ReplaceAll(x.Serial, ":", "")), "0")
+		t.Serial = colonHexSerial(x.Serial)
 	}
 	for _, f := range []*tlsxHash{x.Fingerprint, x.OldFingerprint} {
 		if t.SHA256 == "" && f != nil && isHex(strings.ToLower(f.SHA256), 64) {
@@ -161,23 +161,8 @@ func (x *tlsxResponse) observation(src string, opt Options) (Observation, error)
 	}
 	o := Observation{Type: TypeService, IP: ip, Source: src, ObservedAt: opt.when(scanTime(x.Timestamp)),
 		Service: &Service{Port: port, Transport: "tcp", Probes: []Probe{{Name: "tlsx", TLS: t}}}}
-	for _, h := range []string{host, x.SNI} {
-		if h != "" && !contains(o.Hostnames, h) {
-			if _, err := netip.ParseAddr(h); err != nil {
-				o.Hostnames = append(o.Hostnames, h)
-			}
-		}
-	}
+	o.Hostnames = hostNames(host, x.SNI)
 	return o, nil
-}
-
-func contains(l []string, s string) bool {
-	for _, v := range l {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // scanAddress returns the address a ProjectDiscovery tool connected to:
