@@ -189,14 +189,15 @@ func Evaluate(rules *Rules, caps []Capture) *Report {
 		fp, ok := rules.Match(o.Service, o.Flow)
 		out := Outcome{Capture: c, Got: fp, Named: ok}
 		namedFam := strings.TrimSuffix(fp.RuleID, "+recog")
-		if c.Negative && c.Copy != "" {
+		switch {
+		case c.Negative && c.Copy != "":
 			rep.Negatives++
 			rep.Copies++
 			out.OnCopy = ok
 			if ok {
 				rep.CopiesNamed++
 			}
-		} else if c.Negative {
+		case c.Negative:
 			rep.Negatives++
 			out.OnNegative = ok
 			if ok {
@@ -205,7 +206,7 @@ func Evaluate(rules *Rules, caps []Capture) *Report {
 				f.Named++
 				f.WrongNamed++
 			}
-		} else {
+		default:
 			rep.Positives++
 			f := fam(c.Family)
 			f.Positives++
