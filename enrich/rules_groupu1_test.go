@@ -46,7 +46,13 @@ func TestRules_GroupU1Tells(t *testing.T) {
 		{"junos hrSWInstalledName", udp(161, banner(`HOST-RESOURCES-MIB::hrSWInstalledName.2 = STRING: "JUNOS Software Release [18.4R3-S3]"`)), "Juniper Networks", "18.4R3-S3", ""},
 		{"junos hrSWInstalledName by oid", udp(161, banner(`.1.3.6.1.2.1.25.6.3.1.2.2 = STRING: "JUNOS Base OS boot [21.4R3.15]"`)), "Juniper Networks", "21.4R3.15", ""},
 		{"srx sysDescr without a release", udp(161, banner("SNMPv2-MIB::sysDescr.0 = STRING: Juniper Networks, Inc. srx345 internet router")), "Juniper Networks", "", ""},
+		// Check Point's HTTP security server and GlobalProtect's reason header (third batch)
+		{"fw-1 access denied page", svc(80, probe("GET", "/x", 200, "<TITLE>Error</TITLE>\n<BODY>\n<H1>Error</H1>\nFW-1 at gw-edge01: Access denied.</BODY>")), "Check Point", "", ""},
+		{"fw-1 proxy authentication 407", svc(80, probe("GET", "/", 407, "FW-1 at fw01.example.com: Unauthorized to access the document.\n<LI>Authorization is needed for FW-1.")), "Check Point", "", ""},
+		{"globalprotect reason header alone", svc(443, probe("POST", "/", 512, "", hdr{Name: "x-private-pan-globalprotect", Value: "auth-failed-invalid-user-input"})), "Palo Alto Networks", "", ""},
+		{"globalprotect gateway reason header", svc(443, probe("POST", "/", 200, "", hdr{Name: "X-Private-Pan-Sslvpn", Value: "auth-failed"})), "Palo Alto Networks", "", ""},
 		// look-alikes: name nothing
+		{"prose about a firewall named fw-1", svc(80, probe("GET", "/", 200, "<p>The FW-1 at the edge denies access to guests.</p>")), "", "", ""},
 		{"netconf hello of another vendor", svc(830, banner(`<hello xmlns="urn:ietf:params:xml:ns:netconf:base:1.0"><capabilities><capability>urn:ietf:params:netconf:base:1.1</capability><capability>http://cisco.com/ns/yang/Cisco-IOS-XR-ifmgr-cfg?module=Cisco-IOS-XR-ifmgr-cfg</capability></capabilities></hello>`)), "", "", ""},
 		{"hrSWInstalledName of another package", udp(161, banner(`HOST-RESOURCES-MIB::hrSWInstalledName.1 = STRING: "openssl-3.0.13-1 [x86_64]"`)), "", "", ""},
 		{"fortigate logincheck under a server naming it", svc(443, probe("POST", "/remote/logincheck", 302, "", hdr{Name: "Server", Value: "FortiGate"}, hdr{Name: "Location", Value: "/remote/login?error=1"}, hdr{Name: "Set-Cookie", Value: "SVPNCOOKIE=; path=/; Secure; HttpOnly"})), "", "", ""},
