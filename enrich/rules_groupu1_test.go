@@ -51,7 +51,12 @@ func TestRules_GroupU1Tells(t *testing.T) {
 		{"fw-1 proxy authentication 407", svc(80, probe("GET", "/", 407, "FW-1 at fw01.example.com: Unauthorized to access the document.\n<LI>Authorization is needed for FW-1.")), "Check Point", "", ""},
 		{"globalprotect reason header alone", svc(443, probe("POST", "/", 512, "", hdr{Name: "x-private-pan-globalprotect", Value: "auth-failed-invalid-user-input"})), "Palo Alto Networks", "", ""},
 		{"globalprotect gateway reason header", svc(443, probe("POST", "/", 200, "", hdr{Name: "X-Private-Pan-Sslvpn", Value: "auth-failed"})), "Palo Alto Networks", "", ""},
+		// fourth batch: FortiOS's second IKE vendor ID, GlobalProtect's 2026 CSP
+		{"fortigate v5 vid in a strongswan log", udp(500, banner("received unknown vendor ID: 82:99:03:17:57:a3:60:82:c6:a6:21:de:00:00:00:00")), "Fortinet", "", ""},
+		{"fortigate v5 vid as ike-scan prints it", udp(500, banner("VID=8299031757a36082c6a621de000502d7")), "Fortinet", "", ""},
+		{"globalprotect hip check with frame-ancestors", svc(443, probe("POST", "/ssl-vpn/hipreportcheck.esp", 200, "", hdr{Name: "Cache-Control", Value: "no-store, no-cache, must-revalidate, post-check=0, pre-check=0"}, hdr{Name: "X-Frame-Options", Value: "DENY"}, hdr{Name: "Content-Security-Policy", Value: "default-src 'self'; script-src 'self' 'unsafe-inline'; img-src * data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none';"})), "Palo Alto Networks", "", ""},
 		// look-alikes: name nothing
+		{"vid sharing only the first bytes", udp(500, banner("VID=8299031757a36082c6a6")), "", "", ""},
 		{"prose about a firewall named fw-1", svc(80, probe("GET", "/", 200, "<p>The FW-1 at the edge denies access to guests.</p>")), "", "", ""},
 		{"netconf hello of another vendor", svc(830, banner(`<hello xmlns="urn:ietf:params:xml:ns:netconf:base:1.0"><capabilities><capability>urn:ietf:params:netconf:base:1.1</capability><capability>http://cisco.com/ns/yang/Cisco-IOS-XR-ifmgr-cfg?module=Cisco-IOS-XR-ifmgr-cfg</capability></capabilities></hello>`)), "", "", ""},
 		{"hrSWInstalledName of another package", udp(161, banner(`HOST-RESOURCES-MIB::hrSWInstalledName.1 = STRING: "openssl-3.0.13-1 [x86_64]"`)), "", "", ""},
