@@ -75,3 +75,28 @@ func TestRules_ServiceProbeAnswers(t *testing.T) {
 		})
 	}
 }
+
+// TestRules_SearchQueryTells checks tells taken from the search queries in
+// nuclei templates' metadata (the favicon and titles Shodan is asked for).
+func TestRules_SearchQueryTells(t *testing.T) {
+	rules, err := DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mmh3 := int32(873381299)
+	tests := []struct {
+		name string
+		p    ingest.Probe
+		want wantMatch
+	}{
+		{"pan-os management favicon", ingest.Probe{Request: &ingest.Request{Method: "GET", Path: "/favicon.ico"},
+			Response: &ingest.Response{Status: 200, Body: &ingest.Body{MMH3: &mmh3}}}, wantMatch{Vendor: "Palo Alto Networks"}},
+		{"snx start page", httpProbe("GET", "/", 200, "<html><head><title>Check Point SSL Network Extender</title></head></html>"), wantMatch{Vendor: "Check Point"}},
+		{"another extender", httpProbe("GET", "/", 200, "<html><head><title>SSL Network Extender for Linux - install guide</title></head></html>", "Server", "nginx"), wantMatch{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checkMatch(t, rules, &ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{tt.p}}, tt.want)
+		})
+	}
+}
