@@ -100,3 +100,31 @@ func TestRules_SearchQueryTells(t *testing.T) {
 		})
 	}
 }
+
+// TestRules_RecogSysDescrForms checks the sysDescr forms Recog's
+// snmp_sysdescr.xml examples show that the rules had not read: IPSO's
+// model-first BUILD form and the SRX's bare model.
+func TestRules_RecogSysDescrForms(t *testing.T) {
+	rules, err := DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		sysDescr string
+		want     wantMatch
+	}{
+		{"IP300 rev A02, IPSO b7dc-cimip350-02 3.7.1-BUILD004 releng 1227 11.06.2003-010000 i386", wantMatch{Vendor: "Check Point"}},
+		{"IPSO hostname 4.1-BUILD022 releng 1515  11.15.2006-180244 i386", wantMatch{Vendor: "Check Point"}},
+		{"Juniper SRX240 Cluster", wantMatch{Vendor: "Juniper Networks"}},
+		{"Juniper SRX 210H", wantMatch{Vendor: "Juniper Networks"}},
+		// the same vendors' switches and routers name nothing
+		{"Juniper EX4200-48PX Ethernet Switch", wantMatch{}},
+		{"Juniper SRX-like lab box running Linux 5.10", wantMatch{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.sysDescr, func(t *testing.T) {
+			svc := &ingest.Service{Port: 161, Transport: "udp", Probes: []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.TextBody(tt.sysDescr)}}}}
+			checkMatch(t, rules, svc, tt.want)
+		})
+	}
+}
