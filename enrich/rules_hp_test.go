@@ -111,6 +111,18 @@ func TestRules_ImitationGuards(t *testing.T) {
 		{"the same with portspoof's date", banner(80, "HTTP/1.1 301 Moved Permanently\r\nDate: rbyugrl UTC\r\nConnection: close\r\nLocation: /admin/public/index.html\r\n\r\n"), wantMatch{}},
 		{"netscreen ssh", banner(22, "SSH-2.0-NetScreen\r\n"), wantMatch{Vendor: "Juniper Networks"}},
 		{"netscreen ssh with portspoof's version", banner(22, "SSH-48004-NetScreen\n"), wantMatch{}},
+		// the servers honeypot frameworks run on (generic-web-server)
+		{"an asa root page", svc(443, asaRoot()), wantMatch{Vendor: "Cisco"}},
+		{"the same from uvicorn", svc(443, func() ingest.Probe {
+			p := asaRoot()
+			p.Response.Headers = append(p.Response.Headers, ingest.Header{Name: "Server", Value: "uvicorn"})
+			return p
+		}()), wantMatch{}},
+		{"the same from express", svc(443, func() ingest.Probe {
+			p := asaRoot()
+			p.Response.Headers = append(p.Response.Headers, ingest.Header{Name: "X-Powered-By", Value: "Express"})
+			return p
+		}()), wantMatch{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { checkMatch(t, rules, tt.svc, tt.want) })
