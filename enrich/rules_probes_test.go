@@ -128,3 +128,24 @@ func TestRules_RecogSysDescrForms(t *testing.T) {
 		})
 	}
 }
+
+// TestRules_HuaweiUSGIsNotZyxel: Huawei's firewalls are named USG too
+// (USG6000E, USG6530E); only Zyxel's model numbers name Zyxel.
+func TestRules_HuaweiUSGIsNotZyxel(t *testing.T) {
+	rules, err := DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		svc  *ingest.Service
+		want wantMatch
+	}{
+		{"zyxel usg60 title", &ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{httpProbe("GET", "/", 200, "<html><head><title>USG60</title></head></html>")}}, wantMatch{Vendor: "Zyxel"}},
+		{"huawei usg6530e title", &ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{httpProbe("GET", "/", 200, "<html><head><title>USG6530E</title></head></html>")}}, wantMatch{}},
+		{"huawei usg by shodan", &ingest.Service{Port: 443, Transport: "tcp", Detected: &ingest.Detected{By: "shodan", Product: "USG6000E"}}, wantMatch{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { checkMatch(t, rules, tt.svc, tt.want) })
+	}
+}
