@@ -75,6 +75,17 @@ func TestRules_GroupU2Tells(t *testing.T) {
 		{"the ive's passwd served by apache", svc(443, httpProbe("GET", trav, 200, pulsePasswd, "Server", "Apache/2.4.41 (Ubuntu)")), wantMatch{}},
 		{"the sma's easyaccess tree under shellshock", svc(443, httpProbe("GET", "/cgi-bin/jarrewrite.sh", 200,
 			"root:x:0:0:root:/root:/usr/sbin/cli\nUsage: /usr/src/EasyAccess/www/cgi-bin/jarrewrite.sh <jar/class file> <path-to-working directory>\n", "Content-Type", "application/x-sh")), wantMatch{Vendor: "SonicWall", Rule: "sonicwall-sma"}},
+		// second batch: module successes, the asa's file_list listing
+		{"pulse module success", detected(443, "metasploit", "exploit/linux/http/pulse_secure_cmd_exec",
+			"[+] Setting session cookie: DSID=REDACTED\n[*] Obtaining CSRF token\n[+] Payload execution successful"), wantMatch{Vendor: "Ivanti"}},
+		{"pulse module failure", detected(443, "metasploit", "exploit/linux/http/pulse_secure_cmd_exec",
+			"[-] Exploit aborted due to failure: unexpected-reply: Could not obtain CSRF token"), wantMatch{}},
+		{"cisco ios module success", detected(23, "metasploit", "auxiliary/scanner/telnet/cisco_ios_telnet_login",
+			"[+] 192.0.2.1:23 - Login Successful: cisco:cisco"), wantMatch{}},
+		{"sonicwall gms module success", detected(443, "metasploit", "exploit/multi/http/sonicwall_gms_upload",
+			"[+] Successfully uploaded"), wantMatch{}},
+		{"the asa's file_list through the traversal", svc(443, httpProbe("GET", "/+CSCOU+/../+CSCOE+/files/file_list.json?path=/", 200,
+			"[\n{'name':'customization','size':0,'type':'1','mdate':1532972199}\n,{'name':'+CSCOE+','size':0,'type':'1','mdate':1532971871}\n")), wantMatch{Vendor: "Cisco"}},
 		{"the easyaccess tree served by nginx", svc(443, httpProbe("GET", "/cgi-bin/jarrewrite.sh", 200,
 			"Usage: /usr/src/EasyAccess/www/cgi-bin/jarrewrite.sh\n", "Server", "nginx")), wantMatch{}},
 	}
