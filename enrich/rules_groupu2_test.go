@@ -28,6 +28,9 @@ func TestRules_GroupU2Tells(t *testing.T) {
 	svc := func(port int, ps ...ingest.Probe) *ingest.Service {
 		return &ingest.Service{Port: port, Transport: "tcp", Probes: ps}
 	}
+	favicon := func(h int32) ingest.Probe {
+		return ingest.Probe{Request: &ingest.Request{Method: "GET", Path: "/favicon.ico"}, Response: &ingest.Response{Status: 200, Body: &ingest.Body{MMH3: &h}}}
+	}
 	const pulsePasswd = "root:x:0:0:root:/:/bin/bash\nnfast:x:0:0:nfast:/:/bin/bash\nbin:x:1:1:bin:/:\nnobody:x:99:99:Nobody:/:\ndns:x:98:98:DNS:/:\nterm:x:97:97:Telnet/SSH:/:\nweb80:x:96:96:Port 80 web:/:\n"
 	const trav = "/dana-na/../dana/html5acc/guacamole/../../../../../../../etc/passwd?/dana/html5acc/guacamole/"
 	tests := []struct {
@@ -86,6 +89,14 @@ func TestRules_GroupU2Tells(t *testing.T) {
 			"[+] Successfully uploaded"), wantMatch{}},
 		{"the asa's file_list through the traversal", svc(443, httpProbe("GET", "/+CSCOU+/../+CSCOE+/files/file_list.json?path=/", 200,
 			"[\n{'name':'customization','size':0,'type':'1','mdate':1532972199}\n,{'name':'+CSCOE+','size':0,'type':'1','mdate':1532971871}\n")), wantMatch{Vendor: "Cisco"}},
+		// third batch: tools' positive verdicts, favicons
+		{"a checker's verdict naming sonicos", detected(443, "poc", "poc.py", "[*] Checking https://192.0.2.1:443\n[+] Confirmed target is running SonicOS"), wantMatch{Vendor: "SonicWall"}},
+		{"a checker's negative verdict", detected(443, "poc", "poc.py", "[-] Target is not running SonicOS"), wantMatch{}},
+		{"a verdict naming only a cve", detected(443, "poc", "poc.py", "[+] Target looks vulnerable to CVE-2023-46805"), wantMatch{}},
+		{"the sma favicon", svc(443, favicon(-1153950306)), wantMatch{Vendor: "SonicWall"}},
+		{"another favicon", svc(443, favicon(12345)), wantMatch{}},
+		{"nuclei favicon-detect sonicwall", detected(443, "nuclei", "nuclei:favicon-detect", "name: favicon-detection; matcher: sonicwall; tags: tech,favicon"), wantMatch{Vendor: "SonicWall"}},
+		{"nuclei favicon-detect other", detected(443, "nuclei", "nuclei:favicon-detect", "name: favicon-detection; matcher: cisco-meraki; tags: tech,favicon"), wantMatch{}},
 		{"the easyaccess tree served by nginx", svc(443, httpProbe("GET", "/cgi-bin/jarrewrite.sh", 200,
 			"Usage: /usr/src/EasyAccess/www/cgi-bin/jarrewrite.sh\n", "Server", "nginx")), wantMatch{}},
 	}
