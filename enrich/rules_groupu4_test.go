@@ -1,0 +1,66 @@
+package enrich
+
+import (
+	"testing"
+
+	"github.com/netintel/netintel/ingest"
+)
+
+// TestRules_GroupU4Tells checks the group U4 tells of the Sophos, WatchGuard,
+// Zyxel, Forcepoint, OpenVPN and WireGuard rules (rules/25-openvpn.yaml,
+// 30-wireguard.yaml, 35-sophos.yaml, 35-watchguard.yaml, 40-zyxel.yaml,
+// 45-forcepoint.yaml): the appliances' own syslog lines (key=value, CEF,
+// LEEF) with the versions their headers carry, a web filter's block page,
+// an OpenVPN client's log of a server on 1194, WireGuard's kernel and
+// wg-quick lines, and the look-alikes that must name nothing.
+func TestRules_GroupU4Tells(t *testing.T) {
+	rules, err := DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	type hdr = ingest.Header
+	probe := headerProbe
+	svc := func(port int, ps ...ingest.Probe) *ingest.Service {
+		return &ingest.Service{Port: port, Transport: "tcp", Probes: ps}
+	}
+	line := func(s string) *ingest.Service {
+		return svc(514, ingest.Probe{Banner: &ingest.Banner{Received: ingest.TextBody(s)}})
+	}
+	tests := []struct {
+		name          string
+		svc           *ingest.Service
+		vendor        string
+		version, band string
+	}{
+		{"forcepoint cef syslog", line(`<6>Sep 14 14:12:51 10.0.0.143 CEF:0|FORCEPOINT|Firewall|6.8.6|70018|Connection_Allowed|0|deviceExternalId=NGFW1 node 1 dvc=10.0.0.143 act=Allow`), "Forcepoint", "", "6.8.x"},
+		{"stonesoft cef of an ips", line(`CEF:0|Stonesoft|IPS|5.10.2|70019|Connection_Discarded|0|deviceExternalId=IPS node 1`), "Forcepoint", "", "5.10.x"},
+		{"smc log export", line(`Timestamp="2013-11-21 00:00:00",LogId="1615132411",NodeId="10.1.0.2",Facility="Cluster protocol",SenderType="Firewall",SituationId="2011",Situation="System_Cluster-Protocol-Event"`), "Forcepoint", "", ""},
+		{"websense cef", line(`<13>Mar 06 12:55:48 192.0.2.1 CEF:0|Forcepoint|Security|7.7.0|9|Transaction permitted|1| act=permitted app=http`), "Forcepoint", "7.7.0", ""},
+		{"websense block page", svc(80, probe("GET", "/", 200, `<iframe src="http://10.2.4.211:15871/cgi-bin/block_message.cgi?ws-session=-1016803316" name="ws_block"></iframe>`)), "Forcepoint", "", ""},
+		{"sfos syslog up to 19", line(`device="SFW" date=2023-03-17 time=11:37:27 timezone="-03" device_name="SG125w" device_id=S1601E12D739F8F log_id=020804407002 log_type="IDP" log_component="Signatures"`), "Sophos", "", ""},
+		{"sfos syslog 19.5 and later", line(`<30>device_name="SFW" timestamp="2026-09-28T10:20:11+0200" device_model="XGS2100" device_serial_id="X21001ABCD" log_id="050902616002" log_type="Content Filtering" log_component="HTTP"`), "Sophos", "", ""},
+		{"cyberoam syslog", line(`date=2013-09-13 time=10:00:00 timezone="IST" device_name="CR25ia" device_id=C070100126-ABCDEF log_id=010302602002 log_type="Firewall" log_component="Appliance Access"`), "Sophos", "", ""},
+		{"utm packet filter line", line(`2017:03:01-02:30:05 sg135 ulogd[4824]: id="2001" severity="info" sys="SecureNet" sub="packetfilter" name="Packet dropped"`), "Sophos", "", ""},
+		{"utm time stamp alone", line("2016:01:19-22:26:58 UTM openvpn[2222]: TLS Error: TLS handshake failed"), "Sophos", "", ""},
+		{"fireware traffic log", line(`Mar 21 23:01:42 FW-125852 FVE1032175935 firewall: msg_id="3000-0148" Allow Trusted Firebox 60 icmp`), "WatchGuard", "", ""},
+		{"fireware leef with the release", line(`<142>Feb 25 12:49:50 hostname LEEF:1.0|WatchGuard|XTM|12.6.2.B631387|2CFF0000|serial=ABC123 policy=HTTPS-proxy-00`), "WatchGuard", "12.6.2", ""},
+		{"zld key value log", line(`<142>May 22 17:24:04 2026 usgflex700h src="0.0.0.0:68" dst="255.255.255.255:67" msg="Match default rule DROP" note="ACCESS BLOCK" user="" devID="f44d5c94f517" cat="Security Policy Control"`), "Zyxel", "", ""},
+		{"zld cef with the firmware", line(`Jan 19 18:45:26 192.168.20.1 CEF:0|ZyXEL|USG FLEX 200|5.39(ABUI.1)|0|Traffic Log|4|devID=d8xxxxx40`), "Zyxel", "5.39", ""},
+		{"openvpn client log of a server on 1194", line("2024-05-27 09:57:24 TLS: Initial packet from [AF_INET]198.51.100.160:1194, sid=aa9b9eab d8fd5ded"), "OpenVPN", "", ""},
+		{"wireguard module load", line("[    5.123456] wireguard: WireGuard 1.0.0 loaded. See www.wireguard.com for information."), "WireGuard", "", ""},
+		{"wg-quick up", line("[#] ip link add wg0 type wireguard\n[#] wg setconf wg0 /dev/fd/63\n[#] ip -4 address add 10.8.0.1/24 dev wg0\n"), "WireGuard", "", ""},
+		// look-alikes: name nothing
+		{"zyxel access point cef", line(`CEF:0|Zyxel|NWA130BE|7.30|0|WLAN|5|msg=Station: connected`), "", "", ""},
+		{"another vendor's cef", line(`<189> Jun 18 10:55:50 host CEF:0|Elastic|Vaporware|1.0.0-alpha|18|Web request|low|eventId=3457 msg=hello`), "", "", ""},
+		{"key value log of another device", line(`device="FGT" date=2024-01-01 log_id=010101600001 log_type="traffic"`), "", "", ""},
+		{"openvpn client log of a server on 443", line("TLS: Initial packet from [AF_INET]198.51.100.7:443, sid=aa9b9eab d8fd5ded"), "", "", ""},
+		{"openvpn client log of a firebox on 1194", line("TLS: Initial packet from [AF_INET]198.51.100.7:1194, sid=aa9b9eab d8fd5ded\nVERIFY OK: depth=0, O=WatchGuard_Technologies, OU=Fireware, CN=Fireware SSLVPN Server"), "", "", ""},
+		{"honeypot's sfos portal under aiohttp", svc(443, probe("GET", "/userportal/webpages/myaccount/login.jsp", 200, "<title>Sophos Firewall - vpn</title><form method=\"post\" action=\"/svpn/index.cgi\">", hdr{Name: "Server", Value: "xxxx"}, hdr{Name: "Content-Type", Value: "text/html; charset=utf-8"})), "", "", ""},
+		{"sfos portal under its own content type", svc(443, probe("GET", "/userportal/webpages/myaccount/login.jsp", 200, "<html></html>", hdr{Name: "Server", Value: "xxxx"}, hdr{Name: "Content-Type", Value: "text/html;charset=utf-8"})), "Sophos", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checkMatch(t, rules, tt.svc, wantMatch{Vendor: tt.vendor, Version: tt.version, Band: tt.band, StrictVersion: true})
+		})
+	}
+}
