@@ -49,7 +49,13 @@ func TestRules_GroupU4Tells(t *testing.T) {
 		{"openvpn client log of a server on 1194", line("2024-05-27 09:57:24 TLS: Initial packet from [AF_INET]198.51.100.160:1194, sid=aa9b9eab d8fd5ded"), "OpenVPN", "", ""},
 		{"wireguard module load", line("[    5.123456] wireguard: WireGuard 1.0.0 loaded. See www.wireguard.com for information."), "WireGuard", "", ""},
 		{"wg-quick up", line("[#] ip link add wg0 type wireguard\n[#] wg setconf wg0 /dev/fd/63\n[#] ip -4 address add 10.8.0.1/24 dev wg0\n"), "WireGuard", "", ""},
+		{"zywall telnet greeting", svc(23, ingest.Probe{Banner: &ingest.Banner{Received: ingest.TextBody("Welcome to ZyWALL USG 60\r\nUser name: ")}}), "Zyxel", "", ""},
+		{"zywall version.bind", svc(53, ingest.Probe{Banner: &ingest.Banner{Received: ingest.TextBody("\x0aZyWALL DNS")}}), "Zyxel", "", ""},
+		{"zld firmware string on a zld page", svc(443, probe("GET", "/", 200, `<script src="/ext-js/app/common/zld_product_spec.js"></script><script src="/zyFunction.js"></script><div>Firmware Version: V5.38(ABZH.0)</div>`)), "Zyxel", "5.38", ""},
+		{"fireware version comment", svc(443, probe("GET", "/auth/login", 200, "<!-- Fireware v12.5.9 --><title>Fireware Web UI</title>")), "WatchGuard", "12.5.9", ""},
+		{"softether dynamic dns certificate", svc(443, ingest.Probe{TLS: &ingest.TLS{Subject: &ingest.DN{CN: "vpn123456789.softether.net"}}}), "SoftEther", "", ""},
 		// look-alikes: name nothing
+		{"softether project web host", svc(443, ingest.Probe{TLS: &ingest.TLS{Subject: &ingest.DN{CN: "www.softether.net"}}}), "", "", ""},
 		{"zyxel access point cef", line(`CEF:0|Zyxel|NWA130BE|7.30|0|WLAN|5|msg=Station: connected`), "", "", ""},
 		{"another vendor's cef", line(`<189> Jun 18 10:55:50 host CEF:0|Elastic|Vaporware|1.0.0-alpha|18|Web request|low|eventId=3457 msg=hello`), "", "", ""},
 		{"key value log of another device", line(`device="FGT" date=2024-01-01 log_id=010101600001 log_type="traffic"`), "", "", ""},
