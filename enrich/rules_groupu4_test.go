@@ -44,6 +44,8 @@ func TestRules_GroupU4Tells(t *testing.T) {
 		{"utm time stamp alone", line("2016:01:19-22:26:58 UTM openvpn[2222]: TLS Error: TLS handshake failed"), "Sophos", "", ""},
 		{"fireware traffic log", line(`Mar 21 23:01:42 FW-125852 FVE1032175935 firewall: msg_id="3000-0148" Allow Trusted Firebox 60 icmp`), "WatchGuard", "", ""},
 		{"fireware leef with the release", line(`<142>Feb 25 12:49:50 hostname LEEF:1.0|WatchGuard|XTM|12.6.2.B631387|2CFF0000|serial=ABC123 policy=HTTPS-proxy-00`), "WatchGuard", "12.6.2", ""},
+		{"fireware loggerd start line", line("loggerd: Watchguard loggerd v12.6.2.B630388 (C) 1996-2020 WatchGuard Technologies Inc."), "WatchGuard", "12.6.2", ""},
+		{"fireware wgapi daemon line", line("sessiond[2539]: receive wgapi message: cmd=5 xpath=NULL from=0x3b400915 serial=FVE10271A42A5"), "WatchGuard", "", ""},
 		{"zld key value log", line(`<142>May 22 17:24:04 2026 usgflex700h src="0.0.0.0:68" dst="255.255.255.255:67" msg="Match default rule DROP" note="ACCESS BLOCK" user="" devID="f44d5c94f517" cat="Security Policy Control"`), "Zyxel", "", ""},
 		{"zld cef with the firmware", line(`Jan 19 18:45:26 192.168.20.1 CEF:0|ZyXEL|USG FLEX 200|5.39(ABUI.1)|0|Traffic Log|4|devID=d8xxxxx40`), "Zyxel", "5.39", ""},
 		{"openvpn client log of a server on 1194", line("2024-05-27 09:57:24 TLS: Initial packet from [AF_INET]198.51.100.160:1194, sid=aa9b9eab d8fd5ded"), "OpenVPN", "", ""},
