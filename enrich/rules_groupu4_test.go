@@ -50,6 +50,8 @@ func TestRules_GroupU4Tells(t *testing.T) {
 		{"zld cef with the firmware", line(`Jan 19 18:45:26 192.168.20.1 CEF:0|ZyXEL|USG FLEX 200|5.39(ABUI.1)|0|Traffic Log|4|devID=d8xxxxx40`), "Zyxel", "5.39", ""},
 		{"openvpn client log of a server on 1194", line("2024-05-27 09:57:24 TLS: Initial packet from [AF_INET]198.51.100.160:1194, sid=aa9b9eab d8fd5ded"), "OpenVPN", "", ""},
 		{"openvpn server log with its release", line("Mon Jul 29 14:24:53 2024 OpenVPN 2.5.1 x86_64-pc-linux-gnu [SSL (OpenSSL)] [LZO] [LZ4] [EPOLL] [PKCS11] [MH/PKTINFO] [AEAD] built on May 14 2021\nMon Jul 29 14:24:53 2024 UDPv4 link local (bound): [AF_INET][undef]:1194\nMon Jul 29 14:24:53 2024 MULTI: multi_init called, r=256 v=256\nMon Jul 29 14:24:53 2024 IFCONFIG POOL IPv4: base=10.8.0.2 size=252"), "OpenVPN", "2.5.1", ""},
+		{"openvpn server's client-instance line", line("Dec 22 12:01:36 host srv[1659541]: alice/198.51.100.21 MULTI: no free --ifconfig-pool addresses are available"), "OpenVPN", "", ""},
+		{"wg-quick in the journal", line("Jan 01 00:00:00 host wg-quick[123]: [#] ip link add wg0 type wireguard"), "WireGuard", "", ""},
 		{"wireguard module load", line("[    5.123456] wireguard: WireGuard 1.0.0 loaded. See www.wireguard.com for information."), "WireGuard", "", ""},
 		{"wg-quick up", line("[#] ip link add wg0 type wireguard\n[#] wg setconf wg0 /dev/fd/63\n[#] ip -4 address add 10.8.0.1/24 dev wg0\n"), "WireGuard", "", ""},
 		{"zywall telnet greeting", svc(23, ingest.Probe{Banner: &ingest.Banner{Received: ingest.TextBody("Welcome to ZyWALL USG 60\r\nUser name: ")}}), "Zyxel", "", ""},
