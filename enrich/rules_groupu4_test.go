@@ -73,6 +73,7 @@ func TestRules_GroupU4Tells(t *testing.T) {
 		{"another vendor's cef", line(`<189> Jun 18 10:55:50 host CEF:0|Elastic|Vaporware|1.0.0-alpha|18|Web request|low|eventId=3457 msg=hello`), "", "", ""},
 		{"key value log of another device", line(`device="FGT" date=2024-01-01 log_id=010101600001 log_type="traffic"`), "", "", ""},
 		{"access server log wrapping the daemon", line("2024-01-01T00:00:00+0000 [stdout#info] MULTI: multi_init called, r=256 v=256"), "", "", ""},
+		{"pfsense's openvpn server log", line("openvpn 41400 - - MANAGEMENT: Client connected from /var/etc/openvpn/server4/sock\nopenvpn 41400 - - alice/10.20.0.196:55311 MULTI_sva: pool returned IPv4=10.0.8.2"), "", "", ""},
 		{"openvpn client log of a server on 443", line("TLS: Initial packet from [AF_INET]198.51.100.7:443, sid=aa9b9eab d8fd5ded"), "", "", ""},
 		{"openvpn client log of a firebox on 1194", line("TLS: Initial packet from [AF_INET]198.51.100.7:1194, sid=aa9b9eab d8fd5ded\nVERIFY OK: depth=0, O=WatchGuard_Technologies, OU=Fireware, CN=Fireware SSLVPN Server"), "", "", ""},
 		{"honeypot's sfos portal under aiohttp", svc(443, probe("GET", "/userportal/webpages/myaccount/login.jsp", 200, "<title>Sophos Firewall - vpn</title><form method=\"post\" action=\"/svpn/index.cgi\">", hdr{Name: "Server", Value: "xxxx"}, hdr{Name: "Content-Type", Value: "text/html; charset=utf-8"})), "", "", ""},
