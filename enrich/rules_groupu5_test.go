@@ -1,0 +1,78 @@
+package enrich
+
+import (
+	"testing"
+
+	"github.com/netintel/netintel/ingest"
+)
+
+// TestRules_GroupU5Versions checks the group U5 version tells
+// (rules/72-cli.yaml and the SFOS asset hash of rules/35-sophos.yaml): the
+// appliances' own CLI answers naming their release, in a CLI session's
+// text or in a body, and SFOS's displayVersion and ?version= hash on any
+// of its pages. Look-alike text (a switch's show version, a Linux host, an
+// unknown hash, a PAN-OS line without the PA- model) names nothing or no
+// version.
+func TestRules_GroupU5Versions(t *testing.T) {
+	rules, err := DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe := headerProbe
+	svc := func(port int, ps ...ingest.Probe) *ingest.Service {
+		return &ingest.Service{Port: port, Transport: "tcp", Probes: ps}
+	}
+	cli := func(text string) *ingest.Service {
+		return svc(22, ingest.Probe{Banner: &ingest.Banner{Received: ingest.TextBody(text)}})
+	}
+	tests := []struct {
+		name          string
+		svc           *ingest.Service
+		vendor        string
+		version, band string
+	}{
+		{"fortios get system status", cli("Version: FortiGate-600E v6.2.6,build1175,201110 (GA)\nFirmware Signature: certified\nVirus-DB: 83.00146(2021-01-08 11:20)\nSerial-Number: FG6H0Exxxxxxxxx\n"), "Fortinet", "6.2.6", ""},
+		{"fortios get system status vm in a write-up body", svc(443, probe("GET", "/blog/upgrade", 200, "FGT1 # get system status\nVersion: FortiGate-VM64-KVM v7.0.3,build0237,211207 (GA)\nHostname: fortigate01\n")), "Fortinet", "7.0.3", ""},
+		{"fortiwifi get system status", cli("Version: FortiWiFi-60E v6.4.9,build1966,220316 (GA)\n"), "Fortinet", "6.4.9", ""},
+		{"panos show system info", cli("hostname: pa1\nfamily: vm\nmodel: PA-VM\nserial: unknown\nsw-version: 7.0.1\nglobal-protect-client-package-version: 0.0.0\n"), "Palo Alto Networks", "7.0.1", ""},
+		{"panos show system info hotfix", cli("model: PA-3220\nserial: 012345678901\nsw-version: 10.2.4-h2\napp-version: 8730-8055\n"), "Palo Alto Networks", "10.2.4-h2", ""},
+		{"gaia show version all", cli("Product version Check Point Gaia R77.30\nOS build 204\nOS kernel version 2.6.18-92cp\nOS edition 32-bit\n"), "Check Point", "R77.30", ""},
+		{"srx show version", cli("node0:\n------\nHostname: lab\nModel: srx1500\nJunos: 19.4R3-S1.3\nJUNOS OS Kernel 64-bit  [20201028.e1cef1d_builder_stable_11]\n"), "Juniper Networks", "19.4R3-S1.3", ""},
+		{"srx show version, older release line", cli("Hostname: srx\nModel: firefly-perimeter\nJUNOS Software Release [12.1X47-D20.7]\n"), "Juniper Networks", "12.1X47-D20.7", ""},
+		{"sfos web console displayVersion", svc(4444, probe("GET", "/webconsole/webpages/index.jsp", 200, `<script>Cyberoam.setContextPath("/webconsole");Cyberoam.displayVersion = 'SFOS 20.0.0 GA-Build222';</script><link href="/css/a.css?version=ffffffffffffffffffffffffffffffff">`)), "Sophos", "20.0.0", ""},
+		{"sfos asset hash of a known build", svc(4444, probe("GET", "/webconsole/webpages/login.jsp", 200, `<title>Sophos</title><script>var uiLangToHTMLLangAttributeValueMapping = {};</script><link href="/themes/lite1/css/typography.css?version=077b68eec97ffaa545be811dc65cee99" rel="stylesheet">`)), "Sophos", "20.0.0", ""},
+		{"sfos asset hash unknown", svc(4444, probe("GET", "/webconsole/webpages/login.jsp", 200, `<title>Sophos</title><script>var uiLangToHTMLLangAttributeValueMapping = {};</script><link href="/themes/lite1/css/typography.css?version=876208fddb2e3243e7b1efa961987a22" rel="stylesheet">`)), "Sophos", "", ""},
+		{"sfos login page hash alone, read by nuclei's extractor", svc(443, probe("GET", "/webconsole/webpages/login.jsp", 200, `<title>Sophos</title><link href="/themes/lite1/css/typography.css?version=876208fddb2e3243e7b1efa961987a22" rel="stylesheet">`)), "Sophos", "", ""},
+		// look-alikes: name nothing
+		{"junos router show version", cli("Hostname: lab\nModel: mx240\nJunos: 13.3R1.4\nJUNOS Base OS boot [13.3R1.4]\n"), "", "", ""},
+		{"sw-version without a PA model", cli("hostname: box\nmodel: X-1000\nsw-version: 10.1.0\n"), "", "", ""},
+		{"a fortigate named in prose", cli("Our FortiGate-60F runs v7.2.5 since last week\n"), "", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checkMatch(t, rules, tt.svc, wantMatch{Vendor: tt.vendor, Version: tt.version, Band: tt.band, StrictVersion: true})
+		})
+	}
+}
+
+// TestIsBuildHash checks which extracted values are taken for build hashes
+// rather than releases.
+func TestIsBuildHash(t *testing.T) {
+	tests := []struct {
+		in   string
+		want bool
+	}{
+		{"077b68eec97ffaa545be811dc65cee99", true},
+		{"876208FDDB2E3243E7B1EFA961987A22", true},
+		{"19.5.3.652", false},
+		{"1234567890123456", false},
+		{"deadbeef", false},
+		{"9.16(4)48", false},
+		{"", false},
+	}
+	for _, tt := range tests {
+		if got := isBuildHash(tt.in); got != tt.want {
+			t.Errorf("isBuildHash(%q) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}
