@@ -47,11 +47,66 @@ func TestRules_GroupU5Versions(t *testing.T) {
 		{"srx netconf junos-version", svc(830, ingest.Probe{Banner: &ingest.Banner{Received: ingest.TextBody("<software-information><product-model>srx345</product-model><junos-version>21.4R3-S5.4</junos-version></software-information>")}}), "Juniper Networks", "21.4R3-S5.4", ""},
 		{"srx netconf daily build", svc(830, ingest.Probe{Banner: &ingest.Banner{Received: ingest.TextBody("<software-information><product-model>srx5800</product-model><junos-version>17.3-2017-07-02.0_RELEASE_173_THROTTLE</junos-version></software-information>")}}), "Juniper Networks", "", ""},
 		{"openvpn as ovpn-init closing message", cli("During normal operation, OpenVPN AS can be accessed via these URLs:\nAdmin  UI: https://198.51.100.24:943/admin\nClient UI: https://198.51.100.24:943/\n\nSee the Release Notes for this release at:\n   http://www.openvpn.net/access-server/rn/openvpn_as_2_0_24.html\n"), "OpenVPN Inc.", "2.0.24", ""},
+		{"sonicos login scripts without a language tag", svc(443, probe("GET", "/auth.html", 200, `<script src="auth-5.0.0-2655861013(eng).js"></script><script src="md5-5.0.0-4190932482.js"></script>`)), "SonicWall", "", "5.0.0.x"},
+		{"sonicos 5 two-part release", svc(443, probe("GET", "/auth.html", 200, `<frame src="loginStatusTop(eng).html"><link href="swl_login-5.0o-586369509(eng).css" rel="stylesheet">`)), "SonicWall", "", "5.0.x"},
 		// look-alikes: name nothing
 		{"mx netconf software information", svc(830, ingest.Probe{Banner: &ingest.Banner{Received: ingest.TextBody("<software-information><product-model>mx240</product-model><junos-version>21.4R3-S5.4</junos-version></software-information>")}}), "", "", ""},
 		{"junos router show version", cli("Hostname: lab\nModel: mx240\nJunos: 13.3R1.4\nJUNOS Base OS boot [13.3R1.4]\n"), "", "", ""},
 		{"sw-version without a PA model", cli("hostname: box\nmodel: X-1000\nsw-version: 10.1.0\n"), "", "", ""},
 		{"a fortigate named in prose", cli("Our FortiGate-60F runs v7.2.5 since last week\n"), "", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checkMatch(t, rules, tt.svc, wantMatch{Vendor: tt.vendor, Version: tt.version, Band: tt.band, StrictVersion: true})
+		})
+	}
+}
+
+// TestRules_GroupU5DetectedVersions checks the releases read from a
+// scanner's own identification (rules/70-detected.yaml): its version field
+// in each product line's wording, and the version in its CPE as NVD writes
+// it (ASA dotted, Ivanti and Junos split into version and update, Check
+// Point lower-case).
+func TestRules_GroupU5DetectedVersions(t *testing.T) {
+	rules, err := DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := func(d ingest.Detected) *ingest.Service {
+		return &ingest.Service{Port: 443, Transport: "tcp", Detected: &d}
+	}
+	cpe := func(by string, c ...string) *ingest.Service { return svc(ingest.Detected{By: by, CPE: c}) }
+	tests := []struct {
+		name          string
+		svc           *ingest.Service
+		vendor        string
+		version, band string
+	}{
+		{"fortios cpe23", cpe("censys", "cpe:2.3:o:fortinet:fortios:7.2.5:*:*:*:*:*:*:*"), "Fortinet", "7.2.5", ""},
+		{"fortios nmap cpe, two parts", cpe("nmap", "cpe:/o:fortinet:fortios:6.0"), "Fortinet", "", "6.0.x"},
+		{"pan-os cpe with hotfix", cpe("censys", "cpe:2.3:o:paloaltonetworks:pan-os:10.2.4-h2:*:*:*:*:*:*:*"), "Palo Alto Networks", "10.2.4-h2", ""},
+		{"asa cpe dotted four", cpe("censys", "cpe:2.3:o:cisco:adaptive_security_appliance_software:9.12.2.4:*:*:*:*:*:*:*"), "Cisco", "9.12(2)4", ""},
+		{"asa cpe dotted three", cpe("nmap", "cpe:/o:cisco:adaptive_security_appliance_software:9.8.4"), "Cisco", "9.8(4)", ""},
+		{"netscaler version as the appliance words it", svc(ingest.Detected{By: "shodan", Product: "Citrix NetScaler", Version: "NS13.1: Build 49.13"}), "Citrix", "13.1-49.13", ""},
+		{"netscaler cpe", cpe("censys", "cpe:2.3:a:citrix:netscaler_gateway:13.1-49.13:*:*:*:*:*:*:*"), "Citrix", "13.1-49.13", ""},
+		{"ivanti cpe update", cpe("censys", "cpe:2.3:a:ivanti:connect_secure:22.4:r2.1:*:*:*:*:*:*"), "Ivanti", "22.4R2.1", ""},
+		{"pulse cpe update r1.0", cpe("censys", "cpe:2.3:a:pulsesecure:pulse_connect_secure:8.2:r1.0:*:*:*:*:*:*"), "Ivanti", "8.2R1", ""},
+		{"ivanti build via the table", svc(ingest.Detected{By: "shodan", Product: "Ivanti Connect Secure", Version: "22.7.2.3431"}), "Ivanti", "22.7R2.3", ""},
+		{"ivanti unknown build band", svc(ingest.Detected{By: "shodan", Product: "Ivanti Connect Secure", Version: "22.7.2.9999"}), "Ivanti", "", "22.7R2.x"},
+		{"sonicos enhanced", svc(ingest.Detected{By: "shodan", Product: "SonicWALL firewall http config", Version: "SonicOS Enhanced 6.5.4.4-44n"}), "SonicWall", "6.5.4.4-44n", ""},
+		{"sma cpe", cpe("censys", "cpe:2.3:o:sonicwall:sma_100_firmware:10.2.1.9-57sv:*:*:*:*:*:*:*"), "SonicWall", "10.2.1.9-57sv", ""},
+		{"gaia cpe lower-case", cpe("censys", "cpe:2.3:o:checkpoint:gaia_os:r81.10:*:*:*:*:*:*:*"), "Check Point", "R81.10", ""},
+		{"junos cpe update with service release", cpe("censys", "cpe:2.3:o:juniper:junos:21.4:r3-s5:*:*:*:*:*:*"), "Juniper Networks", "21.4R3-S5", ""},
+		{"junos version", svc(ingest.Detected{By: "nmap", Product: "Juniper SRX firewall", Version: "12.1X46-D40.2"}), "Juniper Networks", "12.1X46-D40.2", ""},
+		{"big-ip cpe", cpe("censys", "cpe:2.3:a:f5:big-ip_access_policy_manager:15.1.5.1:*:*:*:*:*:*:*"), "F5", "15.1.5.1", ""},
+		{"sfos version wording", svc(ingest.Detected{By: "shodan", Product: "Sophos XG Firewall", Version: "SFOS 19.5.3 MR-3-Build652"}), "Sophos", "19.5.3.652", ""},
+		{"fireware version", svc(ingest.Detected{By: "shodan", Product: "WatchGuard Firebox", Version: "12.5.9.U4"}), "WatchGuard", "12.5.9", ""},
+		{"zld version", svc(ingest.Detected{By: "shodan", Product: "ZyXEL USG FLEX 100", Version: "V5.37(ABPS.0)"}), "Zyxel", "5.37", ""},
+		{"softether build", svc(ingest.Detected{By: "shodan", Product: "SoftEther VPN Server", Version: "4.38 Build 9760"}), "SoftEther", "4.38.9760", ""},
+		{"access server cpe", cpe("censys", "cpe:2.3:a:openvpn:openvpn_access_server:2.11.3:*:*:*:*:*:*:*"), "OpenVPN Inc.", "2.11.3", ""},
+		// nothing read from what is not a release
+		{"fortios cpe wildcard", cpe("censys", "cpe:2.3:o:fortinet:fortios:*:*:*:*:*:*:*:*"), "Fortinet", "", ""},
+		{"ivanti cpe without update", cpe("censys", "cpe:2.3:a:ivanti:connect_secure:22.2:-:*:*:*:*:*:*"), "Ivanti", "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
