@@ -40,6 +40,7 @@ func TestRules_GroupU5Versions(t *testing.T) {
 		{"srx show version", cli("node0:\n------\nHostname: lab\nModel: srx1500\nJunos: 19.4R3-S1.3\nJUNOS OS Kernel 64-bit  [20201028.e1cef1d_builder_stable_11]\n"), "Juniper Networks", "19.4R3-S1.3", ""},
 		{"srx show version, older release line", cli("Hostname: srx\nModel: firefly-perimeter\nJUNOS Software Release [12.1X47-D20.7]\n"), "Juniper Networks", "12.1X47-D20.7", ""},
 		{"sfos web console displayVersion", svc(4444, probe("GET", "/webconsole/webpages/index.jsp", 200, `<script>Cyberoam.setContextPath("/webconsole");Cyberoam.displayVersion = 'SFOS 20.0.0 GA-Build222';</script><link href="/css/a.css?version=ffffffffffffffffffffffffffffffff">`)), "Sophos", "20.0.0.222", ""},
+		{"sfos web console firmware version", svc(4444, probe("GET", "/webconsole/webpages/index.jsp", 200, `<script>Cyberoam.setContextPath("/webconsole");Cyberoam.firmwareVersionOrgFormat = '19.5.3.652'\nCyberoam.version = "19.5.3.652";</script>`)), "Sophos", "19.5.3.652", ""},
 		{"sfos asset hash of a known build", svc(4444, probe("GET", "/webconsole/webpages/login.jsp", 200, `<title>Sophos</title><script>var uiLangToHTMLLangAttributeValueMapping = {};</script><link href="/themes/lite1/css/typography.css?version=077b68eec97ffaa545be811dc65cee99" rel="stylesheet">`)), "Sophos", "20.0.0.222", ""},
 		{"sfos asset hash unknown", svc(4444, probe("GET", "/webconsole/webpages/login.jsp", 200, `<title>Sophos</title><script>var uiLangToHTMLLangAttributeValueMapping = {};</script><link href="/themes/lite1/css/typography.css?version=876208fddb2e3243e7b1efa961987a22" rel="stylesheet">`)), "Sophos", "", ""},
 		{"sfos login page hash alone, read by nuclei's extractor", svc(443, probe("GET", "/webconsole/webpages/login.jsp", 200, `<title>Sophos</title><link href="/themes/lite1/css/typography.css?version=876208fddb2e3243e7b1efa961987a22" rel="stylesheet">`)), "Sophos", "", ""},
@@ -49,7 +50,10 @@ func TestRules_GroupU5Versions(t *testing.T) {
 		{"openvpn as ovpn-init closing message", cli("During normal operation, OpenVPN AS can be accessed via these URLs:\nAdmin  UI: https://198.51.100.24:943/admin\nClient UI: https://198.51.100.24:943/\n\nSee the Release Notes for this release at:\n   http://www.openvpn.net/access-server/rn/openvpn_as_2_0_24.html\n"), "OpenVPN Inc.", "2.0.24", ""},
 		{"sonicos login scripts without a language tag", svc(443, probe("GET", "/auth.html", 200, `<script src="auth-5.0.0-2655861013(eng).js"></script><script src="md5-5.0.0-4190932482.js"></script>`)), "SonicWall", "", "5.0.0.x"},
 		{"sonicos 5 two-part release", svc(443, probe("GET", "/auth.html", 200, `<frame src="loginStatusTop(eng).html"><link href="swl_login-5.0o-586369509(eng).css" rel="stylesheet">`)), "SonicWall", "", "5.0.x"},
+		{"big-ip cat /VERSION", cli("Product: BIG-IP\nVersion: 15.1.2.1\nBuild: 0.0.10\nSequence: 15.1.2.1-0.0.10.0\nBaseBuild: 0.0.10\nEdition: Final\n"), "F5", "15.1.2.1", ""},
+		{"netscaler show ns version", cli("> show ns version\n\tNetScaler NS13.1: Build 49.13.nc, Date: Jul 10 2023, 12:00:59   (64-bit)\n Done\n"), "Citrix", "13.1-49.13", ""},
 		// look-alikes: name nothing
+		{"big-iq cat /VERSION", cli("Product: BIG-IQ\nVersion: 8.2.0\nBuild: 0.0.310\n"), "", "", ""},
 		{"mx netconf software information", svc(830, ingest.Probe{Banner: &ingest.Banner{Received: ingest.TextBody("<software-information><product-model>mx240</product-model><junos-version>21.4R3-S5.4</junos-version></software-information>")}}), "", "", ""},
 		{"junos router show version", cli("Hostname: lab\nModel: mx240\nJunos: 13.3R1.4\nJUNOS Base OS boot [13.3R1.4]\n"), "", "", ""},
 		{"sw-version without a PA model", cli("hostname: box\nmodel: X-1000\nsw-version: 10.1.0\n"), "", "", ""},
