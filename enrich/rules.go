@@ -541,6 +541,12 @@ func (v *versionRule) value(src string) (string, string, bool) {
 		}
 	}
 	if v.table == nil {
+		if v.spec.Precision == PrecisionExact && isBuildHash(val) {
+			// a build hash read where a release was expected (nuclei's
+			// sophos-fw-version-detect takes SFOS 18+'s ?version=<32 hex>):
+			// not a version; a table may still map it
+			return "", "", false
+		}
 		return val, v.spec.Precision, val != ""
 	}
 	if tv, ok := v.table.keys[strings.ToLower(strings.TrimSpace(val))]; ok {
@@ -565,6 +571,26 @@ func (v *versionRule) value(src string) (string, string, bool) {
 		}
 	}
 	return "", "", false
+}
+
+// isBuildHash reports whether an extracted value is a hexadecimal digest
+// (16 or more hex digits and nothing else) rather than a release: asset
+// URLs carry such hashes where older builds carried the release.
+func isBuildHash(s string) bool {
+	if len(s) < 16 {
+		return false
+	}
+	letter := false
+	for _, c := range strings.ToLower(s) {
+		switch {
+		case c >= 'a' && c <= 'f':
+			letter = true
+		case c >= '0' && c <= '9':
+		default:
+			return false
+		}
+	}
+	return letter
 }
 
 func compileRe(field, s string, errs *[]error) *regexp.Regexp {

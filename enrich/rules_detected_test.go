@@ -38,7 +38,7 @@ func TestRules_Detected(t *testing.T) {
 		{"nmap fortios masked server", svc(ingest.Detected{By: "nmap", Product: "Fortinet security device httpd"}), "Fortinet", "detected-fortinet-fortigate", ""},
 		{"nmap fortiguard override", svc(ingest.Detected{By: "nmap", Product: "FortiGuard Web Filtering"}), "Fortinet", "detected-fortinet-fortigate", ""},
 		{"nmap panos admin", svc(ingest.Detected{By: "nmap", Product: "Palo Alto firewall http admin"}), "Palo Alto Networks", "detected-paloalto-panos", ""},
-		{"nmap gaia portal", svc(ingest.Detected{By: "nmap", Product: "Check Point firewall SmartPortal", Version: "R81.10"}), "Check Point", "detected-checkpoint", ""},
+		{"nmap gaia portal", svc(ingest.Detected{By: "nmap", Product: "Check Point firewall SmartPortal", Version: "R81.10"}), "Check Point", "detected-checkpoint", "R81.10"},
 		{"nmap connectra", svc(ingest.Detected{By: "nmap", Product: "Connectra Check Point Web Security httpd"}), "Check Point", "detected-checkpoint", ""},
 		{"nmap check point cpe", svc(ingest.Detected{By: "nmap", CPE: []string{"cpe:/a:checkpoint:firewall"}}), "Check Point", "detected-checkpoint", ""},
 		{"nmap ive", svc(ingest.Detected{By: "nmap", Product: "Juniper SA2000 or SA4000 VPN gateway http config"}), "Ivanti", "detected-ivanti-connect-secure", ""},
