@@ -1,0 +1,44 @@
+package enrich
+
+import (
+	"testing"
+
+	"github.com/netintel/netintel/ingest"
+)
+
+// TestRules_GroupU3Tells checks the group U3 tells of the Barracuda rules
+// (rules/45-barracuda.yaml): the NextGen (CloudGen) Firewall's block pages and
+// the Web Filter's proxy token and redirect page, as OONI's and Censored
+// Planet's blocking fingerprints record them, and look-alikes that must name
+// no vendor.
+func TestRules_GroupU3Tells(t *testing.T) {
+	rules, err := DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	type hdr = ingest.Header
+	probe := headerProbe
+	svc := func(port int, ps ...ingest.Probe) *ingest.Service {
+		return &ingest.Service{Port: port, Transport: "tcp", Probes: ps}
+	}
+	tests := []struct {
+		name   string
+		svc    *ingest.Service
+		vendor string
+	}{
+		{"ngfirewall server header", svc(80, probe("GET", "/", 403, "", hdr{Name: "Server", Value: "Barracuda/NGFirewall"})), "Barracuda"},
+		{"nextgen firewall block page", svc(80, probe("GET", "/", 200, "<table><tr><th>Barracuda NextGen Firewall:</th><td>blocked</td></tr></table>")), "Barracuda"},
+		{"cloudgen firewall block page", svc(80, probe("GET", "/", 200, "<table><tr><th>Barracuda CloudGen Firewall:</th><td>blocked</td></tr></table>")), "Barracuda"},
+		{"web filter via token", svc(80, probe("GET", "/", 200, "", hdr{Name: "Via", Value: "1.1 filter.example.org (http_scan_byf/3.5.16)"})), "Barracuda"},
+		{"web filter redirect page", svc(80, probe("GET", "/", 200, "<html><body><p>Redirecting you to Barracuda Web Filter.</p></body></html>")), "Barracuda"},
+		// look-alikes: name nothing
+		{"a page that mentions the firewall in prose", svc(80, probe("GET", "/", 200, "<p>We deployed a Barracuda NextGen Firewall last year.</p>")), ""},
+		{"a via naming another proxy", svc(80, probe("GET", "/", 200, "", hdr{Name: "Via", Value: "1.1 squid-barracuda.example.org (squid/4.13)"})), ""},
+		{"real time logic's server", svc(80, probe("GET", "/", 200, "", hdr{Name: "Server", Value: "BarracudaServer.com (Posix)"})), ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checkMatch(t, rules, tt.svc, wantMatch{Vendor: tt.vendor})
+		})
+	}
+}
