@@ -6,11 +6,13 @@ import (
 	"github.com/netintel/netintel/ingest"
 )
 
-// TestRules_GroupU3Tells checks the group U3 tells of the Barracuda rules
-// (rules/45-barracuda.yaml): the NextGen (CloudGen) Firewall's block pages and
-// the Web Filter's proxy token and redirect page, as OONI's and Censored
-// Planet's blocking fingerprints record them, and look-alikes that must name
-// no vendor.
+// TestRules_GroupU3Tells checks the group U3 tells (rules/15-citrix.yaml,
+// 30-f5.yaml, 45-barracuda.yaml, 45-microsoft.yaml, 70-detected.yaml): the
+// Barracuda NextGen (CloudGen) Firewall's block pages and SSL VPN redirect, the
+// Web Filter's proxy token and redirect page, the WAF's padded 404, nmap's
+// other Barracuda names, NetScaler's packet-engine error page and its kernel
+// string (with the release band), BIG-IP's blocking page with its f5 cookie,
+// the RD Web feed, and look-alikes that must name no vendor.
 func TestRules_GroupU3Tells(t *testing.T) {
 	rules, err := DefaultRules()
 	if err != nil {
@@ -25,30 +27,36 @@ func TestRules_GroupU3Tells(t *testing.T) {
 		name   string
 		svc    *ingest.Service
 		vendor string
+		band   string
 	}{
-		{"ngfirewall server header", svc(80, probe("GET", "/", 403, "", hdr{Name: "Server", Value: "Barracuda/NGFirewall"})), "Barracuda"},
-		{"nextgen firewall block page", svc(80, probe("GET", "/", 200, "<table><tr><th>Barracuda NextGen Firewall:</th><td>blocked</td></tr></table>")), "Barracuda"},
-		{"cloudgen firewall block page", svc(80, probe("GET", "/", 200, "<table><tr><th>Barracuda CloudGen Firewall:</th><td>blocked</td></tr></table>")), "Barracuda"},
-		{"web filter via token", svc(80, probe("GET", "/", 200, "", hdr{Name: "Via", Value: "1.1 filter.example.org (http_scan_byf/3.5.16)"})), "Barracuda"},
-		{"web filter redirect page", svc(80, probe("GET", "/", 200, "<html><body><p>Redirecting you to Barracuda Web Filter.</p></body></html>")), "Barracuda"},
-		{"nextgen ssl vpn redirect", svc(443, probe("GET", "/", 302, "302 Moved Temporarily\n", hdr{Name: "Location", Value: "/portal/index.html"}, hdr{Name: "Content-Type", Value: "text/plain"})), "Barracuda"},
-		{"waf 404 padding comment", svc(80, probe("GET", "/", 404, "The specified URL cannot be found<!--0123456789012345678901234567890123456789012345678901234-->")), "Barracuda"},
-		{"nmap nextgen firewall", &ingest.Service{Port: 443, Transport: "tcp", Detected: &ingest.Detected{Product: "Barracuda NextGen Firewall SSL VPN"}}, "Barracuda"},
-		{"netscaler error page with its number", svc(80, probe("GET", "/", 500, "<html><body><b>Http/1.1 Internal Server Error 43549</b></body> </html>")), "Citrix"},
-		{"netscaler error page echoing the status", svc(80, probe("GET", "/", 503, "<html><body><b>Http/1.1 Service Unavailable</b></body> </html>", hdr{Name: "Cache-Control", Value: "no-cache,no-store"})), "Citrix"},
-		{"asm rejected page with its f5 cookie", svc(443, probe("OPTIONS", "/", 200, "<html><head><title>Request Rejected</title></head><body>Blocked.</body></html>", hdr{Name: "Set-Cookie", Value: "f5avraaaaaaaaaaaaaaaa=ABCDEF; HttpOnly; secure"})), "F5"},
+		{"ngfirewall server header", svc(80, probe("GET", "/", 403, "", hdr{Name: "Server", Value: "Barracuda/NGFirewall"})), "Barracuda", ""},
+		{"nextgen firewall block page", svc(80, probe("GET", "/", 200, "<table><tr><th>Barracuda NextGen Firewall:</th><td>blocked</td></tr></table>")), "Barracuda", ""},
+		{"cloudgen firewall block page", svc(80, probe("GET", "/", 200, "<table><tr><th>Barracuda CloudGen Firewall:</th><td>blocked</td></tr></table>")), "Barracuda", ""},
+		{"web filter via token", svc(80, probe("GET", "/", 200, "", hdr{Name: "Via", Value: "1.1 filter.example.org (http_scan_byf/3.5.16)"})), "Barracuda", ""},
+		{"web filter redirect page", svc(80, probe("GET", "/", 200, "<html><body><p>Redirecting you to Barracuda Web Filter.</p></body></html>")), "Barracuda", ""},
+		{"nextgen ssl vpn redirect", svc(443, probe("GET", "/", 302, "302 Moved Temporarily\n", hdr{Name: "Location", Value: "/portal/index.html"}, hdr{Name: "Content-Type", Value: "text/plain"})), "Barracuda", ""},
+		{"waf 404 padding comment", svc(80, probe("GET", "/", 404, "The specified URL cannot be found<!--0123456789012345678901234567890123456789012345678901234-->")), "Barracuda", ""},
+		{"nmap nextgen firewall", &ingest.Service{Port: 443, Transport: "tcp", Detected: &ingest.Detected{Product: "Barracuda NextGen Firewall SSL VPN"}}, "Barracuda", ""},
+		{"netscaler error page with its number", svc(80, probe("GET", "/", 500, "<html><body><b>Http/1.1 Internal Server Error 43549</b></body> </html>")), "Citrix", ""},
+		{"netscaler error page echoing the status", svc(80, probe("GET", "/", 503, "<html><body><b>Http/1.1 Service Unavailable</b></body> </html>", hdr{Name: "Cache-Control", Value: "no-cache,no-store"})), "Citrix", ""},
+		{"asm rejected page with its f5 cookie", svc(443, probe("OPTIONS", "/", 200, "<html><head><title>Request Rejected</title></head><body>Blocked.</body></html>", hdr{Name: "Set-Cookie", Value: "f5avraaaaaaaaaaaaaaaa=ABCDEF; HttpOnly; secure"})), "F5", ""},
+		{"rd web feed", svc(443, probe("GET", "/RDWeb/Feed/webfeed.aspx", 200, `<?xml version="1.0" encoding="utf-8"?><ResourceCollection PubDate="2026-01-01T00:00:00Z" SchemaVersion="2.1" xmlns="http://schemas.microsoft.com/ts/2007/05/tswf"><Publisher LastUpdated="2026-01-01T00:00:00Z" Name="Work Resources" ID="rdcb.example.com" Description=""></Publisher></ResourceCollection>`)), "Microsoft", ""},
+		{"netscaler ntpd system variable", svc(123, ingest.Probe{Name: "nmap:ntp-info", Banner: &ingest.Banner{Received: ingest.TextBody("\n  version: ntpd 4.2.6p3-a (1)\n  processor: amd64\n  system: FreeBSD/8.4-NETSCALER-10.5\n")}}), "Citrix", "10.5.x"},
+		{"netscaler uname", svc(22, ingest.Probe{Name: "shell", Banner: &ingest.Banner{Received: ingest.TextBody("FreeBSD 11.4-NETSCALER-14.1 amd64 amd64\n")}}), "Citrix", "14.1.x"},
 		// look-alikes: name nothing
-		{"a generic server's error page in upper case", svc(80, probe("GET", "/", 500, "<html><body><b>HTTP/1.1 Internal Server Error 500</b></body> </html>")), ""},
-		{"another app's redirect to a portal", svc(80, probe("GET", "/", 302, "<a href=\"/portal/index.html\">moved</a>", hdr{Name: "Location", Value: "/portal/index.html"}, hdr{Name: "Content-Type", Value: "text/html"})), ""},
-		{"a rejected page without the f5 cookie", svc(443, probe("GET", "/", 200, "<html><head><title>Request Rejected</title></head><body>No.</body></html>")), ""},
-		{"nmap's barracuda embedded web server", &ingest.Service{Port: 80, Transport: "tcp", Detected: &ingest.Detected{Product: "Barracuda Embedded Web Server"}}, ""},
-		{"a page that mentions the firewall in prose", svc(80, probe("GET", "/", 200, "<p>We deployed a Barracuda NextGen Firewall last year.</p>")), ""},
-		{"a via naming another proxy", svc(80, probe("GET", "/", 200, "", hdr{Name: "Via", Value: "1.1 squid-barracuda.example.org (squid/4.13)"})), ""},
-		{"real time logic's server", svc(80, probe("GET", "/", 200, "", hdr{Name: "Server", Value: "BarracudaServer.com (Posix)"})), ""},
+		{"a freebsd ntpd", svc(123, ingest.Probe{Name: "nmap:ntp-info", Banner: &ingest.Banner{Received: ingest.TextBody("\n  version: ntpd 4.2.8p15\n  system: FreeBSD/12.2-RELEASE-p4\n")}}), "", ""},
+		{"raweb's feed under its own path", svc(443, probe("GET", "/RAWeb/webfeed.aspx", 200, `<ResourceCollection SchemaVersion="2.1" xmlns="http://schemas.microsoft.com/ts/2007/05/tswf"></ResourceCollection>`)), "", ""},
+		{"a generic server's error page in upper case", svc(80, probe("GET", "/", 500, "<html><body><b>HTTP/1.1 Internal Server Error 500</b></body> </html>")), "", ""},
+		{"another app's redirect to a portal", svc(80, probe("GET", "/", 302, "<a href=\"/portal/index.html\">moved</a>", hdr{Name: "Location", Value: "/portal/index.html"}, hdr{Name: "Content-Type", Value: "text/html"})), "", ""},
+		{"a rejected page without the f5 cookie", svc(443, probe("GET", "/", 200, "<html><head><title>Request Rejected</title></head><body>No.</body></html>")), "", ""},
+		{"nmap's barracuda embedded web server", &ingest.Service{Port: 80, Transport: "tcp", Detected: &ingest.Detected{Product: "Barracuda Embedded Web Server"}}, "", ""},
+		{"a page that mentions the firewall in prose", svc(80, probe("GET", "/", 200, "<p>We deployed a Barracuda NextGen Firewall last year.</p>")), "", ""},
+		{"a via naming another proxy", svc(80, probe("GET", "/", 200, "", hdr{Name: "Via", Value: "1.1 squid-barracuda.example.org (squid/4.13)"})), "", ""},
+		{"real time logic's server", svc(80, probe("GET", "/", 200, "", hdr{Name: "Server", Value: "BarracudaServer.com (Posix)"})), "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			checkMatch(t, rules, tt.svc, wantMatch{Vendor: tt.vendor})
+			checkMatch(t, rules, tt.svc, wantMatch{Vendor: tt.vendor, Band: tt.band})
 		})
 	}
 }
