@@ -43,6 +43,10 @@ func TestRules_GroupU3Tells(t *testing.T) {
 		{"rd web feed", svc(443, probe("GET", "/RDWeb/Feed/webfeed.aspx", 200, `<?xml version="1.0" encoding="utf-8"?><ResourceCollection PubDate="2026-01-01T00:00:00Z" SchemaVersion="2.1" xmlns="http://schemas.microsoft.com/ts/2007/05/tswf"><Publisher LastUpdated="2026-01-01T00:00:00Z" Name="Work Resources" ID="rdcb.example.com" Description=""></Publisher></ResourceCollection>`)), "Microsoft", ""},
 		{"netscaler ntpd system variable", svc(123, ingest.Probe{Name: "nmap:ntp-info", Banner: &ingest.Banner{Received: ingest.TextBody("\n  version: ntpd 4.2.6p3-a (1)\n  processor: amd64\n  system: FreeBSD/8.4-NETSCALER-10.5\n")}}), "Citrix", "10.5.x"},
 		{"netscaler uname", svc(22, ingest.Probe{Name: "shell", Banner: &ingest.Banner{Received: ingest.TextBody("FreeBSD 11.4-NETSCALER-14.1 amd64 amd64\n")}}), "Citrix", "14.1.x"},
+		{"ssl vpn totp page title", svc(443, probe("GET", "/", 200, "<html><head><title>/portal/totp.html</title></head></html>")), "Barracuda", ""},
+		{"access gateway cyms server", svc(443, probe("GET", "/", 400, "", hdr{Name: "Server", Value: "Cyms-SecS v4.5"})), "Citrix", ""},
+		{"tmui login page header", svc(443, probe("GET", "/tmui/login.jsp", 200, "<html></html>", hdr{Name: "F5-Login-Page", Value: "true"})), "F5", ""},
+		{"icontrol realm", svc(443, probe("GET", "/iControl/iControlPortal.cgi", 401, "", hdr{Name: "WWW-Authenticate", Value: `Basic realm="iControl"`})), "F5", ""},
 		// look-alikes: name nothing
 		{"a freebsd ntpd", svc(123, ingest.Probe{Name: "nmap:ntp-info", Banner: &ingest.Banner{Received: ingest.TextBody("\n  version: ntpd 4.2.8p15\n  system: FreeBSD/12.2-RELEASE-p4\n")}}), "", ""},
 		{"raweb's feed under its own path", svc(443, probe("GET", "/RAWeb/webfeed.aspx", 200, `<ResourceCollection SchemaVersion="2.1" xmlns="http://schemas.microsoft.com/ts/2007/05/tswf"></ResourceCollection>`)), "", ""},
