@@ -47,7 +47,9 @@ func TestRules_GroupU3Tells(t *testing.T) {
 		{"access gateway cyms server", svc(443, probe("GET", "/", 400, "", hdr{Name: "Server", Value: "Cyms-SecS v4.5"})), "Citrix", ""},
 		{"tmui login page header", svc(443, probe("GET", "/tmui/login.jsp", 200, "<html></html>", hdr{Name: "F5-Login-Page", Value: "true"})), "F5", ""},
 		{"icontrol realm", svc(443, probe("GET", "/iControl/iControlPortal.cgi", 401, "", hdr{Name: "WWW-Authenticate", Value: `Basic realm="iControl"`})), "F5", ""},
+		{"rd web page prologue on another path", svc(443, probe("GET", "/remote/Pages/en-US/login.aspx", 200, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<?xml-stylesheet type=\"text/xsl\" href=\"../Site.xsl\"?>\n<?xml-stylesheet type=\"text/css\" href=\"../RenderFail.css\"?>\n")), "Microsoft", ""},
 		// look-alikes: name nothing
+		{"another xsl-styled page", svc(443, probe("GET", "/feed.xml", 200, "<?xml version=\"1.0\"?>\n<?xml-stylesheet type=\"text/xsl\" href=\"../Site.xsl\"?>\n<rss/>")), "", ""},
 		{"a freebsd ntpd", svc(123, ingest.Probe{Name: "nmap:ntp-info", Banner: &ingest.Banner{Received: ingest.TextBody("\n  version: ntpd 4.2.8p15\n  system: FreeBSD/12.2-RELEASE-p4\n")}}), "", ""},
 		{"raweb's feed under its own path", svc(443, probe("GET", "/RAWeb/webfeed.aspx", 200, `<ResourceCollection SchemaVersion="2.1" xmlns="http://schemas.microsoft.com/ts/2007/05/tswf"></ResourceCollection>`)), "", ""},
 		{"a generic server's error page in upper case", svc(80, probe("GET", "/", 500, "<html><body><b>HTTP/1.1 Internal Server Error 500</b></body> </html>")), "", ""},
