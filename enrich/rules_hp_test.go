@@ -104,6 +104,13 @@ func TestRules_ImitationGuards(t *testing.T) {
 		{"the same after portspoof's random protocol version (fortios)", banner(2222, "SSH-4.81-xxxxxxx\r\n"), wantMatch{}},
 		{"a sonicwall server header", banner(443, "HTTP/1.0 200 OK\r\nServer: SonicWALL\r\n"), wantMatch{Vendor: "SonicWall"}},
 		{"the same under portspoof's random status code", banner(8081, "HTTP/1.0 738 hkqdx\r\nServer: SonicWALL\r\n"), wantMatch{}},
+		// portspoof fills nmap's "Date: .*" with random letters; a server sends the time
+		{"panweb with its date", banner(443, "HTTP/1.0 200 OK\r\nDate: Tue, 03 Mar 2026 10:00:00 GMT\r\nServer: PanWeb Server/ - \r\nExpires: Mon, 26 Jul 1997 05:00:00 GMT\r\n\r\n"), wantMatch{Vendor: "Palo Alto Networks"}},
+		{"panweb with portspoof's date", banner(8443, "HTTP/1.0 200 OK\r\nDate: kwfcw GMT\r\nServer: PanWeb Server/ - \r\nExpires: Mon, 26 Jul 1997 05:00:00 GMT\r\n\r\n"), wantMatch{}},
+		{"an asa redirect dated in UTC", banner(80, "HTTP/1.1 301 Moved Permanently\r\nDate: Tue, 03 Mar 2026 10:00:00 UTC\r\nConnection: close\r\nLocation: /admin/public/index.html\r\n\r\n"), wantMatch{Vendor: "Cisco"}},
+		{"the same with portspoof's date", banner(80, "HTTP/1.1 301 Moved Permanently\r\nDate: rbyugrl UTC\r\nConnection: close\r\nLocation: /admin/public/index.html\r\n\r\n"), wantMatch{}},
+		{"netscreen ssh", banner(22, "SSH-2.0-NetScreen\r\n"), wantMatch{Vendor: "Juniper Networks"}},
+		{"netscreen ssh with portspoof's version", banner(22, "SSH-48004-NetScreen\n"), wantMatch{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { checkMatch(t, rules, tt.svc, tt.want) })

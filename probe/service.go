@@ -47,6 +47,7 @@ type Service struct {
 	coordOn  atomic.Bool
 	calls    atomic.Int64
 	runs     runCache
+	inflight sync.Map   // result keys this process's worker is checking now
 	progress sync.Mutex // serializes progress writes of this process
 }
 
@@ -275,8 +276,14 @@ func (s *Service) coordinate(ctx context.Context, wantNew bool) error {
 	}
 	_, reqErr := s.kv.Get(ctx, KeyRequest)
 	requested := reqErr == nil
+	// A resumed run queues its unfinished TLDs under this coordinator's
+	// own message ids: the dead coordinator's ids would be dropped as
+	// duplicates, and the items its worker held (fetched, never
+	// acknowledged) would then wait out the consumer's ack wait.
+	idSuffix := ""
 	switch {
 	case run.State == StatusRunning:
+		idSuffix = "." + owner
 		s.log.Info("resuming interrupted run", "run", run.ID, "tlds", len(run.TLDs))
 	case wantNew || requested:
 	default:
@@ -294,7 +301,7 @@ func (s *Service) coordinate(ctx context.Context, wantNew bool) error {
 			return err
 		}
 	}
-	return s.drive(ctx, run)
+	return s.drive(ctx, run, idSuffix)
 }
 
 // newRun loads the inputs and records a new run's plan; a failure is
@@ -401,9 +408,10 @@ func (s *Service) abort(ctx context.Context, run Run, step string, err error) er
 	return err
 }
 
-// drive queues the run's missing work, follows results until every TLD has
-// one, and publishes.
-func (s *Service) drive(ctx context.Context, run Run) error {
+// drive queues the run's missing work (under message ids ending in
+// idSuffix, so that a resumed run's items are not taken for the dead
+// coordinator's), follows results until every TLD has one, and publishes.
+func (s *Service) drive(ctx context.Context, run Run, idSuffix string) error {
 	total := len(run.TLDs)
 	s.setProgress(ctx, Progress{Status: StatusRunning, CurrentStep: "loading RDAP bootstrap", TotalTLDs: total, RunID: run.ID})
 	p, err := s.loadPlan(ctx)
@@ -426,7 +434,7 @@ func (s *Service) drive(ctx context.Context, run Run) error {
 	queued, requeues := 0, 0
 	if missing := s.missing(run, results); len(missing) > 0 {
 		s.setProgress(ctx, Progress{Status: StatusRunning, CurrentStep: fmt.Sprintf("queueing %d TLDs", len(missing)), TotalTLDs: total, ProcessedTLDs: len(results), RunID: run.ID})
-		if queued, err = s.queue(ctx, run, p, missing, "", len(results) > 0 || run.Queued); err != nil {
+		if queued, err = s.queue(ctx, run, p, missing, idSuffix, idSuffix != "" || len(results) > 0 || run.Queued); err != nil {
 			return s.abort(ctx, run, "queueing work", err)
 		}
 	}

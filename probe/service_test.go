@@ -414,6 +414,72 @@ func TestService_ResumesInterruptedRun(t *testing.T) {
 	}
 }
 
+// TestService_ResumeDoesNotWaitForHeldItems: a worker that died holding a
+// work item (fetched, never acknowledged) leaves it to the consumer's ack
+// wait (minutes). The resumed run queues its unfinished TLDs again and
+// finishes without waiting for it.
+func TestService_ResumeDoesNotWaitForHeldItems(t *testing.T) {
+	n := testutil.StartNATS(t)
+	n.Ensure(t)
+	store := folderStore(t)
+	w := newWorld(t)
+	w.rdapHosts = map[string]string{"rdap.good.test": "good"}
+	cfg := w.config()
+	cfg.Stealth.Enabled = false
+	tlds := []string{"ha", "hb", "hc", "hd"}
+	boot := map[string][]string{}
+	for _, tld := range tlds {
+		boot[tld] = []string{"http://rdap.good.test/"}
+	}
+	writeInputs(t, &cfg, tlds, boot)
+
+	// Instance A queues the run and dies; no worker of its ran.
+	a := newTestService(t, n, store, cfg)
+	ctxA, crashA := context.WithCancel(t.Context())
+	errc := make(chan error, 1)
+	go func() { errc <- a.coordinate(ctxA, true) }()
+	waitFor(t, 20*time.Second, "the run to be queued", func() bool {
+		var run Run
+		return a.getJSON(t.Context(), KeyRun, &run) == nil && run.Queued
+	})
+	// A's worker had taken one item when it died.
+	cons, err := n.JS.Consumer(t.Context(), Stream, Consumer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch, err := cons.Fetch(1, jetstream.FetchMaxWait(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := 0
+	for range batch.Messages() {
+		held++ // never acknowledged
+	}
+	if held != 1 {
+		t.Fatalf("held %d items, want 1 (%v)", held, batch.Error())
+	}
+	crashA()
+	if err := <-errc; err == nil {
+		t.Fatal("interrupted coordinator returned nil")
+	}
+
+	// Well inside the consumer's two-minute ack wait.
+	b := newTestService(t, n, store, cfg)
+	startWorker(t, b)
+	waitFor(t, 30*time.Second, "the resumed run to complete", func() bool {
+		p, _ := b.Progress(t.Context())
+		if p.Status == StatusFailed {
+			t.Fatalf("the resumed run failed: %s", p.CurrentStep)
+		}
+		return p.Status == StatusCompleted
+	})
+	for _, tld := range tlds {
+		if hits := w.hit("rdap.good.test", "/domain/nic."+tld); hits != 1 {
+			t.Errorf("%s: %d domain queries, want 1", tld, hits)
+		}
+	}
+}
+
 func TestService_RequestAndUnreachableInputs(t *testing.T) {
 	n := testutil.StartNATS(t)
 	n.Ensure(t)

@@ -114,6 +114,15 @@ func (s *Service) handle(ctx context.Context, msg jetstream.Msg) {
 			return
 		}
 	}
+	// A resumed run queues its unfinished TLDs again, so the item a dead
+	// worker handed back and its copy can both be here at once: the one
+	// being checked answers for both (it records the result, or goes back
+	// to the stream).
+	if _, busy := s.inflight.LoadOrStore(key, struct{}{}); busy {
+		_ = msg.Ack()
+		return
+	}
+	defer s.inflight.Delete(key)
 	// Keep the item ours while a slow TLD is checked.
 	hb, stopHB := context.WithCancel(ctx)
 	go func() {

@@ -1,0 +1,77 @@
+package enrich
+
+import (
+	"testing"
+
+	"github.com/netintel/netintel/ingest"
+)
+
+// TestRules_ServiceProbeAnswers checks 56-service-probes.yaml: answers that
+// nmap's service probes record for the families' products are named when a
+// capture holds the answer itself, and the generic answers beside them are
+// not.
+func TestRules_ServiceProbeAnswers(t *testing.T) {
+	rules, err := DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := func(ps ...ingest.Probe) *ingest.Service {
+		return &ingest.Service{Port: 443, Transport: "tcp", Probes: ps}
+	}
+	// raw is an answer as a scanner records it, normalised as ingest does
+	// (an HTTP answer in a banner is read into the probe's response).
+	raw := func(text string) *ingest.Service {
+		o := ingest.Observation{V: 2, Type: "service", IP: "192.0.2.1", Source: "test", ObservedAt: "2026-11-27T00:00:00Z",
+			Service: svc(ingest.Probe{Banner: &ingest.Banner{Received: ingest.TextBody(text)}})}
+		if err := o.Normalize(); err != nil {
+			t.Fatal(err)
+		}
+		return o.Service
+	}
+	const date = "Date: Tue, 03 Mar 2026 10:00:00 GMT\r\n"
+	tests := []struct {
+		name string
+		svc  *ingest.Service
+		want wantMatch
+	}{
+		{"fortios ssl-vpn method error", svc(httpProbe("PROPFIND", "/", 501,
+			"<HTML>\n<HEAD>\n<META http-equiv=\"Content-Type\" content=\"text/html; charset=utf-8\">\n</HEAD><BODY>HTTP_NOT_IMPLEMENTED<br></BODY></HTML>")),
+			wantMatch{Vendor: "Fortinet", Rule: "probes-fortinet-fortigate"}},
+		{"forticlient download portal", svc(httpProbe("GET", "/", 200, "<html><head><title><FortiClient Download Portal</title></head></html>")),
+			wantMatch{Vendor: "Fortinet", Rule: "probes-fortinet-fortigate"}},
+		{"check point smb appliance login", svc(httpProbe("GET", "/", 200, "<html><head><title>Check Point 1550 Appliance - Login</title></head></html>")),
+			wantMatch{Vendor: "Check Point"}},
+		{"svn foundation answering a non-http probe", raw("UNKNOWN 400 Bad Request\r\nServer: Check Point SVN foundation\r\n\r\n"),
+			wantMatch{Vendor: "Check Point"}},
+		{"netscaler error page", raw("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 66\r\nConnection: close\r\nCache-Control: no-cache,no-store\r\nPragma: no-cache\r\n\r\n<html><body><b>Http/1.1 Service Unavailable</b></body> </html>"),
+			wantMatch{Vendor: "Citrix", Rule: "probes-citrix-netscaler"}},
+		{"netscaler redirect", raw("HTTP/1.1 302 Object Moved\r\nLocation: https://gw.example.org/\r\nContent-Type: text/html\r\nCache-Control: private\r\nConnection: close\r\n\r\n<head><body> This object may be found <a HREF=\"https://gw.example.org/\">here</a> </body>"),
+			wantMatch{Vendor: "Citrix", Rule: "probes-citrix-netscaler"}},
+		{"instant virtual extranet", svc(httpProbe("GET", "/", 200, "<html><head><title>Instant Virtual Extranet</title></head></html>", "Content-Type", "text/html; charset=utf-8")),
+			wantMatch{Vendor: "Ivanti"}},
+		{"j-web httpd error", raw("HTTP/1.0 501 Not Implemented\r\nServer: HTTPD/1.0\r\n\r\n<html><a href=\"/\">Return to Web Management</a><hr><A HREF=\"http://www.juniper.net/support/\">HTTPD release 12.1X46-D10.2 built by builder</A></html>"),
+			wantMatch{Vendor: "Juniper Networks"}},
+		{"screenos admin realm", raw("HTTP/1.1 401 Unauthorized\r\n" + date + "Server: Virata-EmWeb/R6_0_1\r\nWWW-Authenticate: Basic realm=\"Administration Tools\"\r\n\r\n401 Unauthorized\r\n"),
+			wantMatch{Vendor: "Juniper Networks"}},
+		{"utm proxy block page", svc(httpProbe("GET", "/", 403, "<html><head><link href=\"http://passthrough.fw-notify.net/static/default.css\" rel=\"stylesheet\"></head></html>")),
+			wantMatch{Vendor: "Sophos"}},
+		{"fireware server header", raw("HTTP/1.1 200 OK\r\n" + date + "Server: WatchGuard\r\n\r\n"), wantMatch{Vendor: "WatchGuard"}},
+		{"zld web configurator", raw("HTTP/1.1 200 OK\r\n" + date + "Server:  \r\nCache-Control: no-cache, private\r\nPragma: no-cache\r\nExpires: Mon, 16 Apr 1973 13:10:00 GMT\r\nContent-Type: text/html\r\n\r\n<title>USG40</title>"),
+			wantMatch{Vendor: "Zyxel"}},
+		{"barracuda waf 404", raw("HTTP/1.1 404 Not Found\r\nConnection: Close\r\nContent-Type: text/html\r\n\r\nThe specified URL cannot be found<!--01234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789-->\r\n"),
+			wantMatch{Vendor: "Barracuda"}},
+		{"cloudgen ssl vpn redirect", raw("HTTP/1.0 302 Moved Temporarily\r\nContent-Length: 22\r\nConnection: close\r\nLocation: /portal/index.html\r\nContent-Type: text/plain\r\nX-Frame-Options: SAMEORIGIN\r\n\r\n302 Moved Temporarily\n"),
+			wantMatch{Vendor: "Barracuda"}},
+		// generic answers beside them
+		{"an iis object moved page", raw("HTTP/1.1 302 Object moved\r\nLocation: /x\r\nServer: Microsoft-IIS/10.0\r\n\r\n<head><title>Object moved</title></head><body><h1>Object Moved</h1>This object may be found <a HREF=\"/x\">here</a>.</body>"),
+			wantMatch{}},
+		{"a plain 503", raw("HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/html\r\n\r\n<html><body><h1>503 Service Unavailable</h1></body></html>"), wantMatch{}},
+		{"a portal redirect elsewhere", raw("HTTP/1.1 302 Found\r\nLocation: /portal/index.html\r\nServer: nginx\r\n\r\n"), wantMatch{}},
+		{"a zld look-alike without the expiry", raw("HTTP/1.1 200 OK\r\n" + date + "Cache-Control: no-cache, private\r\nExpires: 0\r\n\r\n"), wantMatch{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checkMatch(t, rules, tt.svc, tt.want)
+		})
+	}
+}
