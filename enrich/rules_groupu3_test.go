@@ -1,6 +1,7 @@
 package enrich
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/netintel/netintel/ingest"
@@ -35,7 +36,7 @@ func TestRules_GroupU3Tells(t *testing.T) {
 		{"web filter via token", svc(80, probe("GET", "/", 200, "", hdr{Name: "Via", Value: "1.1 filter.example.org (http_scan_byf/3.5.16)"})), "Barracuda", ""},
 		{"web filter redirect page", svc(80, probe("GET", "/", 200, "<html><body><p>Redirecting you to Barracuda Web Filter.</p></body></html>")), "Barracuda", ""},
 		{"nextgen ssl vpn redirect", svc(443, probe("GET", "/", 302, "302 Moved Temporarily\n", hdr{Name: "Location", Value: "/portal/index.html"}, hdr{Name: "Content-Type", Value: "text/plain"})), "Barracuda", ""},
-		{"waf 404 padding comment", svc(80, probe("GET", "/", 404, "The specified URL cannot be found<!--0123456789012345678901234567890123456789012345678901234-->")), "Barracuda", ""},
+		{"waf 404 padding comment", svc(80, probe("GET", "/", 404, "The specified URL cannot be found<!--"+strings.Repeat("0123456789", 50)+"01234-->\r\n")), "Barracuda", ""},
 		{"nmap nextgen firewall", &ingest.Service{Port: 443, Transport: "tcp", Detected: &ingest.Detected{Product: "Barracuda NextGen Firewall SSL VPN"}}, "Barracuda", ""},
 		{"netscaler error page with its number", svc(80, probe("GET", "/", 500, "<html><body><b>Http/1.1 Internal Server Error 43549</b></body> </html>")), "Citrix", ""},
 		{"netscaler error page echoing the status", svc(80, probe("GET", "/", 503, "<html><body><b>Http/1.1 Service Unavailable</b></body> </html>", hdr{Name: "Cache-Control", Value: "no-cache,no-store"})), "Citrix", ""},
