@@ -47,6 +47,7 @@ func TestRules_GroupU3Tells(t *testing.T) {
 		{"tmui login page header", svc(443, probe("GET", "/tmui/login.jsp", 200, "<html></html>", hdr{Name: "F5-Login-Page", Value: "true"})), "F5", ""},
 		{"icontrol realm", svc(443, probe("GET", "/iControl/iControlPortal.cgi", 401, "", hdr{Name: "WWW-Authenticate", Value: `Basic realm="iControl"`})), "F5", ""},
 		{"rd web page prologue on another path", svc(443, probe("GET", "/remote/Pages/en-US/login.aspx", 200, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<?xml-stylesheet type=\"text/xsl\" href=\"../Site.xsl\"?>\n<?xml-stylesheet type=\"text/css\" href=\"../RenderFail.css\"?>\n")), "Microsoft", ""},
+		{"gateway nsc_tmac cookie", svc(443, probe("GET", "/vpn/index.html", 200, "", hdr{Name: "Set-Cookie", Value: "NSC_TMAC=xyz;Path=/;Secure"})), "Citrix", ""},
 		// look-alikes: name nothing
 		{"another xsl-styled page", svc(443, probe("GET", "/feed.xml", 200, "<?xml version=\"1.0\"?>\n<?xml-stylesheet type=\"text/xsl\" href=\"../Site.xsl\"?>\n<rss/>")), "", ""},
 		{"a freebsd ntpd", svc(123, ingest.Probe{Name: "nmap:ntp-info", Banner: &ingest.Banner{Received: ingest.TextBody("\n  version: ntpd 4.2.8p15\n  system: FreeBSD/12.2-RELEASE-p4\n")}}), "", ""},
