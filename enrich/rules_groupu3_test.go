@@ -48,7 +48,11 @@ func TestRules_GroupU3Tells(t *testing.T) {
 		{"icontrol realm", svc(443, probe("GET", "/iControl/iControlPortal.cgi", 401, "", hdr{Name: "WWW-Authenticate", Value: `Basic realm="iControl"`})), "F5", ""},
 		{"rd web page prologue on another path", svc(443, probe("GET", "/remote/Pages/en-US/login.aspx", 200, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<?xml-stylesheet type=\"text/xsl\" href=\"../Site.xsl\"?>\n<?xml-stylesheet type=\"text/css\" href=\"../RenderFail.css\"?>\n")), "Microsoft", ""},
 		{"gateway nsc_tmac cookie", svc(443, probe("GET", "/vpn/index.html", 200, "", hdr{Name: "Set-Cookie", Value: "NSC_TMAC=xyz;Path=/;Secure"})), "Citrix", ""},
+		{"nuclei rdweb panel result", &ingest.Service{Port: 443, Transport: "tcp", Detected: &ingest.Detected{Product: "nuclei:rdweb-panel"}}, "Microsoft", ""},
+		{"nuclei f5 admin interface result", &ingest.Service{Port: 443, Transport: "tcp", Detected: &ingest.Detected{Product: "nuclei:f5-admin-interface"}}, "F5", ""},
+		{"nuclei barracuda panel result", &ingest.Service{Port: 443, Transport: "tcp", Detected: &ingest.Detected{Product: "nuclei:barracuda-panel"}}, "Barracuda", ""},
 		// look-alikes: name nothing
+		{"nuclei netscaler console (another product)", &ingest.Service{Port: 443, Transport: "tcp", Detected: &ingest.Detected{Product: "nuclei:netscaler-console-panel"}}, "", ""},
 		{"another xsl-styled page", svc(443, probe("GET", "/feed.xml", 200, "<?xml version=\"1.0\"?>\n<?xml-stylesheet type=\"text/xsl\" href=\"../Site.xsl\"?>\n<rss/>")), "", ""},
 		{"a freebsd ntpd", svc(123, ingest.Probe{Name: "nmap:ntp-info", Banner: &ingest.Banner{Received: ingest.TextBody("\n  version: ntpd 4.2.8p15\n  system: FreeBSD/12.2-RELEASE-p4\n")}}), "", ""},
 		{"a generic server's error page in upper case", svc(80, probe("GET", "/", 500, "<html><body><b>HTTP/1.1 Internal Server Error 500</b></body> </html>")), "", ""},
