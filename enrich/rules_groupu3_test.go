@@ -51,7 +51,9 @@ func TestRules_GroupU3Tells(t *testing.T) {
 		{"nuclei rdweb panel result", &ingest.Service{Port: 443, Transport: "tcp", Detected: &ingest.Detected{Product: "nuclei:rdweb-panel"}}, "Microsoft", ""},
 		{"nuclei f5 admin interface result", &ingest.Service{Port: 443, Transport: "tcp", Detected: &ingest.Detected{Product: "nuclei:f5-admin-interface"}}, "F5", ""},
 		{"nuclei barracuda panel result", &ingest.Service{Port: 443, Transport: "tcp", Detected: &ingest.Detected{Product: "nuclei:barracuda-panel"}}, "Barracuda", ""},
+		{"rd gateway cpe", &ingest.Service{Port: 443, Transport: "tcp", Detected: &ingest.Detected{CPE: []string{"cpe:2.3:a:microsoft:remote_desktop_gateway:-:*:*:*:*:*:*:*"}}}, "Microsoft", ""},
 		// look-alikes: name nothing
+		{"the android remote desktop client's cpe", &ingest.Service{Port: 443, Transport: "tcp", Detected: &ingest.Detected{CPE: []string{"cpe:2.3:a:microsoft:remote_desktop:*:*:*:*:android:*:*:*"}}}, "", ""},
 		{"nuclei netscaler console (another product)", &ingest.Service{Port: 443, Transport: "tcp", Detected: &ingest.Detected{Product: "nuclei:netscaler-console-panel"}}, "", ""},
 		{"another xsl-styled page", svc(443, probe("GET", "/feed.xml", 200, "<?xml version=\"1.0\"?>\n<?xml-stylesheet type=\"text/xsl\" href=\"../Site.xsl\"?>\n<rss/>")), "", ""},
 		{"a freebsd ntpd", svc(123, ingest.Probe{Name: "nmap:ntp-info", Banner: &ingest.Banner{Received: ingest.TextBody("\n  version: ntpd 4.2.8p15\n  system: FreeBSD/12.2-RELEASE-p4\n")}}), "", ""},
