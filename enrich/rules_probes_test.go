@@ -92,6 +92,9 @@ func TestRules_SearchQueryTells(t *testing.T) {
 		{"pan-os management favicon", ingest.Probe{Request: &ingest.Request{Method: "GET", Path: "/favicon.ico"},
 			Response: &ingest.Response{Status: 200, Body: &ingest.Body{MMH3: &mmh3}}}, wantMatch{Vendor: "Palo Alto Networks"}},
 		{"snx start page", httpProbe("GET", "/", 200, "<html><head><title>Check Point SSL Network Extender</title></head></html>"), wantMatch{Vendor: "Check Point"}},
+		{"softether admin title", httpProbe("GET", "/", 200, "<html><head><title>SoftEther VPN Server - Web Admin</title></head></html>"), wantMatch{Vendor: "SoftEther"}},
+		{"sonicos 7 login title", httpProbe("GET", "/", 200, "<html><head><title>SonicWall Network Security Login</title></head></html>"), wantMatch{Vendor: "SonicWall"}},
+		{"utm webadmin scripts", httpProbe("GET", "/", 200, `<html><head><script src="wfe/asg/js/app_selector.js?t=1700000000" type="text/javascript"></script></head></html>`), wantMatch{Vendor: "Sophos"}},
 		{"another extender", httpProbe("GET", "/", 200, "<html><head><title>SSL Network Extender for Linux - install guide</title></head></html>", "Server", "nginx"), wantMatch{}},
 	}
 	for _, tt := range tests {
@@ -103,7 +106,8 @@ func TestRules_SearchQueryTells(t *testing.T) {
 
 // TestRules_RecogSysDescrForms checks the sysDescr forms Recog's
 // snmp_sysdescr.xml examples show that the rules had not read: IPSO's
-// model-first BUILD form and the SRX's bare model.
+// model-first BUILD form, the SRX's bare model, SonicOSX and the old
+// SonicWALL firmware's CPU-and-model form.
 func TestRules_RecogSysDescrForms(t *testing.T) {
 	rules, err := DefaultRules()
 	if err != nil {
@@ -117,6 +121,9 @@ func TestRules_RecogSysDescrForms(t *testing.T) {
 		{"IPSO hostname 4.1-BUILD022 releng 1515  11.15.2006-180244 i386", wantMatch{Vendor: "Check Point"}},
 		{"Juniper SRX240 Cluster", wantMatch{Vendor: "Juniper Networks"}},
 		{"Juniper SRX 210H", wantMatch{Vendor: "Juniper Networks"}},
+		{"SonicWALL NSv 270 (SonicOSX 7.1.3-7015-R6965)", wantMatch{Vendor: "SonicWall", Version: "7.1.3-7015-R6965"}},
+		{"SonicWALL StrongARM / 233 Mhz (PRO 200)", wantMatch{Vendor: "SonicWall"}},
+		{"SonicWALL Toshiba / 133 Mhz (SOHO3)", wantMatch{Vendor: "SonicWall"}},
 		// the same vendors' switches and routers name nothing
 		{"Juniper EX4200-48PX Ethernet Switch", wantMatch{}},
 		{"Juniper SRX-like lab box running Linux 5.10", wantMatch{}},
