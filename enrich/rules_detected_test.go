@@ -30,7 +30,7 @@ func TestRules_Detected(t *testing.T) {
 		{"censys cpe23", svc(ingest.Detected{By: "censys", CPE: []string{"cpe:2.3:a:paloaltonetworks:globalprotect:*:*:*:*:*:*:*:*"}}), "Palo Alto Networks", "detected-paloalto-panos", ""},
 		{"nmap asa", svc(ingest.Detected{By: "nmap", Product: "Cisco ASA firewall http config"}), "Cisco", "detected-cisco-asa", ""},
 		{"nmap netscaler", svc(ingest.Detected{By: "nmap", Product: "Citrix NetScaler httpd"}), "Citrix", "detected-citrix-netscaler", ""},
-		{"nmap juniper sa", svc(ingest.Detected{By: "nmap", Product: "Juniper Networks Secure Access SSL VPN http config"}), "Ivanti", "detected-ivanti-connect-secure", ""},
+		{"nmap juniper sa", svc(ingest.Detected{By: "nmap", Product: "Juniper Networks Secure Access SSL VPN http config"}), "Juniper Networks", "juniper-secure-access", ""},
 		{"nmap zywall", svc(ingest.Detected{By: "nmap", Product: "ZyXEL ZyWALL USG 200 firewall http config"}), "Zyxel", "detected-zyxel-firewall", ""},
 		{"nmap access server", svc(ingest.Detected{By: "nmap", Product: "OpenVPN Access Server", Version: "2.11.3"}), "OpenVPN Inc.", "detected-openvpn-access-server", "2.11.3"},
 		// nmap's other names for the same product lines (nmap-service-probes' p/.../)
@@ -41,7 +41,7 @@ func TestRules_Detected(t *testing.T) {
 		{"nmap gaia portal", svc(ingest.Detected{By: "nmap", Product: "Check Point firewall SmartPortal", Version: "R81.10"}), "Check Point", "detected-checkpoint", "R81.10"},
 		{"nmap connectra", svc(ingest.Detected{By: "nmap", Product: "Connectra Check Point Web Security httpd"}), "Check Point", "detected-checkpoint", ""},
 		{"nmap check point cpe", svc(ingest.Detected{By: "nmap", CPE: []string{"cpe:/a:checkpoint:firewall"}}), "Check Point", "detected-checkpoint", ""},
-		{"nmap ive", svc(ingest.Detected{By: "nmap", Product: "Juniper SA2000 or SA4000 VPN gateway http config"}), "Ivanti", "detected-ivanti-connect-secure", ""},
+		{"nmap ive", svc(ingest.Detected{By: "nmap", Product: "Juniper SA2000 or SA4000 VPN gateway http config"}), "Juniper Networks", "juniper-secure-access", ""},
 		{"nmap j-web", svc(ingest.Detected{By: "nmap", Product: "Mbedthis-Appweb", Info: "Juniper router http config; PHP 5.2; name srx"}), "Juniper Networks", "detected-juniper-srx", ""},
 		{"nmap screenos cpe", svc(ingest.Detected{By: "nmap", CPE: []string{"cpe:/o:juniper:netscreen_screenos"}}), "Juniper Networks", "detected-juniper-srx", ""},
 		{"nmap cyberoam", svc(ingest.Detected{By: "nmap", Product: "Cyberoam SSL VPN"}), "Sophos", "detected-sophos-firewall", ""},

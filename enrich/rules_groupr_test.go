@@ -37,7 +37,7 @@ func TestRules_GroupRTells(t *testing.T) {
 		{"asa webvpn session cookie", svc(443, probe("POST", "/", 200, "", hdr{Name: "Set-Cookie", Value: "webvpn=835278264@921600@1221512527@0000000000000000000000000000000000000000;PATH=/"})), "Cisco", "", ""},
 		{"fmc login.cgi with versioned assets", svc(443, probe("GET", "/login.cgi", 200, `<html><head><title>Login</title><script src="/js/sfmodal.js?v=6.6.0-90"></script></head><body>Cisco Systems SF.Modal</body></html>`)), "Cisco", "6.6.0", ""},
 		{"fmc ui login 7.x", svc(443, probe("GET", "/ui/login", 200, `window.sfConfig = {'version': '7.2.5', 'build': '208', 'model': 'Secure Firewall Management Center for VMware'};`)), "Cisco", "7.2.5", ""},
-		{"ivanti 400 page with the encoded title", svc(443, probe("GET", "/", 400, "<meta name=robots content=\"none\">\n<title>Secure&#32;Access&#32;SSL&#32;VPN</title>\n")), "Ivanti", "", ""},
+		{"ivanti 400 page with the encoded title", svc(443, probe("GET", "/", 400, "<meta name=robots content=\"none\">\n<title>Secure&#32;Access&#32;SSL&#32;VPN</title>\n")), "Juniper Networks", "", ""},
 		{"ivanti 101 to an if-t/tls upgrade", svc(443, ingest.Probe{Request: &ingest.Request{Method: "GET", Path: "/", Headers: []hdr{{Name: "Upgrade", Value: "IF-T/TLS 1.0"}}}, Response: &ingest.Response{Status: 101}}), "Ivanti", "", ""},
 		{"sma 1000 workplace redirect", svc(443, probe("GET", "/", 302, "", hdr{Name: "Server", Value: "unknown"}, hdr{Name: "Location", Value: "https://vpn.example.com/workplace/access/home"})), "SonicWall", "", ""},
 		{"netextender header", svc(443, probe("GET", "/cgi-bin/userLogin", 200, "", hdr{Name: "X-NE-message", Value: "Please fill in all fields"})), "SonicWall", "", ""},
