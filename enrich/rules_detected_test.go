@@ -57,7 +57,8 @@ func TestRules_Detected(t *testing.T) {
 		{"rd gateway", svc(ingest.Detected{By: "shodan", Product: "Microsoft Remote Desktop Gateway"}), "Microsoft", "detected-microsoft-rd", ""},
 		{"rd web access", svc(ingest.Detected{By: "censys", Product: "RD Web Access"}), "Microsoft", "detected-microsoft-rd", ""},
 		{"wireguard", svc(ingest.Detected{By: "shodan", Product: "WireGuard"}), "WireGuard", "detected-wireguard", ""},
-		{"openvpn by shodan", svc(ingest.Detected{By: "shodan", Product: "OpenVPN"}), "OpenVPN", "detected-openvpn-protocol", ""},
+		{"openvpn by shodan", &ingest.Service{Port: 1194, Transport: "udp", Detected: &ingest.Detected{By: "shodan", Product: "OpenVPN"}}, "OpenVPN", "detected-openvpn-protocol", ""},
+		{"openvpn by shodan on 443", svc(ingest.Detected{By: "shodan", Product: "OpenVPN"}), "", "", ""},
 		{"fortiproxy", svc(ingest.Detected{By: "shodan", Product: "FortiProxy"}), "Fortinet", "detected-fortinet-fortigate", ""},
 		// other product lines of the same vendors, and look-alikes, name nothing
 		{"huawei usg", svc(ingest.Detected{By: "shodan", Product: "USG6000E"}), "", "", ""},
