@@ -45,7 +45,13 @@ func TestRules_GroupV1Guards(t *testing.T) {
 		{"globalprotect login page served by vercel", svc(probe("GET", "/global-protect/login.esp", 200, gpLogin, hdr{Name: "Content-Type", Value: "text/html; charset=UTF-8"}, hdr{Name: "Server", Value: "Vercel"}, hdr{Name: "X-Vercel-Id", Value: "cdg1::iad1::abcde-1764201600000-0123456789ab"})), ""},
 		{"netscaler via header behind a vercel id only", svc(probe("GET", "/vpn/index.html", 200, "", hdr{Name: "Via", Value: "NS-CACHE-10.0:  15"}, hdr{Name: "x-vercel-id", Value: "fra1::fra1::abcde-1764201600000-0123456789ab"})), ""},
 		{"globalprotect page on github pages", svc(probe("GET", "/global-protect/login.esp", 200, gpLogin, hdr{Name: "X-GitHub-Request-Id", Value: "E3A2:160030:DC7C75:F76DCA:6990609D"})), ""},
+		// every family's web rules carry honeypot-tells: a clone of another family's page on a hosting
+		// platform or behind a framework's redirect names nothing either
+		{"rd web access page served by vercel", svc(probe("GET", "/RDWeb/Pages/en-US/login.aspx", 200, "<html><head><title>RD Web Access</title></head></html>", hdr{Name: "Server", Value: "Vercel"})), ""},
+		{"array ag redirect in werkzeug's form", svc(probe("GET", "/", 302, "", hdr{Name: "Content-Type", Value: "text/plain; charset=utf-8"}, hdr{Name: "Location", Value: "/prx/000/http/localhost/login"})), ""},
 		// the products' own answers stay named
+		{"rd web access page", svc(probe("GET", "/RDWeb/Pages/en-US/login.aspx", 200, "<html><head><title>RD Web Access</title></head></html>", hdr{Name: "Server", Value: "Microsoft-IIS/10.0"})), "Microsoft"},
+		{"array ag redirect", svc(probe("GET", "/", 302, "", hdr{Name: "Location", Value: "/prx/000/http/localhost/login"})), "Array Networks"},
 		{"netscaler apache redirect to the logon point", svc(probe("GET", "/", 302, apache302, hdr{Name: "Content-Type", Value: "text/html; charset=iso-8859-1"}, hdr{Name: "Location", Value: "/logon/LogonPoint/tmindex.html"}, hdr{Name: "Server", Value: "Apache"})), "Citrix"},
 		{"getauthmethods without a server header", svc(probe("GET", "/cgi/GetAuthMethods", 200, authMethods, hdr{Name: "Content-Type", Value: nfCT}, xca)), "Citrix"},
 		{"home configuration from apache with the receiver header", svc(probe("POST", "/logon/LogonPoint/Home/Configuration", 200, "<?xml version=\"1.0\" encoding=\"UTF-8\"?><clientSettings>", hdr{Name: "Content-Type", Value: "application/xml; charset=utf-8"}, xca, hdr{Name: "Server", Value: "Apache"})), "Citrix"},
