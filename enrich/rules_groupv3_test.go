@@ -1,0 +1,60 @@
+package enrich
+
+import (
+	"testing"
+
+	"github.com/netintel/netintel/ingest"
+)
+
+// TestRules_GroupV3SearchEngineLabels checks the group V3 tells
+// (rules/70-detected.yaml, labels-*): the product labels FOFA writes in
+// its records (VENDOR-PRODUCT joined by a hyphen or underscore, any case),
+// and ZoomEye's, Hunter's and Shodan's labels the earlier rules read. The
+// vendors' other products' labels (a home router, a NAS, Array's other
+// line names aside) and a nuclei CVE result without evidence name nothing.
+func TestRules_GroupV3SearchEngineLabels(t *testing.T) {
+	rules, err := DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	label := func(by, product string) *ingest.Service {
+		return &ingest.Service{Port: 443, Transport: "tcp", Detected: &ingest.Detected{By: by, Service: "https", Product: product}}
+	}
+	tests := []struct {
+		name   string
+		svc    *ingest.Service
+		vendor string
+	}{
+		{"fofa fortinet sslvpn", label("fofa", "FORTINET-SSLVPN"), "Fortinet"},
+		{"fofa fortinet firewall in chinese", label("fofa", "FORTINET-防火墙"), "Fortinet"},
+		{"fofa fortinet fortigate", label("fofa", "Fortinet-FortiGate"), "Fortinet"},
+		{"fofa globalprotect", label("fofa", "paloalto-GlobalProtect"), "Palo Alto Networks"},
+		{"zoomeye pan-os", label("zoomeye", "Palo Alto Networks firewall httpd"), "Palo Alto Networks"},
+		{"hunter globalprotect", label("hunter", "GlobalProtect Portal"), "Palo Alto Networks"},
+		{"fofa asa model", label("fofa", "CISCO-ASA-5520"), "Cisco"},
+		{"fofa asa", label("fofa", "CISCO-ASA"), "Cisco"},
+		{"fofa pulse", label("fofa", "PULSE-SECURE-VPN"), "Ivanti"},
+		{"fofa netscaler gateway", label("fofa", "Citrix-NetScaler-Gateway"), "Citrix"},
+		{"fofa citrix adc", label("fofa", "Citrix-ADC"), "Citrix"},
+		{"fofa citrix gateway", label("fofa", "Citrix-Gateway"), "Citrix"},
+		{"fofa sonicwall ssl-vpn", label("fofa", "SONICWALL-SSL-VPN"), "SonicWall"},
+		{"zoomeye sma1000", label("zoomeye", "SonicWall SMA1000"), "SonicWall"},
+		{"fofa check point", label("fofa", "Check_Point"), "Check Point"},
+		{"fofa big-ip", label("fofa", "f5-BIGIP"), "F5"},
+		{"hunter big-ip", label("hunter", "F5 BIG-IP"), "F5"},
+		{"fofa usg flex", label("fofa", "ZyXEL-USG-FLEX"), "Zyxel"},
+		{"fofa array vpn", label("fofa", "Array-VPN"), "Array Networks"},
+		// other products' labels and a bare CVE result: nothing
+		{"fofa zyxel home router", label("fofa", "ZyXEL-NBG2105"), ""},
+		{"fofa zyxel nas", label("fofa", "ZYXEL-NAS326"), ""},
+		{"fofa fortimail", label("fofa", "FORTINET-FortiMail"), ""},
+		{"fofa cisco ios", label("fofa", "Cisco-IOS-XE"), ""},
+		{"fofa citrix workspace", label("fofa", "Citrix-Workspace"), ""},
+		{"nuclei cve result without evidence", label("nuclei", "nuclei:CVE-2020-2034"), ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checkMatch(t, rules, tt.svc, wantMatch{Vendor: tt.vendor})
+		})
+	}
+}
