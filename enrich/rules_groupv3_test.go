@@ -12,6 +12,8 @@ import (
 // and ZoomEye's, Hunter's and Shodan's labels the earlier rules read. The
 // vendors' other products' labels (a home router, a NAS, Array's other
 // line names aside) and a nuclei CVE result without evidence name nothing.
+// The os a scanner names (Shodan's os, nmap's ostype: FortiOS, PAN-OS,
+// JUNOS, ArrayOS) names the vendor's appliance line.
 func TestRules_GroupV3SearchEngineLabels(t *testing.T) {
 	rules, err := DefaultRules()
 	if err != nil {
@@ -19,6 +21,9 @@ func TestRules_GroupV3SearchEngineLabels(t *testing.T) {
 	}
 	label := func(by, product string) *ingest.Service {
 		return &ingest.Service{Port: 443, Transport: "tcp", Detected: &ingest.Detected{By: by, Service: "https", Product: product}}
+	}
+	osInfo := func(by, info string) *ingest.Service {
+		return &ingest.Service{Port: 443, Transport: "tcp", Detected: &ingest.Detected{By: by, Service: "https", Info: info}}
 	}
 	tests := []struct {
 		name   string
@@ -51,6 +56,13 @@ func TestRules_GroupV3SearchEngineLabels(t *testing.T) {
 		{"fofa cisco ios", label("fofa", "Cisco-IOS-XE"), ""},
 		{"fofa citrix workspace", label("fofa", "Citrix-Workspace"), ""},
 		{"nuclei cve result without evidence", label("nuclei", "nuclei:CVE-2020-2034"), ""},
+		// the os a scanner names beside the service
+		{"shodan os fortios", osInfo("shodan", "os: FortiOS"), "Fortinet"},
+		{"shodan os pan-os", osInfo("shodan", "os: PAN-OS"), "Palo Alto Networks"},
+		{"nmap ostype junos after extra info", osInfo("nmap", "(Juniper router); ostype: JUNOS"), "Juniper Networks"},
+		{"nmap ostype arrayos", osInfo("nmap", "ostype: ArrayOS"), "Array Networks"},
+		{"shodan os linux", osInfo("shodan", "os: Linux 3.x"), ""},
+		{"an os named in prose", osInfo("shodan", "title mentions FortiOS upgrades"), ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
