@@ -13,7 +13,8 @@ import (
 // vendors' other products' labels (a home router, a NAS, Array's other
 // line names aside) and a nuclei CVE result without evidence name nothing.
 // The os a scanner names (Shodan's os, nmap's ostype: FortiOS, PAN-OS,
-// JUNOS, ArrayOS) names the vendor's appliance line.
+// JUNOS, ArrayOS) names the vendor's appliance line, and a nuclei result of
+// a panel template that carries the product's CPE names it by its id alone.
 func TestRules_GroupV3SearchEngineLabels(t *testing.T) {
 	rules, err := DefaultRules()
 	if err != nil {
@@ -63,6 +64,21 @@ func TestRules_GroupV3SearchEngineLabels(t *testing.T) {
 		{"nmap ostype arrayos", osInfo("nmap", "ostype: ArrayOS"), "Array Networks"},
 		{"shodan os linux", osInfo("shodan", "os: Linux 3.x"), ""},
 		{"an os named in prose", osInfo("shodan", "title mentions FortiOS upgrades"), ""},
+		// nuclei results as printed: the template id without its CPE
+		{"nuclei globalprotect panel", label("nuclei", "nuclei:globalprotect-panel"), "Palo Alto Networks"},
+		{"nuclei fortios panel", label("nuclei", "nuclei:fortios-panel"), "Fortinet"},
+		{"nuclei asa panel", label("nuclei", "nuclei:cisco-asa-panel-detect"), "Cisco"},
+		{"nuclei citrix vpn", label("nuclei", "nuclei:citrix-vpn-detect"), "Citrix"},
+		{"nuclei netscaler aaa", label("nuclei", "nuclei:netscaler-aaa-login"), "Citrix"},
+		{"nuclei sonicos 7 login", label("nuclei", "nuclei:sonicwall-security-login"), "SonicWall"},
+		{"nuclei big-ip rest", label("nuclei", "nuclei:bigip-icontrol-rest"), "F5"},
+		{"nuclei check point mobile", label("nuclei", "nuclei:checkpoint-mobile-detect"), "Check Point"},
+		{"nuclei zyxel firewall", label("nuclei", "nuclei:zyxel-firewall-panel"), "Zyxel"},
+		{"nuclei sophos firewall", label("nuclei", "nuclei:sophos-fw-version-detect"), "Sophos"},
+		{"nuclei softether", label("nuclei", "nuclei:softether-vpn-panel"), "SoftEther"},
+		{"nuclei watchguard's bare title template", label("nuclei", "nuclei:fireware-xtm-user-authentication"), ""},
+		{"nuclei f5 next central manager", label("nuclei", "nuclei:f5-next-central-manager"), ""},
+		{"nuclei sonicwall analyzer", label("nuclei", "nuclei:sonicwall-analyzer-login"), ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
