@@ -50,6 +50,8 @@ func TestRules_GroupV3SearchEngineLabels(t *testing.T) {
 		{"hunter big-ip", label("hunter", "F5 BIG-IP"), "F5"},
 		{"fofa usg flex", label("fofa", "ZyXEL-USG-FLEX"), "Zyxel"},
 		{"fofa array vpn", label("fofa", "Array-VPN"), "Array Networks"},
+		{"fofa j-web", label("fofa", "JUNIPer-Web-Device-Manager"), "Juniper Networks"},
+		{"fofa ivanti", label("fofa", "Ivanti-Connect-Secure"), "Ivanti"},
 		// other products' labels and a bare CVE result: nothing
 		{"fofa zyxel home router", label("fofa", "ZyXEL-NBG2105"), ""},
 		{"fofa zyxel nas", label("fofa", "ZYXEL-NAS326"), ""},
