@@ -244,10 +244,23 @@ func (p *nmapPort) service(port int) *Service {
 			title := elem(sc.Elems, "title")
 			if title == "" && len(sc.Elems) == 0 && !strings.HasPrefix(sc.Output, "Site doesn't have a title") &&
 				!strings.HasPrefix(sc.Output, "Did not follow redirect") {
-				title = sc.Output
+				// the normal output: the title, then "Requested resource
+				// was URL" when it followed a redirect
+				title, _, _ = strings.Cut(sc.Output, "\n")
 			}
 			if title != "" {
 				httpProbe().Response.Title = title
+			}
+			// the Location the service answered GET / with: http-title
+			// prints it when it did not follow it ("Did not follow
+			// redirect to URL") or when the title is the redirect's
+			// target's ("Requested resource was URL"); the URL names the
+			// product's login path (/+CSCOE+/logon.html, /my.policy, ...)
+			if loc := nmapTitleRedirect(&sc); loc != "" {
+				hp := httpProbe()
+				if !hasHeader(hp.Response.Headers, "Location", loc) {
+					hp.Response.Headers = append(hp.Response.Headers, Header{Name: "Location", Value: loc})
+				}
 			}
 		case "http-server-header":
 			hp := httpProbe()
@@ -313,6 +326,27 @@ func nmapKeptScript(id string) bool {
 		return true
 	}
 	return strings.Contains(id, "vuln")
+}
+
+// nmapTitleRedirect is the redirect http-title met on GET /: its
+// redirect_url element, else the URL of its output's "Did not follow
+// redirect to URL" or "Requested resource was URL" line (the normal
+// output, which -oX keeps as the script's output attribute).
+func nmapTitleRedirect(sc *nmapScript) string {
+	if u := strings.TrimSpace(elem(sc.Elems, "redirect_url")); u != "" {
+		return u
+	}
+	for _, line := range strings.Split(sc.Output, "\n") {
+		line = strings.TrimSpace(line)
+		for _, prefix := range []string{"Did not follow redirect to ", "Requested resource was "} {
+			if u, ok := strings.CutPrefix(line, prefix); ok {
+				if u = strings.TrimSpace(u); u != "" && !strings.ContainsAny(u, " \t") {
+					return u
+				}
+			}
+		}
+	}
+	return ""
 }
 
 // nmapServerHeader is what the http-server-header script saw: its
