@@ -409,7 +409,11 @@ func (x *nucleiResult) detected(id, service string) *Detected {
 	add("tags", strings.Join(stringsOf(x.Info.Tags), ","))
 	add("severity", x.Info.Severity)
 	d.Info = strings.Join(info, "; ")
-	if c := x.Info.Classification; c != nil {
+	// A vulnerability template's CPE names the product the flaw is in, not
+	// what answered: its matchers test for the flaw (often loosely: a
+	// CVE-2020-2034 template matched a CDN-fronted site, nuclei-templates
+	// #535), so only other templates' CPEs identify the service.
+	if c := x.Info.Classification; c != nil && !hasCVE(c.CVEID) {
 		for _, cpe := range strings.Split(c.CPE, ",") {
 			if cpe = strings.TrimSpace(cpe); strings.HasPrefix(cpe, "cpe:") {
 				d.CPE = append(d.CPE, cpe)
@@ -417,6 +421,12 @@ func (x *nucleiResult) detected(id, service string) *Detected {
 		}
 	}
 	return d
+}
+
+// hasCVE reports whether a template's classification names a CVE (one id
+// or a list).
+func hasCVE(v any) bool {
+	return len(stringsOf(v)) > 0
 }
 
 // stringsOf reads nuclei's StringSlice: a list, or one comma-separated

@@ -98,6 +98,19 @@ func TestNuclei_Shapes(t *testing.T) {
 					t.Errorf("detected = %+v", d)
 				}
 			}},
+		{"a vulnerability template's CPE is not an identification",
+			`{"template-id":"CVE-2020-2034","info":{"name":"PAN-OS GlobalProtect OS Command Injection","severity":"critical","classification":{"cve-id":"CVE-2020-2034","cpe":"cpe:2.3:o:paloaltonetworks:pan-os:*:*:*:*:*:*:*:*"}},"type":"http","host":"https://192.0.2.9","matched-at":"https://192.0.2.9/ssl-vpn/hipreport.esp","ip":"192.0.2.9","timestamp":"2024-05-01T10:00:00Z"}` + "\n" +
+				`{"template-id":"CVE-2024-3400","info":{"name":"PAN-OS GlobalProtect - Command Injection","severity":"critical","classification":{"cve-id":["CVE-2024-3400"],"cpe":"cpe:2.3:o:paloaltonetworks:pan-os:*:*:*:*:*:*:*:*"}},"type":"http","host":"https://192.0.2.10","ip":"192.0.2.10"}`,
+			func(t *testing.T, r scanResult) {
+				if len(r.obs) != 2 {
+					t.Fatalf("obs %s", mustJSON(t, r.obs))
+				}
+				for _, o := range r.obs {
+					if d := o.Service.Detected; d == nil || len(d.CPE) != 0 || !strings.HasPrefix(d.Product, "nuclei:CVE-") {
+						t.Errorf("detected = %s", mustJSON(t, d))
+					}
+				}
+			}},
 		{"ssl templates: what they extract on a TLS probe, 443 by default",
 			`{"template-id":"ssl-dns-names","info":{"name":"SSL DNS Names","severity":"info"},"type":"ssl","host":"vpn.example.com","matched-at":"vpn.example.com:443","extracted-results":["vpn.example.com","www.example.com"],"ip":"192.0.2.6","timestamp":"2024-05-01T10:00:00Z"}` + "\n" +
 				`{"template-id":"tls-version","info":{"name":"TLS Version - Detect","severity":"info"},"type":"ssl","host":"192.0.2.6:8443","extracted-results":["tls12"],"ip":"192.0.2.6"}` + "\n" +
