@@ -1,0 +1,69 @@
+package enrich
+
+import (
+	"testing"
+
+	"github.com/netintel/netintel/ingest"
+)
+
+// TestRules_GroupW1ReminedViews checks the group W1 tells (answers re-mined
+// from sources already cited): the ASA's aggregate-auth version element on
+// its own (rules/10-cisco.yaml), the VPN session database CLI listing of an
+// ASA or FTD, FortiOS's "get system ha status" and its login prompt with a
+// default hostname (10-fortinet.yaml), PAN-OS's software manager listing and
+// an XML API answer quoting only <sw-version> (10-paloalto.yaml). Their
+// look-alikes name nothing (ocserv's fixed 0.1(1) version element names
+// ocserv, not the ASA): a session
+// listing without the AnyConnect protocol list, an HA status of another
+// vendor's model, a login prompt of a host that names no FortiGate, a
+// partition table without the maint row, <sw-version> off the API path.
+func TestRules_GroupW1ReminedViews(t *testing.T) {
+	rules, err := DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli := func(port int, text string) *ingest.Service {
+		return &ingest.Service{Port: port, Transport: "tcp", Probes: []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.TextBody(text)}}}}
+	}
+	web := func(p ingest.Probe) *ingest.Service {
+		return &ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{p}}
+	}
+	const sessiondb = "Session Type: AnyConnect\n\nUsername     : USER                 Index        : 7033\n" +
+		"Protocol     : AnyConnect-Parent SSL-Tunnel DTLS-Tunnel\nLicense      : AnyConnect Premium\n"
+	const swm = "\nPartition         State             Version\n" +
+		"--------------------------------------------------------------------------------\n" +
+		"sysroot0          RUNNING-ACTIVE    9.0.5.xfr\nsysroot1          PENDING-CHANGE    9.1.2\nmaint             READY             9.1.2\n"
+	tests := []struct {
+		name string
+		svc  *ingest.Service
+		want wantMatch
+	}{
+		{"asa version element alone", web(httpProbe("POST", "/", 200, `<version who="sg">8.4(1)</version>`)),
+			wantMatch{Vendor: "Cisco", Version: "8.4(1)"}},
+		{"ocserv's fixed version element names ocserv, not the asa", web(httpProbe("POST", "/", 200, `<version who="sg">0.1(1)</version>`)),
+			wantMatch{Vendor: "OpenConnect", Rule: "ocserv"}},
+		{"asa or ftd vpn-sessiondb anyconnect", cli(22, sessiondb), wantMatch{Vendor: "Cisco", Rule: "cisco-asa-vpn-sessiondb-cli"}},
+		{"session listing without the protocol list", cli(22, "Session Type: AnyConnect\nUsername : USER\n"), wantMatch{}},
+		{"fortigate ha status with model", cli(22, "HA Health Status: OK\nModel: FortiGate-200D\nMode: HA A-P\nGroup: 0\n"),
+			wantMatch{Vendor: "Fortinet", Rule: "fortinet-fortigate-cli-other"}},
+		{"fortigate ha status with warnings", cli(22, "HA Health Status:\n    WARNING: FGT40XXXXXXXXXXX has hbdev down;\nModel: FortiGate-40F\n"),
+			wantMatch{Vendor: "Fortinet"}},
+		{"ha status of another model", cli(22, "HA Health Status: OK\nModel: SRX1500\n"), wantMatch{}},
+		{"fortigate telnet prompt serial hostname", cli(23, "FGT60C3G13001111 login: "), wantMatch{Vendor: "Fortinet"}},
+		{"fortigate 600e prompt serial hostname", cli(23, "FG6H0ETB19900000 login: "), wantMatch{Vendor: "Fortinet"}},
+		{"fortimanager prompt serial hostname", cli(23, "FMG-VM0000000000 login: "), wantMatch{}},
+		{"fortigate vm prompt model hostname", cli(23, "\r\nFortiGate-VM64 login: "), wantMatch{Vendor: "Fortinet"}},
+		{"linux telnet prompt", cli(23, "ubuntu login: "), wantMatch{}},
+		{"prompt of a host merely named fgt", cli(23, "fgt-lab login: "), wantMatch{}},
+		{"pan-os swm status", cli(22, swm), wantMatch{Vendor: "Palo Alto Networks", Band: "9.0.x", StrictVersion: true}},
+		{"partition table without maint", cli(22, "sysroot0          RUNNING-ACTIVE    9.0.5\n"), wantMatch{}},
+		{"pan-os xml api sw-version", web(httpProbe("GET", "/api/?type=op&cmd=%3Cshow%3E%3Csystem%3E%3Cinfo%3E%3C%2Finfo%3E%3C%2Fsystem%3E%3C%2Fshow%3E&key=REDACTED", 200,
+			"<sw-version>10.2.10-h9</sw-version>")), wantMatch{Vendor: "Palo Alto Networks", Version: "10.2.10-h9", Band: "10.2.x"}},
+		{"sw-version off the api path", web(httpProbe("GET", "/status.xml", 200, "<sw-version>10.2.10</sw-version>")), wantMatch{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checkMatch(t, rules, tt.svc, tt.want)
+		})
+	}
+}
