@@ -17,6 +17,10 @@ import (
 // listing without the AnyConnect protocol list, an HA status of another
 // vendor's model, a login prompt of a host that names no FortiGate, a
 // partition table without the maint row, <sw-version> off the API path.
+// Batch 2: the ASA's show inventory, show vpn-sessiondb summary and show vpn
+// load-balancing (not IOS's inventory, not a summary without the ASA's
+// capacity line), PAN-OS's configuration and show interface all as the XML
+// API returns them (not another product's <config version>).
 func TestRules_GroupW1ReminedViews(t *testing.T) {
 	rules, err := DefaultRules()
 	if err != nil {
@@ -59,6 +63,20 @@ func TestRules_GroupW1ReminedViews(t *testing.T) {
 		{"partition table without maint", cli(22, "sysroot0          RUNNING-ACTIVE    9.0.5\n"), wantMatch{}},
 		{"pan-os xml api sw-version", web(httpProbe("GET", "/api/?type=op&cmd=%3Cshow%3E%3Csystem%3E%3Cinfo%3E%3C%2Finfo%3E%3C%2Fsystem%3E%3C%2Fshow%3E&key=REDACTED", 200,
 			"<sw-version>10.2.10-h9</sw-version>")), wantMatch{Vendor: "Palo Alto Networks", Version: "10.2.10-h9", Band: "10.2.x"}},
+		// batch 2: the ASA's other CLI answers, PAN-OS's configuration and interface listing by the XML API
+		{"asa show inventory chassis", cli(22, "Name: \"Chassis\", DESCR: \"ASA 5555-X with SW, 8 GE Data, 1 GE Mgmt\"\nPID: ASA5555, VID: V01, SN: AAAAA11111\n"),
+			wantMatch{Vendor: "Cisco", Rule: "cisco-asa-cli-other"}},
+		{"ios show inventory chassis", cli(22, "NAME: \"Chassis\", DESCR: \"Cisco ISR4331 Chassis\"\nPID: ISR4331/K9\n"), wantMatch{}},
+		{"asa vpn session summary", cli(22, "  VPN Session Summary\n  Device Total VPN Capacity    :    250\n  Device Load                  :     1%\n"),
+			wantMatch{Vendor: "Cisco"}},
+		{"session summary without the capacity line", cli(22, "VPN Session Summary\nActive: 2\n"), wantMatch{}},
+		{"asa vpn load-balancing peers", cli(22, "Role    Pri  Model             Load-Balancing Version  Public IP\nMaster    5  ASA-VASA       4  10.246.0.1*\n"),
+			wantMatch{Vendor: "Cisco"}},
+		{"pan-os config by the xml api", web(httpProbe("GET", "/api/?type=config&action=show", 200, `<response status="success"><result><config urldb="paloaltonetworks" version="7.0.0">`)),
+			wantMatch{Vendor: "Palo Alto Networks", Band: "7.0.x", StrictVersion: true}},
+		{"a config element of another product", web(httpProbe("GET", "/config.xml", 200, `<config version="2.1.0">`)), wantMatch{}},
+		{"pan-os show interface all", web(httpProbe("GET", "/api/?type=op", 200, "<response status=\"success\"><result>\n  <ifnet>\n    <entry>\n      <name>ethernet1/1</name>\n      <zone/>\n      <fwd>vr:default</fwd>\n      <vsys>1</vsys>\n      <dyn-addr/>\n")),
+			wantMatch{Vendor: "Palo Alto Networks"}},
 		{"sw-version off the api path", web(httpProbe("GET", "/status.xml", 200, "<sw-version>10.2.10</sw-version>")), wantMatch{}},
 	}
 	for _, tt := range tests {
