@@ -20,7 +20,11 @@ import (
 // Batch 2: the ASA's show inventory, show vpn-sessiondb summary and show vpn
 // load-balancing (not IOS's inventory, not a summary without the ASA's
 // capacity line), PAN-OS's configuration and show interface all as the XML
-// API returns them (not another product's <config version>).
+// API returns them (not another product's <config version>). Batch 3: the
+// ASA's show failover (with the pair's release), PAN-OS's show
+// high-availability all (its Build Release) and show interface all,
+// FortiOS's diagnose sys top, get system interface and its log lines; not
+// Linux's top, a lone Build Release line, another product's key=value log.
 func TestRules_GroupW1ReminedViews(t *testing.T) {
 	rules, err := DefaultRules()
 	if err != nil {
@@ -77,6 +81,25 @@ func TestRules_GroupW1ReminedViews(t *testing.T) {
 		{"a config element of another product", web(httpProbe("GET", "/config.xml", 200, `<config version="2.1.0">`)), wantMatch{}},
 		{"pan-os show interface all", web(httpProbe("GET", "/api/?type=op", 200, "<response status=\"success\"><result>\n  <ifnet>\n    <entry>\n      <name>ethernet1/1</name>\n      <zone/>\n      <fwd>vr:default</fwd>\n      <vsys>1</vsys>\n      <dyn-addr/>\n")),
 			wantMatch{Vendor: "Palo Alto Networks"}},
+		// batch 3: ntc-templates' other CLI outputs
+		{"asa show failover with the pair's release", cli(22, "Failover On \nFailover unit Secondary\nVersion: Ours 9.6(4)5, Mate 9.6(4)5\n"),
+			wantMatch{Vendor: "Cisco", Version: "9.6(4)5"}},
+		{"failover line without the ours/mate versions", cli(22, "Failover On\nState: active\n"), wantMatch{}},
+		{"pan-os ha all build release", cli(22, "    Version Information:\n      Build Release: 6.1.10\n      URL Database: 4773\n      Application Content: 580-3287\n"),
+			wantMatch{Vendor: "Palo Alto Networks", Version: "6.1.10", Band: "6.1.x"}},
+		{"a build release line alone", cli(22, "Build Release: 6.1.10\n"), wantMatch{}},
+		{"pan-os show interface all", cli(22, "total configured hardware interfaces: 12\nname id speed/duplex/state/fec mac address\n"),
+			wantMatch{Vendor: "Palo Alto Networks", Rule: "paloalto-panos-cli-other"}},
+		{"fortios diagnose sys top", cli(22, "Run Time:  12 days, 3 hours and 4 minutes\n0U, 0N, 0S, 100I, 0WA, 0HI, 0SI, 0ST; 1919T, 1214F\n          newcli    29806      R       0.1     0.5\n"),
+			wantMatch{Vendor: "Fortinet"}},
+		{"linux top header", cli(22, "top - 10:00:01 up 12 days,  3:04,  1 user,  load average: 0.00, 0.01, 0.05\n%Cpu(s):  0.0 us,  0.0 sy,  0.0 ni,100.0 id\n"), wantMatch{}},
+		{"fortios get system interface", cli(22, "== [ wan ]\nname: wan   mode: static    management-ip: 0.0.0.0 0.0.0.0   ip: 0.0.0.0 0.0.0.0   status: up    netbios-forward: disable\n"),
+			wantMatch{Vendor: "Fortinet"}},
+		{"fortios execute log display", cli(22, "2492 logs found.\n10 logs returned.\n\n1: date=2023-08-10 time=19:41:18 logid=\"0000000013\" type=\"traffic\" subtype=\"forward\" level=\"notice\" vd=\"root\"\n"),
+			wantMatch{Vendor: "Fortinet"}},
+		{"fortigate syslog line in a log tool's body", web(httpProbe("GET", "/logs", 200, `date=2019-05-10 time=11:37:47 devname="FG100E" devid="FG100ETK18000000" logid="0000000013" type="traffic" subtype="forward" level="notice"`)),
+			wantMatch{Vendor: "Fortinet"}},
+		{"key=value log of another product", web(httpProbe("GET", "/logs", 200, `date=2019-05-10 time=11:37:47 host=fw1 type=traffic action=allow`)), wantMatch{}},
 		{"sw-version off the api path", web(httpProbe("GET", "/status.xml", 200, "<sw-version>10.2.10</sw-version>")), wantMatch{}},
 	}
 	for _, tt := range tests {
