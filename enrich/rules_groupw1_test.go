@@ -99,6 +99,13 @@ func TestRules_GroupW1ReminedViews(t *testing.T) {
 			wantMatch{Vendor: "Fortinet"}},
 		{"fortigate syslog line in a log tool's body", web(httpProbe("GET", "/logs", 200, `date=2019-05-10 time=11:37:47 devname="FG100E" devid="FG100ETK18000000" logid="0000000013" type="traffic" subtype="forward" level="notice"`)),
 			wantMatch{Vendor: "Fortinet"}},
+		{"fortios system log with unquoted values", web(httpProbe("GET", "/logs", 200, `date=2016-02-12 time=10:48:12 logid=0100032001 type=event subtype=system level=information vd="vdom1"`)),
+			wantMatch{Vendor: "Fortinet"}},
+		{"fortios log as cef over syslog", &ingest.Service{Port: 514, Transport: "udp", Probes: []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.TextBody(
+			"Feb 12 10:48:12 syslog-800c CEF:0|Fortinet|Fortigate|v5.6.0|32001|event:system login success|2|FTNTFGTlogid=0100032001 cat=event:system")}}}},
+			wantMatch{Vendor: "Fortinet", Version: "5.6.0", Band: "5.6.x"}},
+		{"cef of fortinet's other product", &ingest.Service{Port: 514, Transport: "udp", Probes: []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.TextBody(
+			"CEF:0|Fortinet|FortiWeb|7.0.1|11|attack|5|")}}}}, wantMatch{}},
 		{"key=value log of another product", web(httpProbe("GET", "/logs", 200, `date=2019-05-10 time=11:37:47 host=fw1 type=traffic action=allow`)), wantMatch{}},
 		{"sw-version off the api path", web(httpProbe("GET", "/status.xml", 200, "<sw-version>10.2.10</sw-version>")), wantMatch{}},
 	}
