@@ -106,6 +106,9 @@ func TestRules_GroupW1ReminedViews(t *testing.T) {
 			wantMatch{Vendor: "Fortinet", Version: "5.6.0", Band: "5.6.x"}},
 		{"cef of fortinet's other product", &ingest.Service{Port: 514, Transport: "udp", Probes: []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.TextBody(
 			"CEF:0|Fortinet|FortiWeb|7.0.1|11|attack|5|")}}}}, wantMatch{}},
+		{"fortigate syslog line over udp", &ingest.Service{Port: 514, Transport: "udp", Probes: []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.TextBody(
+			`date=2019-05-10 time=11:37:47 devname="FG100E" devid="FG100ETK18000000" logid="0000000013" type="traffic" subtype="forward" level="notice"`)}}}},
+			wantMatch{Vendor: "Fortinet"}},
 		{"key=value log of another product", web(httpProbe("GET", "/logs", 200, `date=2019-05-10 time=11:37:47 host=fw1 type=traffic action=allow`)), wantMatch{}},
 		{"sw-version off the api path", web(httpProbe("GET", "/status.xml", 200, "<sw-version>10.2.10</sw-version>")), wantMatch{}},
 	}
