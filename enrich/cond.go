@@ -365,6 +365,11 @@ type condParser struct {
 	// expanded, so a condition that uses itself is refused, not looped.
 	named map[string]*namedCond
 	using []string
+	// pats are the expressions compiled so far for the rule set, by
+	// source: a pattern is immutable once compiled, so a named condition
+	// used by many rules (honeypot-tells) and an expression written again
+	// are compiled once and shared (nil compiles each use).
+	pats map[string]*pattern
 }
 
 // namedCond is a condition defined once under a file's `conditions:` and
@@ -377,11 +382,11 @@ type namedCond struct {
 
 // checkNamed compiles every named condition once on its own, so one that
 // no rule uses is still checked, its problems named by its file and name.
-func checkNamed(named map[string]*namedCond, errs *[]error) {
+func checkNamed(named map[string]*namedCond, pats map[string]*pattern, errs *[]error) {
 	for _, k := range slices.Sorted(maps.Keys(named)) {
 		nc := named[k]
 		before := len(*errs)
-		cp := condParser{where: nc.file + ": conditions." + k, errs: errs, named: named, using: []string{k}}
+		cp := condParser{where: nc.file + ": conditions." + k, errs: errs, named: named, using: []string{k}, pats: pats}
 		c := cp.parse(nc.node, "condition")
 		nc.bad = c == nil || len(*errs) > before
 	}
@@ -539,11 +544,17 @@ func (cp *condParser) matcher(f field, v *yaml.Node, path string) (matcher, bool
 			if v.Value == "" {
 				return matcher{any: true}, true
 			}
+			if p, ok := cp.pats[v.Value]; ok {
+				return matcher{re: p}, true
+			}
 			var errs []error
 			p := compilePattern(path, v.Value, &errs)
 			if len(errs) > 0 {
 				cp.fail(path, "%v", strings.TrimPrefix(errs[0].Error(), path+": "))
 				return matcher{}, false
+			}
+			if cp.pats != nil {
+				cp.pats[v.Value] = p
 			}
 			return matcher{re: p}, true
 		}

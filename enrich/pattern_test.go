@@ -76,7 +76,15 @@ func patternSources(t testing.TB) []string {
 	}
 	src := []string{"fortigate", "forti(gate|net)", "^sslvpn$", "a+b", "(?:ab){2,}c", "x{0,3}pulse", "(?-i:Case)", "k8s",
 		"secure|portal", "\u212aey", "ÄÖÜ", "[a-z]+vpn", "cisco (asa|ftd)", "\\bfortigate\\b", ".*"}
-	add := func(p *pattern) { src = append(src, strings.TrimPrefix(p.re.String(), "(?i)")) }
+	// Each distinct expression once: the rules share one compiled pattern
+	// per expression (a named condition's in every rule that uses it).
+	seen := map[*pattern]bool{}
+	add := func(p *pattern) {
+		if !seen[p] {
+			seen[p] = true
+			src = append(src, strings.TrimPrefix(p.re.String(), "(?i)"))
+		}
+	}
 	for _, r := range rules.rules {
 		eachPattern(r.match, add)
 		if r.guard != nil {

@@ -2,6 +2,7 @@ package enrich
 
 import (
 	"testing"
+	"testing/fstest"
 
 	"github.com/netintel/netintel/ingest"
 )
@@ -163,5 +164,69 @@ rules:
 				t.Errorf("rule %q, want %q", fp.RuleID, tt.want)
 			}
 		})
+	}
+}
+
+// patternsOf collects the compiled expressions a condition holds.
+func patternsOf(c condition, out map[*pattern]int) {
+	switch x := c.(type) {
+	case allOf:
+		for _, c := range x {
+			patternsOf(c, out)
+		}
+	case anyOf:
+		for _, c := range x {
+			patternsOf(c, out)
+		}
+	case notOf:
+		patternsOf(x.c, out)
+	case *leaf:
+		for _, ts := range [][]fieldTest{x.service, x.probe} {
+			for _, t := range ts {
+				if t.m.re != nil {
+					out[t.m.re]++
+				}
+			}
+		}
+	}
+}
+
+// An expression is compiled once for the rule set: a named condition used
+// by many rules, and the same expression written in several, share one
+// compiled pattern.
+func TestLoadRules_SharesCompiledExpressions(t *testing.T) {
+	fsys := fstest.MapFS{"rules/a.yaml": &fstest.MapFile{Data: []byte(`version: 2
+conditions:
+  tell: {header.server: '^Imitation$'}
+rules:
+  - id: one
+    vendor: V
+    product: P
+    protocol_family: https
+    match: {body: 'same expression'}
+    guard: {use: tell}
+  - id: two
+    vendor: V
+    product: Q
+    protocol_family: https
+    match: {body: 'same expression'}
+    guard: {use: tell}
+`)}}
+	rs, err := LoadRulesFS(fsys, "rules")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[*pattern]int{}
+	for _, r := range rs.rules {
+		patternsOf(r.match, seen)
+		patternsOf(r.guard, seen)
+	}
+	if len(seen) != 2 {
+		t.Fatalf("%d compiled patterns for 2 distinct expressions used 4 times", len(seen))
+	}
+	for p, n := range seen {
+		if n != 2 {
+			t.Errorf("%s used %d times, want 2 (shared)", p.re, n)
+		}
 	}
 }

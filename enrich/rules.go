@@ -235,7 +235,8 @@ func parseDocs(docs []namedDoc) (*Rules, error) {
 		}
 		parsed = append(parsed, fileRules{d.name, f})
 	}
-	checkNamed(named, &errs)
+	pats := map[string]*pattern{}
+	checkNamed(named, pats, &errs)
 	rs := &Rules{}
 	ids := map[string]string{}
 	for _, pf := range parsed {
@@ -256,7 +257,7 @@ func parseDocs(docs []namedDoc) (*Rules, error) {
 			if spec.Class != "" && !slices.Contains(ingest.RangeKinds, spec.Class) {
 				errs = append(errs, fmt.Errorf("%s: class: unknown class %q", where, spec.Class))
 			}
-			cp := condParser{where: where, errs: &errs, named: named}
+			cp := condParser{where: where, errs: &errs, named: named, pats: pats}
 			if spec.Match.Kind == 0 {
 				errs = append(errs, fmt.Errorf("%s: match: required", where))
 			} else {
