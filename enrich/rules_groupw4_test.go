@@ -8,8 +8,9 @@ import (
 
 // TestRules_GroupW4Tells checks the tells the group W4 round added (NTP
 // readvar answers naming Junos and BIG-IP, testdata/fingerprints/README.md)
-// and the look-alikes they must not name: another ntpd's system variable,
-// and the release words outside `system="`.
+// and Zyxel's DNS-filter block page, and the look-alikes they must not
+// name: another ntpd's system variable, the release words outside
+// `system="`, a DNS-filter portal that is not Zyxel's.
 func TestRules_GroupW4Tells(t *testing.T) {
 	rules, err := DefaultRules()
 	if err != nil {
@@ -29,6 +30,8 @@ func TestRules_GroupW4Tells(t *testing.T) {
 		{"linux ntpd readvar", ntp(`version="ntpd 4.2.8p15@1.3728-o", processor="x86_64", system="Linux/5.10.0-28-amd64", leap=0, stratum=2`), wantMatch{}},
 		{"freebsd ntpd readvar", ntp(`version="ntpd 4.2.8p17-a", processor="amd64", system="FreeBSD/13.2-RELEASE-p4", leap=0, stratum=3`), wantMatch{}},
 		{"the word JUNOS in free text", ntp(`JUNOS9.3R4.4 release notes mirror`), wantMatch{}},
+		{"zyxel dns-filter block page", &ingest.Service{Port: 80, Transport: "tcp", Probes: []ingest.Probe{httpProbe("GET", "/", 200, "<html><head><title>Zyxel Security Cloud-DNS Filter Service Portal</title></head></html>")}}, wantMatch{Vendor: "Zyxel"}},
+		{"another vendor's dns-filter portal", &ingest.Service{Port: 80, Transport: "tcp", Probes: []ingest.Probe{httpProbe("GET", "/", 200, "<html><head><title>Security Cloud DNS Filter Service Portal</title></head></html>")}}, wantMatch{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
