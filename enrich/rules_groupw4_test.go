@@ -8,7 +8,8 @@ import (
 
 // TestRules_GroupW4Tells checks the tells the group W4 round added (NTP
 // readvar answers naming Junos and BIG-IP, testdata/fingerprints/README.md)
-// and Zyxel's DNS-filter block page, and the look-alikes they must not
+// Zyxel's DNS-filter block page, SecurePlatform's title and the
+// CloudGen Firewall's SIP Server header, and the look-alikes they must not
 // name: another ntpd's system variable, the release words outside
 // `system="`, a DNS-filter portal that is not Zyxel's.
 func TestRules_GroupW4Tells(t *testing.T) {
@@ -31,6 +32,10 @@ func TestRules_GroupW4Tells(t *testing.T) {
 		{"freebsd ntpd readvar", ntp(`version="ntpd 4.2.8p17-a", processor="amd64", system="FreeBSD/13.2-RELEASE-p4", leap=0, stratum=3`), wantMatch{}},
 		{"the word JUNOS in free text", ntp(`JUNOS9.3R4.4 release notes mirror`), wantMatch{}},
 		{"zyxel dns-filter block page", &ingest.Service{Port: 80, Transport: "tcp", Probes: []ingest.Probe{httpProbe("GET", "/", 200, "<html><head><title>Zyxel Security Cloud-DNS Filter Service Portal</title></head></html>")}}, wantMatch{Vendor: "Zyxel"}},
+		{"securePlatform deployment manager title", &ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{httpProbe("GET", "/deploymentmanager/index.jsp", 200, "<title>SecurePlatform NG with Application Intelligence (R55) </title>")}}, wantMatch{Vendor: "Check Point", Version: "R55"}},
+		{"a page about SecurePlatform", &ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{httpProbe("GET", "/", 200, "<title>Migrating from SecurePlatform to Gaia</title>")}}, wantMatch{}},
+		{"cloudgen firewall sip server", &ingest.Service{Port: 5060, Transport: "udp", Probes: []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.TextBody("SIP/2.0 200 OK\r\nServer: Barracuda CloudGen Firewall\r\n")}}}}, wantMatch{Vendor: "Barracuda"}},
+		{"another sip server", &ingest.Service{Port: 5060, Transport: "udp", Probes: []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.TextBody("SIP/2.0 200 OK\r\nServer: Asterisk PBX 18.9.0\r\n")}}}}, wantMatch{}},
 		{"another vendor's dns-filter portal", &ingest.Service{Port: 80, Transport: "tcp", Probes: []ingest.Probe{httpProbe("GET", "/", 200, "<html><head><title>Security Cloud DNS Filter Service Portal</title></head></html>")}}, wantMatch{}},
 	}
 	for _, tt := range tests {
