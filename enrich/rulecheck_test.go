@@ -49,6 +49,24 @@ func httpProbe(method, path string, status int, body string, headers ...string) 
 	return p
 }
 
+// tcpService is a TCP service on port with probes ps.
+func tcpService(port int, ps ...ingest.Probe) *ingest.Service {
+	return &ingest.Service{Port: port, Transport: "tcp", Probes: ps}
+}
+
+// rawAnswer is a TCP service on port whose one probe is a raw answer as a
+// scanner records it, normalised as ingest does (an HTTP answer in a banner
+// is read into the probe's response).
+func rawAnswer(t testing.TB, port int, text string) *ingest.Service {
+	t.Helper()
+	o := ingest.Observation{V: 2, Type: "service", IP: "192.0.2.1", Source: "test", ObservedAt: "2026-11-27T00:00:00Z",
+		Service: tcpService(port, ingest.Probe{Banner: &ingest.Banner{Received: ingest.TextBody(text)}})}
+	if err := o.Normalize(); err != nil {
+		t.Fatal(err)
+	}
+	return o.Service
+}
+
 // headerProbe is one HTTP exchange with typed headers; an empty body is
 // none.
 func headerProbe(method, path string, status int, body string, headers ...ingest.Header) ingest.Probe {

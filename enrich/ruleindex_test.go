@@ -167,30 +167,6 @@ rules:
 	}
 }
 
-// patternsOf collects the compiled expressions a condition holds.
-func patternsOf(c condition, out map[*pattern]int) {
-	switch x := c.(type) {
-	case allOf:
-		for _, c := range x {
-			patternsOf(c, out)
-		}
-	case anyOf:
-		for _, c := range x {
-			patternsOf(c, out)
-		}
-	case notOf:
-		patternsOf(x.c, out)
-	case *leaf:
-		for _, ts := range [][]fieldTest{x.service, x.probe} {
-			for _, t := range ts {
-				if t.m.re != nil {
-					out[t.m.re]++
-				}
-			}
-		}
-	}
-}
-
 // An expression is compiled once for the rule set: a named condition used
 // by many rules, and the same expression written in several, share one
 // compiled pattern.
@@ -217,9 +193,10 @@ rules:
 		t.Fatal(err)
 	}
 	seen := map[*pattern]int{}
+	count := func(p *pattern) { seen[p]++ }
 	for _, r := range rs.rules {
-		patternsOf(r.match, seen)
-		patternsOf(r.guard, seen)
+		eachPattern(r.match, count)
+		eachPattern(r.guard, count)
 	}
 	if len(seen) != 2 {
 		t.Fatalf("%d compiled patterns for 2 distinct expressions used 4 times", len(seen))

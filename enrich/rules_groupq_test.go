@@ -18,9 +18,7 @@ func TestRules_GroupQTells(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := func(port int, ps ...ingest.Probe) *ingest.Service {
-		return &ingest.Service{Port: port, Transport: "tcp", Probes: ps}
-	}
+	svc := tcpService
 	connect := func(reason string, headers ...string) ingest.Probe {
 		p := httpProbe("CONNECT", "/CSCOSSLC/tunnel", 200, "", headers...)
 		p.Response.Body = nil

@@ -18,9 +18,7 @@ func TestRules_GroupRTells(t *testing.T) {
 	}
 	type hdr = ingest.Header
 	probe := headerProbe
-	svc := func(port int, ps ...ingest.Probe) *ingest.Service {
-		return &ingest.Service{Port: port, Transport: "tcp", Probes: ps}
-	}
+	svc := tcpService
 	banner := func(name string, b *ingest.Body) ingest.Probe {
 		return ingest.Probe{Name: name, Banner: &ingest.Banner{Received: b}}
 	}

@@ -20,9 +20,7 @@ func TestRules_GroupU1Tells(t *testing.T) {
 	}
 	type hdr = ingest.Header
 	probe := headerProbe
-	svc := func(port int, ps ...ingest.Probe) *ingest.Service {
-		return &ingest.Service{Port: port, Transport: "tcp", Probes: ps}
-	}
+	svc := tcpService
 	udp := func(port int, ps ...ingest.Probe) *ingest.Service {
 		return &ingest.Service{Port: port, Transport: "udp", Probes: ps}
 	}

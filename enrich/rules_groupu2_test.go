@@ -25,9 +25,7 @@ func TestRules_GroupU2Tells(t *testing.T) {
 	script := func(port int, name, out string) *ingest.Service {
 		return &ingest.Service{Port: port, Transport: "tcp", Probes: []ingest.Probe{{Name: name, Banner: &ingest.Banner{Received: ingest.TextBody(out)}}}}
 	}
-	svc := func(port int, ps ...ingest.Probe) *ingest.Service {
-		return &ingest.Service{Port: port, Transport: "tcp", Probes: ps}
-	}
+	svc := tcpService
 	favicon := func(h int32) ingest.Probe {
 		return ingest.Probe{Request: &ingest.Request{Method: "GET", Path: "/favicon.ico"}, Response: &ingest.Response{Status: 200, Body: &ingest.Body{MMH3: &h}}}
 	}

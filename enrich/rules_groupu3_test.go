@@ -21,9 +21,7 @@ func TestRules_GroupU3Tells(t *testing.T) {
 	}
 	type hdr = ingest.Header
 	probe := headerProbe
-	svc := func(port int, ps ...ingest.Probe) *ingest.Service {
-		return &ingest.Service{Port: port, Transport: "tcp", Probes: ps}
-	}
+	svc := tcpService
 	tests := []struct {
 		name   string
 		svc    *ingest.Service

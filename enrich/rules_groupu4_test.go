@@ -20,9 +20,7 @@ func TestRules_GroupU4Tells(t *testing.T) {
 	}
 	type hdr = ingest.Header
 	probe := headerProbe
-	svc := func(port int, ps ...ingest.Probe) *ingest.Service {
-		return &ingest.Service{Port: port, Transport: "tcp", Probes: ps}
-	}
+	svc := tcpService
 	line := func(s string) *ingest.Service {
 		return svc(514, ingest.Probe{Banner: &ingest.Banner{Received: ingest.TextBody(s)}})
 	}

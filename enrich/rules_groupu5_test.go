@@ -19,9 +19,7 @@ func TestRules_GroupU5Versions(t *testing.T) {
 		t.Fatal(err)
 	}
 	probe := headerProbe
-	svc := func(port int, ps ...ingest.Probe) *ingest.Service {
-		return &ingest.Service{Port: port, Transport: "tcp", Probes: ps}
-	}
+	svc := tcpService
 	cli := func(text string) *ingest.Service {
 		return svc(22, ingest.Probe{Banner: &ingest.Banner{Received: ingest.TextBody(text)}})
 	}

@@ -22,9 +22,7 @@ func TestRules_GroupV2Versions(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := func(name, value string) ingest.Header { return ingest.Header{Name: name, Value: value} }
-	svc := func(port int, ps ...ingest.Probe) *ingest.Service {
-		return &ingest.Service{Port: port, Transport: "tcp", Probes: ps}
-	}
+	svc := tcpService
 	nuclei := func(info string) *ingest.Service {
 		return &ingest.Service{Port: 443, Transport: "tcp", Detected: &ingest.Detected{By: "nuclei", Service: "http", Product: "nuclei:fortinet-fortigate-panel", Info: info}}
 	}

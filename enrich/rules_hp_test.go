@@ -21,9 +21,7 @@ func TestRules_ImitationGuards(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := func(port int, ps ...ingest.Probe) *ingest.Service {
-		return &ingest.Service{Port: port, Transport: "tcp", Probes: ps}
-	}
+	svc := tcpService
 	withTLS := func(p ingest.Probe, subject, issuer ingest.DN) ingest.Probe {
 		p.TLS = &ingest.TLS{Subject: &subject, Issuer: &issuer}
 		return p
@@ -58,16 +56,7 @@ func TestRules_ImitationGuards(t *testing.T) {
 <input type="text" name="user"><input type="password" name="passwd"></form></body></html>`
 	const nsc1999 = "NSC_TEMP=xyz;Path=/;expires=Wednesday, 09-Nov-1999 23:12:40 GMT;Secure"
 	const nsc2024 = "NSC_TEMP=xyz;Path=/;expires=Wednesday, 09-Nov-2024 23:12:40 GMT;Secure"
-	// banner is a raw answer as a scanner records it, normalised as ingest
-	// does (an HTTP answer in a banner is read into the probe's response).
-	banner := func(port int, text string) *ingest.Service {
-		o := ingest.Observation{V: 2, Type: "service", IP: "192.0.2.1", Source: "test", ObservedAt: "2026-11-27T00:00:00Z",
-			Service: svc(port, ingest.Probe{Banner: &ingest.Banner{Received: ingest.TextBody(text)}})}
-		if err := o.Normalize(); err != nil {
-			t.Fatal(err)
-		}
-		return o.Service
-	}
+	banner := func(port int, text string) *ingest.Service { return rawAnswer(t, port, text) }
 	fortiLogin := func() ingest.Probe {
 		return httpProbe("GET", "/", 200, "", "Server", "xxxxxxxx-xxxxx")
 	}

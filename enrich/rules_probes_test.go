@@ -15,19 +15,8 @@ func TestRules_ServiceProbeAnswers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := func(ps ...ingest.Probe) *ingest.Service {
-		return &ingest.Service{Port: 443, Transport: "tcp", Probes: ps}
-	}
-	// raw is an answer as a scanner records it, normalised as ingest does
-	// (an HTTP answer in a banner is read into the probe's response).
-	raw := func(text string) *ingest.Service {
-		o := ingest.Observation{V: 2, Type: "service", IP: "192.0.2.1", Source: "test", ObservedAt: "2026-11-27T00:00:00Z",
-			Service: svc(ingest.Probe{Banner: &ingest.Banner{Received: ingest.TextBody(text)}})}
-		if err := o.Normalize(); err != nil {
-			t.Fatal(err)
-		}
-		return o.Service
-	}
+	svc := func(ps ...ingest.Probe) *ingest.Service { return tcpService(443, ps...) }
+	raw := func(text string) *ingest.Service { return rawAnswer(t, 443, text) }
 	const date = "Date: Tue, 03 Mar 2026 10:00:00 GMT\r\n"
 	tests := []struct {
 		name string
@@ -99,7 +88,7 @@ func TestRules_SearchQueryTells(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			checkMatch(t, rules, &ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{tt.p}}, tt.want)
+			checkMatch(t, rules, tcpService(443, tt.p), tt.want)
 		})
 	}
 }
@@ -152,8 +141,8 @@ func TestRules_HuaweiUSGIsNotZyxel(t *testing.T) {
 		svc  *ingest.Service
 		want wantMatch
 	}{
-		{"zyxel usg60 title", &ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{httpProbe("GET", "/", 200, "<html><head><title>USG60</title></head></html>")}}, wantMatch{Vendor: "Zyxel"}},
-		{"huawei usg6530e title", &ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{httpProbe("GET", "/", 200, "<html><head><title>USG6530E</title></head></html>")}}, wantMatch{}},
+		{"zyxel usg60 title", tcpService(443, httpProbe("GET", "/", 200, "<html><head><title>USG60</title></head></html>")), wantMatch{Vendor: "Zyxel"}},
+		{"huawei usg6530e title", tcpService(443, httpProbe("GET", "/", 200, "<html><head><title>USG6530E</title></head></html>")), wantMatch{}},
 		{"huawei usg by shodan", &ingest.Service{Port: 443, Transport: "tcp", Detected: &ingest.Detected{By: "shodan", Product: "USG6000E"}}, wantMatch{}},
 	}
 	for _, tt := range tests {
