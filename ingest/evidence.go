@@ -7,6 +7,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -519,14 +520,7 @@ func (s *Service) upgradeV1() {
 	}
 	if h := s.HTTP; h != nil {
 		root := Probe{Request: &Request{Method: "GET", Path: "/"}, Response: &Response{Status: h.Status, Title: h.Title}, TLS: tls}
-		names := make([]string, 0, len(h.Headers))
-		for k := range h.Headers {
-			names = append(names, k)
-		}
-		slices.Sort(names)
-		for _, k := range names {
-			root.Response.Headers = append(root.Response.Headers, Header{Name: k, Value: h.Headers[k]})
-		}
+		root.Response.Headers = headersOfMap(h.Headers)
 		for _, c := range h.Cookies {
 			root.Response.Headers = append(root.Response.Headers, Header{Name: "Set-Cookie", Value: c + "="})
 		}
@@ -652,4 +646,15 @@ func splitDN(s string) []string {
 		}
 	}
 	return append(parts, cur.String())
+}
+
+// headersOfMap lists a map of one value per header name (version 1's
+// headers, LeakIX's) in name order, as a map keeps none; an empty map is
+// no headers.
+func headersOfMap(m map[string]string) Headers {
+	var out Headers
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, Header{Name: k, Value: m[k]})
+	}
+	return out
 }

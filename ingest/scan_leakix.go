@@ -255,15 +255,7 @@ func (e *leakixEvent) probes() []Probe {
 		if resp, ok := parseHTTPResponse([]byte(e.Summary)); ok {
 			p.Response = resp
 		} else if h := e.HTTP; h != nil && (h.Status > 0 || len(h.Header) > 0 || h.Title != "") {
-			p.Response = &Response{Status: h.Status, Title: h.Title}
-			names := make([]string, 0, len(h.Header))
-			for k := range h.Header {
-				names = append(names, k)
-			}
-			slices.Sort(names)
-			for _, k := range names {
-				p.Response.Headers = append(p.Response.Headers, Header{Name: k, Value: h.Header[k]})
-			}
+			p.Response = &Response{Status: h.Status, Title: h.Title, Headers: headersOfMap(h.Header)}
 		}
 		if p.Response != nil {
 			path := "/"
