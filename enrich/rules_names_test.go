@@ -1,0 +1,79 @@
+package enrich
+
+import (
+	"fmt"
+	"testing"
+)
+
+// TestRules_Names checks rules/88-names.yaml: a page titled with a product
+// line's own name, or an HTTP realm naming it, names the vendor when no
+// other rule knows the answer; a title about the product (an IT page, a
+// vendor's site, an article), the vendor's other products and the
+// imitations the vendor's other rules refuse name nothing.
+func TestRules_Names(t *testing.T) {
+	rules, err := DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := func(title string) string {
+		return fmt.Sprintf("<html><head><title>%s</title></head><body></body></html>", title)
+	}
+	tests := []struct {
+		name  string
+		title string
+		hdrs  []string
+		want  wantMatch
+	}{
+		{"fortigate model", "FortiGate-100F", nil, wantMatch{Vendor: "Fortinet", Rule: "names-fortinet-fortigate"}},
+		{"fortiproxy", "FortiProxy", nil, wantMatch{Vendor: "Fortinet"}},
+		{"fortios with its release", "FortiOS v7.2.5", nil, wantMatch{Vendor: "Fortinet", Version: "7.2.5"}},
+		{"globalprotect login", "GlobalProtect Login", nil, wantMatch{Vendor: "Palo Alto Networks", Rule: "names-paloalto-panos"}},
+		{"firepower device manager", "Firepower Device Manager", nil, wantMatch{Vendor: "Cisco", Rule: "names-cisco-asa"}},
+		{"pulse secure", "Pulse Secure", nil, wantMatch{Vendor: "Ivanti"}},
+		{"citrix adc", "Citrix ADC", nil, wantMatch{Vendor: "Citrix"}},
+		{"sonicwall virtual office", "SonicWall - Virtual Office", nil, wantMatch{Vendor: "SonicWall", Rule: "names-sonicwall-sma"}},
+		{"sonicos with its release", "SonicOS 7.0.1-5050", nil, wantMatch{Vendor: "SonicWall", Rule: "names-sonicwall-sonicos", Version: "7.0.1-5050"}},
+		{"check point mobile access", "Check Point Mobile Access", nil, wantMatch{Vendor: "Check Point"}},
+		{"gaia portal", "Gaia Portal", nil, wantMatch{Vendor: "Check Point"}},
+		{"j-web", "J-Web", nil, wantMatch{Vendor: "Juniper Networks"}},
+		{"access server", "OpenVPN Access Server", nil, wantMatch{Vendor: "OpenVPN Inc."}},
+		{"big-ip with its release", "BIG-IP 16.1.3", nil, wantMatch{Vendor: "F5", Version: "16.1.3"}},
+		{"sophos console", "Sophos", nil, wantMatch{Vendor: "Sophos", Rule: "names-sophos"}},
+		{"cyberoam", "Cyberoam SSL VPN Portal", nil, wantMatch{Vendor: "Sophos"}},
+		{"firebox", "WatchGuard Firebox", nil, wantMatch{Vendor: "WatchGuard"}},
+		{"zyxel atp", "Zyxel ATP200", nil, wantMatch{Vendor: "Zyxel"}},
+		{"barracuda cloudgen", "Barracuda NextGen Firewall", nil, wantMatch{Vendor: "Barracuda"}},
+		{"arrayos", "ArrayOS", nil, wantMatch{Vendor: "Array Networks"}},
+		{"rd gateway", "Remote Desktop Gateway", nil, wantMatch{Vendor: "Microsoft"}},
+		{"softether", "SoftEther VPN", nil, wantMatch{Vendor: "SoftEther"}},
+		{"stonesoft", "Stonesoft", nil, wantMatch{Vendor: "Forcepoint"}},
+		{"routeros", "RouterOS router configuration page", nil, wantMatch{Vendor: "MikroTik"}},
+		{"a realm naming the product", "", []string{"WWW-Authenticate", `Basic realm="FortiGate"`}, wantMatch{Vendor: "Fortinet"}},
+		// pages about a product, the vendors' sites and other products
+		{"an IT department's download page", "Download GlobalProtect", nil, wantMatch{}},
+		{"a university's VPN page", "GlobalProtect VPN | IT Services", nil, wantMatch{}},
+		{"a setup guide", "How to set up FortiClient with a FortiGate", nil, wantMatch{}},
+		{"a vendor's product page", "FortiGate Next-Generation Firewall (NGFW)", nil, wantMatch{}},
+		{"a vulnerability write-up", "CVE-2023-27997 in FortiOS SSL-VPN", nil, wantMatch{}},
+		{"a vendor's site", "Sophos export compliance check", nil, wantMatch{}},
+		{"another sophos product's page", "Sophos Web Appliance: Authentication Required", nil, wantMatch{}},
+		{"the vendor's name alone", "Juniper Networks - Support", nil, wantMatch{}},
+		{"a citrix hypervisor", "Welcome to Citrix XenServer 7.2.0", nil, wantMatch{}},
+		{"a cisco phone", "Cisco IP Phone", nil, wantMatch{}},
+		{"a checkpoint that is not the company", "Identity checkpoint", nil, wantMatch{}},
+		{"barracudadrive", "BarracudaDrive", nil, wantMatch{}},
+		{"a zyxel home router", "ZyXEL VMG1312-B10D", nil, wantMatch{}},
+		// imitations the vendor's other rules refuse: FortiOS sends no Apache
+		{"a fortigate title served by apache", "FortiGate", []string{"Server", "Apache/2.4.41 (Ubuntu)"}, wantMatch{}},
+		{"a globalprotect title behind werkzeug", "GlobalProtect Login", []string{"Server", "Werkzeug/2.0.1 Python/3.9.7"}, wantMatch{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, body := 200, page(tt.title)
+			if tt.title == "" {
+				status, body = 401, ""
+			}
+			checkMatch(t, rules, tcpService(443, httpProbe("GET", "/", status, body, tt.hdrs...)), tt.want)
+		})
+	}
+}
