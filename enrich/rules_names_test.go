@@ -77,3 +77,44 @@ func TestRules_Names(t *testing.T) {
 		})
 	}
 }
+
+// TestRules_Redirects checks rules/86-redirects.yaml: a root's redirect to
+// a product's own login path names the product; generic paths, an SP's
+// redirect to its IdP and a framework's redirect name nothing.
+func TestRules_Redirects(t *testing.T) {
+	rules, err := DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		status   int
+		location string
+		hdrs     []string
+		want     wantMatch
+	}{
+		{"fortios ssl-vpn login", 302, "/remote/login?lang=en", nil, wantMatch{Vendor: "Fortinet", Rule: "redirect-fortinet-sslvpn"}},
+		{"fortios ssl-vpn login on its port", 301, "https://vpn.example.com:10443/remote/login", nil, wantMatch{Vendor: "Fortinet"}},
+		{"globalprotect portal page", 302, "/global-protect/portal/portal.esp", nil, wantMatch{Vendor: "Palo Alto Networks"}},
+		{"sma 100 sign-in", 302, "https://vpn.example.com/cgi-bin/welcome", nil, wantMatch{Vendor: "SonicWall", Rule: "redirect-sonicwall-sma"}},
+		{"sonicos virtual office", 302, "/sslvpnLogin.html", nil, wantMatch{Vendor: "SonicWall"}},
+		{"firepass logon", 302, "/my.logon.php3?check=1", nil, wantMatch{Vendor: "F5"}},
+		{"rd web access", 302, "/RDWeb/Pages/en-US/login.aspx", nil, wantMatch{Vendor: "Microsoft"}},
+		{"rd web access root", 301, "https://rds.example.com/RDWeb/", nil, wantMatch{Vendor: "Microsoft"}},
+		{"barracuda web interface", 302, "/cgi-mod/index.cgi", nil, wantMatch{Vendor: "Barracuda"}},
+		{"a generic login path", 302, "/login", nil, wantMatch{}},
+		{"a php application's login", 302, "/php/login.php", nil, wantMatch{}},
+		{"an asp.net application's login", 302, "/Login/Login", nil, wantMatch{}},
+		{"another path under /remote/", 302, "/remote/desktop/", nil, wantMatch{}},
+		{"a page that is not a redirect", 200, "/remote/login", nil, wantMatch{}},
+		{"an sp sending the browser to its idp", 302, "https://idp.example.com/remote/login?SAMLRequest=fVJNT8MwDL0j8R%2BqTdwmbSRB", nil, wantMatch{}},
+		{"express's redirect", 302, "/remote/login", []string{"Content-Type", "text/plain; charset=utf-8"}, wantMatch{}},
+		{"fortios redirect under apache", 302, "/remote/login", []string{"Server", "Apache"}, wantMatch{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hdrs := append([]string{"Location", tt.location}, tt.hdrs...)
+			checkMatch(t, rules, tcpService(443, httpProbe("GET", "/", tt.status, "", hdrs...)), tt.want)
+		})
+	}
+}
