@@ -62,6 +62,12 @@ func TestRules_Names(t *testing.T) {
 		{"a cisco phone", "Cisco IP Phone", nil, wantMatch{}},
 		{"a checkpoint that is not the company", "Identity checkpoint", nil, wantMatch{}},
 		{"barracudadrive", "BarracudaDrive", nil, wantMatch{}},
+		// group X6: titles with words of their own are pages about the product
+		{"an IT page titled for the vpn", "GlobalProtect VPN", nil, wantMatch{}},
+		{"a departmental vpn page", "Pulse Secure Departmental VPN", nil, wantMatch{}},
+		{"a blog article", "FortiGate SSL VPN configuration", nil, wantMatch{}},
+		{"a device title with a host name and a model", "fw01.example.com - FortiGate-60F", nil, wantMatch{Vendor: "Fortinet"}},
+		{"a device title with an entity", "BIG-IP&reg;- Redirect", nil, wantMatch{Vendor: "F5"}},
 		{"a zyxel home router", "ZyXEL VMG1312-B10D", nil, wantMatch{}},
 		// imitations the vendor's other rules refuse: FortiOS sends no Apache
 		{"a fortigate title served by apache", "FortiGate", []string{"Server", "Apache/2.4.41 (Ubuntu)"}, wantMatch{}},
