@@ -3,6 +3,8 @@ package enrich
 import (
 	"fmt"
 	"testing"
+
+	"github.com/netintel/netintel/ingest"
 )
 
 // TestRules_Names checks rules/88-names.yaml: a page titled with a product
@@ -49,6 +51,9 @@ func TestRules_Names(t *testing.T) {
 		{"stonesoft", "Stonesoft", nil, wantMatch{Vendor: "Forcepoint"}},
 		{"routeros", "RouterOS router configuration page", nil, wantMatch{Vendor: "MikroTik"}},
 		{"a realm naming the product", "", []string{"WWW-Authenticate", `Basic realm="FortiGate"`}, wantMatch{Vendor: "Fortinet"}},
+		{"an unquoted realm", "", []string{"WWW-Authenticate", `Basic realm=BIG-IP`}, wantMatch{Vendor: "F5"}},
+		{"netscaler's configuration gui", "Citrix ADC - Configuration", nil, wantMatch{Vendor: "Citrix"}},
+		{"check point mobile go", "Check Point Mobile GO", nil, wantMatch{Vendor: "Check Point"}},
 		// pages about a product, the vendors' sites and other products
 		{"an IT department's download page", "Download GlobalProtect", nil, wantMatch{}},
 		{"a university's VPN page", "GlobalProtect VPN | IT Services", nil, wantMatch{}},
@@ -122,5 +127,31 @@ func TestRules_Redirects(t *testing.T) {
 			hdrs := append([]string{"Location", tt.location}, tt.hdrs...)
 			checkMatch(t, rules, tcpService(443, httpProbe("GET", "/", tt.status, "", hdrs...)), tt.want)
 		})
+	}
+}
+
+// TestRules_CheckPointICA checks the certificates Check Point's Internal
+// CA issues (rules/20-checkpoint.yaml, checkpoint-ica-certificate).
+func TestRules_CheckPointICA(t *testing.T) {
+	rules, err := DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert := func(subjectCN, subjectO, issuerO string) *ingest.Service {
+		return tcpService(443, ingest.Probe{TLS: &ingest.TLS{Subject: &ingest.DN{CN: subjectCN, O: []string{subjectO}}, Issuer: &ingest.DN{O: []string{issuerO}}}})
+	}
+	tests := []struct {
+		name string
+		svc  *ingest.Service
+		want wantMatch
+	}{
+		{"a gateway's vpn certificate", cert("cluster1 VPN Certificate", "MGMT_server.checkpoint.com.ynrf8r", "MGMT_server.checkpoint.com.ynrf8r"), wantMatch{Vendor: "Check Point", Rule: "checkpoint-ica-certificate"}},
+		{"an ica with an empty domain", cert("val01 VPN Certificate", "gefwm01..gnnxpz", "gefwm01..gnnxpz"), wantMatch{Vendor: "Check Point"}},
+		{"only the issuer", cert("vpn.example.com", "Example Corp", "gefwm01..gnnxpz"), wantMatch{Vendor: "Check Point"}},
+		{"another vpn's certificate", cert("Corp VPN Certificate", "Corp VPN", "Corp VPN"), wantMatch{}},
+		{"a company whose name is a domain", cert("www.example.agency", "example.agency", "DigiCert Inc"), wantMatch{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { checkMatch(t, rules, tt.svc, tt.want) })
 	}
 }
