@@ -155,3 +155,42 @@ func TestRules_CheckPointICA(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) { checkMatch(t, rules, tt.svc, tt.want) })
 	}
 }
+
+// TestRules_GreetingsWithoutCode checks that a protocol greeting names its
+// product whether the record keeps the reply code and line end or not:
+// Recog's examples and people quoting a banner drop the "220 ", some
+// scanners drop the CRLF.
+func TestRules_GreetingsWithoutCode(t *testing.T) {
+	rules, err := DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		port   int
+		banner string
+		vendor string
+	}{
+		{21, "220 Check Point FireWall-1 Secure FTP server running on host", "Check Point"},
+		{21, "Check Point FireWall-1 Secure FTP server running on host", "Check Point"},
+		{25, "220 CheckPoint FireWall-1 secure ESMTP server", "Check Point"},
+		{25, "CheckPoint FireWall-1 secure SMTP server\r\n", "Check Point"},
+		{21, "FTP Server (ZyWALL USG 20) [10.0.0.2]", "Zyxel"},
+		{21, "example.com FTP server (MikroTik 6.18) ready", "MikroTik"},
+		{25, "barracuda.example.com ESMTP (0a8d40ef45300cc1bd0f16ced5c9e6f1)", "Barracuda"},
+		{161, "Juniper SRX", "Juniper Networks"},
+		{161, "SNMPv2-MIB::sysDescr.0 = STRING: Juniper SRX240 Cluster", "Juniper Networks"},
+		// other servers' greetings
+		{21, "220 ProFTPD Server (Debian) [::ffff:192.0.2.1]", ""},
+		{25, "220 mail.example.com ESMTP Postfix (Debian/GNU)", ""},
+		{161, "Juniper Networks EX2500 10GbE Switch, SW Version 3.1R1.0", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.banner, func(t *testing.T) {
+			svc := rawAnswer(t, tt.port, tt.banner)
+			if tt.port == 161 {
+				svc.Transport = "udp"
+			}
+			checkMatch(t, rules, svc, wantMatch{Vendor: tt.vendor})
+		})
+	}
+}
