@@ -592,6 +592,38 @@ func TestRules_RecogSSHBanner(t *testing.T) {
 	}
 }
 
+// TestRules_RecogProtocolBanners checks that raw answers reach Recog's
+// FTP, SMTP, telnet and SNMP databases as Recog writes their values: a
+// greeting without its reply code, telnet text without its option
+// negotiation, a sysDescr out of snmpwalk's listing; telnet and SNMP text
+// only on their ports, and Zyxel's home routers name nothing.
+func TestRules_RecogProtocolBanners(t *testing.T) {
+	rules, err := DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := func(port int, transport, text string) *ingest.Service {
+		return &ingest.Service{Port: port, Transport: transport, Probes: []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.TextBody(text)}}}}
+	}
+	iac := "\xff\xfd\x18\xff\xfd\x20\xff\xfb\x01"
+	tests := []struct {
+		name string
+		svc  *ingest.Service
+		want wantMatch
+	}{
+		{"routeros telnet with option negotiation", svc(23, "tcp", iac+"\r\nMikroTik v6.42.3 (stable)\r\nLogin: "), wantMatch{Vendor: "MikroTik", Version: "6.42.3"}},
+		{"routeros telnet text on a web port", svc(8080, "tcp", "MikroTik v6.42.3 (stable)\r\nLogin: "), wantMatch{}},
+		{"routeros sysDescr in snmpwalk's listing", svc(161, "udp", "SNMPv2-MIB::sysDescr.0 = STRING: RouterOS RB SXT-5D\nSNMPv2-MIB::sysObjectID.0 = OID: SNMPv2-SMI::enterprises.14988.1"), wantMatch{Vendor: "MikroTik"}},
+		{"routeros ftp greeting without its code", svc(21, "tcp", "example.com FTP server (MikroTik 6.18) ready"), wantMatch{Vendor: "MikroTik"}},
+		{"a zyxel adsl router's sysDescr", svc(161, "udp", "Prestige 660HW-61"), wantMatch{}},
+		{"a zyxel router's telnet prompt", svc(23, "tcp", "ZyXEL VDSL Router Login: "), wantMatch{}},
+		{"mikrotik's switch os", svc(161, "udp", "CSS326-24G-2S+ SwOS v2.13"), wantMatch{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { checkMatch(t, rules, tt.svc, tt.want) })
+	}
+}
+
 // TestRules_TLSSubjectWhole: tls.subject and tls.issuer read the whole DN
 // and each of its attributes on its own (docs/rules.md), so an anchored
 // pattern matches an attribute's whole value.
@@ -646,5 +678,25 @@ func TestUnregisteredStatuses(t *testing.T) {
 	}
 	if unregisteredStatuses(matcher{any: true}) {
 		t.Error("a presence test is not a code")
+	}
+}
+
+// TestSysDescr: the sysDescr value out of the forms scanners print.
+func TestSysDescr(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"RouterOS RB SXT-5D", "RouterOS RB SXT-5D"},
+		{"SNMPv2-MIB::sysDescr.0 = STRING: Juniper SRX240\nSNMPv2-MIB::sysUpTime.0 = Timeticks: (1) 0:00:00.01", "Juniper SRX240"},
+		{".1.3.6.1.2.1.1.1.0 = STRING: \"Cisco Adaptive Security Appliance Version 9.8(2)\"", "Cisco Adaptive Security Appliance Version 9.8(2)"},
+		{"| snmp-sysdescr: Linux fw 3.10\n|_  System uptime: 1d", "Linux fw 3.10"},
+		{"sysDescr.0:FortiGate-60F", "FortiGate-60F"},
+		{"SNMPv2-MIB::sysName.0 = STRING: fw1", ""},
+	}
+	for _, tt := range tests {
+		if got, _ := sysDescr(tt.in); got != tt.want {
+			t.Errorf("sysDescr(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	if got := stripTelnetOptions("\xff\xfd\x18\xff\xfa\x18\x01\xff\xf0login: \xff\xff"); got != "login: \xff" {
+		t.Errorf("stripTelnetOptions = %q", got)
 	}
 }

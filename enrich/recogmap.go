@@ -46,7 +46,8 @@ type recogMap struct {
 
 // recogFields are the Recog databases the evidence feeds.
 var recogFields = []string{"http_header.server", "html_title", "http_header.cookie", "http_header.wwwauth",
-	"http_header.x-powered-by", "x509.subject", "x509.issuer", "ssh.banner", "tls.jarm", "favicon.md5"}
+	"http_header.x-powered-by", "x509.subject", "x509.issuer", "ssh.banner", "tls.jarm", "favicon.md5",
+	"ftp.banner", "smtp.banner", "telnet_banners", "snmp.sys_description"}
 
 func compileRecog(file string, i int, spec recogSpec, byID map[string]*rule, errs *[]error) *recogMap {
 	where := fmt.Sprintf("%s: recog[%d]", file, i)
@@ -132,12 +133,121 @@ func (e *evidence) recogValues(fn func(field, value string) bool) bool {
 			}
 		}
 		if b := p.Banner; b != nil && b.Received != nil {
-			if s, ok := sshSoftware(v.bannerText()); ok && fn("ssh.banner", s) {
+			text := v.bannerText()
+			if s, ok := sshSoftware(text); ok && fn("ssh.banner", s) {
+				return true
+			}
+			if e.recogBanner(v, text, fn) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// recogBanner feeds a raw answer to Recog's protocol banner databases as
+// Recog writes their values: an FTP or SMTP greeting without its reply
+// code ("220 FTP Server (ZyWALL USG 20)" is "FTP Server (ZyWALL USG 20)"),
+// a telnet service's text before the login prompt without the option
+// negotiation, and an SNMP agent's sysDescr value out of the forms
+// snmpwalk, nmap and masscan print it in. A greeting is read on any port
+// (its 220 says what it is) and on the protocol's ports without its code;
+// telnet and SNMP text only on their ports or probes named for them.
+func (e *evidence) recogBanner(v *probeView, text string, fn func(field, value string) bool) bool {
+	port, udp := 0, false
+	if e.svc != nil {
+		port, udp = e.svc.Port, strings.EqualFold(e.svc.Transport, "udp")
+	}
+	name := strings.ToLower(v.p.Name)
+	first, _, _ := strings.Cut(text, "\n")
+	first = strings.TrimRight(first, "\r")
+	if len(first) > 4 && strings.HasPrefix(first, "220") && (first[3] == ' ' || first[3] == '-') {
+		g := first[4:]
+		if fn("ftp.banner", g) || fn("smtp.banner", g) {
+			return true
+		}
+	} else if first != "" {
+		switch {
+		case port == 21 || strings.Contains(name, "ftp"):
+			if fn("ftp.banner", first) {
+				return true
+			}
+		case port == 25 || port == 587 || strings.Contains(name, "smtp"):
+			if fn("smtp.banner", first) {
+				return true
+			}
+		}
+	}
+	if (!udp && (port == 23 || port == 2323)) || strings.Contains(name, "telnet") {
+		if t := stripTelnetOptions(text); t != "" && fn("telnet_banners", t) {
+			return true
+		}
+	}
+	if (udp && port == 161) || strings.Contains(name, "snmp") {
+		if d, ok := sysDescr(text); ok && fn("snmp.sys_description", d) {
+			return true
+		}
+	}
+	return false
+}
+
+// stripTelnetOptions drops the telnet option negotiation (IAC, RFC 854:
+// 0xff, a command byte and, for WILL/WONT/DO/DONT, an option byte; a
+// subnegotiation up to IAC SE) a server sends before its text.
+func stripTelnetOptions(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != 0xff || i+1 >= len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		switch c := s[i+1]; {
+		case c >= 251 && c <= 254: // WILL, WONT, DO, DONT + option
+			i += 2
+		case c == 250: // SB ... IAC SE
+			j := strings.Index(s[i+2:], "\xff\xf0")
+			if j < 0 {
+				return b.String()
+			}
+			i += 2 + j + 1
+		case c == 255: // an escaped 0xff
+			b.WriteByte(0xff)
+			i++
+		default:
+			i++
+		}
+	}
+	return b.String()
+}
+
+// sysDescr is the sysDescr value in an SNMP answer as a scanner or a
+// person records it: the value of a "sysDescr.0 = STRING: ...",
+// ".1.3.6.1.2.1.1.1.0 = STRING: ...", "snmp-sysdescr: ..." or
+// "sysDescr.0:..." line, or the whole text when it is no such listing
+// (the bare value, as Shodan and Recog keep it).
+func sysDescr(text string) (string, bool) {
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(strings.TrimLeft(line, " \t|_"))
+		low := strings.ToLower(line)
+		for _, key := range []string{"sysdescr.0", "sysdescr", "1.3.6.1.2.1.1.1.0", "iso.3.6.1.2.1.1.1.0", "snmp-sysdescr"} {
+			i := strings.Index(low, key)
+			if i < 0 {
+				continue
+			}
+			rest := strings.TrimSpace(line[i+len(key):])
+			rest = strings.TrimSpace(strings.TrimLeft(rest, "=:"))
+			if r, ok := strings.CutPrefix(rest, "STRING:"); ok {
+				rest = strings.TrimSpace(r)
+			}
+			rest = strings.Trim(rest, `"`)
+			return rest, rest != ""
+		}
+	}
+	t := strings.TrimSpace(text)
+	if t == "" || strings.Contains(t, " = ") {
+		return "", false
+	}
+	return t, true
 }
 
 // sshSoftware is the part of an SSH identification line that Recog's
