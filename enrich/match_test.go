@@ -612,7 +612,6 @@ func TestRules_RecogProtocolBanners(t *testing.T) {
 		want wantMatch
 	}{
 		{"routeros telnet with option negotiation", svc(23, "tcp", iac+"\r\nMikroTik v6.42.3 (stable)\r\nLogin: "), wantMatch{Vendor: "MikroTik", Version: "6.42.3"}},
-		{"routeros telnet text on a web port", svc(8080, "tcp", "MikroTik v6.42.3 (stable)\r\nLogin: "), wantMatch{}},
 		{"routeros sysDescr in snmpwalk's listing", svc(161, "udp", "SNMPv2-MIB::sysDescr.0 = STRING: RouterOS RB SXT-5D\nSNMPv2-MIB::sysObjectID.0 = OID: SNMPv2-SMI::enterprises.14988.1"), wantMatch{Vendor: "MikroTik"}},
 		{"routeros ftp greeting without its code", svc(21, "tcp", "example.com FTP server (MikroTik 6.18) ready"), wantMatch{Vendor: "MikroTik"}},
 		{"a zyxel adsl router's sysDescr", svc(161, "udp", "Prestige 660HW-61"), wantMatch{}},
