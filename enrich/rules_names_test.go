@@ -194,3 +194,39 @@ func TestRules_GreetingsWithoutCode(t *testing.T) {
 		})
 	}
 }
+
+// TestRules_RedirectsInThePage checks the same redirects written into a
+// page (a meta refresh, a script's location) and that a form or asset on a
+// product's path, which imitations copy with the page, names nothing.
+func TestRules_RedirectsInThePage(t *testing.T) {
+	rules, err := DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, body string
+		want       wantMatch
+	}{
+		{"fortios meta refresh", `<meta http-equiv="refresh" content="0;URL=/remote/login">`, wantMatch{Vendor: "Fortinet", Rule: "redirect-fortinet-sslvpn"}},
+		{"globalprotect script redirect", `<script>window.location="/global-protect/login.esp";</script>`, wantMatch{Vendor: "Palo Alto Networks"}},
+		{"asa location.replace", `<script>document.location.replace("/+CSCOE+/logon.html")</script>`, wantMatch{Vendor: "Cisco"}},
+		{"connect secure meta refresh", `<META HTTP-EQUIV="Refresh" CONTENT="0; URL=/dana-na/auth/url_default/welcome.cgi">`, wantMatch{Vendor: "Ivanti"}},
+		{"netscaler logon point", `<script>window.location="/logon/LogonPoint/index.html"</script>`, wantMatch{Vendor: "Citrix"}},
+		{"sma meta refresh", `<meta http-equiv="refresh" content="0; URL='/cgi-bin/welcome'">`, wantMatch{Vendor: "SonicWall"}},
+		{"apm script redirect", `<script>top.location.href = "/my.policy";</script>`, wantMatch{Vendor: "F5"}},
+		{"rd web meta refresh", `<meta http-equiv="refresh" content="0;URL=/RDWeb/Pages/">`, wantMatch{Vendor: "Microsoft"}},
+		{"mobile access meta refresh", `<meta http-equiv="refresh" content="0;URL=/sslvpn/Login/Login">`, wantMatch{Vendor: "Check Point"}},
+		{"sfos user portal", `<meta http-equiv="refresh" content="0;URL=/userportal/webpages/myaccount/login.jsp">`, wantMatch{Vendor: "Sophos"}},
+		// another host's VPN, a link, a copied form or asset
+		{"an IT page sending users to the VPN host", `<meta http-equiv="refresh" content="0;URL=https://vpn.example.edu/remote/login">`, wantMatch{}},
+		{"a link to the login page", `<a href="/remote/login?lang=en">VPN</a>`, wantMatch{}},
+		{"a copied login form", `<form action="/remote/logincheck" method="post">`, wantMatch{}},
+		{"a copied stylesheet", `<link rel="stylesheet" href="/+CSCOU+/portal.css">`, wantMatch{}},
+		{"a portal's logout redirect", `<script>window.location="/global-protect/logout.esp?code=6";</script>`, wantMatch{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checkMatch(t, rules, tcpService(443, httpProbe("GET", "/", 200, "<html><head>"+tt.body+"</head></html>")), tt.want)
+		})
+	}
+}
