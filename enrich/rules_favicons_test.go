@@ -34,6 +34,7 @@ func TestRules_Favicons(t *testing.T) {
 		{"netscaler gateway favicon", tcpService(443, favicon(-1292923998)), wantMatch{Vendor: "Citrix", Rule: "favicon-citrix-netscaler-gateway"}},
 		{"netscaler gateway second favicon", tcpService(443, favicon(-1166125415)), wantMatch{Vendor: "Citrix", Rule: "favicon-citrix-netscaler-gateway"}},
 		{"check point gateway favicon", tcpService(443, favicon(1440532452)), wantMatch{Vendor: "Check Point", Rule: "favicon-checkpoint-gateway"}},
+		{"ivanti connect secure favicon", tcpService(443, favicon(-1439222863)), wantMatch{Vendor: "Ivanti", Rule: "favicon-ivanti-connect-secure", Product: "Connect Secure"}},
 		// hashes the family files already name stay theirs
 		{"fortigate favicon", tcpService(443, favicon(945408572)), wantMatch{Vendor: "Fortinet"}},
 		{"globalprotect portal favicon", tcpService(443, favicon(602431586)), wantMatch{Vendor: "Palo Alto Networks", Rule: "paloalto-globalprotect"}},
@@ -41,6 +42,7 @@ func TestRules_Favicons(t *testing.T) {
 		{"pan-os favicon with an invalid date", tcpService(443, favicon(-631559155, "Date", "1700000000")), wantMatch{}},
 		{"netscaler favicon with a placeholder certificate", tcpService(443, placeholderCert, favicon(-1292923998)), wantMatch{}},
 		{"check point favicon on a hosting platform", tcpService(443, favicon(1440532452, "Server", "Vercel")), wantMatch{}},
+		{"ivanti favicon with a placeholder certificate", tcpService(443, placeholderCert, favicon(-1439222863)), wantMatch{}},
 		// dropped by the sweep: Jira's favicon also listed as BIG-IP's; a
 		// Citrix favicon listed for SD-WAN, for virtual desktops and for
 		// Grafana; OSTEC's Firebox (not WatchGuard's)
