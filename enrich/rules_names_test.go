@@ -230,3 +230,30 @@ func TestRules_RedirectsInThePage(t *testing.T) {
 		})
 	}
 }
+
+// TestRules_ScannerVerdicts checks that a scanner's vulnerability verdict
+// naming the product names its vendor (rules/88-names.yaml; group Y2:
+// nmap's http-pulse_ssl_vpn result) and that a verdict about another
+// product names nothing.
+func TestRules_ScannerVerdicts(t *testing.T) {
+	rules, err := DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		info string
+		want wantMatch
+	}{
+		{"http-pulse_ssl_vpn: VULNERABLE: Pulse Secure SSL VPN file disclosure via specially crafted HTTP resource requests State: VULNERABLE", wantMatch{Vendor: "Ivanti"}},
+		{"http-vuln-cve2019-19781: VULNERABLE: Citrix ADC Path Traversal State: VULNERABLE", wantMatch{Vendor: "Citrix"}},
+		{"http-vuln-cve2014-2128: VULNERABLE: Cisco ASA SSL VPN Authentication Bypass Vulnerability", wantMatch{Vendor: "Cisco"}},
+		{"http-vuln-cve2017-5638: VULNERABLE: Apache Struts Remote Code Execution Vulnerability", wantMatch{}},
+		{"http-title: Pulse Secure documentation", wantMatch{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.info, func(t *testing.T) {
+			svc := &ingest.Service{Port: 443, Transport: "tcp", Detected: &ingest.Detected{By: "nmap", Service: "https", Info: tt.info}}
+			checkMatch(t, rules, svc, tt.want)
+		})
+	}
+}
