@@ -89,6 +89,7 @@ func TestRules_VersionFormsY3(t *testing.T) {
 		{"zld nvd cpe", det("", "", "cpe:2.3:o:zyxel:usg_flex_100_firmware:5.30:*:*:*:*:*:*:*"), wantMatch{Vendor: "Zyxel", Version: "5.30"}},
 		{"zld nvd cpe with patch", det("", "", `cpe:2.3:o:zyxel:zld_firmware:4.60\(abaw.0\):*:*:*:*:*:*:*`), wantMatch{Vendor: "Zyxel", Version: "4.60"}},
 		{"bigip device-info kind first", web(httpProbe("GET", "/mgmt/shared/identified-devices/config/device-info", 200, `{"kind":"shared:resolver:device-groups:deviceinfostate","selfLink":"https://localhost/mgmt/shared/identified-devices/config/device-info","hostname":"test.local","version":"14.1.2","build":"0.0.5"}`)), wantMatch{Vendor: "F5", Version: "14.1.2"}},
+		{"asa nmap http-cisco-anyconnect", &ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{{Name: "nmap:http-cisco-anyconnect", Banner: &ingest.Banner{Received: ingest.TextBody("\n  version: 9.1(5)\n  tunnel-group: VPN\n  group-alias: vpn\n  config-hash: 7328433471719\n  host: vpn.example.com")}}}}, wantMatch{Vendor: "Cisco", Version: "9.1(5)"}},
 		// look-alikes: no version from another train or another key
 		{"ftd release not read as asa", det("Cisco Firepower Threat Defense", "7.0.1"), wantMatch{Vendor: "Cisco", Version: "7.0.1"}},
 		{"sfos 16.05 APIVersion gives no band", web(httpProbe("GET", "/webconsole/APIController", 200, `<Response APIVersion="1605.1"><Login><status>Authentication Successful</status></Login></Response>`)), wantMatch{Vendor: "Sophos", StrictVersion: true, StrictBand: true}},
