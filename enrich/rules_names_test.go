@@ -257,3 +257,18 @@ func TestRules_ScannerVerdicts(t *testing.T) {
 		})
 	}
 }
+
+// TestRules_ASMSupportIDPage checks BIG-IP ASM's blocking page written in
+// another language (group Y2): the support ID with the blocking response's
+// headers names F5; the same sentence under a web server's headers does not.
+func TestRules_ASMSupportIDPage(t *testing.T) {
+	rules, err := DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := "<html><head><title>Permintaan Ditolak</title></head><body><h3>Berikut ini merupakan support ID anda: 18299292576537701275</h3></body></html>"
+	asm := []string{"Cache-Control", "no-cache", "Connection", "close", "Content-Type", "text/html; charset=utf-8", "Pragma", "no-cache"}
+	checkMatch(t, rules, tcpService(80, httpProbe("GET", "/", 200, page, asm...)), wantMatch{Vendor: "F5"})
+	checkMatch(t, rules, tcpService(80, httpProbe("GET", "/", 200, page, append(asm, "Server", "nginx")...)), wantMatch{})
+	checkMatch(t, rules, tcpService(80, httpProbe("GET", "/", 200, "<p>Your ticket number: 18299292576537701275</p>", asm...)), wantMatch{})
+}
