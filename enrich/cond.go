@@ -58,6 +58,7 @@ const (
 	fCookieValue
 	fTitle
 	fBody
+	fBodyHead
 	fBodySHA256
 	fBodyMMH3
 	fTLSSubject
@@ -107,7 +108,7 @@ func (f field) readsEvidence() bool {
 
 var simpleFields = map[string]fieldKind{
 	"method": fMethod, "path": fPath, "headers": fHeaders, "path_prefix": fPathPrefix, "status": fStatus, "reason": fReason,
-	"cookie": fCookie, "title": fTitle, "body": fBody, "body.sha256": fBodySHA256, "body.mmh3": fBodyMMH3,
+	"cookie": fCookie, "title": fTitle, "body": fBody, "body.head": fBodyHead, "body.sha256": fBodySHA256, "body.mmh3": fBodyMMH3,
 	"tls.san": fTLSSAN, "tls.serial": fTLSSerial, "tls.sha256": fTLSSHA256, "tls.jarm": fTLSJARM,
 	"tls.ja3s": fTLSJA3S, "tls.ja4s": fTLSJA4S, "tls.version": fTLSVersion, "tls.not_before": fTLSNotBefore,
 	"tls.not_after": fTLSNotAfter, "banner": fBanner, "banner.sent": fBannerSent, "probe": fProbeName,
@@ -282,6 +283,15 @@ func (f field) eachResponse(v *probeView, r *ingest.Response, fn func(string) bo
 		return t != "" && fn(t)
 	case fBody:
 		return r.Body != nil && fn(v.bodyText())
+	case fBodyHead:
+		if r.Body == nil {
+			return false
+		}
+		b := v.bodyText()
+		if len(b) > bodyHeadLen {
+			b = b[:bodyHeadLen]
+		}
+		return fn(b)
 	case fBodySHA256:
 		return r.Body != nil && r.Body.SHA256 != "" && fn(r.Body.SHA256)
 	case fBodyMMH3:
@@ -289,6 +299,11 @@ func (f field) eachResponse(v *probeView, r *ingest.Response, fn func(string) bo
 	}
 	return false
 }
+
+// bodyHeadLen is how much of a body `body.head` reads: a redirect page,
+// an error page's opening or a document's head, without the cost of an
+// expression over a page of megabytes.
+const bodyHeadLen = 4096
 
 // matcher tests one value of a field.
 type matcher struct {
@@ -370,7 +385,46 @@ type condParser struct {
 	// used by many rules (honeypot-tells) and an expression written again
 	// are compiled once and shared (nil compiles each use).
 	pats map[string]*pattern
+	// memo holds the named conditions compiled so far: each is compiled
+	// once and shared by every use, and remembers its answer for the
+	// evidence at hand (memoCond); nil compiles each use.
+	memo map[string]*memoCond
 }
+
+// memoCond is a named condition as its uses share it: compiled once, and
+// evaluated at most once per Match however many rules and guards use it
+// (honeypot-tells guards most web rules, and guard_vendor repeats a
+// vendor's guards in every rule of that vendor). Its answer for the
+// evidence at hand is kept in the evidence's memo at its id.
+type memoCond struct {
+	id int
+	c  condition
+}
+
+func (m *memoCond) holds(e *evidence) bool {
+	if m.id >= len(e.memo) {
+		return m.c.holds(e)
+	}
+	switch e.memo[m.id] {
+	case memoFalse:
+		return false
+	case memoTrue:
+		return true
+	}
+	ok := m.c.holds(e)
+	e.memo[m.id] = memoFalse
+	if ok {
+		e.memo[m.id] = memoTrue
+	}
+	return ok
+}
+
+// An evidence's memo of a named condition: not evaluated yet, or its answer.
+const (
+	memoUnknown uint8 = iota
+	memoFalse
+	memoTrue
+)
 
 // namedCond is a condition defined once under a file's `conditions:` and
 // used by name (`{use: NAME}`) in any rule.
@@ -450,9 +504,18 @@ func (cp *condParser) use(v *yaml.Node, path string) condition {
 		// stops on them.
 		return nil
 	}
+	if m, ok := cp.memo[name]; ok {
+		return m
+	}
 	cp.using = append(cp.using, name)
 	defer func() { cp.using = cp.using[:len(cp.using)-1] }()
-	return cp.parse(nc.node, path+"("+name+")")
+	c := cp.parse(nc.node, path+"("+name+")")
+	if c == nil || cp.memo == nil {
+		return c
+	}
+	m := &memoCond{id: len(cp.memo), c: c}
+	cp.memo[name] = m
+	return m
 }
 
 func (cp *condParser) list(n *yaml.Node, path string, all bool) condition {
@@ -590,6 +653,8 @@ func eachPattern(c condition, fn func(*pattern)) {
 			eachPattern(s, fn)
 		}
 	case notOf:
+		eachPattern(c.c, fn)
+	case *memoCond:
 		eachPattern(c.c, fn)
 	case *leaf:
 		for _, ts := range [][]fieldTest{c.service, c.probe} {

@@ -21,6 +21,9 @@ type evidence struct {
 	probes []probeView
 	// found marks the rule index's literals present (ruleindex.go).
 	found []bool
+	// memo keeps the answers of the named conditions evaluated so far,
+	// by memoCond id (cond.go).
+	memo []uint8
 }
 
 // probeView is one probe with its derived values.
@@ -72,7 +75,7 @@ func (e *evidence) release() {
 	for i := range e.probes {
 		e.probes[i] = probeView{cookies: e.probes[i].cookies[:0]}
 	}
-	e.svc, e.flow, e.probes, e.found = nil, nil, e.probes[:0], e.found[:0]
+	e.svc, e.flow, e.probes, e.found, e.memo = nil, nil, e.probes[:0], e.found[:0], e.memo[:0]
 	evidencePool.Put(e)
 }
 

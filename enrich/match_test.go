@@ -699,3 +699,58 @@ func TestSysDescr(t *testing.T) {
 		t.Errorf("stripTelnetOptions = %q", got)
 	}
 }
+
+// countCond counts its evaluations.
+type countCond struct{ n *int }
+
+func (c countCond) holds(*evidence) bool { *c.n++; return true }
+
+// TestMemoCond: a named condition shared by several rules is evaluated
+// once per Match (its answer kept in the evidence's memo), and evaluated
+// each time where no memo is set up.
+func TestMemoCond(t *testing.T) {
+	n := 0
+	m := &memoCond{id: 0, c: countCond{&n}}
+	e := &evidence{memo: make([]uint8, 1)}
+	for range 3 {
+		if !m.holds(e) {
+			t.Fatal("holds = false")
+		}
+	}
+	if n != 1 {
+		t.Errorf("evaluated %d times with a memo, want 1", n)
+	}
+	n = 0
+	bare := &evidence{}
+	m.holds(bare)
+	m.holds(bare)
+	if n != 2 {
+		t.Errorf("evaluated %d times without a memo, want 2", n)
+	}
+}
+
+// TestRules_NamedConditionShared: every use of a named condition is the
+// same compiled condition.
+func TestRules_NamedConditionShared(t *testing.T) {
+	doc := `version: 2
+conditions:
+  tell: {header.server: '^Acme$'}
+rules:
+  - {id: a, vendor: Acme, product: A, protocol_family: https, match: {use: tell}}
+  - {id: b, vendor: Acme, product: B, protocol_family: https, match: {all: [{use: tell}, {title: x}]}}
+`
+	rs, err := ParseRules([]byte(doc), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, ok := rs.rules[0].match.(*memoCond)
+	if !ok {
+		t.Fatalf("rule a's match is %T, want the shared named condition", rs.rules[0].match)
+	}
+	if b := rs.rules[1].match.(allOf)[0]; b != condition(a) {
+		t.Errorf("rule b uses another copy of the named condition")
+	}
+	if rs.nmemo != 1 {
+		t.Errorf("nmemo = %d", rs.nmemo)
+	}
+}

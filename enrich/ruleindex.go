@@ -37,7 +37,7 @@ type ruleIndex struct {
 // searches, so a literal of a test on it must be found there.
 func indexable(f field) bool {
 	switch f.kind {
-	case fBody, fHeader, fHeaders, fCookie, fCookieValue, fTitle, fBodyMMH3, fBanner:
+	case fBody, fBodyHead, fHeader, fHeaders, fCookie, fCookieValue, fTitle, fBodyMMH3, fBanner:
 		return true
 	}
 	return false
@@ -67,6 +67,8 @@ func requiredRuleLiterals(c condition) (lits []string, asciiOnly bool) {
 		}
 		return lits, asciiOnly
 	case *gated:
+		return requiredRuleLiterals(c.c)
+	case *memoCond:
 		return requiredRuleLiterals(c.c)
 	case *leaf:
 		for _, t := range c.probe {

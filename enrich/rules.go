@@ -48,6 +48,9 @@ type Rules struct {
 	// index rules out, per observation, the rules whose literals its text
 	// lacks (ruleindex.go); nil when no rule has literals.
 	index *ruleIndex
+	// nmemo is the number of named conditions the rules share (memoCond):
+	// the size of an evidence's memo.
+	nmemo int
 }
 
 type rulesFile struct {
@@ -238,6 +241,7 @@ func parseDocs(docs []namedDoc) (*Rules, error) {
 	pats := map[string]*pattern{}
 	checkNamed(named, pats, &errs)
 	rs := &Rules{}
+	memo := map[string]*memoCond{}
 	ids := map[string]string{}
 	for _, pf := range parsed {
 		rs.files = append(rs.files, pf.name)
@@ -257,7 +261,7 @@ func parseDocs(docs []namedDoc) (*Rules, error) {
 			if spec.Class != "" && !slices.Contains(ingest.RangeKinds, spec.Class) {
 				errs = append(errs, fmt.Errorf("%s: class: unknown class %q", where, spec.Class))
 			}
-			cp := condParser{where: where, errs: &errs, named: named, pats: pats}
+			cp := condParser{where: where, errs: &errs, named: named, pats: pats, memo: memo}
 			if spec.Match.Kind == 0 {
 				errs = append(errs, fmt.Errorf("%s: match: required", where))
 			} else {
@@ -270,6 +274,7 @@ func parseDocs(docs []namedDoc) (*Rules, error) {
 			rs.rules = append(rs.rules, r)
 		}
 	}
+	rs.nmemo = len(memo)
 	byID := map[string]*rule{}
 	for _, r := range rs.rules {
 		byID[r.ID] = r
@@ -396,6 +401,8 @@ type Fingerprint struct {
 func (rs *Rules) Match(svc *ingest.Service, flow *ingest.Flow) (Fingerprint, bool) {
 	e := newEvidence(svc, flow)
 	defer e.release()
+	e.memo = slices.Grow(e.memo[:0], rs.nmemo)[:rs.nmemo]
+	clear(e.memo)
 	var found []bool
 	if rs.index != nil {
 		found = e.literalSet(rs.index.nlits + 1)
