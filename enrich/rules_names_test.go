@@ -272,3 +272,28 @@ func TestRules_ASMSupportIDPage(t *testing.T) {
 	checkMatch(t, rules, tcpService(80, httpProbe("GET", "/", 200, page, append(asm, "Server", "nginx")...)), wantMatch{})
 	checkMatch(t, rules, tcpService(80, httpProbe("GET", "/", 200, "<p>Your ticket number: 18299292576537701275</p>", asm...)), wantMatch{})
 }
+
+// TestRules_DetectedMikroTik checks RouterOS's services as nmap names
+// them (group Y5), with the release, and that MikroTik's switch OS names
+// nothing.
+func TestRules_DetectedMikroTik(t *testing.T) {
+	rules, err := DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		d    ingest.Detected
+		want wantMatch
+	}{
+		{ingest.Detected{By: "nmap", Service: "ftp", Product: "MikroTik router ftpd", Version: "6.49.17"}, wantMatch{Vendor: "MikroTik", Version: "6.49.17"}},
+		{ingest.Detected{By: "nmap", Service: "ftp", Info: "ftp-syst:\n  SYST: UNIX MikroTik 6.43.16"}, wantMatch{Vendor: "MikroTik", Version: "6.43.16"}},
+		{ingest.Detected{By: "nmap", Service: "bandwidth-test", Product: "MikroTik bandwidth-test server"}, wantMatch{Vendor: "MikroTik"}},
+		{ingest.Detected{By: "nmap", Service: "http", Product: "MikroTik RouterBoard 250GS httpd"}, wantMatch{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.d.Product+tt.d.Info, func(t *testing.T) {
+			d := tt.d
+			checkMatch(t, rules, &ingest.Service{Port: 21, Transport: "tcp", Detected: &d}, tt.want)
+		})
+	}
+}
