@@ -416,11 +416,9 @@ func (rs *Rules) Match(svc *ingest.Service, flow *ingest.Flow) (Fingerprint, boo
 			continue
 		}
 		fp := r.fingerprint()
-		for i := range r.versions {
-			if val, prec, ok := r.versions[i].extract(e); ok {
-				fp.setVersion(val, prec)
-				break
-			}
+		r.setVersionFrom(e, &fp)
+		if fp.VersionPrecision == "" {
+			rs.otherVersion(e, found, i, &fp)
 		}
 		if fp.VersionPrecision == "" {
 			if m, hit, ok := rs.recogMatch(e, r); ok && m.version && hit.Version() != "" {
@@ -472,6 +470,40 @@ func (r *rule) fingerprint() Fingerprint {
 
 // setVersion records a version; an exact one loses a leading "v" before
 // a digit ("v6.49.7", as RouterOS and others write it, is 6.49.7).
+// setVersionFrom sets fp's version from the first of r's version entries
+// that yields one; it reports whether one did.
+func (r *rule) setVersionFrom(e *evidence, fp *Fingerprint) bool {
+	for i := range r.versions {
+		if val, prec, ok := r.versions[i].extract(e); ok {
+			fp.setVersion(val, prec)
+			return true
+		}
+	}
+	return false
+}
+
+// otherVersion gives fp, named by rule named with no version, the version
+// of a later rule of the same vendor that holds on the same evidence and
+// finds one: the scanner's own identification (70-detected.yaml reads a
+// detected.version or a CPE's release), an SNMP answer or an asset beside
+// the page that named the product. A rule of another vendor never lends
+// its version.
+func (rs *Rules) otherVersion(e *evidence, found []bool, named int, fp *Fingerprint) {
+	vendor := rs.rules[named].Vendor
+	for i := named + 1; i < len(rs.rules); i++ {
+		r := rs.rules[i]
+		if len(r.versions) == 0 || !strings.EqualFold(r.Vendor, vendor) {
+			continue
+		}
+		if found != nil && !rs.index.possible(i, found) {
+			continue
+		}
+		if r.match.holds(e) && !r.guarded(e) && r.setVersionFrom(e, fp) {
+			return
+		}
+	}
+}
+
 func (fp *Fingerprint) setVersion(val, precision string) {
 	if precision == PrecisionExact {
 		val = dropV(val)

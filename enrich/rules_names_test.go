@@ -297,3 +297,26 @@ func TestRules_DetectedMikroTik(t *testing.T) {
 		})
 	}
 }
+
+// TestRules_VersionFromAnotherRule: a product named by its own tells with
+// no version takes the version a later rule of the same vendor finds on
+// the same evidence (the scanner's own identification), never another
+// vendor's.
+func TestRules_VersionFromAnotherRule(t *testing.T) {
+	rules, err := DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	login := httpProbe("GET", "/remote/login", 200, "<html></html>", "Set-Cookie", "SVPNCOOKIE=; path=/")
+	svc := tcpService(443, login)
+	svc.Detected = &ingest.Detected{By: "shodan", Product: "FortiOS", Version: "7.2.5"}
+	checkMatch(t, rules, svc, wantMatch{Vendor: "Fortinet", Rule: "fortinet-fortigate-sslvpn", Version: "7.2.5"})
+
+	svc = tcpService(443, login)
+	svc.Detected = &ingest.Detected{By: "nmap", Product: "Cisco ASA", Version: "9.8(2)"}
+	checkMatch(t, rules, svc, wantMatch{Vendor: "Fortinet", StrictVersion: true})
+
+	svc = tcpService(443, httpProbe("GET", "/global-protect/login.esp", 200, "<title>GlobalProtect Portal</title>"))
+	svc.Detected = &ingest.Detected{By: "nmap", CPE: []string{"cpe:/o:paloaltonetworks:pan-os:10.2.4"}}
+	checkMatch(t, rules, svc, wantMatch{Vendor: "Palo Alto Networks", Version: "10.2.4"})
+}
