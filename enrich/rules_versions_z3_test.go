@@ -93,6 +93,7 @@ func TestRules_VersionFormsZ3(t *testing.T) {
 		{"junos nvd cpe X train", det("", "", "cpe:2.3:o:juniper:junos:15.1x49:d120:*:*:*:*:*:*"), wantMatch{Vendor: "Juniper Networks", Version: "15.1X49-D120"}},
 		{"screenos snmp sysDescr", text(161, "udp", "SSG5-Serial version 6.3.0r24.0 (SN: 0000000000000000, Firewall+VPN)"), wantMatch{Vendor: "Juniper Networks", Version: "6.3.0r24.0"}},
 		{"screenos get system", text(22, "tcp", "Product Name: SSG5-Serial\r\nSerial Number: 0000000000000000, Control Number: 00000000\r\nHardware Version: 0710(0)-(00), FPGA checksum: 00000000, VLAN1 IP (0.0.0.0)\r\nFlash Type: Samsung\r\nSoftware Version: 6.3.0r12.0, Type: Firewall+VPN\r\nFeature: AV-K\r\nCompiled by build_master at: Mon Jul 16 10:00:00 PDT 2012\r\nFile Name: ssg5ssg20.6.3.0r12.0, Checksum: 00000000\r\n"), wantMatch{Vendor: "Juniper Networks", Version: "6.3.0r12.0"}},
+		{"screenos cpe whole release", det("", "", "cpe:2.3:o:juniper:screenos:6.3.0r12:*:*:*:*:*:*:*"), wantMatch{Vendor: "Juniper Networks", Version: "6.3.0r12"}},
 		{"screenos greenbone cpe", det("", "", "cpe:/o:juniper:screenos:6.2.0r18.0"), wantMatch{Vendor: "Juniper Networks", Version: "6.2.0r18.0"}},
 		{"screenos scanner version", det("NetScreen ScreenOS", "6.3.0r19.0"), wantMatch{Vendor: "Juniper Networks", Version: "6.3.0r19.0"}},
 		{"screenos nvd cpe", det("", "", "cpe:2.3:o:juniper:screenos:6.3.0:r19:*:*:*:*:*:*"), wantMatch{Vendor: "Juniper Networks", Version: "6.3.0r19"}},
