@@ -288,6 +288,8 @@ func TestRules_DetectedMikroTik(t *testing.T) {
 		{ingest.Detected{By: "nmap", Service: "ftp", Product: "MikroTik router ftpd", Version: "6.49.17"}, wantMatch{Vendor: "MikroTik", Version: "6.49.17"}},
 		{ingest.Detected{By: "nmap", Service: "ftp", Info: "ftp-syst:\n  SYST: UNIX MikroTik 6.43.16"}, wantMatch{Vendor: "MikroTik", Version: "6.43.16"}},
 		{ingest.Detected{By: "nmap", Service: "bandwidth-test", Product: "MikroTik bandwidth-test server"}, wantMatch{Vendor: "MikroTik"}},
+		{ingest.Detected{By: "shodan", Product: "MikroTik RouterOS", Version: "7.15.3"}, wantMatch{Vendor: "MikroTik", Version: "7.15.3"}},
+		{ingest.Detected{By: "shodan", Product: "Juniper Junos OS", Version: "21.4R3-S5"}, wantMatch{Vendor: "Juniper Networks"}},
 		{ingest.Detected{By: "nmap", Service: "http", Product: "MikroTik RouterBoard 250GS httpd"}, wantMatch{}},
 	}
 	for _, tt := range tests {
