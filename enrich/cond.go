@@ -1,6 +1,8 @@
 package enrich
 
 import (
+	"crypto/md5"
+	"encoding/hex"
 	"fmt"
 	"maps"
 	"net/http"
@@ -60,6 +62,7 @@ const (
 	fBody
 	fBodyHead
 	fBodySHA256
+	fBodyMD5
 	fBodyMMH3
 	fTLSSubject
 	fTLSIssuer
@@ -108,7 +111,7 @@ func (f field) readsEvidence() bool {
 
 var simpleFields = map[string]fieldKind{
 	"method": fMethod, "path": fPath, "headers": fHeaders, "path_prefix": fPathPrefix, "status": fStatus, "reason": fReason,
-	"cookie": fCookie, "title": fTitle, "body": fBody, "body.head": fBodyHead, "body.sha256": fBodySHA256, "body.mmh3": fBodyMMH3,
+	"cookie": fCookie, "title": fTitle, "body": fBody, "body.head": fBodyHead, "body.sha256": fBodySHA256, "body.md5": fBodyMD5, "body.mmh3": fBodyMMH3,
 	"tls.san": fTLSSAN, "tls.serial": fTLSSerial, "tls.sha256": fTLSSHA256, "tls.jarm": fTLSJARM,
 	"tls.ja3s": fTLSJA3S, "tls.ja4s": fTLSJA4S, "tls.version": fTLSVersion, "tls.not_before": fTLSNotBefore,
 	"tls.not_after": fTLSNotAfter, "banner": fBanner, "banner.sent": fBannerSent, "probe": fProbeName,
@@ -294,6 +297,18 @@ func (f field) eachResponse(v *probeView, r *ingest.Response, fn func(string) bo
 		return fn(b)
 	case fBodySHA256:
 		return r.Body != nil && r.Body.SHA256 != "" && fn(r.Body.SHA256)
+	case fBodyMD5:
+		if r.Body == nil {
+			return false
+		}
+		if r.Body.MD5 != "" {
+			return fn(r.Body.MD5)
+		}
+		if r.Body.Data == "" || r.Body.Truncated {
+			return false
+		}
+		sum := md5.Sum(r.Body.Bytes())
+		return fn(hex.EncodeToString(sum[:]))
 	case fBodyMMH3:
 		return r.Body != nil && r.Body.MMH3 != nil && fn(strconv.Itoa(int(*r.Body.MMH3)))
 	}

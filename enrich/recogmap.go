@@ -114,9 +114,14 @@ func (e *evidence) recogValues(fn func(field, value string) bool) bool {
 			if t := v.titleText(); t != "" && fn("html_title", t) {
 				return true
 			}
-			if b := r.Body; b != nil && !b.Truncated && strings.HasSuffix(strings.ToLower(v.path()), "favicon.ico") && b.Data != "" {
-				sum := md5.Sum(b.Bytes())
-				if fn("favicon.md5", hex.EncodeToString(sum[:])) {
+			if b := r.Body; b != nil && (strings.HasSuffix(strings.ToLower(v.path()), "favicon.ico") || strings.EqualFold(p.Name, "favicon")) {
+				// the scanner's published MD5 (Censys, nmap), else the whole icon's
+				sum := b.MD5
+				if sum == "" && !b.Truncated && b.Data != "" {
+					s := md5.Sum(b.Bytes())
+					sum = hex.EncodeToString(s[:])
+				}
+				if sum != "" && fn("favicon.md5", sum) {
 					return true
 				}
 			}

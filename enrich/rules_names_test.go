@@ -322,3 +322,33 @@ func TestRules_VersionFromAnotherRule(t *testing.T) {
 	svc.Detected = &ingest.Detected{By: "nmap", CPE: []string{"cpe:/o:paloaltonetworks:pan-os:10.2.4"}}
 	checkMatch(t, rules, svc, wantMatch{Vendor: "Palo Alto Networks", Version: "10.2.4"})
 }
+
+// TestRules_FaviconMD5: a favicon known only by the MD5 a scanner
+// published (Censys, nmap) reaches Recog's favicon database, and
+// `body.md5` reads the published hash or the whole body's.
+func TestRules_FaviconMD5(t *testing.T) {
+	rules, err := DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fav := func(md5 string) *ingest.Service {
+		return tcpService(443, ingest.Probe{Name: "favicon", Request: &ingest.Request{Method: "GET", Path: "/favicon.ico"},
+			Response: &ingest.Response{Body: &ingest.Body{MD5: md5}}})
+	}
+	// Recog favicons.xml: "Citrix NetScaler Gateway", "Cisco ASA (and other appliances)"
+	checkMatch(t, rules, fav("4eaaa139063e6706d1b5d0eee833d47b"), wantMatch{Vendor: "Citrix"})
+	checkMatch(t, rules, fav("0d835213afc36cc098b080784bc223a0"), wantMatch{Vendor: "Cisco"})
+	checkMatch(t, rules, fav("00000000000000000000000000000000"), wantMatch{})
+
+	doc := `version: 2
+rules:
+  - {id: m, vendor: Acme, product: Box, protocol_family: https, match: {body.md5: '^5d41402abc4b2a76b9719d911017c592$'}}
+`
+	rs, err := ParseRules([]byte(doc), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkMatch(t, rs, tcpService(80, httpProbe("GET", "/", 200, "hello")), wantMatch{Vendor: "Acme"})
+	checkMatch(t, rs, fav("5d41402abc4b2a76b9719d911017c592"), wantMatch{Vendor: "Acme"})
+	checkMatch(t, rs, tcpService(80, httpProbe("GET", "/", 200, "hello!")), wantMatch{})
+}

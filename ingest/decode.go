@@ -496,6 +496,8 @@ func readBody(d *canonDecoder, name string, b *Body) bool {
 		return d.int64(&b.Length, 64)
 	case "sha256":
 		return d.str(&b.SHA256)
+	case "md5":
+		return d.str(&b.MD5)
 	case "mmh3":
 		var n int64
 		if !d.int64(&n, 32) {

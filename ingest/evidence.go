@@ -107,6 +107,10 @@ type Body struct {
 	// the body's base64 with line breaks every 76 characters), as Shodan
 	// and others publish it for favicons.
 	MMH3 *int32 `json:"mmh3,omitempty"`
+	// MD5 is the hex MD5 of the full body as a scanner published it
+	// (Censys's favicon hashes, nmap's http-favicon for an icon it does
+	// not know, Recog's favicon database); not computed by ingest.
+	MD5 string `json:"md5,omitempty"`
 }
 
 // TLS is the handshake a probe saw: the server's leaf certificate and
@@ -312,6 +316,12 @@ func (b *Body) normalize(field fieldPath) error {
 		b.SHA256 = strings.ToLower(b.SHA256)
 		if !isHex(b.SHA256, 64) {
 			return fmt.Errorf("%s.sha256: want 64 hex digits", field)
+		}
+	}
+	if b.MD5 != "" {
+		b.MD5 = strings.ToLower(b.MD5)
+		if !isHex(b.MD5, 32) {
+			return fmt.Errorf("%s.md5: want 32 hex digits", field)
 		}
 	}
 	return nil

@@ -273,11 +273,12 @@ func censysProbes(s cmap) []Probe {
 	t := censysTLS(s)
 	banner := censysBanner(s)
 	var probes []Probe
-	// v2: one HTTP exchange under "http".
+	// v2: one HTTP exchange under "http", and its response's favicons.
 	if h := cobj(s["http"]); h != nil {
 		probes = append(probes, censysHTTP(cobj(h["request"]), cobj(h["response"]), banner, t))
+		probes = append(probes, censysFavicons(carr(cobj(h["response"])["favicons"]))...)
 	}
-	// Platform: one HTTP exchange per endpoint.
+	// Platform: one HTTP exchange per endpoint, and the favicons it fetched.
 	for _, e := range carr(s["endpoints"]) {
 		ep := cobj(e)
 		h := cobj(ep["http"])
@@ -290,6 +291,7 @@ func censysProbes(s cmap) []Probe {
 		}
 		p := censysHTTP(q, h, []byte(cstr(ep["banner"])), t)
 		probes = append(probes, p)
+		probes = append(probes, censysFavicons(carr(h["favicons"]))...)
 	}
 	if len(probes) > 0 {
 		return probes
@@ -301,6 +303,50 @@ func censysProbes(s cmap) []Probe {
 		return []Probe{{TLS: t}}
 	}
 	return nil
+}
+
+// censysFavicons are the favicons Censys fetched, as probes named
+// "favicon" whose body carries the hashes Censys published: v2's
+// {name, md5_hash} and the Platform's {name, hash_md5, hash_sha256,
+// hash_shodan (the favicon-style MurmurHash3), size}. A favicon given as
+// a data: URI keeps the root as its path. Hashes that are not hex of the
+// right length are dropped, not refused: the rest of the record stands.
+func censysFavicons(fs []any) []Probe {
+	var out []Probe
+	for _, f := range fs {
+		m := cobj(f)
+		if m == nil {
+			continue
+		}
+		b := &Body{}
+		if v := strings.ToLower(firstNonEmpty(cstr(m["hash_md5"]), cstr(m["md5_hash"]))); isHex(v, 32) {
+			b.MD5 = v
+		}
+		if v := strings.ToLower(cstr(m["hash_sha256"])); isHex(v, 64) {
+			b.SHA256 = v
+		}
+		if n, err := strconv.ParseInt(cstr(m["hash_shodan"]), 10, 32); err == nil {
+			h := int32(n)
+			b.MMH3 = &h
+		}
+		if n, err := strconv.ParseInt(cstr(m["size"]), 10, 64); err == nil && n > 0 {
+			b.Length = n
+		}
+		if b.MD5 == "" && b.SHA256 == "" && b.MMH3 == nil {
+			continue
+		}
+		path, host := "/favicon.ico", ""
+		if name := cstr(m["name"]); name != "" && !strings.HasPrefix(name, "data:") {
+			path = pathOf(name)
+			if u, err := url.Parse(name); err == nil && u.Host != "" {
+				if _, err := netip.ParseAddr(u.Hostname()); err != nil {
+					host = u.Hostname()
+				}
+			}
+		}
+		out = append(out, Probe{Name: "favicon", Request: &Request{Method: "GET", Path: path, Host: host}, Response: &Response{Body: b}})
+	}
+	return out
 }
 
 // censysHTTP builds an HTTP probe: the request's method and path (v2's

@@ -97,3 +97,28 @@ func TestCensys_Shapes(t *testing.T) {
 		}
 	}
 }
+
+// TestCensys_Favicons: the favicons Censys fetched become probes named
+// "favicon" carrying the hashes it published (v2's md5_hash, the
+// Platform's hash_md5, hash_sha256 and hash_shodan); a hash of the wrong
+// shape is dropped and the rest of the record stands.
+func TestCensys_Favicons(t *testing.T) {
+	t.Parallel()
+	v2 := `{"ip":"192.0.2.1","services":[{"port":443,"service_name":"HTTP","transport_protocol":"TCP","http":{"request":{"uri":"https://192.0.2.1/"},"response":{"status_code":200,"favicons":[{"name":"https://vpn.example.com/vpn/images/AccessGateway.ico","md5_hash":"4EAAA139063E6706D1B5D0EEE833D47B"},{"name":"https://192.0.2.1/favicon.ico","md5_hash":"nothex"}]}}}]}`
+	platform := `{"ip":"192.0.2.2","services":[{"port":443,"protocol":"HTTP","transport_protocol":"tcp","endpoints":[{"path":"/","http":{"status_code":200,"favicons":[{"name":"data:image/x-icon;base64,AAABAAEAEBAAAAEAIABoBAAAFgAAACgAAAAQAAAAIAAAAAEAIAAAAAAAAAQ","hash_md5":"0d835213afc36cc098b080784bc223a0","hash_sha256":"5c4e137d4bcf2a86fbab08a0a416ecfbaff97cd410254a1dd4dd9d3d36eb3762","hash_shodan":-1658992314,"size":1150}]}}]}]}`
+	r := runScan(t, "censys", v2+"\n"+platform)
+	if len(r.obs) != 2 || len(r.bad) != 0 {
+		t.Fatalf("obs %s bad %v", mustJSON(t, r.obs), r.bad)
+	}
+	ps := r.obs[0].Service.Probes
+	if len(ps) != 2 || ps[1].Name != "favicon" || ps[1].Request.Path != "/vpn/images/AccessGateway.ico" || ps[1].Request.Host != "vpn.example.com" ||
+		ps[1].Response.Body.MD5 != "4eaaa139063e6706d1b5d0eee833d47b" {
+		t.Errorf("v2 probes = %s", mustJSON(t, ps))
+	}
+	ps = r.obs[1].Service.Probes
+	if len(ps) != 2 || ps[1].Request.Path != "/favicon.ico" || ps[1].Response.Body.MD5 != "0d835213afc36cc098b080784bc223a0" ||
+		ps[1].Response.Body.MMH3 == nil || *ps[1].Response.Body.MMH3 != -1658992314 || ps[1].Response.Body.Length != 1150 ||
+		ps[1].Response.Body.SHA256 != "5c4e137d4bcf2a86fbab08a0a416ecfbaff97cd410254a1dd4dd9d3d36eb3762" {
+		t.Errorf("platform probes = %s", mustJSON(t, ps))
+	}
+}

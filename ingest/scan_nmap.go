@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -40,6 +41,11 @@ import (
 // starttime, else the run's start. Ports not open (closed, filtered,
 // open|filtered) are counted through Options.Skipped. The line of a
 // record is the line its <host> starts on.
+
+// nmapFaviconMD5 is http-favicon's output for an icon its database does
+// not name.
+var nmapFaviconMD5 = regexp.MustCompile(`(?i)\bfavicon MD5:\s*([0-9a-f]{32})\b`)
+
 func NmapXML(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	src := opt.source("nmap-xml")
 	dec := xml.NewDecoder(r)
@@ -274,6 +280,13 @@ func (p *nmapPort) service(port int) *Service {
 		case "http-favicon":
 			if o := strings.TrimSpace(sc.Output); o != "" {
 				info = append(info, "favicon: "+o)
+				// an icon nmap's database does not know is printed as its
+				// MD5 ("Unknown favicon MD5: 4EAA..."): kept as the
+				// favicon's hash, which Recog's favicon database reads
+				if m := nmapFaviconMD5.FindStringSubmatch(o); m != nil {
+					probes = append(probes, Probe{Name: "favicon", Request: &Request{Method: "GET", Path: "/favicon.ico"},
+						Response: &Response{Body: &Body{MD5: strings.ToLower(m[1])}}})
+				}
 			}
 		case "banner":
 			if o := sc.Output; o != "" {

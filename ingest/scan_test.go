@@ -478,3 +478,31 @@ func TestNmapXML_KeptScripts(t *testing.T) {
 		t.Errorf("kept a script it should not: %s", js)
 	}
 }
+
+// TestNmapXML_FaviconMD5: an icon http-favicon's database does not name is
+// printed as its MD5, which becomes the favicon probe's body hash.
+func TestNmapXML_FaviconMD5(t *testing.T) {
+	t.Parallel()
+	in := `<?xml version="1.0"?><nmaprun scanner="nmap" start="1700000000"><host starttime="1700000000"><status state="up"/><address addr="192.0.2.7" addrtype="ipv4"/><ports>` +
+		`<port protocol="tcp" portid="443"><state state="open"/><service name="https" tunnel="ssl"/><script id="http-favicon" output="Unknown favicon MD5: 4EAAA139063E6706D1B5D0EEE833D47B"/></port>` +
+		`<port protocol="tcp" portid="80"><state state="open"/><service name="http"/><script id="http-favicon" output="Socialtext"/></port>` +
+		`</ports></host></nmaprun>`
+	r := runScan(t, "nmap-xml", in)
+	if len(r.obs) != 2 {
+		t.Fatalf("obs %s bad %v", mustJSON(t, r.obs), r.bad)
+	}
+	var fav *Probe
+	for i, p := range r.obs[0].Service.Probes {
+		if p.Name == "favicon" {
+			fav = &r.obs[0].Service.Probes[i]
+		}
+	}
+	if fav == nil || fav.Response.Body.MD5 != "4eaaa139063e6706d1b5d0eee833d47b" || fav.Request.Path != "/favicon.ico" {
+		t.Errorf("443 = %s", mustJSON(t, r.obs[0]))
+	}
+	for _, p := range r.obs[1].Service.Probes {
+		if p.Name == "favicon" {
+			t.Errorf("80 has a favicon probe for a named icon: %s", mustJSON(t, r.obs[1]))
+		}
+	}
+}

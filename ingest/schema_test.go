@@ -214,7 +214,7 @@ func TestSchema_MatchesTypes(t *testing.T) {
 	}
 	// Property names: marshal a fully populated value and compare its keys.
 	mmh3 := int32(1)
-	body := &Body{Encoding: "x", Data: "x", Truncated: true, Length: 1, SHA256: "x", MMH3: &mmh3}
+	body := &Body{Encoding: "x", Data: "x", Truncated: true, Length: 1, SHA256: "x", MMH3: &mmh3, MD5: "x"}
 	dn := &DN{CN: "x", O: []string{"x"}, OU: []string{"x"}, C: "x", ST: "x", L: "x", Email: "x", DN: "x"}
 	headers := []Header{{Name: "x", Value: "x", Truncated: true}}
 	full := Observation{V: 1, Type: TypeService, IP: "x", Network: "x", Source: "x", ObservedAt: "x", ListedAt: "x", Class: "x",
