@@ -57,6 +57,7 @@ type httpxRecord struct {
 	OldFavicon  string `json:"favicon-mmh3"`
 	FaviconPath string `json:"favicon_path"`
 	FaviconURL  string `json:"favicon_url"`
+	FaviconMD5  string `json:"favicon_md5"`
 
 	Hash       map[string]any `json:"hash"`
 	Hashes     map[string]any `json:"hashes"`
@@ -296,8 +297,12 @@ func (h *httpxRecord) probes(u *url.URL, host string) []Probe {
 			} else if h.FaviconPath != "" {
 				path = pathOf(h.FaviconPath)
 			}
+			body := &Body{MMH3: &m}
+			if md := strings.ToLower(strings.TrimSpace(h.FaviconMD5)); isHex(md, 32) {
+				body.MD5 = md // httpx's favicon_md5 (v1.6 on), for Recog's favicon database
+			}
 			probes = append(probes, Probe{Name: "favicon", Request: &Request{Method: "GET", Path: path, Host: host},
-				Response: &Response{Body: &Body{MMH3: &m}}})
+				Response: &Response{Body: body}})
 		}
 	}
 	return probes

@@ -267,3 +267,22 @@ func TestMoreScanAdapters_WrongFormat(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPX_FaviconMD5: httpx's favicon_md5 is kept as the favicon
+// probe's body md5 beside its mmh3; one of the wrong shape is dropped.
+func TestHTTPX_FaviconMD5(t *testing.T) {
+	t.Parallel()
+	in := `{"timestamp":"2024-05-01T10:00:00Z","url":"https://192.0.2.9","input":"192.0.2.9","host":"192.0.2.9","port":"443","scheme":"https","status_code":200,"favicon":"-631559155","favicon_md5":"3AB22B6F3F0D4271E8D038C05CFBD5C9","favicon_path":"/global-protect/portal/images/favicon.ico"}` + "\n" +
+		`{"timestamp":"2024-05-01T10:00:00Z","url":"https://192.0.2.10","input":"192.0.2.10","host":"192.0.2.10","port":"443","scheme":"https","status_code":200,"favicon":"1","favicon_md5":"zz"}`
+	r := runScan(t, "httpx", in)
+	if len(r.obs) != 2 {
+		t.Fatalf("obs %s bad %v", mustJSON(t, r.obs), r.bad)
+	}
+	f := r.obs[0].Service.Probes[len(r.obs[0].Service.Probes)-1]
+	if f.Name != "favicon" || f.Response.Body.MD5 != "3ab22b6f3f0d4271e8d038c05cfbd5c9" || *f.Response.Body.MMH3 != -631559155 || f.Request.Path != "/global-protect/portal/images/favicon.ico" {
+		t.Errorf("favicon = %s", mustJSON(t, f))
+	}
+	if f := r.obs[1].Service.Probes[len(r.obs[1].Service.Probes)-1]; f.Response.Body.MD5 != "" {
+		t.Errorf("bad md5 kept: %s", mustJSON(t, f))
+	}
+}
