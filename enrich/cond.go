@@ -61,6 +61,7 @@ const (
 	fTitle
 	fBody
 	fBodyHead
+	fBodyTruncated
 	fBodySHA256
 	fBodyMD5
 	fBodyMMH3
@@ -103,7 +104,7 @@ func (f field) serviceLevel() bool { return f.kind >= fPort }
 // rather than only where it was asked.
 func (f field) readsEvidence() bool {
 	switch f.kind {
-	case fMethod, fPath, fPathPrefix, fStatus, fPort, fTransport:
+	case fMethod, fPath, fPathPrefix, fStatus, fPort, fTransport, fBodyTruncated:
 		return false
 	}
 	return true
@@ -111,7 +112,7 @@ func (f field) readsEvidence() bool {
 
 var simpleFields = map[string]fieldKind{
 	"method": fMethod, "path": fPath, "headers": fHeaders, "path_prefix": fPathPrefix, "status": fStatus, "reason": fReason,
-	"cookie": fCookie, "title": fTitle, "body": fBody, "body.head": fBodyHead, "body.sha256": fBodySHA256, "body.md5": fBodyMD5, "body.mmh3": fBodyMMH3,
+	"cookie": fCookie, "title": fTitle, "body": fBody, "body.head": fBodyHead, "body.truncated": fBodyTruncated, "body.sha256": fBodySHA256, "body.md5": fBodyMD5, "body.mmh3": fBodyMMH3,
 	"tls.san": fTLSSAN, "tls.serial": fTLSSerial, "tls.sha256": fTLSSHA256, "tls.jarm": fTLSJARM,
 	"tls.ja3s": fTLSJA3S, "tls.ja4s": fTLSJA4S, "tls.version": fTLSVersion, "tls.not_before": fTLSNotBefore,
 	"tls.not_after": fTLSNotAfter, "banner": fBanner, "banner.sent": fBannerSent, "probe": fProbeName,
@@ -286,6 +287,8 @@ func (f field) eachResponse(v *probeView, r *ingest.Response, fn func(string) bo
 		return t != "" && fn(t)
 	case fBody:
 		return r.Body != nil && fn(v.bodyText())
+	case fBodyTruncated:
+		return r.Body != nil && fn(strconv.FormatBool(r.Body.Truncated))
 	case fBodyHead:
 		if r.Body == nil {
 			return false

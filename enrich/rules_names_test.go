@@ -352,3 +352,18 @@ rules:
 	checkMatch(t, rs, fav("5d41402abc4b2a76b9719d911017c592"), wantMatch{Vendor: "Acme"})
 	checkMatch(t, rs, tcpService(80, httpProbe("GET", "/", 200, "hello!")), wantMatch{})
 }
+
+// TestRules_StubPageNotACutExcerpt: honeypot-tells' stub-page (a login
+// form of a few hundred bytes that loads nothing) does not refuse a page
+// the record cut, as a write-up quoting the product's login form is.
+func TestRules_StubPageNotACutExcerpt(t *testing.T) {
+	rules, err := DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	form := `<html><body><f-icon class="ftnt-fortinet-grid icon-xl"></f-icon><form action="/logincheck" method="post"><input type="password" name="secretkey"></form></body></html>`
+	cut := httpProbe("GET", "/login", 200, form)
+	cut.Response.Body.Truncated = true
+	checkMatch(t, rules, tcpService(443, cut), wantMatch{Vendor: "Fortinet"})
+	checkMatch(t, rules, tcpService(443, httpProbe("GET", "/login", 200, form)), wantMatch{})
+}
