@@ -51,6 +51,9 @@ type Rules struct {
 	// nmemo is the number of named conditions the rules share (memoCond):
 	// the size of an evidence's memo.
 	nmemo int
+	// lenders[i] are the rules after rule i of its vendor that have
+	// version entries (otherVersion), worked out once at load.
+	lenders [][]int
 }
 
 type rulesFile struct {
@@ -275,6 +278,7 @@ func parseDocs(docs []namedDoc) (*Rules, error) {
 		}
 	}
 	rs.nmemo = len(memo)
+	rs.lenders = versionLenders(rs.rules)
 	byID := map[string]*rule{}
 	for _, r := range rs.rules {
 		byID[r.ID] = r
@@ -489,19 +493,31 @@ func (r *rule) setVersionFrom(e *evidence, fp *Fingerprint) bool {
 // the page that named the product. A rule of another vendor never lends
 // its version.
 func (rs *Rules) otherVersion(e *evidence, found []bool, named int, fp *Fingerprint) {
-	vendor := rs.rules[named].Vendor
-	for i := named + 1; i < len(rs.rules); i++ {
-		r := rs.rules[i]
-		if len(r.versions) == 0 || !strings.EqualFold(r.Vendor, vendor) {
-			continue
-		}
+	if named >= len(rs.lenders) {
+		return
+	}
+	for _, i := range rs.lenders[named] {
 		if found != nil && !rs.index.possible(i, found) {
 			continue
 		}
-		if r.match.holds(e) && !r.guarded(e) && r.setVersionFrom(e, fp) {
+		if r := rs.rules[i]; r.match.holds(e) && !r.guarded(e) && r.setVersionFrom(e, fp) {
 			return
 		}
 	}
+}
+
+// versionLenders lists, for each rule, the later rules of its vendor
+// that have version entries.
+func versionLenders(rules []*rule) [][]int {
+	out := make([][]int, len(rules))
+	for i, r := range rules {
+		for j := i + 1; j < len(rules); j++ {
+			if o := rules[j]; len(o.versions) > 0 && strings.EqualFold(o.Vendor, r.Vendor) {
+				out[i] = append(out[i], j)
+			}
+		}
+	}
+	return out
 }
 
 func (fp *Fingerprint) setVersion(val, precision string) {
