@@ -421,7 +421,7 @@ func (rs *Rules) Match(svc *ingest.Service, flow *ingest.Flow) (Fingerprint, boo
 		}
 		fp := r.fingerprint()
 		r.setVersionFrom(e, &fp)
-		if fp.VersionPrecision == "" {
+		if fp.VersionPrecision == "" && svc != nil && svc.Detected != nil {
 			rs.otherVersion(e, found, i, &fp)
 		}
 		if fp.VersionPrecision == "" {
@@ -488,10 +488,10 @@ func (r *rule) setVersionFrom(e *evidence, fp *Fingerprint) bool {
 
 // otherVersion gives fp, named by rule named with no version, the version
 // of a later rule of the same vendor that holds on the same evidence and
-// finds one: the scanner's own identification (70-detected.yaml reads a
-// detected.version or a CPE's release), an SNMP answer or an asset beside
-// the page that named the product. A rule of another vendor never lends
-// its version.
+// reads one from the scanner's own identification (70-detected.yaml reads
+// a detected.version or a CPE's release beside the page that named the
+// product). A rule of another vendor never lends its version; a service
+// without the scanner's identification asks no one.
 func (rs *Rules) otherVersion(e *evidence, found []bool, named int, fp *Fingerprint) {
 	if named >= len(rs.lenders) {
 		return
@@ -507,17 +507,30 @@ func (rs *Rules) otherVersion(e *evidence, found []bool, named int, fp *Fingerpr
 }
 
 // versionLenders lists, for each rule, the later rules of its vendor
-// that have version entries.
+// that read a version from the scanner's own identification (a version
+// entry from a detected.* field): the lenders otherVersion asks.
 func versionLenders(rules []*rule) [][]int {
 	out := make([][]int, len(rules))
 	for i, r := range rules {
 		for j := i + 1; j < len(rules); j++ {
-			if o := rules[j]; len(o.versions) > 0 && strings.EqualFold(o.Vendor, r.Vendor) {
+			if o := rules[j]; strings.EqualFold(o.Vendor, r.Vendor) && o.readsDetectedVersion() {
 				out[i] = append(out[i], j)
 			}
 		}
 	}
 	return out
+}
+
+// readsDetectedVersion reports whether one of r's version entries reads
+// the scanner's own identification.
+func (r *rule) readsDetectedVersion() bool {
+	for _, v := range r.versions {
+		switch v.from.kind {
+		case fDetectedService, fDetectedProduct, fDetectedVersion, fDetectedInfo, fDetectedCPE:
+			return true
+		}
+	}
+	return false
 }
 
 func (fp *Fingerprint) setVersion(val, precision string) {
