@@ -31,6 +31,14 @@ type pattern struct {
 	// literal ("status") no longer sends every body that has it to the
 	// regular-expression engine when a rarer part is missing.
 	also [][]string
+	// lead is the literal (ASCII lower case, 3 bytes or more) every match
+	// begins with, and anchored the expression anchored at the start of its
+	// input: a case-insensitive expression gets no literal-prefix search
+	// from the regexp package, so it would run over a whole body; with a
+	// lead, only the places the lead occurs are tried (leadSearch).
+	lead         string
+	anchored     *regexp.Regexp
+	leadFoldsOut bool // lead has a letter that folds beyond ASCII (k, s)
 }
 
 // compilePattern compiles s as a case-insensitive expression; an error is
@@ -42,6 +50,11 @@ func compilePattern(field, s string, errs *[]error) *pattern {
 	}
 	p := &pattern{re: re}
 	if parsed, err := syntax.Parse(re.String(), syntax.Perl); err == nil {
+		if lead := leadingLiteral(parsed); len(lead) >= 3 && isASCII(lead) {
+			if a, err := regexp.Compile(`\A(?:` + re.String() + `)`); err == nil {
+				p.lead, p.anchored, p.leadFoldsOut = strings.ToLower(lead), a, foldsBeyondASCII(lead)
+			}
+		}
 		p.lits = requiredLiterals(parsed)
 		for _, l := range p.lits {
 			p.asciiOnly = p.asciiOnly || foldsBeyondASCII(l)
@@ -66,6 +79,45 @@ func compilePattern(field, s string, errs *[]error) *pattern {
 		}
 	}
 	return p
+}
+
+// leadingLiteral is the literal every match of re begins with, "" when
+// there is none (an expression that begins with a class, an assertion or
+// an alternation).
+func leadingLiteral(re *syntax.Regexp) string {
+	switch re.Op {
+	case syntax.OpLiteral:
+		return string(re.Rune)
+	case syntax.OpCapture:
+		return leadingLiteral(re.Sub[0])
+	case syntax.OpConcat:
+		if len(re.Sub) > 0 {
+			return leadingLiteral(re.Sub[0])
+		}
+	}
+	return ""
+}
+
+// leadSearch calls try with s from each place its lead occurs (in any
+// ASCII case), in order, until try says true.
+func (p *pattern) leadSearch(s string, try func(string) bool) bool {
+	for i := 0; i <= len(s)-len(p.lead); {
+		k := indexFold(s[i:], p.lead)
+		if k < 0 {
+			return false
+		}
+		if try(s[i+k:]) {
+			return true
+		}
+		i += k + 1
+	}
+	return false
+}
+
+// useLead reports whether s may be searched at its lead's places only:
+// the lead's letters fold to ASCII alone in s.
+func (p *pattern) useLead(s string) bool {
+	return p.anchored != nil && (!p.leadFoldsOut || !hasFoldRune(s))
 }
 
 // foldsBeyondASCII reports whether a letter of lit matches, case
@@ -209,12 +261,28 @@ func (p *pattern) FindStringSubmatch(s string) []string {
 	if !p.possible(s) {
 		return nil
 	}
+	if p.useLead(s) {
+		// the leftmost match begins at the first place the anchored
+		// expression matches from
+		var m []string
+		p.leadSearch(s, func(t string) bool {
+			m = p.anchored.FindStringSubmatch(t)
+			return m != nil
+		})
+		return m
+	}
 	return p.re.FindStringSubmatch(s)
 }
 
 // MatchString reports whether s matches.
 func (p *pattern) MatchString(s string) bool {
-	return p.possible(s) && p.re.MatchString(s)
+	if !p.possible(s) {
+		return false
+	}
+	if p.useLead(s) {
+		return p.leadSearch(s, p.anchored.MatchString)
+	}
+	return p.re.MatchString(s)
 }
 
 // isASCII reports whether every byte of s is below 0x80, eight bytes at

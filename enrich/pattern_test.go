@@ -229,3 +229,38 @@ func TestPattern_AlsoGroups(t *testing.T) {
 		}
 	}
 }
+
+// TestPattern_LeadSearch: an expression that begins with a literal is
+// searched from the places that literal occurs only, and finds what the
+// whole expression finds: the same answer and the same leftmost
+// submatches, over the rules' expressions and inputs built to trip it
+// (the lead several times, in other cases, a Kelvin sign folding to k).
+func TestPattern_LeadSearch(t *testing.T) {
+	inputs := append(patternInputs(t),
+		"status: no; STATUS\":{\"success\":true, \"info\":[{\"level\":\"error\",\"code\":\"E_UNAUTHORIZED\"}]}",
+		"<TITLE>x</title><title>FortiGate</title>", "xx fortiGATE-60F yy fortigate", "\u212aey: kelvin", "topLocation top.location=\"/remote/login\"")
+	withLead := 0
+	for _, src := range append(patternSources(t), `key\w+`, `status\s*=\s*(\d+)`, `title>([^<]+)<`) {
+		var errs []error
+		p := compilePattern("test", src, &errs)
+		if len(errs) > 0 {
+			t.Fatal(errs)
+		}
+		if p.anchored == nil {
+			continue
+		}
+		withLead++
+		for _, s := range inputs {
+			if got, want := p.MatchString(s), p.re.MatchString(s); got != want {
+				t.Fatalf("pattern %q (lead %q) on %q: %v, the expression says %v", src, p.lead, s, got, want)
+			}
+			if got, want := p.FindStringSubmatch(s), p.re.FindStringSubmatch(s); !slices.Equal(got, want) {
+				t.Fatalf("pattern %q (lead %q) on %q: submatches %q, the expression's %q", src, p.lead, s, got, want)
+			}
+		}
+	}
+	if withLead < 100 {
+		t.Errorf("only %d expressions begin with a literal", withLead)
+	}
+	t.Logf("%d expressions searched from their lead", withLead)
+}
