@@ -80,6 +80,7 @@ func TestNormalize_ProbeErrors(t *testing.T) {
 		{"bad encoding", `{"response":{"body":{"encoding":"rot13","data":"x"}}}`, "response.body.encoding"},
 		{"bad status", `{"response":{"status":1000}}`, "response.status"},
 		{"bad sha256", `{"response":{"body":{"data":"x","sha256":"abc"}}}`, "response.body.sha256"},
+		{"bad md5", `{"response":{"body":{"data":"x","md5":"abc"}}}`, "service.probes[0].response.body.md5: want 32 hex digits"},
 		{"bad cert sha256", `{"tls":{"sha256":"xyz"}}`, "tls.sha256"},
 		{"bad method", `{"request":{"method":"GET /x"}}`, "request.method"},
 	}
