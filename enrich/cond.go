@@ -301,21 +301,27 @@ func (f field) eachResponse(v *probeView, r *ingest.Response, fn func(string) bo
 	case fBodySHA256:
 		return r.Body != nil && r.Body.SHA256 != "" && fn(r.Body.SHA256)
 	case fBodyMD5:
-		if r.Body == nil {
-			return false
-		}
-		if r.Body.MD5 != "" {
-			return fn(r.Body.MD5)
-		}
-		if r.Body.Data == "" || r.Body.Truncated {
-			return false
-		}
-		sum := md5.Sum(r.Body.Bytes())
-		return fn(hex.EncodeToString(sum[:]))
+		sum := bodyMD5(r.Body)
+		return sum != "" && fn(sum)
 	case fBodyMMH3:
 		return r.Body != nil && r.Body.MMH3 != nil && fn(strconv.Itoa(int(*r.Body.MMH3)))
 	}
 	return false
+}
+
+// bodyMD5 is a body's MD5 (hex): the one the scanner published, else the
+// whole body's; "" for a cut body without one, or no body.
+func bodyMD5(b *ingest.Body) string {
+	switch {
+	case b == nil:
+		return ""
+	case b.MD5 != "":
+		return b.MD5
+	case b.Data == "" || b.Truncated:
+		return ""
+	}
+	sum := md5.Sum(b.Bytes())
+	return hex.EncodeToString(sum[:])
 }
 
 // bodyHeadLen is how much of a body `body.head` reads: a redirect page,

@@ -1,8 +1,6 @@
 package enrich
 
 import (
-	"crypto/md5"
-	"encoding/hex"
 	"fmt"
 	"slices"
 	"strings"
@@ -116,12 +114,7 @@ func (e *evidence) recogValues(fn func(field, value string) bool) bool {
 			}
 			if b := r.Body; b != nil && (strings.HasSuffix(strings.ToLower(v.path()), "favicon.ico") || strings.EqualFold(p.Name, "favicon")) {
 				// the scanner's published MD5 (Censys, nmap), else the whole icon's
-				sum := b.MD5
-				if sum == "" && !b.Truncated && b.Data != "" {
-					s := md5.Sum(b.Bytes())
-					sum = hex.EncodeToString(s[:])
-				}
-				if sum != "" && fn("favicon.md5", sum) {
+				if sum := bodyMD5(b); sum != "" && fn("favicon.md5", sum) {
 					return true
 				}
 			}
@@ -234,7 +227,8 @@ func sysDescr(text string) (string, bool) {
 	for _, line := range strings.Split(text, "\n") {
 		line = strings.TrimSpace(strings.TrimLeft(line, " \t|_"))
 		low := strings.ToLower(line)
-		for _, key := range []string{"sysdescr.0", "sysdescr", "1.3.6.1.2.1.1.1.0", "iso.3.6.1.2.1.1.1.0", "snmp-sysdescr"} {
+		// "sysdescr" also finds nmap's "snmp-sysdescr:" and masscan's "sysDescr:"
+		for _, key := range []string{"sysdescr.0", "sysdescr", "1.3.6.1.2.1.1.1.0", "iso.3.6.1.2.1.1.1.0"} {
 			i := strings.Index(low, key)
 			if i < 0 {
 				continue

@@ -472,8 +472,6 @@ func (r *rule) fingerprint() Fingerprint {
 	return Fingerprint{RuleID: r.ID, Vendor: r.Vendor, Product: r.Product, CPE: r.CPE, ProtocolFamily: r.ProtocolFamily, Class: r.Class}
 }
 
-// setVersion records a version; an exact one loses a leading "v" before
-// a digit ("v6.49.7", as RouterOS and others write it, is 6.49.7).
 // setVersionFrom sets fp's version from the first of r's version entries
 // that yields one; it reports whether one did.
 func (r *rule) setVersionFrom(e *evidence, fp *Fingerprint) bool {
@@ -493,9 +491,6 @@ func (r *rule) setVersionFrom(e *evidence, fp *Fingerprint) bool {
 // product). A rule of another vendor never lends its version; a service
 // without the scanner's identification asks no one.
 func (rs *Rules) otherVersion(e *evidence, found []bool, named int, fp *Fingerprint) {
-	if named >= len(rs.lenders) {
-		return
-	}
 	for _, i := range rs.lenders[named] {
 		if found != nil && !rs.index.possible(i, found) {
 			continue
@@ -533,6 +528,8 @@ func (r *rule) readsDetectedVersion() bool {
 	return false
 }
 
+// setVersion records a version; an exact one loses a leading "v" before
+// a digit ("v6.49.7", as RouterOS and others write it, is 6.49.7).
 func (fp *Fingerprint) setVersion(val, precision string) {
 	if precision == PrecisionExact {
 		val = dropV(val)

@@ -554,7 +554,7 @@ func (s *Service) upgradeV1() {
 		if h.FaviconHash != "" {
 			if v, err := strconv.ParseInt(strings.TrimSpace(h.FaviconHash), 10, 64); err == nil && v >= -1<<31 && v < 1<<32 {
 				m := int32(v)
-				probes = append(probes, Probe{Name: "favicon", Request: &Request{Method: "GET", Path: "/favicon.ico"}, Response: &Response{Body: &Body{MMH3: &m}}})
+				probes = append(probes, faviconProbe("/favicon.ico", "", &Body{MMH3: &m}))
 			}
 		}
 	} else if tls != nil {
@@ -667,4 +667,11 @@ func headersOfMap(m map[string]string) Headers {
 		out = append(out, Header{Name: k, Value: m[k]})
 	}
 	return out
+}
+
+// faviconProbe is a favicon a scanner fetched, as the probe the adapters
+// write: a GET of path on host (none when empty) answered with body, whose
+// hashes are what the scanner published (mmh3, md5, sha256).
+func faviconProbe(path, host string, body *Body) Probe {
+	return Probe{Name: "favicon", Request: &Request{Method: "GET", Path: path, Host: host}, Response: &Response{Body: body}}
 }

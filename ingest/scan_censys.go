@@ -344,7 +344,7 @@ func censysFavicons(fs []any) []Probe {
 				}
 			}
 		}
-		out = append(out, Probe{Name: "favicon", Request: &Request{Method: "GET", Path: path, Host: host}, Response: &Response{Body: b}})
+		out = append(out, faviconProbe(path, host, b))
 	}
 	return out
 }

@@ -301,8 +301,7 @@ func (h *httpxRecord) probes(u *url.URL, host string) []Probe {
 			if md := strings.ToLower(strings.TrimSpace(h.FaviconMD5)); isHex(md, 32) {
 				body.MD5 = md // httpx's favicon_md5 (v1.6 on), for Recog's favicon database
 			}
-			probes = append(probes, Probe{Name: "favicon", Request: &Request{Method: "GET", Path: path, Host: host},
-				Response: &Response{Body: body}})
+			probes = append(probes, faviconProbe(path, host, body))
 		}
 	}
 	return probes

@@ -284,8 +284,7 @@ func (p *nmapPort) service(port int) *Service {
 				// MD5 ("Unknown favicon MD5: 4EAA..."): kept as the
 				// favicon's hash, which Recog's favicon database reads
 				if m := nmapFaviconMD5.FindStringSubmatch(o); m != nil {
-					probes = append(probes, Probe{Name: "favicon", Request: &Request{Method: "GET", Path: "/favicon.ico"},
-						Response: &Response{Body: &Body{MD5: strings.ToLower(m[1])}}})
+					probes = append(probes, faviconProbe("/favicon.ico", "", &Body{MD5: strings.ToLower(m[1])}))
 				}
 			}
 		case "banner":

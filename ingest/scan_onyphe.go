@@ -186,7 +186,7 @@ func (x *onypheRecord) probes() []Probe {
 			if f.Favicon.URL != "" {
 				path = pathOf(f.Favicon.URL)
 			}
-			probes = append(probes, Probe{Name: "favicon", Request: &Request{Method: "GET", Path: path}, Response: &Response{Body: &Body{MMH3: &m}}})
+			probes = append(probes, faviconProbe(path, "", &Body{MMH3: &m}))
 		}
 	}
 	return probes

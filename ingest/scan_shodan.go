@@ -315,7 +315,7 @@ func (sb *shodanBanner) probes() []Probe {
 		if path == "/" {
 			path = "/favicon.ico"
 		}
-		probes = append(probes, Probe{Name: "favicon", Request: &Request{Method: "GET", Path: path, Host: h.Host}, Response: &Response{Body: body}})
+		probes = append(probes, faviconProbe(path, h.Host, body))
 	}
 	return probes
 }
