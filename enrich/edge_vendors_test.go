@@ -23,9 +23,7 @@ func TestRules_EdgeVendorTells(t *testing.T) {
 		}
 		return &ingest.Service{Port: port, Transport: "tcp", Probes: []ingest.Probe{{Request: &ingest.Request{Method: "GET", Path: path}, Response: resp}}}
 	}
-	banner := func(port int, transport, text string) *ingest.Service {
-		return &ingest.Service{Port: port, Transport: transport, Probes: []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.TextBody(text)}}}}
-	}
+	banner := bannerService
 	tests := []struct {
 		name            string
 		svc             *ingest.Service

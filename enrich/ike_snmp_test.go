@@ -15,7 +15,7 @@ func TestRules_IKEAndSNMP(t *testing.T) {
 		t.Fatal(err)
 	}
 	svc := func(port int, text string) *ingest.Service {
-		return &ingest.Service{Port: port, Transport: "udp", Probes: []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.TextBody(text)}}}}
+		return bannerService(port, "udp", text)
 	}
 	tests := []struct {
 		name         string

@@ -573,7 +573,7 @@ func TestRules_RecogSSHBanner(t *testing.T) {
 		t.Fatal(err)
 	}
 	ssh := func(line string) *ingest.Service {
-		return &ingest.Service{Port: 22, Transport: "tcp", Probes: []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.TextBody(line)}}}}
+		return bannerService(22, "tcp", line)
 	}
 	tests := []struct {
 		name, banner, vendor string
@@ -602,9 +602,7 @@ func TestRules_RecogProtocolBanners(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := func(port int, transport, text string) *ingest.Service {
-		return &ingest.Service{Port: port, Transport: transport, Probes: []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.TextBody(text)}}}}
-	}
+	svc := bannerService
 	iac := "\xff\xfd\x18\xff\xfd\x20\xff\xfb\x01"
 	tests := []struct {
 		name string

@@ -105,3 +105,9 @@ func rulesAndCorpus(t testing.TB) (*Rules, []Capture) {
 	}
 	return rules, caps
 }
+
+// bannerService is a service on port and transport whose one probe is the
+// raw text a scanner recorded.
+func bannerService(port int, transport, text string) *ingest.Service {
+	return &ingest.Service{Port: port, Transport: transport, Probes: []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.TextBody(text)}}}}
+}

@@ -24,10 +24,10 @@ func TestRules_ArrayBarracudaJuniperTells(t *testing.T) {
 			Request: &ingest.Request{Method: method, Path: path}, Response: resp}}}
 	}
 	snmp := func(text string) *ingest.Service {
-		return &ingest.Service{Port: 161, Transport: "udp", Probes: []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.TextBody(text)}}}}
+		return bannerService(161, "udp", text)
 	}
 	ssh := func(text string) *ingest.Service {
-		return &ingest.Service{Port: 22, Transport: "tcp", Probes: []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.TextBody(text)}}}}
+		return bannerService(22, "tcp", text)
 	}
 	cert := func(dn string) *ingest.Service {
 		return &ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{{TLS: &ingest.TLS{Subject: &ingest.DN{DN: dn}}}}}

@@ -21,7 +21,7 @@ func TestRules_NetScalerBigIPIvantiTells(t *testing.T) {
 		return &ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{p}}
 	}
 	snmp := func(text string) *ingest.Service {
-		return &ingest.Service{Port: 161, Transport: "udp", Probes: []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.TextBody(text)}}}}
+		return bannerService(161, "udp", text)
 	}
 	tests := []struct {
 		name          string

@@ -31,7 +31,7 @@ func TestRules_GroupW1ReminedViews(t *testing.T) {
 		t.Fatal(err)
 	}
 	cli := func(port int, text string) *ingest.Service {
-		return &ingest.Service{Port: port, Transport: "tcp", Probes: []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.TextBody(text)}}}}
+		return bannerService(port, "tcp", text)
 	}
 	web := func(p ingest.Probe) *ingest.Service {
 		return &ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{p}}

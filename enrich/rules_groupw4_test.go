@@ -18,7 +18,7 @@ func TestRules_GroupW4Tells(t *testing.T) {
 		t.Fatal(err)
 	}
 	ntp := func(text string) *ingest.Service {
-		return &ingest.Service{Port: 123, Transport: "udp", Probes: []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.TextBody(text)}}}}
+		return bannerService(123, "udp", text)
 	}
 	tests := []struct {
 		name string
@@ -34,8 +34,8 @@ func TestRules_GroupW4Tells(t *testing.T) {
 		{"zyxel dns-filter block page", &ingest.Service{Port: 80, Transport: "tcp", Probes: []ingest.Probe{httpProbe("GET", "/", 200, "<html><head><title>Zyxel Security Cloud-DNS Filter Service Portal</title></head></html>")}}, wantMatch{Vendor: "Zyxel"}},
 		{"securePlatform deployment manager title", &ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{httpProbe("GET", "/deploymentmanager/index.jsp", 200, "<title>SecurePlatform NG with Application Intelligence (R55) </title>")}}, wantMatch{Vendor: "Check Point", Version: "R55"}},
 		{"a page about SecurePlatform", &ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{httpProbe("GET", "/", 200, "<title>Migrating from SecurePlatform to Gaia</title>")}}, wantMatch{}},
-		{"cloudgen firewall sip server", &ingest.Service{Port: 5060, Transport: "udp", Probes: []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.TextBody("SIP/2.0 200 OK\r\nServer: Barracuda CloudGen Firewall\r\n")}}}}, wantMatch{Vendor: "Barracuda"}},
-		{"another sip server", &ingest.Service{Port: 5060, Transport: "udp", Probes: []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.TextBody("SIP/2.0 200 OK\r\nServer: Asterisk PBX 18.9.0\r\n")}}}}, wantMatch{}},
+		{"cloudgen firewall sip server", bannerService(5060, "udp", "SIP/2.0 200 OK\r\nServer: Barracuda CloudGen Firewall\r\n"), wantMatch{Vendor: "Barracuda"}},
+		{"another sip server", bannerService(5060, "udp", "SIP/2.0 200 OK\r\nServer: Asterisk PBX 18.9.0\r\n"), wantMatch{}},
 		{"another vendor's dns-filter portal", &ingest.Service{Port: 80, Transport: "tcp", Probes: []ingest.Probe{httpProbe("GET", "/", 200, "<html><head><title>Security Cloud DNS Filter Service Portal</title></head></html>")}}, wantMatch{}},
 	}
 	for _, tt := range tests {

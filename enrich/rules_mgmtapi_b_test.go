@@ -29,10 +29,10 @@ func TestRules_ManagementAPITells(t *testing.T) {
 		return &ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{p}}
 	}
 	banner := func(text string) *ingest.Service {
-		return &ingest.Service{Port: 943, Transport: "tcp", Probes: []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.TextBody(text)}}}}
+		return bannerService(943, "tcp", text)
 	}
 	ssh := func(text string) *ingest.Service {
-		return &ingest.Service{Port: 22, Transport: "tcp", Probes: []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.TextBody(text)}}}}
+		return bannerService(22, "tcp", text)
 	}
 	nitro404 := []hdr{
 		{Name: "Date", Value: "Thu, 17 Nov 2022 11:58:46 GMT"},
@@ -106,8 +106,8 @@ func TestRules_ManagementAPITells(t *testing.T) {
 		{"restlet status json", web(probe("POST", "/api/fdm/v2/fdm/token", 404, "Not Found", `{"code": 404, "description": "The server has not found anything matching the request URI", "homeRef": "/", "reasonPhrase": "Not Found"}`)), "", "", "", false},
 		{"plain twisted access log", banner(`2016-04-05 23:20:58+0900 [-] "127.0.0.1" - - [05/Apr/2016:14:20:57 +0000] "GET / HTTP/1.1" 200 1326 "-" "curl/7.48.0"` + "\n"), "", "", "", false},
 		{"ios xr show version", ssh("Cisco IOS XR Software, Version 7.11.21\nCopyright (c) 2013-2024 by Cisco Systems, Inc.\n"), "", "", "", false},
-		{"the asa cli line over udp names nothing", &ingest.Service{Port: 161, Transport: "udp", Probes: []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.TextBody("Cisco Adaptive Security Appliance Software Version 9.8(4)20")}}}}, "", "", "", false},
-		{"bind version.bind none", &ingest.Service{Port: 53, Transport: "udp", Probes: []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.TextBody("version.bind none")}}}}, "", "", "", false},
+		{"the asa cli line over udp names nothing", bannerService(161, "udp", "Cisco Adaptive Security Appliance Software Version 9.8(4)20"), "", "", "", false},
+		{"bind version.bind none", bannerService(53, "udp", "version.bind none"), "", "", "", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

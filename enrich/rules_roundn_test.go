@@ -48,7 +48,7 @@ func TestRules_RoundN(t *testing.T) {
 		svc                *ingest.Service
 	}{"topology form on another port", "", "", &other})
 	snmp := func(text string) *ingest.Service {
-		return &ingest.Service{Port: 161, Transport: "udp", Probes: []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.TextBody(text)}}}}
+		return bannerService(161, "udp", text)
 	}
 	pan102 := &ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{httpProbe("GET", "/php/login.php", 200,
 		"<TITLE>Login</TITLE>\nwindow.Pan = window.Pan || {};\n<script src='js/lib/panos-panos-runtime.js?__version=1702717248'></script>\n<img src=\"/login/images/panw_new_logo_302_53.png\">")}}

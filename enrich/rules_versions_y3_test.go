@@ -20,9 +20,7 @@ func TestRules_VersionFormsY3(t *testing.T) {
 		t.Fatal(err)
 	}
 	web := func(ps ...ingest.Probe) *ingest.Service { return tcpService(443, ps...) }
-	text := func(port int, transport, s string) *ingest.Service {
-		return &ingest.Service{Port: port, Transport: transport, Probes: []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.TextBody(s)}}}}
-	}
+	text := bannerService
 	det := func(product, version string, cpe ...string) *ingest.Service {
 		return &ingest.Service{Port: 443, Transport: "tcp", Detected: &ingest.Detected{By: "censys", Service: "https", Product: product, Version: version, CPE: cpe}}
 	}

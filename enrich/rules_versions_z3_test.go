@@ -22,9 +22,7 @@ func TestRules_VersionFormsZ3(t *testing.T) {
 		t.Fatal(err)
 	}
 	web := func(ps ...ingest.Probe) *ingest.Service { return tcpService(443, ps...) }
-	text := func(port int, transport, s string) *ingest.Service {
-		return &ingest.Service{Port: port, Transport: transport, Probes: []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.TextBody(s)}}}}
-	}
+	text := bannerService
 	named := func(port int, name, s string) *ingest.Service {
 		return &ingest.Service{Port: port, Transport: "tcp", Probes: []ingest.Probe{{Name: name, Banner: &ingest.Banner{Received: ingest.TextBody(s)}}}}
 	}
