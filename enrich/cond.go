@@ -359,6 +359,20 @@ func (m *matcher) test(s string) bool {
 type fieldTest struct {
 	f field
 	m matcher
+	// anyStatus: a status test (of registered statuses) holds on a
+	// response whose status was not recorded (hand-made or converted
+	// evidence that quotes an answer's headers and body without its
+	// status line); a status that names the server (GlobalProtect's 512)
+	// is evidence, and an unknown status never gives it.
+	anyStatus bool
+}
+
+// holds says the test holds on probe v.
+func (t *fieldTest) holds(e *evidence, v *probeView) bool {
+	if t.anyStatus && v.p.Response != nil && v.p.Response.Status == 0 {
+		return true
+	}
+	return t.f.each(e, v, t.m.test)
 }
 
 // leaf holds when its service-level tests hold and, if it has probe
@@ -385,8 +399,7 @@ probes:
 			continue
 		}
 		for j := range l.probe {
-			t := &l.probe[j]
-			if !t.f.each(e, v, t.m.test) {
+			if !l.probe[j].holds(e, v) {
 				continue probes
 			}
 		}
@@ -585,9 +598,9 @@ func (cp *condParser) leaf(n *yaml.Node, path string) condition {
 		case f.kind == fPath:
 			l.paths = append(l.paths, m.eq...)
 		case f.serviceLevel():
-			l.service = append(l.service, fieldTest{f, m})
+			l.service = append(l.service, fieldTest{f: f, m: m})
 		default:
-			l.probe = append(l.probe, fieldTest{f, m})
+			l.probe = append(l.probe, fieldTest{f: f, m: m, anyStatus: f.kind == fStatus && !unregisteredStatuses(m)})
 		}
 	}
 	if !ok {

@@ -95,6 +95,8 @@ func TestDecodeCanonical_Limits(t *testing.T) {
 			`"tls":{"version":"TLSv1.2","cipher":"c","subject":{"cn":"a","o":["b"],"ou":["c","d"],"c":"US","st":"s","l":"l","email":"e","dn":"CN=a"},"issuer":{"cn":"x"},"sans":["a.b"],"serial":"1","sha256":"` + strings.Repeat("b", 64) + `","not_before":"2020-01-01T00:00:00Z","not_after":"2030-01-01T00:00:00Z","self_signed":true,"jarm":"j","ja3s":"k","ja4s":"l"},` +
 			`"banner":{"sent":{"data":"s"},"received":{"data":"r"}}}],"detected":{"by":"nmap","service":"http","product":"p","version":"1","info":"i","cpe":["cpe:/a:x"]}}}`, true},
 		{"v2 flow", `{"v":2,"type":"flow","ip":"192.0.2.1","source":"s","observed_at":"2026-11-20T10:00:00Z","flow":{"port":500,"transport":"udp","protocol":"ipsec","ip_protocol":50,"basis":"ip_protocol","confidence":0.9}}`, true},
+		{"raw request and response", `{"v":2,` + svc + `,"service":{"port":443,"transport":"tcp","probes":[{"request":"GET /remote/login HTTP/1.1\r\nHost: h\r\n\r\n","response":"HTTP/1.1 200 OK\r\nServer: x\r\n\r\nbody"}]}}`, false},
+		{"name attribute spellings", `{"v":2,` + svc + `,"service":{"port":443,"transport":"tcp","probes":[{"tls":{"subject":{"common_name":["a"],"organization":"b"}}}]}}`, false},
 		{"v1 evidence", `{"v":1,` + svc + `,"service":{"port":443,"transport":"tcp","banner":"x"}}`, false},
 		{"mmh3 overflow", `{"v":2,` + svc + `,"service":{"port":443,"transport":"tcp","probes":[{"response":{"body":{"mmh3":2147483648}}}]}}`, false},
 		{"bool as string", `{"v":2,` + svc + `,"service":{"port":443,"transport":"tcp","probes":[{"response":{"body":{"truncated":"true"}}}]}}`, false},

@@ -399,6 +399,58 @@ func (d *DN) normalize() {
 	}
 }
 
+// requestTarget writes a request's target in origin form ("/path?query"),
+// as the rules read it: a target written as an absolute URL (the
+// absolute-form of RFC 9112 3.2.2, and how people and tools that print
+// URLs write what they requested: "https://vpn.example.com/remote/login")
+// becomes its path and query, its host the Host when none is given; a
+// path written without its leading slash ("remote/login") gets one; an
+// empty target is "/". The asterisk-form ("*") and a CONNECT's
+// authority-form are kept as they are.
+func requestTarget(path, host string) (string, string) {
+	path = strings.TrimSpace(path)
+	if path == "" {
+		return "/", host
+	}
+	if len(path) > 8 && (strings.EqualFold(path[:7], "http://") || strings.EqualFold(path[:8], "https://")) {
+		rest := path[strings.Index(path, "//")+2:]
+		authority, target := rest, "/"
+		if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+			authority, target = rest[:i], rest[i:]
+			if target[0] != '/' {
+				target = "/" + target
+			}
+		}
+		if i := strings.IndexByte(target, '#'); i >= 0 {
+			target = target[:i]
+		}
+		if at := strings.LastIndexByte(authority, '@'); at >= 0 {
+			authority = authority[at+1:] // never keep credentials written into the URL
+		}
+		if host == "" {
+			host = authority
+		}
+		if target == "" {
+			target = "/"
+		}
+		return target, host
+	}
+	if path[0] != '/' && path != "*" && !strings.Contains(path, " ") && !looksLikeAuthority(path) {
+		return "/" + path, host
+	}
+	return path, host
+}
+
+// looksLikeAuthority says s is a CONNECT target, host:port.
+func looksLikeAuthority(s string) bool {
+	i := strings.LastIndexByte(s, ':')
+	if i <= 0 || i == len(s)-1 || strings.ContainsAny(s, "/?") {
+		return false
+	}
+	_, err := strconv.Atoi(s[i+1:])
+	return err == nil
+}
+
 // fieldPath names a field of probe N in an error ("service.probes[2]"
 // and rest), built only when an error is: a valid observation costs no
 // names. A probe of -1 names rest alone.
@@ -437,9 +489,7 @@ func (s *Service) normalizeProbes() error {
 			if len(q.Method) > 32 || strings.ContainsAny(q.Method, " \t\r\n") {
 				return fmt.Errorf("%s.request.method: not an HTTP method: %q", f(""), cutUTF8(q.Method, 40))
 			}
-			if q.Path == "" {
-				q.Path = "/"
-			}
+			q.Path, q.Host = requestTarget(q.Path, q.Host)
 			cutField(&q.Path)
 			cutField(&q.Host)
 			q.Headers = normalizeHeaders(q.Headers)

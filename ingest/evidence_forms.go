@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"fmt"
+	"strings"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -188,6 +189,188 @@ type dn DN
 // UnmarshalJSONFrom reads a name written as its object, or as the whole
 // name in a string ("CN=vpn, O=Fortinet" or "/C=US/O=Fortinet/CN=vpn"),
 // whose attributes are then read into the fields (ParseDN).
+//
+// In the object, an attribute may be named as the format does (`cn`, `o`),
+// by its X.520 name (`commonName`, `organizationName`,
+// `organizationalUnitName`, `countryName`, `stateOrProvinceName`,
+// `localityName`, `emailAddress`) or as zgrab2 and Censys write it
+// (`common_name`, `organization`, `organizational_unit`, `country`,
+// `province`, `locality`, `email_address`), and its value may be a string
+// or a list of strings (the first is kept where the format holds one).
 func (d *DN) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	return stringOrObject(dec, d, func(s string) DN { return *ParseDN(s) }, func(v dn) DN { return DN(v) })
+	switch dec.PeekKind() {
+	case '"':
+		var s string
+		if err := jsonv2.UnmarshalDecode(dec, &s); err != nil {
+			return err
+		}
+		*d = *ParseDN(s)
+		return nil
+	case '{':
+	default:
+		var v dn // null, or an error naming what was found
+		err := jsonv2.UnmarshalDecode(dec, &v)
+		*d = DN(v)
+		return err
+	}
+	if _, err := dec.ReadToken(); err != nil { // {
+		return err
+	}
+	var out DN
+	for dec.PeekKind() != '}' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return err
+		}
+		name := tok.String()
+		var vals []string
+		switch k := dec.PeekKind(); k {
+		case '"':
+			var v string
+			if err := jsonv2.UnmarshalDecode(dec, &v); err != nil {
+				return err
+			}
+			vals = []string{v}
+		case '[':
+			if err := jsonv2.UnmarshalDecode(dec, &vals); err != nil {
+				return fmt.Errorf("%s: %w", truncateForError(name), err)
+			}
+		case 'n':
+			if _, err := dec.ReadToken(); err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("%s is %s, want a string or a list of strings", truncateForError(name), kindName(k))
+		}
+		first := func(dst *string) {
+			if len(vals) > 0 && *dst == "" {
+				*dst = vals[0]
+			}
+		}
+		switch dnAttr(name) {
+		case "cn":
+			first(&out.CN)
+		case "o":
+			out.O = appendAttr(out.O, vals)
+		case "ou":
+			out.OU = appendAttr(out.OU, vals)
+		case "c":
+			first(&out.C)
+		case "st":
+			first(&out.ST)
+		case "l":
+			first(&out.L)
+		case "email":
+			first(&out.Email)
+		case "dn":
+			first(&out.DN)
+		default:
+			return fmt.Errorf("unknown member %q (want cn, o, ou, c, st, l, email or dn)", truncateForError(name))
+		}
+	}
+	if _, err := dec.ReadToken(); err != nil { // }
+		return err
+	}
+	*d = out
+	return nil
+}
+
+// appendAttr adds an attribute's values; an empty list written stays an
+// empty list, as the object's own decoding keeps it.
+func appendAttr(dst, vals []string) []string {
+	if dst == nil {
+		return vals
+	}
+	return append(dst, vals...)
+}
+
+// dnAttr is the format's name of a name attribute written as the format,
+// X.520 or zgrab2 and Censys write it; "" for none.
+func dnAttr(name string) string {
+	k := strings.ToLower(strings.NewReplacer("_", "", "-", "", " ", "").Replace(name))
+	switch k {
+	case "cn", "commonname":
+		return "cn"
+	case "o", "organization", "organisation", "organizationname":
+		return "o"
+	case "ou", "organizationalunit", "organisationalunit", "organizationalunitname":
+		return "ou"
+	case "c", "country", "countryname":
+		return "c"
+	case "st", "s", "state", "province", "stateorprovincename", "stateorprovince":
+		return "st"
+	case "l", "locality", "localityname":
+		return "l"
+	case "email", "emailaddress", "e":
+		return "email"
+	case "dn":
+		return "dn"
+	}
+	return ""
+}
+
+// request is Request without its methods.
+type request Request
+
+// UnmarshalJSONFrom reads a request written as its object, or as a
+// string: the raw request as a client's verbose output or a write-up
+// prints it ("GET /remote/login HTTP/1.1" and its header lines), its
+// first line alone without the protocol ("POST /ssl-vpn/login.esp"), or
+// the path or URL requested.
+func (q *Request) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	if dec.PeekKind() != '"' {
+		var v request
+		if err := jsonv2.UnmarshalDecode(dec, &v); err != nil {
+			return err
+		}
+		*q = Request(v)
+		return nil
+	}
+	var s string
+	if err := jsonv2.UnmarshalDecode(dec, &s); err != nil {
+		return err
+	}
+	raw := strings.TrimLeft(s, " \t\r\n")
+	if r, ok := parseHTTPRequest([]byte(raw)); ok {
+		*q = *r
+		return nil
+	}
+	line, _, _ := strings.Cut(raw, "\n")
+	line = strings.TrimSpace(line)
+	if method, target, ok := strings.Cut(line, " "); ok && method != "" && strings.ToUpper(method) == method && len(method) <= 32 && !strings.ContainsAny(strings.TrimSpace(target), " \t") {
+		*q = Request{Method: method, Path: strings.TrimSpace(target)}
+		return nil
+	}
+	if !strings.ContainsAny(line, " \t") && (strings.HasPrefix(line, "/") || strings.HasPrefix(strings.ToLower(line), "http://") || strings.HasPrefix(strings.ToLower(line), "https://")) {
+		*q = Request{Path: line}
+		return nil
+	}
+	return fmt.Errorf("request: a string must be a raw HTTP request (\"GET /path HTTP/1.1\" and its headers), its first line or a path; got %q", truncateForError(s))
+}
+
+// response is Response without its methods.
+type response Response
+
+// UnmarshalJSONFrom reads a response written as its object, or as a
+// string: the raw response as `curl -i`, a client's verbose output or a
+// write-up prints it (its status line, header lines and body).
+func (r *Response) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	if dec.PeekKind() != '"' {
+		var v response
+		if err := jsonv2.UnmarshalDecode(dec, &v); err != nil {
+			return err
+		}
+		*r = Response(v)
+		return nil
+	}
+	var s string
+	if err := jsonv2.UnmarshalDecode(dec, &s); err != nil {
+		return err
+	}
+	p, ok := parseHTTPResponse([]byte(strings.TrimLeft(s, " \t\r\n")))
+	if !ok {
+		return fmt.Errorf("response: a string must be a raw HTTP response (\"HTTP/1.1 200 OK\", its headers and body); got %q", truncateForError(s))
+	}
+	*r = *p
+	return nil
 }

@@ -201,3 +201,84 @@ func TestNormalize_PEMAndStringNames(t *testing.T) {
 		t.Errorf("names from strings: subject %+v issuer %+v", c.Subject, c.Issuer)
 	}
 }
+
+// A request and a response written as the raw text a client's verbose
+// output or `curl -i` prints (or a request as its first line or a URL)
+// are read as the objects they stand for; a string that is none of these
+// is refused naming the member. The schema accepts what the decoder reads.
+func TestNDJSON_RawRequestAndResponseStrings(t *testing.T) {
+	t.Parallel()
+	line := func(probe string) string {
+		return `{"v":2,"type":"service","ip":"192.0.2.7","source":"s","observed_at":"2026-11-20T10:00:00Z","service":{"port":443,"transport":"tcp","probes":[` + probe + `]}}` + "\n"
+	}
+	canonical := line(`{"request":{"method":"GET","path":"/remote/login?lang=en","host":"vpn.example.com","headers":[{"name":"Host","value":"vpn.example.com"}]},` +
+		`"response":{"status":200,"reason":"OK","protocol":"HTTP/1.1","headers":[{"name":"Server","value":"xxxxxxxx-xxxxx"},{"name":"Set-Cookie","value":"SVPNCOOKIE=; path=/"}],"body":{"data":"<title>SSL VPN</title>"}}}`)
+	raw := line(`{"request":"GET /remote/login?lang=en HTTP/1.1\r\nHost: vpn.example.com\r\n\r\n",` +
+		`"response":"HTTP/1.1 200 OK\r\nServer: xxxxxxxx-xxxxx\r\nSet-Cookie: SVPNCOOKIE=; path=/\r\n\r\n<title>SSL VPN</title>"}`)
+	want := runAdapter(t, NDJSON, canonical, Options{})
+	got := runAdapter(t, NDJSON, raw, Options{})
+	if len(want.obs) != 1 || len(got.obs) != 1 || len(got.bad) != 0 {
+		t.Fatalf("canonical %d, raw %d obs, bad %v", len(want.obs), len(got.obs), got.bad)
+	}
+	w, g := want.obs[0].Service.Probes[0], got.obs[0].Service.Probes[0]
+	if g.Response.Body != nil && w.Response.Body != nil {
+		g.Response.Body.Length, g.Response.Body.SHA256 = w.Response.Body.Length, w.Response.Body.SHA256 // a raw body is known whole
+	}
+	if !reflect.DeepEqual(g.Request, w.Request) || !reflect.DeepEqual(g.Response, w.Response) {
+		t.Errorf("raw strings:\n%+v %+v\nwant\n%+v %+v", g.Request, g.Response, w.Request, w.Response)
+	}
+	short := runAdapter(t, NDJSON, line(`{"request":"POST /ssl-vpn/login.esp","response":{"status":512}}`)+
+		line(`{"request":"https://vpn.example.com/global-protect/login.esp","response":{"status":200}}`), Options{})
+	if len(short.obs) != 2 || len(short.bad) != 0 {
+		t.Fatalf("short forms: %d obs, bad %v", len(short.obs), short.bad)
+	}
+	if q := short.obs[0].Service.Probes[0].Request; q.Method != "POST" || q.Path != "/ssl-vpn/login.esp" {
+		t.Errorf("first line: %+v", q)
+	}
+	if q := short.obs[1].Service.Probes[0].Request; q.Method != "GET" || q.Path != "/global-protect/login.esp" || q.Host != "vpn.example.com" {
+		t.Errorf("url: %+v", q)
+	}
+	schema := compileSchema(t)
+	for _, in := range []string{raw, line(`{"request":"POST /ssl-vpn/login.esp","response":{"status":512}}`)} {
+		if err := validateJSON(schema, []byte(in)); err != nil {
+			t.Errorf("the schema refuses a shape the decoder reads: %v", err)
+		}
+	}
+	bad := runAdapter(t, NDJSON, line(`{"response":"200 OK and a page"}`)+line(`{"request":"please fetch the login page"}`), Options{})
+	if len(bad.obs) != 0 || len(bad.bad) != 2 || !strings.Contains(bad.bad[0].Err.Error(), "response: a string must be a raw HTTP response") ||
+		!strings.Contains(bad.bad[1].Err.Error(), "request: a string must be a raw HTTP request") {
+		t.Errorf("bad strings: %d obs, bad %v", len(bad.obs), bad.bad)
+	}
+}
+
+// A certificate name written with X.520's or zgrab2's and Censys's
+// attribute names, its values as strings or lists, is read into the
+// format's attributes; an attribute no name has is refused naming it.
+func TestNDJSON_NameAttributeSpellings(t *testing.T) {
+	t.Parallel()
+	line := func(subject string) string {
+		return `{"v":2,"type":"service","ip":"192.0.2.7","source":"s","observed_at":"2026-11-20T10:00:00Z","service":{"port":443,"transport":"tcp","probes":[{"tls":{"subject":` + subject + `}}]}}` + "\n"
+	}
+	want := DN{CN: "FGT60E1234567890", O: []string{"Fortinet"}, OU: []string{"FortiGate"}, C: "US", ST: "California", L: "Sunnyvale", Email: "support@fortinet.com"}
+	for name, subject := range map[string]string{
+		"format, strings": `{"cn":"FGT60E1234567890","o":"Fortinet","ou":"FortiGate","c":"US","st":"California","l":"Sunnyvale","email":"support@fortinet.com"}`,
+		"x520":            `{"commonName":"FGT60E1234567890","organizationName":["Fortinet"],"organizationalUnitName":"FortiGate","countryName":"US","stateOrProvinceName":"California","localityName":"Sunnyvale","emailAddress":"support@fortinet.com"}`,
+		"censys":          `{"common_name":["FGT60E1234567890"],"organization":["Fortinet"],"organizational_unit":["FortiGate"],"country":["US"],"province":["California"],"locality":["Sunnyvale"],"email_address":["support@fortinet.com"]}`,
+	} {
+		r := runAdapter(t, NDJSON, line(subject), Options{})
+		if len(r.obs) != 1 || len(r.bad) != 0 {
+			t.Errorf("%s: %d obs, bad %v", name, len(r.obs), r.bad)
+			continue
+		}
+		if got := *r.obs[0].Service.Probes[0].TLS.Subject; !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: %+v, want %+v", name, got, want)
+		}
+		if err := validateJSON(compileSchema(t), []byte(line(subject))); err != nil {
+			t.Errorf("%s: the schema refuses a shape the decoder reads: %v", name, err)
+		}
+	}
+	r := runAdapter(t, NDJSON, line(`{"cn":"vpn","serialNumber":"FGT60E"}`)+line(`{"cn":{"x":1}}`), Options{})
+	if len(r.obs) != 0 || len(r.bad) != 2 || !strings.Contains(r.bad[0].Err.Error(), `unknown member "serialNumber"`) || !strings.Contains(r.bad[1].Err.Error(), "cn is an object") {
+		t.Errorf("bad names: %d obs, bad %v", len(r.obs), r.bad)
+	}
+}

@@ -95,6 +95,40 @@ func TestNormalize_ProbeErrors(t *testing.T) {
 	}
 }
 
+// A request target is read in origin form whatever form it was written
+// in: an absolute URL gives its path and query (and its host as the Host
+// when none is given, never the credentials written into it), a path
+// without its leading slash gets one, an empty one is "/".
+func TestNormalize_RequestTarget(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ name, request, path, host string }{
+		{"absolute url", `{"path":"https://vpn.example.com/remote/login?lang=en"}`, "/remote/login?lang=en", "vpn.example.com"},
+		{"absolute url upper scheme, port", `{"path":"HTTPS://198.51.100.4:10443/remote/logincheck"}`, "/remote/logincheck", "198.51.100.4:10443"},
+		{"absolute url keeps given host", `{"path":"http://a.example/dana-na/","host":"b.example"}`, "/dana-na/", "b.example"},
+		{"absolute url, no path", `{"path":"https://gp.example.com"}`, "/", "gp.example.com"},
+		{"absolute url, query only, fragment", `{"path":"https://gp.example.com?x=1#top"}`, "/?x=1", "gp.example.com"},
+		{"credentials dropped", `{"path":"https://user:pw@gw.example/+CSCOE+/logon.html"}`, "/+CSCOE+/logon.html", "gw.example"},
+		{"no leading slash", `{"path":"global-protect/login.esp"}`, "/global-protect/login.esp", ""},
+		{"empty", `{"method":"HEAD"}`, "/", ""},
+		{"asterisk", `{"method":"OPTIONS","path":"*"}`, "*", ""},
+		{"connect authority", `{"method":"CONNECT","path":"vpn.example.com:443"}`, "vpn.example.com:443", ""},
+		{"origin form kept", `{"path":"/vpn/index.html"}`, "/vpn/index.html", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := `{"type":"service","ip":"192.0.2.7","source":"s","observed_at":"2026-11-20T10:00:00Z","service":{"port":443,"transport":"tcp","probes":[{"request":` + tt.request + `,"response":{"status":200}}]}}` + "\n"
+			r := runAdapter(t, NDJSON, in, Options{})
+			if len(r.obs) != 1 || len(r.bad) != 0 {
+				t.Fatalf("obs=%d bad=%v", len(r.obs), r.bad)
+			}
+			q := r.obs[0].Service.Probes[0].Request
+			if q.Path != tt.path || q.Host != tt.host {
+				t.Errorf("path %q host %q, want %q %q", q.Path, q.Host, tt.path, tt.host)
+			}
+		})
+	}
+}
+
 // Version 1's evidence becomes probes: the page, each body snippet at its
 // path, the favicon hash, the certificate and the banner.
 func TestNormalize_UpgradesV1(t *testing.T) {
