@@ -96,6 +96,7 @@ func TestDecodeCanonical_Limits(t *testing.T) {
 			`"banner":{"sent":{"data":"s"},"received":{"data":"r"}}}],"detected":{"by":"nmap","service":"http","product":"p","version":"1","info":"i","cpe":["cpe:/a:x"]}}}`, true},
 		{"v2 flow", `{"v":2,"type":"flow","ip":"192.0.2.1","source":"s","observed_at":"2026-11-20T10:00:00Z","flow":{"port":500,"transport":"udp","protocol":"ipsec","ip_protocol":50,"basis":"ip_protocol","confidence":0.9}}`, true},
 		{"raw request and response", `{"v":2,` + svc + `,"service":{"port":443,"transport":"tcp","probes":[{"request":"GET /remote/login HTTP/1.1\r\nHost: h\r\n\r\n","response":"HTTP/1.1 200 OK\r\nServer: x\r\n\r\nbody"}]}}`, false},
+		{"header block and pseudo-headers", `{"v":2,` + svc + `,"service":{"port":443,"transport":"tcp","probes":[{"response":{"headers":"HTTP/1.1 200 OK\r\nServer: x\r\n"}},{"response":{"headers":[{"name":":status","value":"200"}]}}]}}`, false},
 		{"name attribute spellings", `{"v":2,` + svc + `,"service":{"port":443,"transport":"tcp","probes":[{"tls":{"subject":{"common_name":["a"],"organization":"b"}}}]}}`, false},
 		{"v1 evidence", `{"v":1,` + svc + `,"service":{"port":443,"transport":"tcp","banner":"x"}}`, false},
 		{"mmh3 overflow", `{"v":2,` + svc + `,"service":{"port":443,"transport":"tcp","probes":[{"response":{"body":{"mmh3":2147483648}}}]}}`, false},

@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -399,6 +400,57 @@ func (d *DN) normalize() {
 	}
 }
 
+// responsePseudoHeaders reads a pasted block's status line and HTTP/2's
+// :status pseudo-header into r where r has no status, and returns hs
+// without pseudo-headers (names beginning with ':' are not headers).
+func responsePseudoHeaders(r *Response, hs []Header) []Header {
+	if !slices.ContainsFunc(hs, isPseudo) {
+		return hs
+	}
+	for _, h := range hs {
+		switch {
+		case r.Status != 0:
+		case h.Name == startLine:
+			if proto, status, reason, ok := parseStatusLine(h.Value); ok {
+				r.Protocol, r.Status, r.Reason = cmp.Or(r.Protocol, proto), status, cmp.Or(r.Reason, reason)
+			}
+		case h.Name == ":status":
+			if n, err := strconv.Atoi(h.Value); err == nil && n >= 100 && n <= 999 {
+				r.Status, r.Protocol = n, cmp.Or(r.Protocol, "HTTP/2")
+			}
+		}
+	}
+	return slices.DeleteFunc(hs, isPseudo)
+}
+
+// requestPseudoHeaders reads a pasted block's request line and HTTP/2's
+// :method, :path and :authority into q where q lacks them, and returns
+// hs without pseudo-headers.
+func requestPseudoHeaders(q *Request, hs []Header) []Header {
+	if !slices.ContainsFunc(hs, isPseudo) {
+		return hs
+	}
+	for _, h := range hs {
+		switch h.Name {
+		case startLine:
+			if method, rest, ok := strings.Cut(h.Value, " "); ok {
+				if target, _, ok := strings.Cut(rest, " "); ok {
+					q.Method, q.Path = cmp.Or(q.Method, method), cmp.Or(q.Path, target)
+				}
+			}
+		case ":method":
+			q.Method = cmp.Or(q.Method, h.Value)
+		case ":path":
+			q.Path = cmp.Or(q.Path, h.Value)
+		case ":authority":
+			q.Host = cmp.Or(q.Host, h.Value)
+		}
+	}
+	return slices.DeleteFunc(hs, isPseudo)
+}
+
+func isPseudo(h Header) bool { return strings.HasPrefix(h.Name, ":") }
+
 // requestTarget writes a request's target in origin form ("/path?query"),
 // as the rules read it: a target written as an absolute URL (the
 // absolute-form of RFC 9112 3.2.2, and how people and tools that print
@@ -482,6 +534,7 @@ func (s *Service) normalizeProbes() error {
 			p.Request, p.Response = httpFromBanner(p.Banner, p.Request)
 		}
 		if q := p.Request; q != nil {
+			q.Headers = requestPseudoHeaders(q, q.Headers)
 			q.Method = strings.ToUpper(strings.TrimSpace(q.Method))
 			if q.Method == "" {
 				q.Method = "GET"
@@ -503,6 +556,7 @@ func (s *Service) normalizeProbes() error {
 			if r.Status < 0 || r.Status > 999 {
 				return fmt.Errorf("%s.response.status: must be 0..999, got %d", f(""), r.Status)
 			}
+			r.Headers = responsePseudoHeaders(r, r.Headers)
 			cutField(&r.Reason)
 			cutField(&r.Protocol)
 			cutField(&r.Title)

@@ -17,9 +17,15 @@ import (
 //   - an object of names to a value or a list of values ({"Server":
 //     "nginx", "Set-Cookie": ["a=1", "b=2"]}), in the order written;
 //   - a list of "Name: value" lines (a raw header block split into lines);
-//   - a list of [name, value] pairs.
+//   - a list of [name, value] pairs;
+//   - the raw header block as one string, its lines as a client prints them.
 //
-// Anything else is refused with an error naming what was found.
+// In the lines, the start line a pasted block begins with ("HTTP/1.1 200
+// OK", "GET /path HTTP/1.1") and HTTP/2's pseudo-headers (":status: 200",
+// ":path: /x") are kept as pseudo-headers, which normalization reads into
+// the response's status or the request's method, path and host and drops
+// (they are not headers). Anything else is refused with an error naming
+// what was found.
 type Headers []Header
 
 // UnmarshalJSONFrom reads any of the shapes Headers takes.
@@ -33,9 +39,55 @@ func (h *Headers) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		return h.fromObject(dec)
 	case '[':
 		return h.fromList(dec)
+	case '"':
+		var block string
+		if err := jsonv2.UnmarshalDecode(dec, &block); err != nil {
+			return err
+		}
+		out := Headers{}
+		for _, line := range strings.Split(block, "\n") {
+			if strings.TrimSpace(line) == "" {
+				continue
+			}
+			hd, err := headerFromLine(strings.TrimSuffix(line, "\r"))
+			if err != nil {
+				return err
+			}
+			out = append(out, hd)
+		}
+		*h = out
+		return nil
 	default:
-		return fmt.Errorf("headers: want a list of {name, value}, an object of names to values or a list of \"Name: value\" lines, got %s", kindName(k))
+		return fmt.Errorf("headers: want a list of {name, value}, an object of names to values, a list of \"Name: value\" lines or the header block, got %s", kindName(k))
 	}
+}
+
+// startLine is the pseudo-header name a pasted block's start line is kept
+// under until normalization reads it.
+const startLine = ":start-line"
+
+// headerFromLine reads one line of a header list or block: "Name: value",
+// an HTTP/2 pseudo-header (":status: 200"), or the block's start line.
+func headerFromLine(line string) (Header, error) {
+	t := strings.TrimSpace(line)
+	if _, _, _, ok := parseStatusLine(t); ok {
+		return Header{Name: startLine, Value: t}, nil
+	}
+	if m, rest, ok := strings.Cut(t, " "); ok && m != "" && strings.ToUpper(m) == m && !strings.Contains(m, ":") {
+		if _, proto, ok := strings.Cut(rest, " "); ok && strings.HasPrefix(proto, "HTTP/") {
+			return Header{Name: startLine, Value: t}, nil
+		}
+	}
+	if strings.HasPrefix(t, ":") {
+		if name, value, ok := strings.Cut(t[1:], ":"); ok && name != "" {
+			return Header{Name: ":" + strings.TrimSpace(name), Value: strings.TrimSpace(value)}, nil
+		}
+	}
+	h, ok := headerLine([]byte(line))
+	if !ok || h.Name == "" {
+		return Header{}, fmt.Errorf("headers: line %q is not \"Name: value\"", truncateForError(line))
+	}
+	return h, nil
 }
 
 func (h *Headers) fromList(dec *jsontext.Decoder) error {
@@ -56,9 +108,9 @@ func (h *Headers) fromList(dec *jsontext.Decoder) error {
 			if err := jsonv2.UnmarshalDecode(dec, &line); err != nil {
 				return err
 			}
-			h, ok := headerLine([]byte(line))
-			if !ok || h.Name == "" {
-				return fmt.Errorf("headers: line %q is not \"Name: value\"", truncateForError(line))
+			h, err := headerFromLine(line)
+			if err != nil {
+				return err
 			}
 			out = append(out, h)
 		case '[':

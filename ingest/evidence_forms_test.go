@@ -62,7 +62,7 @@ func TestNDJSON_BadHeaderShapes(t *testing.T) {
 		return `{"v":2,"type":"service","ip":"192.0.2.7","source":"s","observed_at":"2026-11-20T10:00:00Z","service":{"port":80,"transport":"tcp","probes":[{"response":{"status":200,"headers":` + headers + `}}]}}` + "\n"
 	}
 	cases := []struct{ headers, want string }{
-		{`"Server: nginx"`, "headers: want a list"},
+		{`12`, "headers: want a list"},
 		{`["no colon here"]`, `is not "Name: value"`},
 		{`[["Server"]]`, "pair has 1 members"},
 		{`[{"name":"Server","valu":"nginx"}]`, "valu"},
@@ -280,5 +280,57 @@ func TestNDJSON_NameAttributeSpellings(t *testing.T) {
 	r := runAdapter(t, NDJSON, line(`{"cn":"vpn","serialNumber":"FGT60E"}`)+line(`{"cn":{"x":1}}`), Options{})
 	if len(r.obs) != 0 || len(r.bad) != 2 || !strings.Contains(r.bad[0].Err.Error(), `unknown member "serialNumber"`) || !strings.Contains(r.bad[1].Err.Error(), "cn is an object") {
 		t.Errorf("bad names: %d obs, bad %v", len(r.obs), r.bad)
+	}
+}
+
+// Headers pasted as a client prints them (the block as one string, or its
+// lines with the start line first, HTTP/2's pseudo-headers) are read as
+// headers, the start line and pseudo-headers into the status or the
+// request line, and not kept as headers.
+func TestNDJSON_PastedHeaderBlocks(t *testing.T) {
+	t.Parallel()
+	line := func(probe string) string {
+		return `{"v":2,"type":"service","ip":"192.0.2.7","source":"s","observed_at":"2026-11-20T10:00:00Z","service":{"port":443,"transport":"tcp","probes":[` + probe + `]}}` + "\n"
+	}
+	in := line(`{"response":{"headers":"HTTP/1.1 302 Found\r\nLocation: /remote/login\r\nServer: xxxxxxxx-xxxxx\r\n"}}`) +
+		line(`{"request":{"headers":["GET /global-protect/login.esp HTTP/1.1","Host: gp.example.com"]},"response":{"headers":["HTTP/1.1 200 OK","Content-Type: text/html; charset=UTF-8"]}}`) +
+		line(`{"request":{"headers":[":method: POST",":path: /ssl-vpn/prelogin.esp",":authority: gp.example.com"]},"response":{"headers":[":status: 200","content-type: application/xml; charset=UTF-8"]}}`) +
+		line(`{"response":{"status":401,"headers":["HTTP/1.1 200 OK","WWW-Authenticate: Basic realm=\"x\""]}}`)
+	r := runAdapter(t, NDJSON, in, Options{})
+	if len(r.obs) != 4 || len(r.bad) != 0 {
+		t.Fatalf("obs %d, bad %v", len(r.obs), r.bad)
+	}
+	type want struct {
+		method, path, host string
+		status             int
+		proto, reason      string
+		headers            Headers
+	}
+	for i, w := range []want{
+		{"", "", "", 302, "HTTP/1.1", "Found", Headers{{Name: "Location", Value: "/remote/login"}, {Name: "Server", Value: "xxxxxxxx-xxxxx"}}},
+		{"GET", "/global-protect/login.esp", "", 200, "HTTP/1.1", "OK", Headers{{Name: "Content-Type", Value: "text/html; charset=UTF-8"}}},
+		{"POST", "/ssl-vpn/prelogin.esp", "gp.example.com", 200, "HTTP/2", "", Headers{{Name: "content-type", Value: "application/xml; charset=UTF-8"}}},
+		{"", "", "", 401, "", "", Headers{{Name: "WWW-Authenticate", Value: `Basic realm="x"`}}}, // a status given wins
+	} {
+		p := r.obs[i].Service.Probes[0]
+		if q := p.Request; w.method != "" && (q == nil || q.Method != w.method || q.Path != w.path || q.Host != w.host) {
+			t.Errorf("%d: request %+v, want %s %s host %q", i, q, w.method, w.path, w.host)
+		}
+		if q := p.Request; q != nil && slices.ContainsFunc(q.Headers, func(h Header) bool { return strings.HasPrefix(h.Name, ":") }) {
+			t.Errorf("%d: pseudo-headers kept in the request: %+v", i, q.Headers)
+		}
+		if s := p.Response; s.Status != w.status || s.Protocol != w.proto || s.Reason != w.reason || !reflect.DeepEqual(s.Headers, w.headers) {
+			t.Errorf("%d: response %d %q %q %+v, want %d %q %q %+v", i, s.Status, s.Protocol, s.Reason, s.Headers, w.status, w.proto, w.reason, w.headers)
+		}
+	}
+	schema := compileSchema(t)
+	for _, l := range strings.SplitAfter(strings.TrimSpace(in), "\n") {
+		if err := validateJSON(schema, []byte(l)); err != nil {
+			t.Errorf("the schema refuses a shape the decoder reads: %v\n%s", err, l)
+		}
+	}
+	bad := runAdapter(t, NDJSON, line(`{"response":{"headers":"Server: x\r\nno colon here"}}`), Options{})
+	if len(bad.obs) != 0 || len(bad.bad) != 1 || !strings.Contains(bad.bad[0].Err.Error(), `line "no colon here" is not "Name: value"`) {
+		t.Errorf("bad block: %d obs, bad %v", len(bad.obs), bad.bad)
 	}
 }
