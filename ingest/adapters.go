@@ -493,8 +493,16 @@ func NDJSON(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 		}
 		var o Observation
 		if err := jsonv2.Unmarshal(line, &o, DecodeOptions); err != nil {
-			bad(LineError{n, err})
-			return nil
+			fixed, ok := repairObservation(line)
+			if !ok {
+				bad(LineError{n, err})
+				return nil
+			}
+			o = Observation{}
+			if err := jsonv2.Unmarshal(fixed, &o, DecodeOptions); err != nil {
+				bad(LineError{n, err}) // what is wrong beside what was read
+				return nil
+			}
 		}
 		if o.Source == "" && opt.Source != "" {
 			o.Source = opt.Source

@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"math/big"
 	"reflect"
 	"slices"
@@ -112,8 +113,16 @@ func TestNDJSON_TypeLeftOutAndBareDate(t *testing.T) {
 			t.Errorf("%s: type %q at %q, want %q at midnight", line, o.Type, o.ObservedAt, typ)
 		}
 	}
-	if r := runAdapter(t, NDJSON, `{"ip":"192.0.2.8","source":"s","observed_at":"2026-11-20","service":{"port":500,"probes":[{"banner":{"received":{"data":"x"}}}]}}`+"\n", Options{}); len(r.bad) != 1 || !strings.Contains(r.bad[0].Err.Error(), "service.transport") {
-		t.Errorf("a banner-only service without transport: bad %v, want a service.transport error", r.bad)
+	// a banner-only service without transport: its port says it, where it can
+	for port, want := range map[int]string{500: "udp", 51820: "udp", 161: "udp", 22: "tcp", 8291: "tcp", 1194: "", 53: ""} {
+		line := fmt.Sprintf(`{"ip":"192.0.2.8","source":"s","observed_at":"2026-11-20","service":{"port":%d,"probes":[{"banner":{"received":{"data":"x"}}}]}}`, port)
+		r := runAdapter(t, NDJSON, line+"\n", Options{})
+		switch {
+		case want == "" && (len(r.bad) != 1 || !strings.Contains(r.bad[0].Err.Error(), "service.transport")):
+			t.Errorf("port %d without transport: bad %v, want a service.transport error", port, r.bad)
+		case want != "" && (len(r.obs) != 1 || r.obs[0].Service.Transport != want):
+			t.Errorf("port %d without transport: obs %+v bad %v, want %s", port, r.obs, r.bad, want)
+		}
 	}
 	bad := `{"ip":"192.0.2.9","source":"s","observed_at":"2026-13-45","signal":{"kind":"tor_exit"}}`
 	if err := validateJSON(schema, []byte(bad)); err == nil {

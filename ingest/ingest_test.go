@@ -477,7 +477,8 @@ func TestObservation_Partition(t *testing.T) {
 }
 
 // Normalize keeps observed_at as written when it is already canonical and
-// rewrites every other RFC 3339 form, so both give ipmodel.TimeFormat.
+// rewrites every other RFC 3339 form (and the forms with a space for the
+// T or without a zone), so both give ipmodel.TimeFormat.
 func TestNormalize_ObservedAtCanonical(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]string{
@@ -485,6 +486,11 @@ func TestNormalize_ObservedAtCanonical(t *testing.T) {
 		"2026-11-20T10:00:00.5Z":         "2026-11-20T10:00:00Z",
 		"2026-11-20T12:00:00+02:00":      "2026-11-20T10:00:00Z",
 		"2026-11-20T10:00:00.999999999Z": "2026-11-20T10:00:00Z",
+		// as SQL and logs print times: a space for the T; no zone is UTC
+		"2026-11-20 10:00:00Z":      "2026-11-20T10:00:00Z",
+		"2026-11-20 12:00:00+02:00": "2026-11-20T10:00:00Z",
+		"2026-11-20 10:00:00":       "2026-11-20T10:00:00Z",
+		"2026-11-20T10:00:00.25":    "2026-11-20T10:00:00Z",
 	} {
 		o := Observation{Type: TypeFlow, IP: "192.0.2.1", Source: "s", ObservedAt: in,
 			Flow: &Flow{Port: 1, Transport: "udp", Protocol: "tor"}}
@@ -496,7 +502,7 @@ func TestNormalize_ObservedAtCanonical(t *testing.T) {
 			t.Errorf("%s: observed_at %s, want %s", in, o.ObservedAt, want)
 		}
 	}
-	for _, bad := range []string{"2026-11-20t10:00:00Z", "2026-11-20T10:00:00z", "2026-11-20 10:00:00Z", "2026-11-20T24:00:00Z", "2026-11-20T10:00:60Z", "2026-13-20T10:00:00Z"} {
+	for _, bad := range []string{"2026-11-20t10:00:00Z", "2026-11-20T10:00:00z", "2026-11-20  10:00:00", "2026-11-20 24:00:00", "2026-11-20T24:00:00Z", "2026-11-20T10:00:60Z", "2026-13-20T10:00:00Z"} {
 		o := Observation{Type: TypeFlow, IP: "192.0.2.1", Source: "s", ObservedAt: bad,
 			Flow: &Flow{Port: 1, Transport: "udp", Protocol: "tor"}}
 		if err := o.Normalize(); err == nil {

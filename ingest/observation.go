@@ -298,11 +298,25 @@ func (o *Observation) normalizeHeader() error {
 // parseObsTime reads an RFC 3339 time, or a bare RFC 3339 date
 // (2026-11-20), which is midnight UTC of that day: sources that give only
 // a day are written so.
+//
+// Also read, as people and tools write times: a space for the T
+// ("2026-11-20 10:00:00Z", as SQL and many logs print them), and a date
+// and time without a zone, which is UTC.
 func parseObsTime(s string) (time.Time, error) {
 	if len(s) == len(time.DateOnly) {
 		return time.Parse(time.DateOnly, s)
 	}
-	return time.Parse(time.RFC3339Nano, s)
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err == nil || len(s) < len(time.DateTime) || (s[10] != ' ' && s[10] != 'T') {
+		return t, err
+	}
+	u := s[:10] + "T" + s[11:]
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999"} {
+		if t, e := time.Parse(layout, u); e == nil {
+			return t.UTC(), nil
+		}
+	}
+	return t, err
 }
 
 // normalizeClaims checks each ownership claim; a claim without its own
@@ -355,8 +369,8 @@ func (o *Observation) normalizeService() error {
 	if err := checkPort("service.port", o.Service.Port, true); err != nil {
 		return err
 	}
-	if o.Service.Transport == "" && o.Service.overTCP() {
-		o.Service.Transport = "tcp" // left out: HTTP and TLS say it
+	if o.Service.Transport == "" {
+		o.Service.Transport = o.Service.impliedTransport()
 	}
 	if err := checkTransport("service.transport", &o.Service.Transport); err != nil {
 		return err
@@ -364,6 +378,26 @@ func (o *Observation) normalizeService() error {
 	o.Service.upgradeV1()
 	return o.Service.normalizeProbes()
 }
+
+// impliedTransport is the transport of a service whose observation left
+// it out, where its evidence or port says it: HTTP and TLS run over TCP;
+// SNMP, IKE, NTP and WireGuard's ports are UDP; any other port with a
+// banner is TCP, except those served over both (DNS's 53, OpenVPN's 1194),
+// which stay unknown and are refused naming the field.
+func (s *Service) impliedTransport() string {
+	switch {
+	case s.overTCP():
+		return "tcp"
+	case udpOnlyPorts[s.Port]:
+		return "udp"
+	case s.Port == 53 || s.Port == 1194:
+		return ""
+	}
+	return "tcp"
+}
+
+// udpOnlyPorts are the well-known ports of the families' UDP protocols.
+var udpOnlyPorts = map[int]bool{123: true, 161: true, 162: true, 500: true, 4500: true, 51820: true}
 
 // overTCP reports whether the service's evidence is of a TCP service: an
 // HTTP exchange or a TLS handshake (v1's or a probe's).
