@@ -43,6 +43,13 @@ func TestRules_GroupAA3(t *testing.T) {
 		{name: "zld show version four-letter code", port: 22, tr: "tcp", s: "Zyxel Communications Corp.\nmodel            : USG FLEX 100\nfirmware version : V5.37(ABUH.0)\n", want: wantMatch{Vendor: "Zyxel", Version: "5.37"}},
 		{name: "zld show version three-letter code", port: 22, tr: "tcp", s: "model           : ZyWALL USG 110\nfirmware version: 2.20(AQQ.0)b3\n", want: wantMatch{Vendor: "Zyxel", Version: "2.20"}},
 		{name: "zyxel switch show version names nothing", port: 22, tr: "tcp", s: "Boot Version     : V0.0.0.0 | 01/01/2000\nFirmware Version : V2.90(AAHH.2) | 05/07/2026\n", want: wantMatch{}},
+		{name: "sonicos 7 ssh greeting", port: 22, tr: "tcp", s: "\nCopyright (c) 2024 SonicWall, Inc.\n\nUsing username 'admin'.\nPassword: ", want: wantMatch{Vendor: "SonicWall"}},
+		{name: "sonicos serial prompt", port: 22, tr: "tcp", s: "admin@0017C5123456> show interfaces\n", want: wantMatch{Vendor: "SonicWall"}},
+		{name: "putty's own using-username line names nothing", port: 22, tr: "tcp", s: "Using username \"admin\".\nadmin@host's password: ", want: wantMatch{}},
+		{name: "gaia clish message id", port: 22, tr: "tcp", s: "gw-a> set static-route default nexthop gateway address 192.0.2.1 on\nCLINFR0771  Config lock is owned by admin. Use the command 'lock database override' to acquire the lock.\n", want: wantMatch{Vendor: "Check Point"}},
+		{name: "gaia expert prompt", port: 22, tr: "tcp", s: "[Expert@gw-a:0]# cpstat fw\n", want: wantMatch{Vendor: "Check Point"}},
+		{name: "srx cluster secondary node", port: 22, tr: "tcp", s: "{secondary:node1}\nadmin@srx-b> ", want: wantMatch{Vendor: "Juniper Networks"}},
+		{name: "mx dual routing engine names nothing", port: 22, tr: "tcp", s: "{master}\nadmin@mx240-re0> ", want: wantMatch{}},
 		{name: "stormshield getversion names nothing", port: 22, tr: "tcp", s: "SN910A17A1711A7>getversion\nFirewall software version 4.1.5\n", want: wantMatch{}},
 	}
 	for _, tt := range tests {
