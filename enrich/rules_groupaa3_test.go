@@ -47,6 +47,8 @@ func TestRules_GroupAA3(t *testing.T) {
 		{name: "sonicos serial prompt", port: 22, tr: "tcp", s: "admin@0017C5123456> show interfaces\n", want: wantMatch{Vendor: "SonicWall"}},
 		{name: "putty's own using-username line names nothing", port: 22, tr: "tcp", s: "Using username \"admin\".\nadmin@host's password: ", want: wantMatch{}},
 		{name: "gaia clish message id", port: 22, tr: "tcp", s: "gw-a> set static-route default nexthop gateway address 192.0.2.1 on\nCLINFR0771  Config lock is owned by admin. Use the command 'lock database override' to acquire the lock.\n", want: wantMatch{Vendor: "Check Point"}},
+		{name: "gaia expert prompt with show version all", port: 22, tr: "tcp", s: "[Expert@gw-a:0]# clish -c \"show version all\"\nProduct version Check Point Gaia R81.10\nOS build 335\n", want: wantMatch{Vendor: "Check Point", Version: "R81.10"}},
+		{name: "srx cluster show version keeps its release", port: 22, tr: "tcp", s: "node0:\n--------------------------------------------------------------------------\nHostname: fw-a\nModel: srx1500\nJunos: 19.4R3-S1.3\n\n{primary:node0}\nadmin@fw-a> ", want: wantMatch{Vendor: "Juniper Networks", Version: "19.4R3-S1.3"}},
 		{name: "gaia expert prompt", port: 22, tr: "tcp", s: "[Expert@gw-a:0]# cpstat fw\n", want: wantMatch{Vendor: "Check Point"}},
 		{name: "srx cluster secondary node", port: 22, tr: "tcp", s: "{secondary:node1}\nadmin@srx-b> ", want: wantMatch{Vendor: "Juniper Networks"}},
 		{name: "mx dual routing engine names nothing", port: 22, tr: "tcp", s: "{master}\nadmin@mx240-re0> ", want: wantMatch{}},
