@@ -30,7 +30,6 @@ func TestRules_CLILogs(t *testing.T) {
 		{"tmsh show sys version", ssh("Sys::Version\nMain Package\n  Product     BIG-IP\n  Version     15.1.0.4\n  Build       0.0.6\n"), wantMatch{Vendor: "F5", Version: "15.1.0.4"}},
 		{"bigpipe b version", ssh("Package:\nBIG-IP Version 10.2.4 655.0 Final Edition\n"), wantMatch{Vendor: "F5", Version: "10.2.4"}},
 		{"sonicos 7 show status", ssh("Firmware Version: SonicOS 7.0.1-5035\n"), wantMatch{Vendor: "SonicWall", Version: "7.0.1-5035"}},
-		{"sonicos greeting", ssh("Copyright (c) 2019 SonicWall, Inc.\nUser:"), wantMatch{Vendor: "SonicWall"}},
 		{"ocserv journal", ssh("ocserv[812]: main[vpn]:10.0.0.5:51522 user logged in\nocserv[810]: main: initialized ocserv 1.1.6\n"), wantMatch{Vendor: "OpenConnect", Version: "1.1.6"}},
 		{"openvpn server unit", ssh("Feb 02 10:00:01 vpn openvpn-server[511]: OpenVPN 2.5.5 x86_64-pc-linux-gnu [SSL (OpenSSL)] [LZO] built on Mar 22 2022\n"), wantMatch{Vendor: "OpenVPN", Version: "2.5.5"}},
 		{"openvpn client's start line elsewhere", ssh("Feb 02 10:00:01 laptop openvpn[511]: OpenVPN 2.5.5 x86_64-pc-linux-gnu [SSL (OpenSSL)] [LZO] built on Mar 22 2022\n"), wantMatch{}},
