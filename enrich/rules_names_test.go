@@ -367,3 +367,23 @@ func TestRules_StubPageNotACutExcerpt(t *testing.T) {
 	checkMatch(t, rules, tcpService(443, cut), wantMatch{Vendor: "Fortinet"})
 	checkMatch(t, rules, tcpService(443, httpProbe("GET", "/login", 200, form)), wantMatch{})
 }
+
+// TestRules_JunosDevices: Junos on Juniper's routers and switches names
+// Juniper Networks with the release, after the SRX rules; another
+// vendor's sysDescr that mentions Juniper names nothing.
+func TestRules_JunosDevices(t *testing.T) {
+	rules, err := DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	snmp := func(s string) *ingest.Service {
+		return &ingest.Service{Port: 161, Transport: "udp", Probes: []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.TextBody(s)}}}}
+	}
+	checkMatch(t, rules, snmp("Juniper Networks, Inc. ex3400-48t Ethernet Switch, kernel JUNOS 15.1X53-D59.4, Build date: 2018-09-14 21:00:55 UTC"),
+		wantMatch{Vendor: "Juniper Networks", Rule: "juniper-junos-device-snmp", Version: "15.1X53-D59.4"})
+	checkMatch(t, rules, snmp("Juniper Networks, Inc. ex4200-24t internet router, kernel JUNOS 10.4R6.5 "), wantMatch{Vendor: "Juniper Networks", Version: "10.4R6.5"})
+	checkMatch(t, rules, snmp("Juniper Networks, Inc. srx240h internet router, kernel JUNOS 12.1X44-D40.2"), wantMatch{Vendor: "Juniper Networks"})
+	checkMatch(t, rules, snmp("Linux gw 5.10 #1 SMP (a Juniper Networks lab box)"), wantMatch{})
+	cli := rawAnswer(t, 22, "Hostname: lab\r\nModel: mx240\r\nJUNOS Base OS boot [13.3R1.4]\r\n")
+	checkMatch(t, rules, cli, wantMatch{Vendor: "Juniper Networks", Rule: "juniper-junos-device-cli", Version: "13.3R1.4"})
+}

@@ -55,6 +55,8 @@ func TestRules_SNMPVendors(t *testing.T) {
 		{"vsrx oid", "SNMPv2-MIB::sysObjectID.0 = OID: SNMPv2-SMI::enterprises.2636.1.1.1.2.96", "Juniper Networks", "vSRX (JUNOS)", "", ""},
 		{"watchguard os", "WatchGuard OS 5.2.0", "WatchGuard", "Firebox", "5.2.0", "5.2.x"},
 		{"embedded ngx oid", "1.3.6.1.4.1.6983.1.2", "Check Point", "Gaia", "", ""},
+		// any Junos device: Juniper Networks and its release, not as an SRX
+		{"junos mx router", "Juniper Networks, Inc. mx960 internet router, kernel JUNOS 21.2R3-S2.9, Build date: 2022", "Juniper Networks", "Junos", "21.2R3-S2.9", "21.2.x"},
 		// names nothing
 		{"barracuda alone", "Barracuda", "", "", "", ""},
 		{"plain rhel kernel", "Linux unitrends 3.10.0-862.14.4.el7.x86_64 #1 SMP Wed Sep 26 15:12:11 UTC 2018 x86_64", "", "", "", ""},
@@ -70,7 +72,6 @@ func TestRules_SNMPVendors(t *testing.T) {
 		{"hp switch", "HP J9625A 2620-24-PoEP Switch, revision RA.16.02.0012", "", "", "", ""},
 		{"bare firebox model", "M400", "", "", "", ""},
 		{"mcafee web gateway", "McAfee Web Gateway 7;VMWare;VMware, Inc.", "", "", "", ""},
-		{"junos mx router", "Juniper Networks, Inc. mx960 internet router, kernel JUNOS 21.2R3-S2.9, Build date: 2022", "", "", "", ""},
 		{"smp kernel without hash", "Linux host 3.12.40-26-smp64 #1 SMP x86_64", "", "", "", ""},
 	}
 	for _, tt := range tests {
