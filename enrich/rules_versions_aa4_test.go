@@ -2,14 +2,16 @@ package enrich
 
 import "testing"
 
-// TestRules_VersionFormsAA4 checks the vendors' own SNMP version objects
-// (enrich/rules/58-snmp-versions.yaml, group AA4): each object in the
-// renderings a walk is recorded in (snmpsim's OID|4|value, net-snmp's
-// numeric, iso., enterprises. and MIB-named lines), alone or beside a
-// sysDescr, and the look-alikes that must not take a release from it
-// (Panorama, BIG-IQ and Policy Secure answering the same MIBs: no version,
-// and neither BIG-IP nor Connect Secure named; a generic object name
-// without its MIB and another enterprise's subtree: nothing named).
+// TestRules_VersionFormsAA4 checks the version forms of group AA4: the
+// vendors' own SNMP version objects (enrich/rules/58-snmp-versions.yaml),
+// each in the renderings a walk is recorded in (snmpsim's OID|4|value,
+// net-snmp's numeric, iso., enterprises. and MIB-named lines), alone or
+// beside a sysDescr; the look-alikes that must not take a release from
+// them (Panorama, BIG-IQ and Policy Secure answering the same MIBs: no
+// version, and neither BIG-IP nor Connect Secure named; a generic object
+// name without its MIB and another enterprise's subtree: nothing named);
+// and batch 2's suffixes (RouterOS pre-releases, IVE and SonicOS
+// hotfixes, a beta tag that gives no release) and RouterOS 2.x's sshd.
 func TestRules_VersionFormsAA4(t *testing.T) {
 	rules, err := DefaultRules()
 	if err != nil {
@@ -55,6 +57,16 @@ func TestRules_VersionFormsAA4(t *testing.T) {
 		// SonicWall: snwlSysFirmwareVersion
 		{"snwlSysFirmwareVersion snmprec SonicOS", snmp("1.3.6.1.2.1.1.2.0|6|1.0.3.0.6.0.1.0\n1.3.6.1.4.1.8741.2.1.1.3.0|4|SonicOS 7.0.1-R1456"), wantMatch{Vendor: "SonicWall", Version: "7.0.1-R1456"}},
 		{"snwlSysFirmwareVersion snmprec SMA", snmp("1.3.6.1.4.1.8741.2.1.1.3.0|4|8.6.0.3-11sv"), wantMatch{Vendor: "SonicWall", Product: "SMA", Version: "8.6.0.3-11sv"}},
+		// batch 2: pre-release and hotfix suffixes, RouterOS 2.x's sshd
+		{"routeros ftp greeting release candidate", wantService{21, "tcp", "Super Thing_Place-  FTP server (MikroTik 6.43.16rc56) ready"}, wantMatch{Vendor: "MikroTik", Version: "6.43.16rc56"}},
+		{"routeros telnet greeting testing channel", wantService{23, "tcp", "MikroTik v6.36rc12 (testing)\r\nLogin:\n"}, wantMatch{Vendor: "MikroTik", Version: "6.36rc12"}},
+		{"routeros telnet greeting two numbers", wantService{23, "tcp", "MikroTik v5.2\r\nLogin:\n"}, wantMatch{Vendor: "MikroTik", Version: "5.2"}},
+		{"routeros 2.x openssh banner", wantService{22, "tcp", "OpenSSH_2.3.0_Mikrotik_v2.9"}, wantMatch{Vendor: "MikroTik", StrictVersion: true, Band: "2.9.x"}},
+		{"routeros 2.x openssh identification line", wantService{22, "tcp", "SSH-1.99-OpenSSH_2.3.0_Mikrotik_v2.9\r\n"}, wantMatch{Vendor: "MikroTik", Band: "2.9.x"}},
+		{"plain openssh names no one", wantService{22, "tcp", "SSH-2.0-OpenSSH_8.9p1 Ubuntu-3ubuntu0.10\r\n"}, wantMatch{}},
+		{"ive sysDescr with a hotfix", snmp("Juniper Networks,Inc,MAG-4610,7.1R7:HF2 (build 21415)"), wantMatch{Vendor: "Juniper Networks", Version: "7.1R7"}},
+		{"ive sysDescr with a beta tag gives no release", snmp("Juniper Networks,Inc,MAG-SM160,7.3R1:B2 (build 21317)"), wantMatch{Vendor: "Juniper Networks", StrictVersion: true}},
+		{"sonicos sysDescr with a hotfix", snmp("SonicWALL SOHO wireless-N (SonicOS Enhanced 6.2.5.1-26n--HF175723-2n)"), wantMatch{Vendor: "SonicWall", Version: "6.2.5.1-26n"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
