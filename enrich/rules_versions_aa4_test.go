@@ -11,7 +11,8 @@ import "testing"
 // version, and neither BIG-IP nor Connect Secure named; a generic object
 // name without its MIB and another enterprise's subtree: nothing named);
 // and batch 2's suffixes (RouterOS pre-releases, IVE and SonicOS
-// hotfixes, a beta tag that gives no release) and RouterOS 2.x's sshd.
+// hotfixes, a beta tag that gives no release) and RouterOS 2.x's sshd;
+// and batch 3's CLI words (Check Point's fw ver, the SFOS console banner).
 func TestRules_VersionFormsAA4(t *testing.T) {
 	rules, err := DefaultRules()
 	if err != nil {
@@ -67,6 +68,12 @@ func TestRules_VersionFormsAA4(t *testing.T) {
 		{"ive sysDescr with a hotfix", snmp("Juniper Networks,Inc,MAG-4610,7.1R7:HF2 (build 21415)"), wantMatch{Vendor: "Juniper Networks", Version: "7.1R7"}},
 		{"ive sysDescr with a beta tag gives no release", snmp("Juniper Networks,Inc,MAG-SM160,7.3R1:B2 (build 21317)"), wantMatch{Vendor: "Juniper Networks", StrictVersion: true}},
 		{"sonicos sysDescr with a hotfix", snmp("SonicWALL SOHO wireless-N (SonicOS Enhanced 6.2.5.1-26n--HF175723-2n)"), wantMatch{Vendor: "SonicWall", Version: "6.2.5.1-26n"}},
+		// batch 3: the appliances' own CLI words (74-cli-versions.yaml)
+		{"check point fw ver", wantService{22, "tcp", "[Expert@host:0]# fw ver\nThis is Check Point's software version R80.10 - Build 236\n"}, wantMatch{Vendor: "Check Point", Version: "R80.10"}},
+		{"check point fw ver before R80", wantService{22, "tcp", "This is Check Point VPN-1(TM) & FireWall-1(R) R76 - Build 380\n"}, wantMatch{Vendor: "Check Point", Version: "R76"}},
+		{"fw ver quoted inside another line names no one", wantService{22, "tcp", "echo \"This is Check Point's software version R81.20 - Build 059\"\n"}, wantMatch{}},
+		{"sfos console banner", wantService{22, "tcp", "Sophos Firmware Version SFOS 18.0.0 GA-Build339\n\nMain Menu\n\n    1.  Network  Configuration\n"}, wantMatch{Vendor: "Sophos", Version: "18.0.0"}},
+		{"sfos console banner maintenance release", wantService{22, "tcp", "Sophos Firmware Version SFOS 17.5.8 MR-8\n\nMain Menu\n"}, wantMatch{Vendor: "Sophos", Version: "17.5.8"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
