@@ -32,6 +32,7 @@ func TestRules_VersionFormsAA4(t *testing.T) {
 		{"fgSysVersion without patch gives the band", snmp("FORTINET-FORTIGATE-MIB::fgSysVersion.0 = STRING: v5.0,build0252,130627 (GA Patch 2)"), wantMatch{Vendor: "Fortinet", StrictVersion: true, Band: "5.0.x"}},
 		{"fortigate sysDescr as a walk line", snmp("SNMPv2-MIB::sysDescr.0 = STRING: FortiGate-60E v6.4.5,build1828,210217 (GA)"), wantMatch{Vendor: "Fortinet", Version: "6.4.5"}},
 		{"fortigate sysDescr in nmap's snmp-sysdescr", snmp("| snmp-sysdescr: FortiGate-100F v7.0.12,build0523,230629 (GA.M)\n|_  System uptime: 12 days"), wantMatch{Vendor: "Fortinet", Version: "7.0.12"}},
+		{"netscaler sysDescr in shodan's snmp banner", snmp("SNMP:\n  Versions:\n    1\n    2\n  Description: NetScaler NS13.0: Build 79.64.nc, Date: Dec 16 2020, 09:08:51   (64-bit)\n"), wantMatch{Vendor: "Citrix", Version: "13.0-79.64"}},
 		{"fortigate sysDescr snmprec", snmp("1.3.6.1.2.1.1.1.0|4|FortiGate-60E v6.4.5,build1828,210217 (GA)"), wantMatch{Vendor: "Fortinet", Version: "6.4.5"}},
 		{"netscaler sysDescr in nmap's snmp-sysdescr", snmp("|_snmp-sysdescr: NetScaler NS12.1: Build 55.18.nc, Date: May  9 2020, 08:50:30"), wantMatch{Vendor: "Citrix", Version: "12.1-55.18"}},
 		{"another enterprise's subtree is not fgSysVersion", snmp(`SNMPv2-SMI::enterprises.112356.101.4.1.1.0 = STRING: "v7.0.6,build0366,220606 (GA.F)"`), wantMatch{}},
