@@ -1,6 +1,14 @@
 package enrich
 
-import "testing"
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/netintel/netintel/ingest"
+)
 
 // TestRules_VersionFormsAA4 checks the version forms of group AA4: the
 // vendors' own SNMP version objects (enrich/rules/58-snmp-versions.yaml),
@@ -92,4 +100,67 @@ type wantService struct {
 	port      int
 	transport string
 	text      string
+}
+
+// TestRules_SysDescrRenderingsKeepVersion runs every bare sysDescr of the
+// corpus (a one-line banner on 161) that the rules name with a release
+// through the renderings a walk or a scanner records it in (net-snmp's
+// named and quoted numeric lines, snmpsim's OID|4|value, nmap's
+// snmp-sysdescr, Shodan's "Description:", masscan's "sysDescr.0:"): each
+// must still be named for the same vendor with the same release (group
+// AA4's sweep found ScreenOS, WatchGuard, FWSM, a cut SonicOS sysDescr and
+// the IVE's release lost in some of them).
+func TestRules_SysDescrRenderingsKeepVersion(t *testing.T) {
+	rules, err := DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob("../testdata/fingerprints/*/*.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no captures: %v", err)
+	}
+	seen := map[string]bool{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c struct {
+			Negative    bool               `json:"negative"`
+			Observation ingest.Observation `json:"observation"`
+		}
+		if json.Unmarshal(b, &c) != nil || c.Negative || c.Observation.Service == nil || c.Observation.Service.Port != 161 {
+			continue
+		}
+		ps := c.Observation.Service.Probes
+		if len(ps) != 1 || ps[0].Banner == nil {
+			continue
+		}
+		v := strings.TrimSpace(string(ps[0].Banner.Received.Bytes()))
+		if v == "" || strings.ContainsAny(v, "\n=|") || strings.Contains(v, "sysDescr") || strings.Contains(v, "Description:") || seen[v] {
+			continue
+		}
+		seen[v] = true
+		base, ok := rules.Match(bannerService(161, "udp", v), nil)
+		if !ok || (base.ExactVersion == "" && base.VersionBand == "") {
+			continue
+		}
+		for _, r := range []string{
+			"SNMPv2-MIB::sysDescr.0 = STRING: " + v,
+			`.1.3.6.1.2.1.1.1.0 = STRING: "` + v + `"`,
+			`iso.3.6.1.2.1.1.1.0 = STRING: "` + v + `"`,
+			"1.3.6.1.2.1.1.1.0|4|" + v + "\n1.3.6.1.2.1.1.3.0|67|123456",
+			"| snmp-sysdescr: " + v + "\n|_  System uptime: 1 day",
+			"SNMP:\n  Versions:\n    2\n  Description: " + v + "\n",
+			"sysDescr.0:" + v,
+		} {
+			fp, ok := rules.Match(bannerService(161, "udp", r), nil)
+			if !ok || !SameVendor(fp.Vendor, base.Vendor) || fp.ExactVersion != base.ExactVersion || fp.VersionBand != base.VersionBand {
+				t.Errorf("%s: %q gives %q %q %q (rule %s); the bare value gives %q %q %q", filepath.Base(f), r, fp.Vendor, fp.ExactVersion, fp.VersionBand, fp.RuleID, base.Vendor, base.ExactVersion, base.VersionBand)
+			}
+		}
+	}
+	if len(seen) < 20 {
+		t.Fatalf("only %d bare sysDescr captures found", len(seen))
+	}
 }
