@@ -24,6 +24,9 @@ type evidence struct {
 	// memo keeps the answers of the named conditions evaluated so far,
 	// by memoCond id (cond.go).
 	memo []uint8
+	// extra holds probes derived from the observation's own (a sysDescr
+	// value out of a walk's rendering: sysdescr.go), viewed after them.
+	extra []ingest.Probe
 }
 
 // probeView is one probe with its derived values.
@@ -66,6 +69,7 @@ func newEvidence(svc *ingest.Service, flow *ingest.Flow) *evidence {
 		for i := range svc.Probes {
 			e.probes[i] = probeView{p: &svc.Probes[i], cookies: e.probes[i].cookies[:0]}
 		}
+		e.addSysDescrProbes()
 	}
 	return e
 }
@@ -75,7 +79,8 @@ func (e *evidence) release() {
 	for i := range e.probes {
 		e.probes[i] = probeView{cookies: e.probes[i].cookies[:0]}
 	}
-	e.svc, e.flow, e.probes, e.found, e.memo = nil, nil, e.probes[:0], e.found[:0], e.memo[:0]
+	clear(e.extra)
+	e.svc, e.flow, e.probes, e.found, e.memo, e.extra = nil, nil, e.probes[:0], e.found[:0], e.memo[:0], e.extra[:0]
 	evidencePool.Put(e)
 }
 

@@ -1,0 +1,39 @@
+package enrich
+
+import "testing"
+
+// sysDescrValue reads the value out of each rendering, whole (a quoted
+// value over lines, snmpsim's hex), and nothing out of a bare value, a
+// walk without sysDescr, or a "Description:" line off SNMP's port.
+func TestSysDescrValue(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, text string
+		port       int
+		want       string
+		ok         bool
+	}{
+		{"snmpwalk named", "SNMPv2-MIB::sysDescr.0 = STRING: Barracuda Spam Firewall\nSNMPv2-MIB::sysObjectID.0 = OID: SNMPv2-SMI::enterprises.20632", 161, "Barracuda Spam Firewall", true},
+		{"snmpwalk numeric quoted", `.1.3.6.1.2.1.1.1.0 = STRING: "Check Point IPSO 4.2"`, 161, "Check Point IPSO 4.2", true},
+		{"snmpwalk iso", `iso.3.6.1.2.1.1.1.0 = STRING: "RouterOS RB951G-2HnD"`, 161, "RouterOS RB951G-2HnD", true},
+		{"quoted over lines", "SNMPv2-MIB::sysDescr.0 = STRING: \"Cisco Adaptive Security Appliance Version 9.8(4)\r\nCompiled on x\"\nSNMPv2-MIB::sysUpTime.0 = 1", 161, "Cisco Adaptive Security Appliance Version 9.8(4)\r\nCompiled on x", true},
+		{"snmpsim", "1.3.6.1.2.1.1.1.0|4|Forcepoint NGFW 6.10.5\n1.3.6.1.2.1.1.2.0|6|1.3.6.1.4.1.1369.5.2", 161, "Forcepoint NGFW 6.10.5", true},
+		{"snmpsim hex", "1.3.6.1.2.1.1.1.0|4x|5a7958454c20555347\n", 161, "ZyXEL USG", true},
+		{"nmap", "| snmp-sysdescr: Juniper Networks, Inc. srx240h\n|_  System uptime: 1 day", 161, "Juniper Networks, Inc. srx240h", true},
+		{"masscan", "sysDescr.0:SonicWALL SRA 4600", 161, "SonicWALL SRA 4600", true},
+		{"shodan", "SNMP:\n  Versions:\n    2\n  Description: Fortinet FortiGate-60F\n", 161, "Fortinet FortiGate-60F", true},
+		{"a description elsewhere", "Description: FortiGate", 443, "", false},
+		{"bare value", "Barracuda Spam Firewall", 161, "", false},
+		{"no sysDescr in the walk", "SNMPv2-MIB::sysName.0 = STRING: gw1", 161, "", false},
+		{"empty value", "SNMPv2-MIB::sysDescr.0 = STRING: ", 161, "", false},
+		{"bad hex", "1.3.6.1.2.1.1.1.0|4x|zz\n", 161, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := sysDescrValue(tt.text, tt.port)
+			if got != tt.want || ok != tt.ok {
+				t.Errorf("got %q %v, want %q %v", got, ok, tt.want, tt.ok)
+			}
+		})
+	}
+}
