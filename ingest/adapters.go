@@ -102,6 +102,7 @@ func Adapters() map[string]Adapter {
 		"zgrab2":             ZGrab2,
 		"masscan":            Masscan,
 		"nmap-xml":           NmapXML,
+		"nmap-normal":        NmapNormal,
 		"shodan":             Shodan,
 		"censys":             Censys,
 		"sonar-http":         SonarHTTP,

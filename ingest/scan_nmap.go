@@ -121,18 +121,25 @@ type nmapPort struct {
 	State    struct {
 		State string `xml:"state,attr"`
 	} `xml:"state"`
-	Service *struct {
-		Name       string   `xml:"name,attr"`
-		Product    string   `xml:"product,attr"`
-		Version    string   `xml:"version,attr"`
-		ExtraInfo  string   `xml:"extrainfo,attr"`
-		OSType     string   `xml:"ostype,attr"`
-		DeviceType string   `xml:"devicetype,attr"`
-		Tunnel     string   `xml:"tunnel,attr"`
-		ServiceFP  string   `xml:"servicefp,attr"`
-		CPE        []string `xml:"cpe"`
-	} `xml:"service"`
+	Service *nmapService `xml:"service"`
 	Scripts []nmapScript `xml:"script"`
+}
+
+// nmapService is nmap's identification of a port's service.
+type nmapService struct {
+	Name       string   `xml:"name,attr"`
+	Product    string   `xml:"product,attr"`
+	Version    string   `xml:"version,attr"`
+	ExtraInfo  string   `xml:"extrainfo,attr"`
+	OSType     string   `xml:"ostype,attr"`
+	DeviceType string   `xml:"devicetype,attr"`
+	Tunnel     string   `xml:"tunnel,attr"`
+	ServiceFP  string   `xml:"servicefp,attr"`
+	CPE        []string `xml:"cpe"`
+	// full is the VERSION column as normal and grepable output print it
+	// (product, version and extra information joined), where read from
+	// them.
+	full string
 }
 
 type nmapScript struct {

@@ -76,7 +76,10 @@ func NmapGrep(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 			d := &Detected{By: "nmap", Service: strings.ReplaceAll(f[4], "|", "/")}
 			var info []string
 			if v := strings.TrimSpace(f[6]); v != "" {
-				info = append(info, strings.ReplaceAll(v, "|", "/"))
+				v = strings.ReplaceAll(v, "|", "/")
+				info = append(info, v)
+				// the column split as nmap joined it: product, version, (extra info)
+				d.Product, d.Version, _ = splitNmapVersion(v)
 			}
 			if host.os != "" {
 				info = append(info, "os: "+host.os)

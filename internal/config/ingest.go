@@ -46,6 +46,7 @@ var IngestFormatTable = []IngestFormat{
 	{Name: "masscan", Help: "masscan -oJ or -oL (with --banners): open ports, HTTP/TLS/X509 and raw banners"},
 	{Name: "nmap-xml", Help: "nmap -oX: open ports with -sV detection, ssl-cert, http-* and banner scripts, service fingerprints"},
 	{Name: "nmap-grep", Help: "nmap -oG: open ports with the -sV service name and version column, the host's OS guess"},
+	{Name: "nmap-normal", Help: "nmap -oN (and what nmap prints on a terminal): open ports with the -sV version column, the scripts' output (ssl-cert, http-title, ...), service fingerprints, Service Info"},
 	{Name: "naabu", Help: "naabu -json: open ports (nmap's service fields with -nmap-cli)"},
 	{Name: "fingerprintx", Help: "praetorian fingerprintx --json: the service per port with its HTTP status and headers, banner and plugin metadata"},
 	{Name: "httpx", Help: "ProjectDiscovery httpx -json (-irh/-irr/-irrb, -tls-grab, -favicon, -jarm, -td, -asn): HTTP response, TLS certificate, favicon hash"},

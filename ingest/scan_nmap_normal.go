@@ -1,0 +1,269 @@
+package ingest
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// NmapNormal reads nmap's normal output (-oN, and what nmap prints on a
+// terminal, as people paste it into issues and write-ups): each "Nmap
+// scan report for" block's port table and the script output under each
+// port, read as the nmap-xml adapter reads the same scan. The port
+// table's VERSION column (product, version and extra information in one
+// string) is split as nmap joins them: the extra information in the
+// trailing parentheses, the version from the first word that starts
+// with a digit; the whole column is kept as detected.info. Script output
+// is read as its text (ssl-cert's Subject and Issuer lines, http-title,
+// http-server-header, banner, the kept scripts), a service fingerprint
+// ("SF-Port443-TCP:..." and its "SF:" lines) as the responses it holds,
+// and "Service Info: OS: ...; CPE: ..." as every port's OS and CPEs.
+// Lines that are none of these (host status, OS detection, traceroute)
+// are passed over; a file with no scan report in it is refused.
+func NmapNormal(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
+	src := opt.source("nmap-normal")
+	var (
+		started time.Time
+		host    *normalHost
+		sawScan bool
+	)
+	flush := func() error {
+		if host == nil {
+			return nil
+		}
+		h := host
+		host = nil
+		return h.emit(src, opt, started, emit, bad)
+	}
+	err := opt.lines(r, "nmap normal output", bad, func(n int, b []byte) error {
+		line := strings.TrimRight(string(b), " \t\r")
+		switch {
+		case strings.HasPrefix(line, "# Nmap ") && strings.Contains(line, " scan initiated "):
+			rest := line[strings.Index(line, " scan initiated ")+len(" scan initiated "):]
+			if i := strings.Index(rest, " as: "); i >= 0 {
+				rest = rest[:i]
+			}
+			if t, err := time.Parse("Mon Jan 2 15:04:05 2006", strings.Join(strings.Fields(rest), " ")); err == nil {
+				started = t
+			}
+			return nil
+		case strings.HasPrefix(line, "Nmap scan report for "):
+			if err := flush(); err != nil {
+				return err
+			}
+			sawScan = true
+			ip, name, err := scanReportHost(strings.TrimPrefix(line, "Nmap scan report for "))
+			if err != nil {
+				bad(LineError{n, err})
+				return nil
+			}
+			host = &normalHost{line: n, ip: ip, name: name}
+			return nil
+		case host == nil:
+			return nil
+		}
+		host.read(n, line)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	if !sawScan {
+		bad(LineError{1, errors.New(`not nmap normal output: no "Nmap scan report for" line`)})
+	}
+	return nil
+}
+
+// scanReportHost reads "NAME (IP)" or "IP" of a scan report line.
+func scanReportHost(s string) (ip, name string, err error) {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '('); i > 0 && strings.HasSuffix(s, ")") {
+		name, s = strings.TrimSpace(s[:i]), s[i+1:len(s)-1]
+	}
+	a, perr := netip.ParseAddr(s)
+	if perr != nil {
+		return "", "", fmt.Errorf("scan report: not an IP address: %q", s)
+	}
+	return a.Unmap().String(), name, nil
+}
+
+// normalHost is one scan report's ports as they are read.
+type normalHost struct {
+	line     int
+	ip, name string
+	ports    []nmapPort
+	// inScripts: script lines now belong to the last port (not to the
+	// host's "Host script results").
+	inScripts bool
+	// fp collects a service fingerprint's lines, fpPort the port it is of.
+	fp     strings.Builder
+	fpPort string
+	os     string
+	cpe    []string
+}
+
+var (
+	normalPortLine = regexp.MustCompile(`^(\d{1,5})/(tcp|udp|sctp)\s+(\S+)\s+(\S+)(?:\s+(.*))?$`)
+	normalScript   = regexp.MustCompile(`^\|[_ ]([a-z][a-z0-9]*(?:-[a-z0-9]+)*):(?: (.*))?$`)
+	normalFPStart  = regexp.MustCompile(`^SF-Port(\d+)-(TCP|UDP):`)
+)
+
+func (h *normalHost) read(n int, line string) {
+	switch {
+	case normalFPStart.MatchString(line):
+		h.endFingerprint()
+		h.fpPort = normalFPStart.FindStringSubmatch(line)[1]
+		h.fp.WriteString(line)
+		return
+	case strings.HasPrefix(line, "SF:") && h.fpPort != "":
+		h.fp.WriteString("\n" + line)
+		return
+	}
+	h.endFingerprint()
+	switch {
+	case normalPortLine.MatchString(line):
+		m := normalPortLine.FindStringSubmatch(line)
+		p := nmapPort{Protocol: m[2], PortID: m[1]}
+		p.State.State = m[3]
+		svc := strings.TrimSuffix(m[4], "?")
+		tunnel := ""
+		if rest, ok := strings.CutPrefix(svc, "ssl/"); ok {
+			svc, tunnel = rest, "ssl"
+		}
+		product, version, extra := splitNmapVersion(m[5])
+		p.Service = &nmapService{Name: svc, Product: product, Version: version, ExtraInfo: extra, Tunnel: tunnel, full: strings.TrimSpace(m[5])}
+		h.ports = append(h.ports, p)
+		h.inScripts = true
+	case strings.HasPrefix(line, "Host script results:"):
+		h.inScripts = false
+	case strings.HasPrefix(line, "Service Info: "):
+		for _, f := range strings.Split(strings.TrimPrefix(line, "Service Info: "), ";") {
+			k, v, ok := strings.Cut(strings.TrimSpace(f), ": ")
+			switch {
+			case !ok:
+			case k == "OS":
+				h.os = v
+			case k == "CPE" || k == "CPEs":
+				h.cpe = append(h.cpe, strings.Fields(strings.ReplaceAll(v, ",", " "))...)
+			}
+		}
+	case strings.HasPrefix(line, "|") && h.inScripts && len(h.ports) > 0:
+		p := &h.ports[len(h.ports)-1]
+		if m := normalScript.FindStringSubmatch(line); m != nil {
+			p.Scripts = append(p.Scripts, nmapScript{ID: m[1], Output: m[2]})
+			return
+		}
+		if len(p.Scripts) == 0 {
+			return
+		}
+		sc := &p.Scripts[len(p.Scripts)-1]
+		// nmap writes "| " before a line of a script's output and "|_" before its last
+		text := strings.TrimPrefix(line[1:], " ")
+		if strings.HasPrefix(line, "|_") {
+			text = line[2:]
+		}
+		if sc.Output == "" {
+			sc.Output = text
+		} else {
+			sc.Output += "\n" + text
+		}
+	case line == "" || !strings.HasPrefix(line, " "):
+		h.inScripts = h.inScripts && line != ""
+	}
+}
+
+// endFingerprint gives a finished service fingerprint to its port.
+func (h *normalHost) endFingerprint() {
+	if h.fpPort == "" {
+		return
+	}
+	for i := range h.ports {
+		if h.ports[i].PortID == h.fpPort && h.ports[i].Service != nil {
+			h.ports[i].Service.ServiceFP = h.fp.String()
+		}
+	}
+	h.fpPort = ""
+	h.fp.Reset()
+}
+
+func (h *normalHost) emit(src string, opt Options, started time.Time, emit Emit, bad func(LineError)) error {
+	h.endFingerprint()
+	for _, p := range h.ports {
+		if p.State.State != "open" {
+			opt.skip(h.line, "nmap: port "+p.State.State)
+			continue
+		}
+		port, err := strconv.Atoi(p.PortID)
+		if err != nil || port < 1 || port > 65535 {
+			bad(LineError{h.line, fmt.Errorf("port %q: bad port", p.PortID)})
+			continue
+		}
+		if h.os != "" && p.Service != nil && p.Service.OSType == "" {
+			p.Service.OSType = h.os
+		}
+		if p.Service != nil {
+			p.Service.CPE = append(p.Service.CPE, h.cpe...)
+		}
+		s := p.service(port)
+		if s.Detected != nil && p.Service != nil && p.Service.full != "" {
+			s.Detected.Info = strings.Join(append([]string{p.Service.full}, nonEmpty(s.Detected.Info)...), "; ")
+		}
+		o := Observation{Type: TypeService, IP: h.ip, Source: src, ObservedAt: opt.when(started), Service: s}
+		if h.name != "" {
+			o.Hostnames = []string{h.name}
+		}
+		if err := emitChecked(h.line, o, emit, bad); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func nonEmpty(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return []string{s}
+}
+
+// splitNmapVersion splits the VERSION column nmap prints (normal and
+// grepable output) back into the parts it joined: "product version
+// (extra info)". The extra information is the trailing parenthesised
+// group; the version starts at the first word after the product's first
+// that begins with a digit ("Cisco SSH 1.25 (protocol 2.0)", "MikroTik
+// router ftpd 5.26"); a column without such a word is the product alone
+// ("Fortinet FortiGate SSL VPN").
+func splitNmapVersion(col string) (product, version, extra string) {
+	col = strings.TrimSpace(col)
+	if strings.HasSuffix(col, ")") {
+		depth := 0
+		for i := len(col) - 1; i >= 0; i-- {
+			switch col[i] {
+			case ')':
+				depth++
+			case '(':
+				depth--
+			}
+			if depth == 0 {
+				extra = col[i+1 : len(col)-1]
+				col = strings.TrimSpace(col[:i])
+				break
+			}
+		}
+	}
+	words := strings.Fields(col)
+	for i := 1; i < len(words); i++ {
+		if c := words[i][0]; c >= '0' && c <= '9' {
+			return strings.Join(words[:i], " "), strings.Join(words[i:], " "), extra
+		}
+	}
+	return col, "", extra
+}

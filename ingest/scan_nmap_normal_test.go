@@ -1,0 +1,151 @@
+package ingest
+
+import (
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// One real nmap 7.93 run (-sV -sC -oA, loopback services answering as a
+// FortiGate's do: testdata/SOURCES.md) written three ways: the normal
+// output gives the same services, scanner identification and probes as
+// the XML, and the grepable output the same identification.
+func TestNmapNormal_SameScanAsXML(t *testing.T) {
+	t.Parallel()
+	normal := runScan(t, "nmap-normal", readFile(t, "nmap-loopback.nmap"))
+	xml := runScan(t, "nmap-xml", readFile(t, "nmap-loopback.xml"))
+	grep := runScan(t, "nmap-grep", readFile(t, "nmap-loopback.gnmap"))
+	if len(normal.obs) != 4 || len(normal.bad) != 0 || len(xml.obs) != 4 || len(grep.obs) != 4 {
+		t.Fatalf("normal %d (bad %v), xml %d, grep %d services", len(normal.obs), normal.bad, len(xml.obs), len(grep.obs))
+	}
+	if c := normal.obs[2].Service.Probes; len(c) == 0 || c[0].TLS == nil || c[0].TLS.Subject.CN != "FGT60E4Q16000000" || !slices.Equal(c[0].TLS.Subject.O, []string{"Fortinet"}) {
+		t.Errorf("ssl-cert: %s", mustJSON(t, c))
+	}
+	for i := range normal.obs {
+		n, x, g := normal.obs[i], xml.obs[i], grep.obs[i]
+		if n.IP != x.IP || n.Service.Port != x.Service.Port || n.Service.Transport != x.Service.Transport || n.ObservedAt != "2026-11-27T16:03:38Z" ||
+			!slices.Equal(n.Hostnames, []string{"localhost"}) {
+			t.Errorf("%d: %s\nxml %s", i, mustJSON(t, n), mustJSON(t, x))
+		}
+		nd, xd, gd := *n.Service.Detected, *x.Service.Detected, *g.Service.Detected
+		if nd.Service != xd.Service || nd.Product != xd.Product || nd.Version != xd.Version || !slices.Equal(nd.CPE, xd.CPE) ||
+			gd.Product != xd.Product || gd.Version != xd.Version {
+			t.Errorf("port %d detected: normal %+v grep %+v xml %+v", n.Service.Port, nd, gd, xd)
+		}
+		// the XML carries the whole certificate (its PEM); the normal output only the
+		// ssl-cert lines: the subject's attributes it prints must agree
+		np, xp := n.Service.Probes, x.Service.Probes
+		if len(np) == len(xp) {
+			for j := range np {
+				if np[j].TLS != nil && xp[j].TLS != nil {
+					if s, xs := np[j].TLS.Subject, xp[j].TLS.Subject; s.CN != xs.CN || !slices.Equal(s.O, xs.O) || s.C != xs.C || s.ST != xs.ST {
+						t.Errorf("port %d subject: %+v, xml %+v", n.Service.Port, s, xs)
+					}
+					np[j].TLS, xp[j].TLS = nil, nil
+				}
+			}
+		}
+		if !reflect.DeepEqual(np, xp) {
+			t.Errorf("port %d probes:\nnormal %s\nxml    %s", n.Service.Port, mustJSON(t, n.Service.Probes), mustJSON(t, x.Service.Probes))
+		}
+	}
+	if d := normal.obs[0].Service.Detected; d.Product != "FortiSSH" || d.Version != "1.0" || d.Info != "FortiSSH 1.0 (protocol 2.0); protocol 2.0" {
+		t.Errorf("the version column split: %+v", d)
+	}
+}
+
+// What nmap prints beside the port table: several hosts, script blocks
+// (a host's own results not given to a port), Service Info's OS and CPEs
+// for every port, ports not open counted as skipped, a VERSION column's
+// parts; and a file with no scan report is refused.
+func TestNmapNormal_Forms(t *testing.T) {
+	t.Parallel()
+	in := `Starting Nmap 7.94SVN ( https://nmap.org ) at 2025-03-02 10:15 UTC
+Nmap scan report for vpn.example.com (198.51.100.7)
+Host is up (0.021s latency).
+Not shown: 996 filtered tcp ports (no-response)
+PORT     STATE  SERVICE  VERSION
+22/tcp   open   ssh      Cisco SSH 1.25 (protocol 2.0)
+| ssh-hostkey: 
+|_  2048 aa:bb:cc (RSA)
+80/tcp   closed http
+443/tcp  open   ssl/http Cisco ASA SSL VPN
+|_http-title: Did not follow redirect to https://vpn.example.com/+CSCOE+/logon.html
+| ssl-cert: Subject: commonName=vpn.example.com/organizationName=Example
+| Subject Alternative Name: DNS:vpn.example.com
+| Issuer: commonName=R3/organizationName=Let's Encrypt/countryName=US
+| Not valid before: 2025-01-01T00:00:00
+|_Not valid after:  2025-04-01T00:00:00
+|_http-server-header: Cisco ASA
+8443/tcp open   https-alt?
+Service Info: OS: Cisco ASA; Device: firewall; CPE: cpe:/o:cisco:adaptive_security_appliance_software
+
+Host script results:
+|_clock-skew: 0s
+
+Nmap scan report for 203.0.113.9
+Host is up.
+PORT    STATE SERVICE  VERSION
+21/tcp  open  ftp      MikroTik router ftpd 6.49.7
+| ftp-syst: 
+|_  SYST: UNIX Type: L8
+161/udp open  snmp     SNMPv1 server; SNMPv3 server (public)
+| snmp-sysdescr: RouterOS RB4011iGS+
+|_  System uptime: 12d03h
+
+Nmap done: 2 IP addresses (2 hosts up) scanned in 31.02 seconds
+`
+	r := runScan(t, "nmap-normal", in)
+	if len(r.obs) != 5 || len(r.bad) != 0 || !slices.Equal(r.skipped, []string{"nmap: port closed"}) {
+		t.Fatalf("obs %d bad %v skipped %v", len(r.obs), r.bad, r.skipped)
+	}
+	ssh, web, alt, ftp, snmp := r.obs[0], r.obs[1], r.obs[2], r.obs[3], r.obs[4]
+	if d := ssh.Service.Detected; ssh.IP != "198.51.100.7" || d.Product != "Cisco SSH" || d.Version != "1.25" || !strings.Contains(d.Info, "ostype: Cisco ASA") ||
+		!slices.Equal(d.CPE, []string{"cpe:/o:cisco:adaptive_security_appliance_software"}) || len(ssh.Service.Probes) != 0 {
+		t.Errorf("ssh: %s", mustJSON(t, ssh))
+	}
+	hp := web.Service.Probes
+	if d := web.Service.Detected; d.Service != "ssl/http" || d.Product != "Cisco ASA SSL VPN" || len(hp) != 1 || hp[0].TLS == nil || hp[0].TLS.Issuer.CN != "R3" ||
+		!slices.Equal(hp[0].TLS.SANs, []string{"vpn.example.com"}) || !slices.Equal(headerValues(hp[0].Response.Headers, "Location"), []string{"https://vpn.example.com/+CSCOE+/logon.html"}) ||
+		!slices.Equal(headerValues(hp[0].Response.Headers, "Server"), []string{"Cisco ASA"}) {
+		t.Errorf("https: %s", mustJSON(t, web))
+	}
+	if d := alt.Service.Detected; alt.Service.Port != 8443 || d.Service != "https-alt" || len(alt.Service.Probes) != 0 {
+		t.Errorf("8443 (the host's clock-skew is not its script): %s", mustJSON(t, alt))
+	}
+	if d := ftp.Service.Detected; ftp.IP != "203.0.113.9" || d.Product != "MikroTik router ftpd" || d.Version != "6.49.7" || len(ftp.Hostnames) != 0 {
+		t.Errorf("ftp: %s", mustJSON(t, ftp))
+	}
+	if p := snmp.Service.Probes; snmp.Service.Transport != "udp" || len(p) != 1 || p[0].Name != "nmap:snmp-sysdescr" ||
+		p[0].Banner.Received.Data != "RouterOS RB4011iGS+\n  System uptime: 12d03h" {
+		t.Errorf("snmp: %s", mustJSON(t, snmp))
+	}
+	bad := runScan(t, "nmap-normal", "PORT STATE SERVICE\n22/tcp open ssh\n")
+	if len(bad.obs) != 0 || len(bad.bad) != 1 || bad.bad[0].Line != 1 || !strings.Contains(bad.bad[0].Err.Error(), "not nmap normal output") {
+		t.Errorf("no scan report: %v", bad.bad)
+	}
+	bad = runScan(t, "nmap-normal", "Nmap scan report for 10.0.0.300\n22/tcp open ssh\nNmap scan report for 192.0.2.1\n22/tcp open ssh OpenSSH 9.6\n")
+	if len(bad.obs) != 1 || len(bad.bad) != 1 || bad.bad[0].Line != 1 || !strings.Contains(bad.bad[0].Err.Error(), `not an IP address: "10.0.0.300"`) {
+		t.Errorf("bad address: obs %d bad %v", len(bad.obs), bad.bad)
+	}
+}
+
+// splitNmapVersion undoes nmap's joining of product, version and extra
+// information in the VERSION column.
+func TestSplitNmapVersion(t *testing.T) {
+	t.Parallel()
+	for col, want := range map[string][3]string{
+		"Fortinet FortiGate SSL VPN":                                   {"Fortinet FortiGate SSL VPN", "", ""},
+		"Cisco SSH 1.25 (protocol 2.0)":                                {"Cisco SSH", "1.25", "protocol 2.0"},
+		"Apache httpd 2.4.41 ((Ubuntu))":                               {"Apache httpd", "2.4.41", "(Ubuntu)"},
+		"OpenSSH 8.9p1 Ubuntu 3ubuntu0.1 (Ubuntu Linux; protocol 2.0)": {"OpenSSH", "8.9p1 Ubuntu 3ubuntu0.1", "Ubuntu Linux; protocol 2.0"},
+		"3Com switch httpd":                                            {"3Com switch httpd", "", ""},
+		"":                                                             {"", "", ""},
+	} {
+		p, v, e := splitNmapVersion(col)
+		if [3]string{p, v, e} != want {
+			t.Errorf("%q: %q %q %q, want %q", col, p, v, e, want)
+		}
+	}
+}
