@@ -12,9 +12,13 @@ import (
 // record it in: net-snmp's snmpwalk and snmpget (named, numeric and iso
 // forms, with or without the type), snmpsim's .snmprec lines (OID|type|value),
 // nmap's snmp-sysdescr script and masscan's and other scanners'
-// "sysDescr.0:" lines. Group 1 is the net-snmp value, 2 and 3 snmpsim's
-// type and value, 4 nmap's and the scanners' value.
-var sysDescrLine = regexp.MustCompile(`(?im)(?:(?:SNMPv2-MIB::sysDescr\.0|(?:\biso|(?:^|[\s:])\.?1)\.3\.6\.1\.2\.1\.1\.1\.0)\s*=\s*(?:(?:STRING|OCTET STRING|Hex-STRING):\s*)?(.*)$|^\.?1\.3\.6\.1\.2\.1\.1\.1\.0\|(4x?)\|(.*)$|(?:snmp-sysdescr|\bsysDescr(?:\.0)?):[ \t]*(.*)$)`)
+// "sysDescr.0:" lines, and a bindings list ("{sysDescr=..., sysName=...}",
+// as Nexpose logs it). Group 1 is the net-snmp value, 2 and 3 snmpsim's
+// type and value, 4 nmap's and the scanners' value, 5 the bindings'.
+var sysDescrLine = regexp.MustCompile(`(?im)(?:(?:SNMPv2-MIB::sysDescr\.0|(?:\biso|(?:^|[\s:])\.?1)\.3\.6\.1\.2\.1\.1\.1\.0)\s*=\s*(?:(?:STRING|OCTET STRING|Hex-STRING):\s*)?(.*)$|^\.?1\.3\.6\.1\.2\.1\.1\.1\.0\|(4x?)\|(.*)$|(?:snmp-sysdescr|\bsysDescr(?:\.0)?):[ \t]*(.*)$|[{,]\s*sysDescr=(.*)$)`)
+
+// bindingsEnd ends a value in a bindings list ("{sysDescr=..., sysName=...}").
+var bindingsEnd = regexp.MustCompile(`, [A-Za-z][A-Za-z0-9]*=|\}`)
 
 // shodanDescription is Shodan's SNMP banner line (its "SNMP:" block).
 var shodanDescription = regexp.MustCompile(`(?m)^\s*Description:[ \t]*(.*)$`)
@@ -53,8 +57,13 @@ func sysDescrValue(text string, port int) (string, bool) {
 				}
 				v = string(b)
 			}
-		default:
+		case loc[8] >= 0:
 			v = text[loc[8]:loc[9]]
+		default: // Nexpose's and others' bindings list
+			v = text[loc[10]:loc[11]]
+			if end := bindingsEnd.FindStringIndex(v); end != nil {
+				v = v[:end[0]]
+			}
 		}
 	case port == 161 && strings.Contains(text, "Description:"):
 		m := shodanDescription.FindStringSubmatch(text)

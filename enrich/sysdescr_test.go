@@ -21,6 +21,7 @@ func TestSysDescrValue(t *testing.T) {
 		{"snmpsim hex", "1.3.6.1.2.1.1.1.0|4x|5a7958454c20555347\n", 161, "ZyXEL USG", true},
 		{"nmap", "| snmp-sysdescr: Juniper Networks, Inc. srx240h\n|_  System uptime: 1 day", 161, "Juniper Networks, Inc. srx240h", true},
 		{"masscan", "sysDescr.0:SonicWALL SRA 4600", 161, "SonicWALL SRA 4600", true},
+		{"bindings", "SNMP response received; bindings: {sysDescr=SonicWALL TZ 670 (SonicOS 7.1.1-7058), sysName=gw, sysObjectID=1.3.6.1.4.1.8741.1}", 161, "SonicWALL TZ 670 (SonicOS 7.1.1-7058)", true},
 		{"shodan", "SNMP:\n  Versions:\n    2\n  Description: Fortinet FortiGate-60F\n", 161, "Fortinet FortiGate-60F", true},
 		{"a description elsewhere", "Description: FortiGate", 443, "", false},
 		{"bare value", "Barracuda Spam Firewall", 161, "", false},
