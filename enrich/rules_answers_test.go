@@ -47,6 +47,9 @@ func TestRules_Answers(t *testing.T) {
 		{"big-iq walk", bannerService(161, "udp", "F5-BIGIP-SYSTEM-MIB::sysProductName.0 = STRING: BIG-IQ\n"), wantMatch{}},
 		{"check point walk", bannerService(161, "udp", "CHECKPOINT-MIB::svnVersion.0 = STRING: R81.20\n"), wantMatch{Vendor: "Check Point"}},
 		{"another enterprise", bannerService(161, "udp", ".1.3.6.1.4.1.2011.5.25.31.1.1.1.1.5 = INTEGER: 4\n"), wantMatch{}},
+		{"routeros ftp syst", bannerService(21, "tcp", "215 UNIX MikroTik 6.49.7\r\n"), wantMatch{Vendor: "MikroTik", Version: "6.49.7"}},
+		{"nmap ftp-syst", tcpService(21, ingest.Probe{Name: "nmap:ftp-syst", Banner: &ingest.Banner{Received: ingest.TextBody("\n  SYST: UNIX MikroTik 6.39.2")}}), wantMatch{Vendor: "MikroTik", Version: "6.39.2"}},
+		{"another ftp's syst", bannerService(21, "tcp", "215 UNIX Type: L8\r\n"), wantMatch{}},
 		{"f5 model over snmp", bannerService(161, "udp", "BIG-IP i5800"), wantMatch{Vendor: "F5"}},
 		{"f5 model off snmp", bannerService(22, "tcp", "F5 BIG-IP 8400"), wantMatch{}},
 	}

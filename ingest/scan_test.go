@@ -461,17 +461,22 @@ func TestNmapXML_KeptScripts(t *testing.T) {
 <script id="http-cisco-anyconnect" output="&#xa;  version: 9.8(4)20&#xa;  tunnel-group: VPN"/>
 <script id="http-vuln-cve2018-13379" output="Host is vulnerable to CVE-2018-13379 (Fortinet SSL VPN)"/>
 <script id="http-brute" output="&#xa;  Accounts: &#xa;    admin:hunter2 - Valid credentials"/>
+<script id="cve-2022-40684" output="VULNERABLE: Fortinet FortiOS authentication bypass"/>
 <script id="http-methods" output="Supported Methods: GET HEAD"/></port>
+<port protocol="tcp" portid="21"><state state="open"/><service name="ftp"/>
+<script id="ftp-syst" output="&#xa;  SYST: UNIX MikroTik 6.39.2"/></port>
 </ports></host></nmaprun>`
 	r := runScan(t, "nmap-xml", in)
-	if len(r.obs) != 1 || len(r.bad) != 0 {
+	if len(r.obs) != 2 || len(r.bad) != 0 {
 		t.Fatalf("obs %d bad %v", len(r.obs), r.bad)
 	}
 	var names []string
-	for _, p := range r.obs[0].Service.Probes {
-		names = append(names, p.Name)
+	for _, o := range r.obs {
+		for _, p := range o.Service.Probes {
+			names = append(names, p.Name)
+		}
 	}
-	if strings.Join(names, ",") != "nmap:http-cisco-anyconnect,nmap:http-vuln-cve2018-13379" {
+	if strings.Join(names, ",") != "nmap:http-cisco-anyconnect,nmap:http-vuln-cve2018-13379,nmap:cve-2022-40684,nmap:ftp-syst" {
 		t.Errorf("probes %v", names)
 	}
 	if js := mustJSON(t, r.obs[0]); strings.Contains(js, "hunter2") || strings.Contains(js, "Supported Methods") {
