@@ -186,19 +186,23 @@ type body Body
 // UnmarshalJSONFrom reads a body written as its object, or as a plain
 // string: the text itself.
 func (b *Body) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	return stringOrObject(dec, b, func(s string) Body { return Body{Data: s} }, func(v body) Body { return Body(v) })
+	return stringOrObject(dec, b, func(s string) (Body, error) { return Body{Data: s}, nil }, func(v body) Body { return Body(v) })
 }
 
-// stringOrObject reads into dst a JSON string, through fromString, or an
-// object, decoded as A (T without its methods, so that T's own decoding
-// is not called again) and converted.
-func stringOrObject[T, A any](dec *jsontext.Decoder, dst *T, fromString func(string) T, fromObject func(A) T) error {
+// stringOrObject reads into dst a JSON string, through fromString (which
+// may refuse it), or an object, decoded as A (T without its methods, so
+// that T's own decoding is not called again) and converted.
+func stringOrObject[T, A any](dec *jsontext.Decoder, dst *T, fromString func(string) (T, error), fromObject func(A) T) error {
 	if dec.PeekKind() == '"' {
 		var s string
 		if err := jsonv2.UnmarshalDecode(dec, &s); err != nil {
 			return err
 		}
-		*dst = fromString(s)
+		v, err := fromString(s)
+		if err != nil {
+			return err
+		}
+		*dst = v
 		return nil
 	}
 	var v A
@@ -370,34 +374,23 @@ type request Request
 // first line alone without the protocol ("POST /ssl-vpn/login.esp"), or
 // the path or URL requested.
 func (q *Request) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	if dec.PeekKind() != '"' {
-		var v request
-		if err := jsonv2.UnmarshalDecode(dec, &v); err != nil {
-			return err
-		}
-		*q = Request(v)
-		return nil
-	}
-	var s string
-	if err := jsonv2.UnmarshalDecode(dec, &s); err != nil {
-		return err
-	}
+	return stringOrObject(dec, q, requestFromText, func(v request) Request { return Request(v) })
+}
+
+func requestFromText(s string) (Request, error) {
 	raw := strings.TrimLeft(s, " \t\r\n")
 	if r, ok := parseHTTPRequest([]byte(raw)); ok {
-		*q = *r
-		return nil
+		return *r, nil
 	}
 	line, _, _ := strings.Cut(raw, "\n")
 	line = strings.TrimSpace(line)
 	if method, target, ok := strings.Cut(line, " "); ok && method != "" && strings.ToUpper(method) == method && len(method) <= 32 && !strings.ContainsAny(strings.TrimSpace(target), " \t") {
-		*q = Request{Method: method, Path: strings.TrimSpace(target)}
-		return nil
+		return Request{Method: method, Path: strings.TrimSpace(target)}, nil
 	}
 	if !strings.ContainsAny(line, " \t") && (strings.HasPrefix(line, "/") || strings.HasPrefix(strings.ToLower(line), "http://") || strings.HasPrefix(strings.ToLower(line), "https://")) {
-		*q = Request{Path: line}
-		return nil
+		return Request{Path: line}, nil
 	}
-	return fmt.Errorf("request: a string must be a raw HTTP request (\"GET /path HTTP/1.1\" and its headers), its first line or a path; got %q", truncateForError(s))
+	return Request{}, fmt.Errorf("request: a string must be a raw HTTP request (\"GET /path HTTP/1.1\" and its headers), its first line or a path; got %q", truncateForError(s))
 }
 
 // response is Response without its methods.
@@ -407,22 +400,11 @@ type response Response
 // string: the raw response as `curl -i`, a client's verbose output or a
 // write-up prints it (its status line, header lines and body).
 func (r *Response) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	if dec.PeekKind() != '"' {
-		var v response
-		if err := jsonv2.UnmarshalDecode(dec, &v); err != nil {
-			return err
+	return stringOrObject(dec, r, func(s string) (Response, error) {
+		p, ok := parseHTTPResponse([]byte(strings.TrimLeft(s, " \t\r\n")))
+		if !ok {
+			return Response{}, fmt.Errorf("response: a string must be a raw HTTP response (\"HTTP/1.1 200 OK\", its headers and body); got %q", truncateForError(s))
 		}
-		*r = Response(v)
-		return nil
-	}
-	var s string
-	if err := jsonv2.UnmarshalDecode(dec, &s); err != nil {
-		return err
-	}
-	p, ok := parseHTTPResponse([]byte(strings.TrimLeft(s, " \t\r\n")))
-	if !ok {
-		return fmt.Errorf("response: a string must be a raw HTTP response (\"HTTP/1.1 200 OK\", its headers and body); got %q", truncateForError(s))
-	}
-	*r = *p
-	return nil
+		return *p, nil
+	}, func(v response) Response { return Response(v) })
 }

@@ -25,11 +25,7 @@ func NmapGrep(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 		case strings.TrimSpace(line) == "":
 			return nil
 		case strings.HasPrefix(line, "# Nmap ") && strings.Contains(line, " scan initiated "):
-			rest := line[strings.Index(line, " scan initiated ")+len(" scan initiated "):]
-			if i := strings.Index(rest, " as: "); i >= 0 {
-				rest = rest[:i]
-			}
-			if t, err := time.Parse("Mon Jan 2 15:04:05 2006", strings.Join(strings.Fields(rest), " ")); err == nil {
+			if t, ok := nmapScanStart(line); ok {
 				started = t
 			}
 			return nil
@@ -161,4 +157,16 @@ func startsWithPortEntry(s string) bool {
 		j++
 	}
 	return j > 0 && j < len(s) && s[j] == '/'
+}
+
+// nmapScanStart reads the time of a "# Nmap 7.94 scan initiated Mon Jul 31
+// 11:02:56 2019 as: nmap ..." line (normal and grepable output; local time
+// without a zone, as nmap writes it).
+func nmapScanStart(line string) (time.Time, bool) {
+	rest := line[strings.Index(line, " scan initiated ")+len(" scan initiated "):]
+	if i := strings.Index(rest, " as: "); i >= 0 {
+		rest = rest[:i]
+	}
+	t, err := time.Parse("Mon Jan 2 15:04:05 2006", strings.Join(strings.Fields(rest), " "))
+	return t, err == nil
 }

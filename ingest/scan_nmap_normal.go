@@ -44,11 +44,7 @@ func NmapNormal(r io.Reader, opt Options, emit Emit, bad func(LineError)) error 
 		line := strings.TrimRight(string(b), " \t\r")
 		switch {
 		case strings.HasPrefix(line, "# Nmap ") && strings.Contains(line, " scan initiated "):
-			rest := line[strings.Index(line, " scan initiated ")+len(" scan initiated "):]
-			if i := strings.Index(rest, " as: "); i >= 0 {
-				rest = rest[:i]
-			}
-			if t, err := time.Parse("Mon Jan 2 15:04:05 2006", strings.Join(strings.Fields(rest), " ")); err == nil {
+			if t, ok := nmapScanStart(line); ok {
 				started = t
 			}
 			return nil
