@@ -202,10 +202,10 @@ func (f field) eachService(e *evidence, fn func(string) bool) bool {
 	case fFlow:
 		return e.flow != nil && fn(e.flow.Protocol)
 	}
-	if e.svc == nil || e.svc.Detected == nil {
+	if e.detected == nil {
 		return false
 	}
-	d := e.svc.Detected
+	d := e.detected
 	switch f.kind {
 	case fDetectedService:
 		return d.Service != "" && fn(d.Service)

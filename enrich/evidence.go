@@ -25,8 +25,13 @@ type evidence struct {
 	// by memoCond id (cond.go).
 	memo []uint8
 	// extra holds probes derived from the observation's own (a sysDescr
-	// value out of a walk's rendering: sysdescr.go), viewed after them.
+	// value out of a walk's rendering: derived.go), viewed after them.
 	extra []ingest.Probe
+	// detected is the scanner's identification the rules read: the
+	// observation's, else one read from a scanner's report in a banner
+	// (reportDetected), held in derivedDetected.
+	detected        *ingest.Detected
+	derivedDetected ingest.Detected
 }
 
 // probeView is one probe with its derived values.
@@ -71,6 +76,23 @@ func newEvidence(svc *ingest.Service, flow *ingest.Flow) *evidence {
 		}
 		e.addSysDescrProbes()
 	}
+	if svc != nil {
+		e.detected = svc.Detected
+		switch {
+		case e.detected == nil:
+			if e.reportDetected() {
+				e.detected = &e.derivedDetected
+			}
+		case e.detected.Version == "" && e.detected.Product != "":
+			// a scanner's report that names the product on its own and
+			// the version in its text (Nessus's "Installed version : ...")
+			if v := e.reportVersionOf(); v != "" {
+				e.derivedDetected = *e.detected
+				e.derivedDetected.Version = v
+				e.detected = &e.derivedDetected
+			}
+		}
+	}
 	return e
 }
 
@@ -81,6 +103,7 @@ func (e *evidence) release() {
 	}
 	clear(e.extra)
 	e.svc, e.flow, e.probes, e.found, e.memo, e.extra = nil, nil, e.probes[:0], e.found[:0], e.memo[:0], e.extra[:0]
+	e.detected, e.derivedDetected = nil, ingest.Detected{}
 	evidencePool.Put(e)
 }
 

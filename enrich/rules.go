@@ -421,7 +421,7 @@ func (rs *Rules) Match(svc *ingest.Service, flow *ingest.Flow) (Fingerprint, boo
 		}
 		fp := r.fingerprint()
 		r.setVersionFrom(e, &fp)
-		if fp.VersionPrecision == "" && svc != nil && svc.Detected != nil {
+		if fp.VersionPrecision == "" && e.detected != nil {
 			rs.otherVersion(e, found, i, &fp)
 		}
 		if fp.VersionPrecision == "" {

@@ -112,7 +112,7 @@ type wantService struct {
 // the IVE's release lost in some of them; round AA's sweep without the
 // release found the vendor itself lost for Barracuda, IPSO, Zyxel, SD-WAN,
 // the ASA, RouterOS, Forcepoint and Fortinet's other lines, which the
-// rules now read from the value a rendering carries: sysdescr.go).
+// rules now read from the value a rendering carries: derived.go).
 func TestRules_SysDescrRenderingsKeepVersion(t *testing.T) {
 	rules, err := DefaultRules()
 	if err != nil {

@@ -1,6 +1,10 @@
 package enrich
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/netintel/netintel/ingest"
+)
 
 // sysDescrValue reads the value out of each rendering, whole (a quoted
 // value over lines, snmpsim's hex), and nothing out of a bare value, a
@@ -35,6 +39,36 @@ func TestSysDescrValue(t *testing.T) {
 			if got != tt.want || ok != tt.ok {
 				t.Errorf("got %q %v, want %q %v", got, ok, tt.want, tt.ok)
 			}
+		})
+	}
+}
+
+// A scanner's report quoted in a banner gives the identification the
+// rules read when the observation has none (a CPE, Greenbone's "Detected"
+// line with its version line), and the version an identification lacks
+// (Nessus's "Installed version"); a page that names a CPE gives nothing,
+// nor does a version line without a product.
+func TestRules_ReportInABanner(t *testing.T) {
+	rules, err := DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		svc  *ingest.Service
+		want wantMatch
+	}{
+		{"greenbone detection", bannerService(443, "tcp", "Detected Palo Alto PAN-OS\n\nVersion:       10.2.4\nLocation:      /php/login.php\nCPE:           cpe:/o:paloaltonetworks:pan-os:10.2.4\n"), wantMatch{Vendor: "Palo Alto Networks", Version: "10.2.4"}},
+		{"a cpe alone", bannerService(443, "tcp", "cpe:2.3:o:fortinet:fortios:7.0.12:*:*:*:*:*:*:*"), wantMatch{Vendor: "Fortinet", Version: "7.0.12"}},
+		{"nessus installed version", &ingest.Service{Port: 443, Transport: "tcp", Detected: &ingest.Detected{By: "nessus", Product: "Palo Alto Networks PAN-OS"},
+			Probes: []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.TextBody("  URL               : https://192.0.2.1/\n  Installed version : 9.1.4\n")}}}}, wantMatch{Vendor: "Palo Alto Networks", Version: "9.1.4"}},
+		{"a page naming a cpe", tcpService(443, httpProbe("GET", "/nvd", 200, "<p>Affected: cpe:2.3:o:fortinet:fortios:7.0.12</p>")), wantMatch{}},
+		{"a version line alone", bannerService(443, "tcp", "Version: 7.2.5\n"), wantMatch{}},
+		{"another product detected", bannerService(443, "tcp", "Detected Apache HTTP Server\nVersion: 2.4.58\nCPE: cpe:/a:apache:http_server:2.4.58\n"), wantMatch{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checkMatch(t, rules, tt.svc, tt.want)
 		})
 	}
 }

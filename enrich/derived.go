@@ -102,3 +102,78 @@ func (e *evidence) addSysDescrProbes() {
 		e.probes = append(e.probes, probeView{p: &e.extra[i]})
 	}
 }
+
+// A vulnerability scanner's report of the service, as a capture quotes it
+// in a banner: Greenbone's detection result ("Detected Palo Alto PAN-OS",
+// "Version: 10.2.4", "CPE: cpe:/o:paloaltonetworks:pan-os:10.2.4"),
+// Nessus's plugin output ("Installed version : 9.1.4"), or a CPE on its
+// own.
+var (
+	reportCPE       = regexp.MustCompile(`\bcpe:(?:/[aoh]|2\.3:[aoh]):[^\s"'<>,;()]+`)
+	reportProduct   = regexp.MustCompile(`(?m)^[ \t]*Detected ([A-Z][^\r\n]{2,80}?)[ \t]*\r?$`)
+	reportVersion   = regexp.MustCompile(`(?m)^[ \t]*(?:Installed version|Version)[ \t]*:[ \t]*(\S+)[ \t]*\r?$`)
+	reportInstalled = regexp.MustCompile(`(?m)^[ \t]*Installed version[ \t]*:[ \t]*(\S+)[ \t]*\r?$`)
+)
+
+const (
+	reportMaxCPEs = 8
+	reportBy      = "report"
+)
+
+// reportDetected reads, for an observation without a scanner's own
+// identification, one out of a scanner's report its banners quote (a
+// CPE, or Greenbone's "Detected <product>" line, with the report's
+// version line) into e.derivedDetected, as if the scanner had given it
+// (docs/rules.md, "The scanner's own identification"). Bodies are not
+// read: a page that names a CPE is a page about the product.
+func (e *evidence) reportDetected() bool {
+	d := &e.derivedDetected
+	*d = ingest.Detected{}
+	for i := range e.probes {
+		v := &e.probes[i]
+		if v.p.Banner == nil || v.p.Banner.Received == nil {
+			continue
+		}
+		t := v.bannerText()
+		if !strings.Contains(t, "cpe:") && !strings.Contains(t, "Detected ") {
+			continue
+		}
+		if n := reportMaxCPEs - len(d.CPE); n > 0 {
+			d.CPE = append(d.CPE, reportCPE.FindAllString(t, n)...)
+		}
+		if m := reportProduct.FindStringSubmatch(t); m != nil && d.Product == "" {
+			d.Product = m[1]
+		}
+		if d.Version == "" && (len(d.CPE) > 0 || d.Product != "") {
+			if m := reportVersion.FindStringSubmatch(t); m != nil {
+				d.Version = m[1]
+			}
+		}
+	}
+	if len(d.CPE) == 0 && d.Product == "" {
+		*d = ingest.Detected{}
+		return false
+	}
+	d.By = reportBy
+	return true
+}
+
+// reportVersionOf is the version a banner's scanner report gives in
+// Nessus's and Greenbone's words ("Installed version : 9.1.4"), for an
+// identification that names the product without it.
+func (e *evidence) reportVersionOf() string {
+	for i := range e.probes {
+		v := &e.probes[i]
+		if v.p.Banner == nil || v.p.Banner.Received == nil {
+			continue
+		}
+		t := v.bannerText()
+		if !strings.Contains(t, "Installed version") {
+			continue
+		}
+		if m := reportInstalled.FindStringSubmatch(t); m != nil {
+			return m[1]
+		}
+	}
+	return ""
+}
