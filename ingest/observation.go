@@ -376,6 +376,7 @@ func (o *Observation) normalizeService() error {
 		return err
 	}
 	o.Service.upgradeV1()
+	o.Service.nmapFromBanners()
 	return o.Service.normalizeProbes()
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/netip"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -262,4 +263,59 @@ func splitNmapVersion(col string) (product, version, extra string) {
 		}
 	}
 	return col, "", extra
+}
+
+// nmapPortLineFor finds the port table's line of one port in pasted nmap
+// output ("443/tcp open ssl/http ...").
+var nmapPortLineFor = regexp.MustCompile(`(?m)^\d{1,5}/(?:tcp|udp|sctp)\s+open\s`)
+
+// nmapScriptStart finds a script block's first line ("| ssl-cert: ...").
+var nmapScriptStart = regexp.MustCompile(`(?m)^\|[_ ][a-z][a-z0-9]*(?:-[a-z0-9]+)*: `)
+
+// nmapFromBanners reads nmap's normal output pasted as a banner (a
+// capture that quotes a write-up's or a terminal's nmap run as the text
+// it is) the way the nmap-normal adapter reads it: for the line of the
+// service's own port, the scanner's identification becomes the service's
+// (when it has none) and the scripts' probes (the certificate, the title,
+// the server header, a kept script) are added beside the banner. A
+// service that already has an identification or nmap's probes is left as
+// it is, so normalizing twice changes nothing.
+func (s *Service) nmapFromBanners() {
+	if s.Detected != nil || slices.ContainsFunc(s.Probes, func(p Probe) bool { return strings.HasPrefix(p.Name, "nmap:") }) {
+		return // nmap's own record, or a paste already read
+	}
+	for i := range s.Probes {
+		b := s.Probes[i].Banner
+		if b == nil || b.Received == nil || b.Received.Encoding != "" || len(b.Received.Data) > 256<<10 {
+			continue
+		}
+		text := b.Received.Data
+		portLine := nmapPortLineFor.MatchString(text)
+		if !portLine {
+			// a script block quoted without its port line ("| ssl-cert:
+			// Subject: ..."): read as the service's own port's
+			if !nmapScriptStart.MatchString(text) {
+				continue
+			}
+			text = fmt.Sprintf("%d/%s open unknown\n", s.Port, s.Transport) + text
+		}
+		var found *Service
+		_ = NmapNormal(strings.NewReader("Nmap scan report for 192.0.2.1\n"+text), Options{}, func(_ int, o Observation) error {
+			if o.Service != nil && o.Service.Port == s.Port && o.Service.Transport == s.Transport && found == nil {
+				found = o.Service
+			}
+			return nil
+		}, func(LineError) {})
+		if found == nil {
+			continue
+		}
+		if portLine {
+			s.Detected = found.Detected
+		}
+		if len(found.Probes) == 0 {
+			continue
+		}
+		s.Probes = append(s.Probes, found.Probes...)
+		return
+	}
 }

@@ -149,3 +149,46 @@ func TestSplitNmapVersion(t *testing.T) {
 		}
 	}
 }
+
+// nmap's normal output pasted as a service's banner is read as the
+// adapter reads it, for that service's own port: its identification (when
+// the service has none) and its scripts' probes beside the banner; a
+// script block alone gives its probes; another port's line gives nothing;
+// normalizing again changes nothing.
+func TestNormalize_NmapPastedInABanner(t *testing.T) {
+	t.Parallel()
+	paste := "PORT    STATE SERVICE  VERSION\n22/tcp  open  ssh      FortiSSH 1.0 (protocol 2.0)\n443/tcp open  ssl/http Fortinet FortiGate SSL VPN\n| ssl-cert: Subject: commonName=FGT60E4Q16000000/organizationName=Fortinet/countryName=US\n|_Not valid after:  2036-11-24T16:00:45\n"
+	svc := func(port int, text string) Observation {
+		return Observation{Type: TypeService, IP: "192.0.2.1", Source: "s", ObservedAt: "2026-11-20T10:00:00Z",
+			Service: &Service{Port: port, Transport: "tcp", Probes: []Probe{{Banner: &Banner{Received: TextBody(text)}}}}}
+	}
+	o := svc(443, paste)
+	if err := o.Normalize(); err != nil {
+		t.Fatal(err)
+	}
+	p := o.Service.Probes
+	if d := o.Service.Detected; d == nil || d.Product != "Fortinet FortiGate SSL VPN" || d.Service != "ssl/http" || len(p) != 2 || p[0].Banner == nil ||
+		p[1].TLS == nil || p[1].TLS.Subject.CN != "FGT60E4Q16000000" {
+		t.Fatalf("443: %s", mustJSON(t, o))
+	}
+	before := mustJSON(t, o)
+	if err := o.Normalize(); err != nil || mustJSON(t, o) != before {
+		t.Errorf("normalizing again changed it: %v\n%s\n%s", err, before, mustJSON(t, o))
+	}
+	o = svc(22, paste)
+	if err := o.Normalize(); err != nil || o.Service.Detected == nil || o.Service.Detected.Product != "FortiSSH" || len(o.Service.Probes) != 1 {
+		t.Errorf("22: %v %s", err, mustJSON(t, o))
+	}
+	o = svc(8443, paste)
+	if err := o.Normalize(); err != nil || o.Service.Detected != nil || len(o.Service.Probes) != 1 {
+		t.Errorf("another port: %v %s", err, mustJSON(t, o))
+	}
+	o = svc(443, "| ssl-cert: Subject: commonName=FGT60E4Q16000000/organizationName=Fortinet\n|_Not valid after:  2036-11-24T16:00:45\n")
+	if err := o.Normalize(); err != nil || o.Service.Detected != nil || len(o.Service.Probes) != 2 || o.Service.Probes[1].TLS == nil {
+		t.Errorf("script block alone: %v %s", err, mustJSON(t, o))
+	}
+	before = mustJSON(t, o)
+	if err := o.Normalize(); err != nil || mustJSON(t, o) != before {
+		t.Errorf("script block normalized again changed: %s", mustJSON(t, o))
+	}
+}
