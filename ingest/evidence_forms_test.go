@@ -343,3 +343,59 @@ func TestNDJSON_PastedHeaderBlocks(t *testing.T) {
 		t.Errorf("bad block: %d obs, bad %v", len(bad.obs), bad.bad)
 	}
 }
+
+// A certificate pasted as a banner (openssl s_client's output, openssl
+// x509 -text's Subject and Issuer, nmap's ssl-cert lines) is read into a
+// TLS probe beside it, once; a service with a certificate of its own, or
+// text with no name in it, gets none.
+func TestNormalize_CertificatePastedInABanner(t *testing.T) {
+	t.Parallel()
+	svc := func(text string, more ...Probe) Observation {
+		return Observation{Type: TypeService, IP: "192.0.2.1", Source: "s", ObservedAt: "2026-11-20T10:00:00Z",
+			Service: &Service{Port: 443, Transport: "tcp", Probes: append([]Probe{{Banner: &Banner{Received: TextBody(text)}}}, more...)}}
+	}
+	for name, tt := range map[string]struct {
+		text       string
+		cn, o, icn string
+	}{
+		"s_client":      {"Certificate chain\n 0 s:C = US, ST = California, O = Fortinet, OU = FortiGate, CN = FGT60E4Q16000000\n   i:C = US, O = Fortinet, CN = FortiGate CA\n---\nServer certificate\nsubject=C = US, ST = California, O = Fortinet, OU = FortiGate, CN = FGT60E4Q16000000\nissuer=C = US, O = Fortinet, CN = FortiGate CA\n", "FGT60E4Q16000000", "Fortinet", "FortiGate CA"},
+		"old s_client":  {"subject=/C=US/O=Palo Alto Networks/CN=gp.example.com\nissuer=/C=US/O=Palo Alto Networks/CN=PA-CA\n", "gp.example.com", "Palo Alto Networks", "PA-CA"},
+		"x509 -text":    {"        Issuer: C = --, ST = WA, O = MyCompany, CN = localhost.localdomain\n        Validity\n        Subject: C = --, ST = WA, O = MyCompany, OU = MyOrg, CN = localhost.localdomain\n", "localhost.localdomain", "MyCompany", "localhost.localdomain"},
+		"nmap ssl-cert": {"Subject: commonName=FGT60E4Q16000000/organizationName=Fortinet/countryName=US\nIssuer: commonName=support/organizationName=Fortinet\n", "FGT60E4Q16000000", "Fortinet", "support"},
+	} {
+		o := svc(tt.text)
+		if err := o.Normalize(); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		p := o.Service.Probes
+		if len(p) != 2 || p[1].Name != "text:certificate" || p[1].TLS.Subject.CN != tt.cn || !slices.Equal(p[1].TLS.Subject.O, []string{tt.o}) || p[1].TLS.Issuer == nil || p[1].TLS.Issuer.CN != tt.icn {
+			t.Errorf("%s: %s", name, mustJSON(t, o))
+		}
+		before := mustJSON(t, o)
+		if err := o.Normalize(); err != nil || mustJSON(t, o) != before {
+			t.Errorf("%s: normalizing again changed it", name)
+		}
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(7), Subject: pkix.Name{CommonName: "FGT60E4Q16000000", Organization: []string{"Fortinet"}, OrganizationalUnit: []string{"FortiGate"}},
+		NotBefore: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC), NotAfter: time.Date(2034, 1, 1, 0, 0, 0, 0, time.UTC)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := svc("Server certificate\n" + string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})) + "subject=CN = ignored\n")
+	if err := o.Normalize(); err != nil || len(o.Service.Probes) != 2 || o.Service.Probes[1].TLS.Subject.CN != "FGT60E4Q16000000" || !slices.Equal(o.Service.Probes[1].TLS.Subject.OU, []string{"FortiGate"}) || o.Service.Probes[1].TLS.SHA256 == "" {
+		t.Errorf("pem: %v %s", err, mustJSON(t, o))
+	}
+	o = svc("subject=CN=other", Probe{TLS: &TLS{Subject: &DN{CN: "own"}}})
+	if err := o.Normalize(); err != nil || len(o.Service.Probes) != 2 {
+		t.Errorf("a service with its own certificate: %s", mustJSON(t, o))
+	}
+	o = svc("Subject: your invoice\n")
+	if err := o.Normalize(); err != nil || len(o.Service.Probes) != 1 {
+		t.Errorf("no name: %s", mustJSON(t, o))
+	}
+}

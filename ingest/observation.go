@@ -377,6 +377,7 @@ func (o *Observation) normalizeService() error {
 	}
 	o.Service.upgradeV1()
 	o.Service.nmapFromBanners()
+	o.Service.tlsFromBanners()
 	return o.Service.normalizeProbes()
 }
 
