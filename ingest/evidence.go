@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -222,11 +223,27 @@ func (t *TLS) readPEM() error {
 // from the sent bytes when the probe has none. The banner itself is kept as
 // it was; rules then read the exchange's status, headers and body as for
 // any HTTP probe. A banner cut short gives a body flagged truncated.
+//
+// Pasted text is read too: a `curl -i` paste whose first lines are the
+// command (the response from its status line on), and `curl -v`'s
+// exchange (the request's "> " lines, the response's "< " lines, then the
+// body; curl's "* " notes left out).
 func httpFromBanner(b *Banner, q *Request) (*Request, *Response) {
 	if b.Received == nil {
 		return q, nil
 	}
-	r, ok := parseHTTPResponse(b.Received.Bytes())
+	raw := b.Received.Bytes()
+	r, ok := parseHTTPResponse(raw)
+	if !ok && b.Received.Encoding == "" {
+		if cq, cr, cok := curlVerbose(b.Received.Data); cok {
+			if q == nil {
+				q = cq
+			}
+			r, ok = cr, true
+		} else if i := statusLineAt.FindStringIndex(b.Received.Data); i != nil && i[0] > 0 {
+			r, ok = parseHTTPResponse(raw[i[0]:])
+		}
+	}
 	if !ok {
 		return q, nil
 	}
@@ -778,4 +795,59 @@ func headersOfMap(m map[string]string) Headers {
 // hashes are what the scanner published (mmh3, md5, sha256).
 func faviconProbe(path, host string, body *Body) Probe {
 	return Probe{Name: "favicon", Request: &Request{Method: "GET", Path: path, Host: host}, Response: &Response{Body: body}}
+}
+
+// statusLineAt finds an HTTP status line at the start of a line.
+var statusLineAt = regexp.MustCompile(`(?m)^HTTP/\d(?:\.\d)? \d{3}\b`)
+
+// curlVerbose reads `curl -v`'s first exchange out of pasted text: the
+// request from its "> " lines, the response from its "< " lines, and the
+// body from the lines after the response's headers that curl does not
+// mark ("* ", "{ [", "} ["). ok is false when the text holds no "< HTTP/"
+// line.
+func curlVerbose(text string) (*Request, *Response, bool) {
+	start := strings.Index(text, "< HTTP/")
+	if start < 0 {
+		return nil, nil, false
+	}
+	var req, resp, body strings.Builder
+	inResp, afterHeaders, seenResp := false, false, false
+	for _, line := range strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n") {
+		switch {
+		case strings.HasPrefix(line, "> ") || line == ">":
+			if seenResp {
+				return finishCurl(req.String(), resp.String(), body.String())
+			}
+			req.WriteString(strings.TrimPrefix(strings.TrimPrefix(line, ">"), " ") + "\r\n")
+		case strings.HasPrefix(line, "< ") || line == "<":
+			h := strings.TrimPrefix(strings.TrimPrefix(line, "<"), " ")
+			if strings.HasPrefix(h, "HTTP/") && seenResp && afterHeaders {
+				return finishCurl(req.String(), resp.String(), body.String()) // a second response (-L)
+			}
+			seenResp, inResp = true, true
+			resp.WriteString(h + "\r\n")
+			if h == "" {
+				afterHeaders = true
+			}
+		case strings.HasPrefix(line, "* ") || strings.HasPrefix(line, "{ [") || strings.HasPrefix(line, "} ["):
+		default:
+			if inResp {
+				afterHeaders = true
+				body.WriteString(line + "\n")
+			}
+		}
+	}
+	return finishCurl(req.String(), resp.String(), body.String())
+}
+
+func finishCurl(req, resp, body string) (*Request, *Response, bool) {
+	if !strings.HasSuffix(resp, "\r\n\r\n") {
+		resp += "\r\n"
+	}
+	r, ok := parseHTTPResponse([]byte(resp + strings.TrimRight(body, "\n")))
+	if !ok {
+		return nil, nil, false
+	}
+	q, _ := parseHTTPRequest([]byte(req))
+	return q, r, true
 }

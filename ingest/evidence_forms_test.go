@@ -399,3 +399,34 @@ func TestNormalize_CertificatePastedInABanner(t *testing.T) {
 		t.Errorf("no name: %s", mustJSON(t, o))
 	}
 }
+
+// Pasted HTTP exchanges in a banner: `curl -v`'s "> " and "< " lines (the
+// first exchange of a followed redirect) and `curl -i` output under the
+// command line that ran it.
+func TestNormalize_CurlPastedInABanner(t *testing.T) {
+	t.Parallel()
+	norm := func(text string) Probe {
+		o := Observation{Type: TypeService, IP: "192.0.2.1", Source: "s", ObservedAt: "2026-11-20T10:00:00Z",
+			Service: &Service{Port: 443, Transport: "tcp", Probes: []Probe{{Banner: &Banner{Received: TextBody(text)}}}}}
+		if err := o.Normalize(); err != nil {
+			t.Fatal(err)
+		}
+		return o.Service.Probes[0]
+	}
+	p := norm("*   Trying 192.0.2.1:443...\n> GET /remote/login?lang=en HTTP/1.1\n> Host: vpn.example.com\n>\n< HTTP/1.1 200 OK\n< Server: xxxxxxxx-xxxxx\n< Set-Cookie: SVPNCOOKIE=; path=/\n<\n<html><title>SSL VPN</title></html>\n* Connection #0 to host vpn.example.com left intact\n")
+	if p.Request == nil || p.Request.Path != "/remote/login?lang=en" || p.Request.Host != "vpn.example.com" || p.Response == nil || p.Response.Status != 200 ||
+		!slices.Equal(headerValues(p.Response.Headers, "Server"), []string{"xxxxxxxx-xxxxx"}) || p.Response.Body == nil || p.Response.Body.Data != "<html><title>SSL VPN</title></html>" {
+		t.Errorf("curl -v: %s", mustJSON(t, p))
+	}
+	p = norm("> GET / HTTP/1.1\n>\n< HTTP/1.1 302 Found\n< Location: /remote/login\n<\n> GET /remote/login HTTP/1.1\n>\n< HTTP/1.1 200 OK\n<\nok\n")
+	if p.Response == nil || p.Response.Status != 302 || !slices.Equal(headerValues(p.Response.Headers, "Location"), []string{"/remote/login"}) || p.Request.Path != "/" {
+		t.Errorf("curl -v -L, the first exchange: %s", mustJSON(t, p))
+	}
+	p = norm("$ curl -ik https://gp.example.com/global-protect/login.esp\nHTTP/1.1 200 OK\nContent-Type: text/html; charset=UTF-8\n\n<title>GlobalProtect Portal</title>")
+	if p.Response == nil || p.Response.Status != 200 || p.Response.Body == nil || p.Response.Body.Data != "<title>GlobalProtect Portal</title>" {
+		t.Errorf("curl -i under its command: %s", mustJSON(t, p))
+	}
+	if p = norm("SSH-2.0-OpenSSH_9.6\r\n"); p.Response != nil {
+		t.Errorf("an SSH banner became HTTP: %s", mustJSON(t, p))
+	}
+}
