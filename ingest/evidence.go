@@ -232,17 +232,16 @@ func httpFromBanner(b *Banner, q *Request) (*Request, *Response) {
 	if b.Received == nil {
 		return q, nil
 	}
-	raw := b.Received.Bytes()
-	r, ok := parseHTTPResponse(raw)
-	if !ok && b.Received.Encoding == "" {
-		if cq, cr, cok := curlVerbose(b.Received.Data); cok {
-			if q == nil {
-				q = cq
-			}
-			r, ok = cr, true
-		} else if i := statusLineAt.FindStringIndex(b.Received.Data); i != nil && i[0] > 0 {
-			r, ok = parseHTTPResponse(raw[i[0]:])
+	var r *Response
+	ok := false
+	if b.Received.Encoding == "" {
+		var cq *Request
+		cq, r, ok = exchangeFromText(b.Received.Data)
+		if q == nil {
+			q = cq
 		}
+	} else {
+		r, ok = parseHTTPResponse(b.Received.Bytes())
 	}
 	if !ok {
 		return q, nil
@@ -795,6 +794,23 @@ func headersOfMap(m map[string]string) Headers {
 // hashes are what the scanner published (mmh3, md5, sha256).
 func faviconProbe(path, host string, body *Body) Probe {
 	return Probe{Name: "favicon", Request: &Request{Method: "GET", Path: path, Host: host}, Response: &Response{Body: body}}
+}
+
+// exchangeFromText reads an HTTP response out of text as it is captured
+// or pasted: raw (from its status line), `curl -v`'s exchange (with its
+// request), or `curl -i` output under the command line that ran it.
+func exchangeFromText(text string) (*Request, *Response, bool) {
+	if r, ok := parseHTTPResponse([]byte(text)); ok {
+		return nil, r, true
+	}
+	if q, r, ok := curlVerbose(text); ok {
+		return q, r, true
+	}
+	if i := statusLineAt.FindStringIndex(text); i != nil && i[0] > 0 {
+		r, ok := parseHTTPResponse([]byte(text[i[0]:]))
+		return nil, r, ok
+	}
+	return nil, nil, false
 }
 
 // statusLineAt finds an HTTP status line at the start of a line.

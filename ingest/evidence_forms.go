@@ -398,10 +398,11 @@ type response Response
 
 // UnmarshalJSONFrom reads a response written as its object, or as a
 // string: the raw response as `curl -i`, a client's verbose output or a
-// write-up prints it (its status line, header lines and body).
+// write-up prints it (its status line, header lines and body; curl -v's
+// "< " lines; curl -i's output under its command line).
 func (r *Response) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return stringOrObject(dec, r, func(s string) (Response, error) {
-		p, ok := parseHTTPResponse([]byte(strings.TrimLeft(s, " \t\r\n")))
+		_, p, ok := exchangeFromText(strings.TrimLeft(s, " \t\r\n"))
 		if !ok {
 			return Response{}, fmt.Errorf("response: a string must be a raw HTTP response (\"HTTP/1.1 200 OK\", its headers and body); got %q", truncateForError(s))
 		}
