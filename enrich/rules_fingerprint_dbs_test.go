@@ -51,6 +51,7 @@ func TestRules_FingerprintDBs(t *testing.T) {
 		{"utm webadmin script", page("/", `<script src="/wfe/asg/js/app.js?t=1234"></script>`), wantMatch{Vendor: "Sophos", Rule: "fpdb-sophos-utm"}},
 		{"utm web protection block page", page("/", "<title>Blocked site</title><span class='logoSophosFooterFont'>Protected by</span>"), wantMatch{Vendor: "Sophos", Rule: "fpdb-sophos-utm"}},
 		{"cyberoam footer", page("/corporate/webpages/login.jsp", `<a href="http://www.cyberoam.com" target="_blank">www.cyberoam.com</a>`), wantMatch{Vendor: "Sophos", Rule: "fpdb-sophos-cyberoam-footer"}},
+		{"cyberoam ssl vpn portal form", page("/", `<form name="sslvpnuserportalloginform" method="post" action="/login.jsp">`), wantMatch{Vendor: "Sophos", Rule: "fpdb-sophos-cyberoam-footer"}},
 		// WatchGuard
 		{"firebox auth portal logo", tcpService(4100, httpProbe("GET", "/", 200, `<img src="./auth_portal/Default/logo.gif">`)), wantMatch{Vendor: "WatchGuard", Rule: "fpdb-watchguard-firebox"}},
 		{"fireware xtm flash ui", page("/", `<embed src="WWUI.swf"><!-- Fireware XTM -->`), wantMatch{Vendor: "WatchGuard", Rule: "fpdb-watchguard-firebox"}},
@@ -87,6 +88,7 @@ func TestRules_FingerprintDBs(t *testing.T) {
 		{"lb cookie of another name", page("/", "<html></html>", "Set-Cookie", "MY_BARRACUDA_LB_COOKIE_TEST=1; path=/"), wantMatch{}},
 		{"wwui without fireware", page("/", `<embed src="WWUI.swf">`), wantMatch{}},
 		{"checkpoint logo without the vendor", page("/", `<img src="/sslvpn/login/images/companylogo.png">`), wantMatch{}},
+		{"squirrelmail login form", page("/src/login.php", `<INPUT TYPE=HIDDEN NAME="js_autodetect_results" VALUE="SMPREF_JS_OFF"><td align="right" class="arial12whitebold">Log on to:&nbsp; </td>`), wantMatch{}},
 		{"ivanti copy on a python server", tcpService(443, httpProbe("GET", "/", 200, `<script src="/dana-na/auth/lastauthserverused.js"></script>`, "Server", "SimpleHTTP/0.6 Python/3.11.4")), wantMatch{}},
 	}
 	for _, tt := range tests {
