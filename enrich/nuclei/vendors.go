@@ -33,11 +33,13 @@ var scopes = []scope{
 	{regexp.MustCompile(`openvpn-admin|openvpn-connect|openvpn-access`), "OpenVPN Inc.", "OpenVPN Access Server"},
 	{regexp.MustCompile(`mikrotik`), "MikroTik", "RouterOS"},
 	{regexp.MustCompile(`softether`), "SoftEther", "SoftEther VPN"},
-	{regexp.MustCompile(`rdweb|rd-web`), "Microsoft", "RD Web Access"},
+	// not inside a word: "mailgard-webmail" and "...-card-website-..." (FingerprintHub entries) hold "rd-web"
+	{regexp.MustCompile(`(^|[^a-z])rd-?web`), "Microsoft", "RD Web Access"},
 	{regexp.MustCompile(`forcepoint`), "Forcepoint", "Forcepoint appliance"},
 	{regexp.MustCompile(`kemp|loadmaster`), "Progress Kemp", "LoadMaster"},
 	{regexp.MustCompile(`vigor|draytek`), "DrayTek", "Vigor"},
-	{regexp.MustCompile(`unifi`), "Ubiquiti", "UniFi"},
+	// not "unified" (the favicon entry "unified-management-console-polycom" is Polycom's)
+	{regexp.MustCompile(`unifi($|[^e])`), "Ubiquiti", "UniFi"},
 	{regexp.MustCompile(`netgear`), "Netgear", "Netgear device"},
 	{regexp.MustCompile(`qnap-qts`), "QNAP", "QTS"},
 	{regexp.MustCompile(`vmware-horizon`), "VMware", "Horizon"},

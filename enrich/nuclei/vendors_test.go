@@ -22,3 +22,36 @@ func TestVendorOf_ProductLines(t *testing.T) {
 		})
 	}
 }
+
+// TestVendorOf_NotInsideWords: a scope's word inside another product's
+// name names nothing (round AC3 found Mailgard WebMail, a card-system
+// entry and Polycom's favicon named Microsoft RD Web Access and Ubiquiti
+// UniFi), while the products' own ids still are.
+func TestVendorOf_NotInsideWords(t *testing.T) {
+	tests := []struct {
+		id, rel string
+		vendor  string
+	}{
+		{"mailgard-webmail", "http/technologies/fingerprinthub-web-fingerprints.yaml", ""},
+		{"golden-dragon-card-ecard-website-query-subsystem", "http/technologies/fingerprinthub-web-fingerprints.yaml", ""},
+		{"unified-management-console-polycom", "http/technologies/favicon-detect.yaml", ""},
+		{"rdweb-panel", "http/exposed-panels/rdweb-panel.yaml", "Microsoft"},
+		{"rd-web-access", "http/technologies/favicon-detect.yaml", "Microsoft"},
+		{"unifi-panel", "http/exposed-panels/unifi-panel.yaml", "Ubiquiti"},
+		{"unifi-video-controller-airvision", "http/technologies/favicon-detect.yaml", "Ubiquiti"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.id, func(t *testing.T) {
+			s, ok := vendorOf(&template{ID: tt.id}, tt.rel)
+			if tt.vendor == "" {
+				if ok {
+					t.Errorf("named %q %q, want nothing", s.vendor, s.product)
+				}
+				return
+			}
+			if !ok || s.vendor != tt.vendor {
+				t.Errorf("got %q (%v), want %q", s.vendor, ok, tt.vendor)
+			}
+		})
+	}
+}
