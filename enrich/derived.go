@@ -113,6 +113,10 @@ var (
 	reportProduct   = regexp.MustCompile(`(?m)^[ \t]*Detected ([A-Z][^\r\n]{2,80}?)[ \t]*\r?$`)
 	reportVersion   = regexp.MustCompile(`(?m)^[ \t]*(?:Installed version|Version)[ \t]*:[ \t]*(\S+)[ \t]*\r?$`)
 	reportInstalled = regexp.MustCompile(`(?m)^[ \t]*Installed version[ \t]*:[ \t]*(\S+)[ \t]*\r?$`)
+	// reportOS is a scanner's operating system identification: Tenable's
+	// export ("asset.operating_system: FortiOS on Fortinet FortiGate"),
+	// Nessus's OS Identification ("Remote operating system : ...").
+	reportOS = regexp.MustCompile(`(?m)^[ \t]*(?:asset\.operating_system|Remote operating system)[ \t]*:[ \t]*([A-Z][^\r\n]{2,80}?)[ \t]*\r?$`)
 )
 
 const (
@@ -122,8 +126,9 @@ const (
 
 // reportDetected reads, for an observation without a scanner's own
 // identification, one out of a scanner's report its banners quote (a
-// CPE, or Greenbone's "Detected <product>" line, with the report's
-// version line) into e.derivedDetected, as if the scanner had given it
+// CPE, Greenbone's "Detected <product>" line with the report's version
+// line, Tenable's and Nessus's operating system, as both the product and
+// "os: ..." in the information) into e.derivedDetected, as if the scanner had given it
 // (docs/rules.md, "The scanner's own identification"). Bodies are not
 // read: a page that names a CPE is a page about the product.
 func (e *evidence) reportDetected() bool {
@@ -135,8 +140,14 @@ func (e *evidence) reportDetected() bool {
 			continue
 		}
 		t := v.bannerText()
-		if !strings.Contains(t, "cpe:") && !strings.Contains(t, "Detected ") {
+		if !strings.Contains(t, "cpe:") && !strings.Contains(t, "Detected ") && !strings.Contains(t, "perating") {
 			continue
+		}
+		if m := reportOS.FindStringSubmatch(t); m != nil && d.Info == "" {
+			d.Info = "os: " + m[1]
+			if d.Product == "" {
+				d.Product = m[1]
+			}
 		}
 		if n := reportMaxCPEs - len(d.CPE); n > 0 {
 			d.CPE = append(d.CPE, reportCPE.FindAllString(t, n)...)
@@ -150,7 +161,7 @@ func (e *evidence) reportDetected() bool {
 			}
 		}
 	}
-	if len(d.CPE) == 0 && d.Product == "" {
+	if len(d.CPE) == 0 && d.Product == "" && d.Info == "" {
 		*d = ingest.Detected{}
 		return false
 	}

@@ -50,6 +50,10 @@ func TestRules_Answers(t *testing.T) {
 		{"routeros ftp syst", bannerService(21, "tcp", "215 UNIX MikroTik 6.49.7\r\n"), wantMatch{Vendor: "MikroTik", Version: "6.49.7"}},
 		{"nmap ftp-syst", tcpService(21, ingest.Probe{Name: "nmap:ftp-syst", Banner: &ingest.Banner{Received: ingest.TextBody("\n  SYST: UNIX MikroTik 6.39.2")}}), wantMatch{Vendor: "MikroTik", Version: "6.39.2"}},
 		{"another ftp's syst", bannerService(21, "tcp", "215 UNIX Type: L8\r\n"), wantMatch{}},
+		{"netscaler version string as a client prints it", bannerService(443, "tcp", "{'version': 'NetScaler NS14.1: Build 29.72.nc, Date: Aug 1 2024', 'mode': '1'}"), wantMatch{Vendor: "Citrix", Version: "14.1-29.72"}},
+		{"routeros description", bannerService(161, "udp", "MikroTik RB4011iGS+ RouterOS 7.12.1"), wantMatch{Vendor: "MikroTik", Version: "7.12.1"}},
+		{"zld description", bannerService(161, "udp", "ATP200 V5.38(ABFW.1) | 2024-01-11 10:00:00"), wantMatch{Vendor: "Zyxel", Version: "5.38"}},
+		{"huawei usg is not zyxel", bannerService(161, "udp", "USG6350 V500R005C20SPC300"), wantMatch{}},
 		{"f5 model over snmp", bannerService(161, "udp", "BIG-IP i5800"), wantMatch{Vendor: "F5"}},
 		{"f5 model off snmp", bannerService(22, "tcp", "F5 BIG-IP 8400"), wantMatch{}},
 	}
