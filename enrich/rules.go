@@ -421,7 +421,7 @@ func (rs *Rules) Match(svc *ingest.Service, flow *ingest.Flow) (Fingerprint, boo
 		}
 		fp := r.fingerprint()
 		r.setVersionFrom(e, &fp)
-		if fp.VersionPrecision == "" && e.detected != nil {
+		if fp.VersionPrecision == "" && (e.detected != nil || e.hasBanner()) {
 			rs.otherVersion(e, found, i, &fp)
 		}
 		if fp.VersionPrecision == "" {
@@ -488,8 +488,9 @@ func (r *rule) setVersionFrom(e *evidence, fp *Fingerprint) bool {
 // of a later rule of the same vendor that holds on the same evidence and
 // reads one from the scanner's own identification (70-detected.yaml reads
 // a detected.version or a CPE's release beside the page that named the
-// product). A rule of another vendor never lends its version; a service
-// without the scanner's identification asks no one.
+// product) or from a banner (a walk's sysDescr beside the sysObjectID
+// that named the device, a CLI's version line). A rule of another vendor
+// never lends its version; a service with neither asks no one.
 func (rs *Rules) otherVersion(e *evidence, found []bool, named int, fp *Fingerprint) {
 	for _, i := range rs.lenders[named] {
 		if found != nil && !rs.index.possible(i, found) {
@@ -502,13 +503,14 @@ func (rs *Rules) otherVersion(e *evidence, found []bool, named int, fp *Fingerpr
 }
 
 // versionLenders lists, for each rule, the later rules of its vendor
-// that read a version from the scanner's own identification (a version
-// entry from a detected.* field): the lenders otherVersion asks.
+// that read a version from the scanner's own identification or a banner
+// (a version entry from a detected.* field or the banner): the lenders
+// otherVersion asks.
 func versionLenders(rules []*rule) [][]int {
 	out := make([][]int, len(rules))
 	for i, r := range rules {
 		for j := i + 1; j < len(rules); j++ {
-			if o := rules[j]; strings.EqualFold(o.Vendor, r.Vendor) && o.readsDetectedVersion() {
+			if o := rules[j]; strings.EqualFold(o.Vendor, r.Vendor) && (o.readsDetectedVersion() || o.readsBannerVersion()) {
 				out[i] = append(out[i], j)
 			}
 		}
@@ -522,6 +524,17 @@ func (r *rule) readsDetectedVersion() bool {
 	for _, v := range r.versions {
 		switch v.from.kind {
 		case fDetectedService, fDetectedProduct, fDetectedVersion, fDetectedInfo, fDetectedCPE:
+			return true
+		}
+	}
+	return false
+}
+
+// readsBannerVersion reports whether one of r's version entries reads a
+// banner.
+func (r *rule) readsBannerVersion() bool {
+	for _, v := range r.versions {
+		if v.from.kind == fBanner {
 			return true
 		}
 	}
