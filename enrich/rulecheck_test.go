@@ -111,3 +111,25 @@ func rulesAndCorpus(t testing.TB) (*Rules, []Capture) {
 func bannerService(port int, transport, text string) *ingest.Service {
 	return &ingest.Service{Port: port, Transport: transport, Probes: []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.TextBody(text)}}}}
 }
+
+// matchCase is one row of a rules test table: a service and what the
+// built-in rules must name for it.
+type matchCase struct {
+	name string
+	svc  *ingest.Service
+	want wantMatch
+}
+
+// checkMatches runs the built-in rules over each case as a subtest.
+func checkMatches(t *testing.T, cases []matchCase) {
+	t.Helper()
+	rules, err := DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			checkMatch(t, rules, tt.svc, tt.want)
+		})
+	}
+}

@@ -10,18 +10,10 @@ import (
 // that found them (docs/rules.md, "Answers read through the appliance"),
 // and the look-alikes they must not name.
 func TestRules_Answers(t *testing.T) {
-	rules, err := DefaultRules()
-	if err != nil {
-		t.Fatal(err)
-	}
 	web := func(method, path string, status int, body string, headers ...string) *ingest.Service {
 		return tcpService(443, httpProbe(method, path, status, body, headers...))
 	}
-	tests := []struct {
-		name string
-		svc  *ingest.Service
-		want wantMatch
-	}{
+	checkMatches(t, []matchCase{
 		{"gaia passwd through any read", web("GET", "/download?file=../../etc/passwd", 200, "root:x:0:0:root:/root:/bin/bash\ncp_postgres:x:102:104::/home/cp_postgres:/sbin/nologin\ncpep_user:x:103:100::/home/cpep_user:/bin/false\n"), wantMatch{Vendor: "Check Point"}},
 		{"a linux shadow", web("POST", "/clients/MyCRL", 200, "root:*:19872:0:99999:7:::\nsshd:*:19872:0:99999:7:::\n"), wantMatch{}},
 		{"pan-os kernel", bannerService(22, "tcp", "Linux PA-3220 4.18.0-240.1.1.20.pan.x86_64 #1 SMP x86_64 GNU/Linux"), wantMatch{Vendor: "Palo Alto Networks"}},
@@ -56,10 +48,5 @@ func TestRules_Answers(t *testing.T) {
 		{"huawei usg is not zyxel", bannerService(161, "udp", "USG6350 V500R005C20SPC300"), wantMatch{}},
 		{"f5 model over snmp", bannerService(161, "udp", "BIG-IP i5800"), wantMatch{Vendor: "F5"}},
 		{"f5 model off snmp", bannerService(22, "tcp", "F5 BIG-IP 8400"), wantMatch{}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			checkMatch(t, rules, tt.svc, tt.want)
-		})
-	}
+	})
 }

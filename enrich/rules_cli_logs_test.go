@@ -10,16 +10,8 @@ import (
 // that found them (docs/rules.md, "CLI answers in other forms, servers'
 // own logs"), and what they must not name.
 func TestRules_CLILogs(t *testing.T) {
-	rules, err := DefaultRules()
-	if err != nil {
-		t.Fatal(err)
-	}
 	ssh := func(text string) *ingest.Service { return bannerService(22, "tcp", text) }
-	tests := []struct {
-		name string
-		svc  *ingest.Service
-		want wantMatch
-	}{
+	checkMatches(t, []matchCase{
 		{"asa masked release", ssh("ciscoasa# show version\n\nCisco Adaptive Security Appliance Software Version 9.18.x\n"), wantMatch{Vendor: "Cisco", Band: "9.18.x", StrictVersion: true}},
 		{"cisco ssh 2.0", ssh("SSH-2.0-Cisco-1.25\r\n"), wantMatch{Vendor: "Cisco", Rule: "cisco-ssh", StrictVersion: true, StrictBand: true}},
 		{"cisco ssh 1.99", ssh("SSH-1.99-Cisco-1.25\r\n"), wantMatch{Vendor: "Cisco", Rule: "cisco-ssh"}},
@@ -36,10 +28,5 @@ func TestRules_CLILogs(t *testing.T) {
 		{"softether json-rpc", tcpService(443, httpProbe("POST", "/api/", 200, `{"result":{"ServerProductName_str":"SoftEther VPN Server (64 bit)","ServerVersionString_str":"Version 4.38 Build 9760   (English)"}}`)), wantMatch{Vendor: "SoftEther", Version: "4.38.9760"}},
 		{"rd web form", tcpService(443, httpProbe("GET", "/RDWeb/Pages/en-US/login.aspx", 200, `<input type="hidden" name="WorkSpaceID" value="rds.example.com"/><input type="hidden" name="RDPCertificates" value="AB12"/>`)), wantMatch{Vendor: "Microsoft"}},
 		{"a form with one of the fields", tcpService(443, httpProbe("GET", "/login", 200, `<input type="hidden" name="WorkSpaceID" value="x"/>`)), wantMatch{}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			checkMatch(t, rules, tt.svc, tt.want)
-		})
-	}
+	})
 }
