@@ -86,6 +86,10 @@ func TestRules_VulnAnswers(t *testing.T) {
 		// RouterOS's root shell
 		{"routeros root shell", bannerService(23000, "tcp", "\n\nMikroTik v6.38.4 (stable)\n/ #"), wantMatch{Vendor: "MikroTik", Rule: "mikrotik-routeros-root-shell", Version: "6.38.4", StrictVersion: true}},
 		{"a page naming the release", web("GET", "/changelog", 200, "MikroTik v6.38.4 (stable) fixes the www crash"), wantMatch{}},
+		// Junos's kernel ident
+		{"junos php_uname through j-web", web("POST", "/?PHPRC=/dev/fd/0", 200, "FreeBSD srx-fw JNPR-11.0-20200922.4042921_buil FreeBSD JNPR-11.0-20200922.4042921_builder_stable_11 amd64"), wantMatch{Vendor: "Juniper Networks", Rule: "juniper-junos-kernel-ident"}},
+		{"a plain freebsd uname", web("POST", "/?PHPRC=/dev/fd/0", 200, "FreeBSD host 13.2-RELEASE FreeBSD 13.2-RELEASE releng/13.2-n254617-525ecfdad597 GENERIC amd64"), wantMatch{}},
+		{"junos package brackets without the ident", bannerService(22, "tcp", "JUNOS OS libs [20190517.f0321c3_builder_stable_11]"), wantMatch{}},
 		// honeypot tells guard the content rules too
 		{"placeholder cert beside big-ip accounts", tcpService(443, httpProbe("GET", "/x", 200, "tmshnobody:x:32765:32765:tmshnobody:/:/sbin/nologin\n"),
 			ingest.Probe{Name: "tls", TLS: &ingest.TLS{Subject: &ingest.DN{O: []string{"Internet Widgits Pty Ltd"}}, Issuer: &ingest.DN{O: []string{"Internet Widgits Pty Ltd"}}}}), wantMatch{}},
