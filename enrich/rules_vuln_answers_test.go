@@ -90,6 +90,11 @@ func TestRules_VulnAnswers(t *testing.T) {
 		{"junos php_uname through j-web", web("POST", "/?PHPRC=/dev/fd/0", 200, "FreeBSD srx-fw JNPR-11.0-20200922.4042921_buil FreeBSD JNPR-11.0-20200922.4042921_builder_stable_11 amd64"), wantMatch{Vendor: "Juniper Networks", Rule: "juniper-junos-kernel-ident"}},
 		{"a plain freebsd uname", web("POST", "/?PHPRC=/dev/fd/0", 200, "FreeBSD host 13.2-RELEASE FreeBSD 13.2-RELEASE releng/13.2-n254617-525ecfdad597 GENERIC amd64"), wantMatch{}},
 		{"junos package brackets without the ident", bannerService(22, "tcp", "JUNOS OS libs [20190517.f0321c3_builder_stable_11]"), wantMatch{}},
+		// Citrix Bleed's leaked memory, printed alone
+		{"citrix bleed dump", bannerService(443, "tcp", "--- Dumped Memory ---\naaaaaaaa\x00d98cd79972b2637450836d4009793b100c3a01f2245525d5f4f58455e445a4a42HTTP/1.1 200 OK\r\nSet-Cookie: NSC_AAAC=@@@@@@@@@@@@@@@@@@@@@@@@;Secure;HttpOnly;Path=/\r\n"),
+			wantMatch{Vendor: "Citrix", Rule: "citrix-netscaler-bleed-leak"}},
+		{"random hex", web("GET", "/x", 200, "d98cd79972b2637450836d4009793b100c3a01f2245525d5f4f58455e445a4a4"), wantMatch{}},
+		{"a real nsc_aaac cookie", web("GET", "/x", 200, "Set-Cookie: NSC_AAAC=xyz123abc; Path=/"), wantMatch{}},
 		// honeypot tells guard the content rules too
 		{"placeholder cert beside big-ip accounts", tcpService(443, httpProbe("GET", "/x", 200, "tmshnobody:x:32765:32765:tmshnobody:/:/sbin/nologin\n"),
 			ingest.Probe{Name: "tls", TLS: &ingest.TLS{Subject: &ingest.DN{O: []string{"Internet Widgits Pty Ltd"}}, Issuer: &ingest.DN{O: []string{"Internet Widgits Pty Ltd"}}}}), wantMatch{}},
