@@ -22,6 +22,9 @@ func TestRules_VulnAnswers(t *testing.T) {
 	}
 	genericPasswd := "root:x:0:0:root:/root:/bin/bash\nbin:x:1:1:bin:/bin:/sbin/nologin\ndaemon:x:2:2:daemon:/sbin:/sbin/nologin\n" +
 		"nobody:x:99:99:Nobody:/:/sbin/nologin\ntomcat:x:91:91:Apache Tomcat:/usr/share/tomcat:/sbin/nologin\nsshd:x:74:74:Privilege-separated SSH:/var/empty/sshd:/sbin/nologin\n"
+	tool := func(product, info string) *ingest.Service {
+		return &ingest.Service{Port: 443, Transport: "tcp", Detected: &ingest.Detected{By: "test", Product: product, Info: info}}
+	}
 	tmuiJSON := func(s string) string { return `{"output":"` + strings.ReplaceAll(s, "\n", `\n`) + `"}` }
 	const ctxsDiscovery = `{"issuer": "https://gw.example.org", "authorization_endpoint": "https://gw.example.org/oauth/idp/login", "token_endpoint": "https://gw.example.org/oauth/idp/token", "jwks_uri":  "https://gw.example.org/oauth/idp/certs", "response_types_supported": ["code", "token", "id_token"], "scopes_supported": ["openid", "ctxs_cc"]}`
 	const keycloakDiscovery = `{"issuer":"https://192.0.2.9","authorization_endpoint":"https://192.0.2.9/oauth/auth","token_endpoint":"https://192.0.2.9/oauth/token","jwks_uri":"https://192.0.2.9/oauth/certs","scopes_supported":["openid","profile","email"]}`
@@ -95,6 +98,14 @@ func TestRules_VulnAnswers(t *testing.T) {
 			wantMatch{Vendor: "Citrix", Rule: "citrix-netscaler-bleed-leak"}},
 		{"random hex", web("GET", "/x", 200, "d98cd79972b2637450836d4009793b100c3a01f2245525d5f4f58455e445a4a4"), wantMatch{}},
 		{"a real nsc_aaac cookie", web("GET", "/x", 200, "Set-Cookie: NSC_AAAC=xyz123abc; Path=/"), wantMatch{}},
+		// version scanners' verdicts
+		{"panos-scanner exact match", tool("panos-scanner.py", `{"date": "2018-05-04", "versions": ["8.0.10"], "precision": "exact", "resource": "global-protect/portal/images/favicon.ico"}`),
+			wantMatch{Vendor: "Palo Alto Networks", Rule: "paloalto-panos-scanner-verdict", Version: "8.0.10", StrictVersion: true}},
+		{"panos-scanner approximate match", tool("panos-scanner.py", `{"date": "2019-08-21", "versions": ["8.1.10", "9.0.4"], "precision": "approximate", "resource": "js/Pan.js"}`),
+			wantMatch{Vendor: "Palo Alto Networks", Rule: "paloalto-panos-scanner-verdict"}},
+		{"another tool's versions at another path", tool("x.py", `{"versions": ["2.4.1"], "precision": "exact", "resource": "static/favicon.ico"}`), wantMatch{}},
+		{"bigip-scanner exact", tool("bigip-scanner.py", `[{"version": "16.1.2-0.0.18", "precision": "exact", "image_name": "BIGIP-16.1.2-0.0.18", "resource": "/tmui/tmui/login/images/logo_f5.png"}]`),
+			wantMatch{Vendor: "F5", Version: "16.1.2", StrictVersion: true}},
 		// honeypot tells guard the content rules too
 		{"placeholder cert beside big-ip accounts", tcpService(443, httpProbe("GET", "/x", 200, "tmshnobody:x:32765:32765:tmshnobody:/:/sbin/nologin\n"),
 			ingest.Probe{Name: "tls", TLS: &ingest.TLS{Subject: &ingest.DN{O: []string{"Internet Widgits Pty Ltd"}}, Issuer: &ingest.DN{O: []string{"Internet Widgits Pty Ltd"}}}}), wantMatch{}},
