@@ -106,6 +106,9 @@ func TestRules_VulnAnswers(t *testing.T) {
 		{"another tool's versions at another path", tool("x.py", `{"versions": ["2.4.1"], "precision": "exact", "resource": "static/favicon.ico"}`), wantMatch{}},
 		{"bigip-scanner exact", tool("bigip-scanner.py", `[{"version": "16.1.2-0.0.18", "precision": "exact", "image_name": "BIGIP-16.1.2-0.0.18", "resource": "/tmui/tmui/login/images/logo_f5.png"}]`),
 			wantMatch{Vendor: "F5", Version: "16.1.2", StrictVersion: true}},
+		// the Firepower kernel
+		{"sfr module uname", bannerService(443, "tcp", "Linux firepower 3.10.107sf.cisco-1 #1 SMP PREEMPT Thu Mar 8 18:29:04 UTC 2018 x86_64 GNU/Linux"), wantMatch{Vendor: "Cisco", Rule: "cisco-firepower-kernel"}},
+		{"another vendor's suffixed kernel", bannerService(22, "tcp", "Linux host 3.10.107-sf.vendor-1 #1 SMP x86_64 GNU/Linux"), wantMatch{}},
 		// honeypot tells guard the content rules too
 		{"placeholder cert beside big-ip accounts", tcpService(443, httpProbe("GET", "/x", 200, "tmshnobody:x:32765:32765:tmshnobody:/:/sbin/nologin\n"),
 			ingest.Probe{Name: "tls", TLS: &ingest.TLS{Subject: &ingest.DN{O: []string{"Internet Widgits Pty Ltd"}}, Issuer: &ingest.DN{O: []string{"Internet Widgits Pty Ltd"}}}}), wantMatch{}},
