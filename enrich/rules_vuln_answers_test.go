@@ -109,6 +109,17 @@ func TestRules_VulnAnswers(t *testing.T) {
 		// the Firepower kernel
 		{"sfr module uname", bannerService(443, "tcp", "Linux firepower 3.10.107sf.cisco-1 #1 SMP PREEMPT Thu Mar 8 18:29:04 UTC 2018 x86_64 GNU/Linux"), wantMatch{Vendor: "Cisco", Rule: "cisco-firepower-kernel"}},
 		{"another vendor's suffixed kernel", bannerService(22, "tcp", "Linux host 3.10.107-sf.vendor-1 #1 SMP x86_64 GNU/Linux"), wantMatch{}},
+		// scanners' confirmation content
+		{"pan-os php start-end", web("GET", "/esp/cms_changeDeviceContext.esp?device=x", 200, "@start@Success@end@"), wantMatch{Vendor: "Palo Alto Networks", Rule: "paloalto-panos-php-start-end"}},
+		{"pan-os session answer", web("POST", "/php/utils/createRemoteAppwebSession.php/x.js.map", 200, "@start@PHPSESSID=0123456789abcdef@end@"), wantMatch{Vendor: "Palo Alto Networks"}},
+		{"an email-like at sign", web("GET", "/x", 200, "contact @start@example.org or @end@example.org"), wantMatch{}},
+		{"j-web do_upload", web("POST", "/webauth_operation.php", 200, `{"original_fileName": "abc.php", "converted_fileName": "0d5b7bdb2b5f3a1e0c1d1c3b5a6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f80.php"}`), wantMatch{Vendor: "Juniper Networks", Rule: "juniper-jweb-do-upload-answer"}},
+		{"another uploader's json", web("POST", "/upload", 200, `{"original_fileName": "a.png", "converted_fileName": "a.webp"}`), wantMatch{}},
+		{"sonicos nelaunch", web("GET", "/cgi-bin/sslvpnclient?launchplatform=", 200, `<object id="NELaunchX1" classid="clsid:x"></object>`), wantMatch{Vendor: "SonicWall", Rule: "sonicwall-sonicos-nelaunch"}},
+		{"sonicos redirect page", web("GET", "/", 200, `<html><body>Please be patient as you are being re-directed to <a href="https://fw.example.org/auth.html">https://fw.example.org/auth.html</a></body></html>`), wantMatch{Vendor: "SonicWall", Rule: "sonicwall-sonicos-auth-redirect-page"}},
+		{"a generic patience page", web("GET", "/", 200, "Please be patient as you are being re-directed to /login"), wantMatch{}},
+		{"fortios service worker", web("GET", "/service-worker.js?local_access_token=x", 200, `self.addEventListener('fetch', e => { if (e.request.url.includes('/api/v2/static/')) {} });`, "Content-Type", "application/javascript"), wantMatch{Vendor: "Fortinet", Rule: "fortinet-fortios-gui-service-worker"}},
+		{"another app's service worker", web("GET", "/service-worker.js", 200, `self.addEventListener('install', e => caches.open('v1'));`), wantMatch{}},
 		// honeypot tells guard the content rules too
 		{"placeholder cert beside big-ip accounts", tcpService(443, httpProbe("GET", "/x", 200, "tmshnobody:x:32765:32765:tmshnobody:/:/sbin/nologin\n"),
 			ingest.Probe{Name: "tls", TLS: &ingest.TLS{Subject: &ingest.DN{O: []string{"Internet Widgits Pty Ltd"}}, Issuer: &ingest.DN{O: []string{"Internet Widgits Pty Ltd"}}}}), wantMatch{}},
