@@ -120,6 +120,9 @@ func TestRules_VulnAnswers(t *testing.T) {
 		{"a generic patience page", web("GET", "/", 200, "Please be patient as you are being re-directed to /login"), wantMatch{}},
 		{"fortios service worker", web("GET", "/service-worker.js?local_access_token=x", 200, `self.addEventListener('fetch', e => { if (e.request.url.includes('/api/v2/static/')) {} });`, "Content-Type", "application/javascript"), wantMatch{Vendor: "Fortinet", Rule: "fortinet-fortios-gui-service-worker"}},
 		{"another app's service worker", web("GET", "/service-worker.js", 200, `self.addEventListener('install', e => caches.open('v1'));`), wantMatch{}},
+		{"netscaler web view", web("GET", "/nf/auth/startwebview.do", 200, `<AuthenticationRequirements xmlns="http://citrix.com/authentication/response/1"><PostBack>/nf/auth/doWebview.do</PostBack><Requirements><Requirement><Input><WebView><Url>/nf/auth/webview/done</Url></WebView></Input></Requirement></Requirements></AuthenticationRequirements>`), wantMatch{Vendor: "Citrix"}},
+		{"a doc naming the endpoint", web("GET", "/blog", 200, "The check requests /nf/auth/startwebview.do."), wantMatch{}},
+		{"pan-os default admin warning", web("POST", "/php/login.php", 200, "<div>Warning: Your device is still configured with the default admin account credentials.</div>", "Set-Cookie", "PHPSESSID=x; path=/"), wantMatch{Vendor: "Palo Alto Networks", Rule: "paloalto-panos-default-admin-warning"}},
 		// honeypot tells guard the content rules too
 		{"placeholder cert beside big-ip accounts", tcpService(443, httpProbe("GET", "/x", 200, "tmshnobody:x:32765:32765:tmshnobody:/:/sbin/nologin\n"),
 			ingest.Probe{Name: "tls", TLS: &ingest.TLS{Subject: &ingest.DN{O: []string{"Internet Widgits Pty Ltd"}}, Issuer: &ingest.DN{O: []string{"Internet Widgits Pty Ltd"}}}}), wantMatch{}},
