@@ -122,7 +122,10 @@ func TestRules_VulnAnswers(t *testing.T) {
 		{"another app's service worker", web("GET", "/service-worker.js", 200, `self.addEventListener('install', e => caches.open('v1'));`), wantMatch{}},
 		{"netscaler web view", web("GET", "/nf/auth/startwebview.do", 200, `<AuthenticationRequirements xmlns="http://citrix.com/authentication/response/1"><PostBack>/nf/auth/doWebview.do</PostBack><Requirements><Requirement><Input><WebView><Url>/nf/auth/webview/done</Url></WebView></Input></Requirement></Requirements></AuthenticationRequirements>`), wantMatch{Vendor: "Citrix"}},
 		{"a doc naming the endpoint", web("GET", "/blog", 200, "The check requests /nf/auth/startwebview.do."), wantMatch{}},
-		{"pan-os default admin warning", web("POST", "/php/login.php", 200, "<div>Warning: Your device is still configured with the default admin account credentials.</div>", "Set-Cookie", "PHPSESSID=x; path=/"), wantMatch{Vendor: "Palo Alto Networks", Rule: "paloalto-panos-default-admin-warning"}},
+		// pages about the products quoting their answers
+		{"a kb page quoting big-ip's passwd", web("GET", "/kb/article", 200, "<!DOCTYPE html><html><body><pre>tmshnobody:x:32765:32765:tmshnobody:/:/sbin/nologin</pre></body></html>"), wantMatch{}},
+		{"a blog quoting a big-ip prompt", web("GET", "/post", 200, "<html><body><pre>[root@bigip1:Active:Standalone] config # tmsh list</pre></body></html>"), wantMatch{}},
+		{"uname prepended to a j-web page", web("GET", "/?PHPRC=/dev/fd/0", 200, "FreeBSD srx JNPR-12.1-20220817.43c4e23_buil FreeBSD JNPR-12.1-20220817.43c4e23_builder_stable_12-204 amd64\n<!DOCTYPE html><html><head><title>Log In - Juniper Web Device Manager</title></head></html>"), wantMatch{Vendor: "Juniper Networks"}},
 		// honeypot tells guard the content rules too
 		{"placeholder cert beside big-ip accounts", tcpService(443, httpProbe("GET", "/x", 200, "tmshnobody:x:32765:32765:tmshnobody:/:/sbin/nologin\n"),
 			ingest.Probe{Name: "tls", TLS: &ingest.TLS{Subject: &ingest.DN{O: []string{"Internet Widgits Pty Ltd"}}, Issuer: &ingest.DN{O: []string{"Internet Widgits Pty Ltd"}}}}), wantMatch{}},
