@@ -50,3 +50,21 @@ func TestRules_Answers(t *testing.T) {
 		{"f5 model off snmp", bannerService(22, "tcp", "F5 BIG-IP 8400"), wantMatch{}},
 	})
 }
+
+// TestRules_ImitationsAE checks the guards round AE's measurement led to
+// (docs/rules.md, "Imitations"): imitations that copy a product's tells
+// with a detail the product never writes, beside the product's own answer.
+func TestRules_ImitationsAE(t *testing.T) {
+	web := func(body string, headers ...string) *ingest.Service {
+		return tcpService(443, httpProbe("GET", "/", 200, body, headers...))
+	}
+	checkMatches(t, []matchCase{
+		{"fortios clearing cookie", web(`<html><script>top.location="/remote/login";</script></html>`, "Set-Cookie", "SVPNCOOKIE=; path=/; expires=Sun, 11 Mar 1984 12:00:00 GMT; secure; httponly;"), wantMatch{Vendor: "Fortinet"}},
+		{"clearing cookie without its expiry", web(`<html><script>document.location="/remote/login?lang=en";</script></html>`, "Set-Cookie", "SVPNCOOKIE=; path=/; secure; httponly;"), wantMatch{}},
+		{"panweb with its dash", web(`<html><head><title>GlobalProtect Portal</title></head></html>`, "Server", "PanWeb Server/ -"), wantMatch{Vendor: "Palo Alto Networks"}},
+		{"panweb without it", web(`<html><head><title>GlobalProtect Portal</title></head></html>`, "Server", "PanWeb Server/"), wantMatch{}},
+		{"webfig login by form", tcpService(80, httpProbe("GET", "/", 200, `<h1>RouterOS v6.48</h1><p>You have connected to a router. Administrative access only.</p><form action="/webfig" method="POST">`)), wantMatch{}},
+		{"ocserv's cookies with its header", tcpService(443, httpProbe("POST", "/", 200, `<config-auth client="vpn" type="complete"><version who="sg">0.1(1)</version><auth id="success"></auth></config-auth>`, "X-Transcend-Version", "1", "Set-Cookie", "webvpncontext=abc; Secure; HttpOnly")), wantMatch{Vendor: "OpenConnect"}},
+		{"the cookies without it", tcpService(443, httpProbe("POST", "/", 200, `<config-auth client="vpn" type="complete"><version who="sg">0.1(1)</version><auth id="success"></auth></config-auth>`, "Set-Cookie", "webvpncontext=abc; Secure", "Set-Cookie", "webvpn=abc; Secure")), wantMatch{}},
+	})
+}
