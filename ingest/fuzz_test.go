@@ -24,7 +24,8 @@ func FuzzAdapters(f *testing.F) {
 		"goflow2-v2.2.6.ndjson", "goflow2-docs.ndjson", "nfdump-1.7.1.csv", "nfdump-1.7.8.csv", "nfdump-1.7.8-fast.csv",
 		"httpx.jsonl", "naabu.jsonl", "nmap-grep.gnmap", "zeek-docs.ndjson", "zeek-6.2-ssl.log", "zeek-6.2-x509.log", "zeek-conn.log",
 		"zeek-json-streaming.ndjson", "suricata-eve.json", "censys-v2-host.json", "censys-platform-host.json", "fingerprintx.jsonl",
-		"nuclei.jsonl", "nuclei-appliance.jsonl", "tlsx.jsonl", "leakix-ip4scout.jsonl", "leakix-l9event.json", "onyphe-api-v1.json"} {
+		"nuclei.jsonl", "nuclei-appliance.jsonl", "tlsx.jsonl", "leakix-ip4scout.jsonl", "leakix-l9event.json", "onyphe-api-v1.json",
+		"nmap-loopback.nmap"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			f.Fatal(err)
@@ -48,6 +49,9 @@ func FuzzAdapters(f *testing.F) {
 	f.Add([]byte("#separator \\x09\n#fields\tts\tid.resp_h\tid.resp_p\tcert_chain_fps\n#types\ttime\taddr\tport\tvector[string]\n#path\tssl\n1\t192.0.2.1\t443\ta,b\n"))
 	f.Add([]byte(`{"event_type":"flow","src_ip":"192.0.2.1","dest_ip":"192.0.2.2","proto":"UDP","src_port":1,"dest_port":51820,"flow":{"pkts_toserver":1,"bytes_toserver":190,"end":"2026-11-20T10:00:00.000000+0000"}}` + "\n"))
 	f.Add([]byte(`{"url":"http://192.0.2.1","host_ip":"192.0.2.1","raw_header":"SFRUUC8xLjEgMjAwIE9LDQoNCg==","chain":[{"response":"HTTP/1.1 302 Found\r\nLocation: /x\r\n\r\n"}],"tls":{"certificate":"x"}}` + "\n"))
+	// the shapes people write observations in (docs/observation.md, "Other shapes read")
+	f.Add([]byte(`{"ip":"192.0.2.1","source":"s","observed_at":1795168800,"service":{"port":"443","probes":{"request":"GET https://h/x HTTP/1.1","response":"HTTP/1.1 200 OK\r\nServer: x\r\n\r\nb","tls":{"subject":{"common_name":["a"]},"sans":"DNS:a, IP Address:192.0.2.1"}}}}` + "\n"))
+	f.Add([]byte(`{"ip":"192.0.2.1","source":"s","observed_at":"2026-11-20 10:00:00","service":{"port":443,"probes":[{"banner":"> GET / HTTP/1.1\n>\n< HTTP/1.1 302 Found\n< Location: /x\n<\n"},{"banner":"PORT STATE SERVICE\n443/tcp open ssl/http X\n| ssl-cert: Subject: commonName=a/organizationName=b\n"},{"banner":"subject=C = US, O = x, CN = y\n"},{"response":{"headers":"HTTP/2 200\r\n:status: 200\r\nx: y"}}]}}` + "\n"))
 	names := slices.Sorted(maps.Keys(Adapters()))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		lines := bytes.Count(data, []byte{'\n'}) + 1
