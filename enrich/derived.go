@@ -88,11 +88,7 @@ func sysDescrValue(text string, port int) (string, bool) {
 func (e *evidence) addSysDescrProbes() {
 	n := len(e.probes)
 	for i := 0; i < n; i++ {
-		v := &e.probes[i]
-		if v.p.Banner == nil || v.p.Banner.Received == nil {
-			continue
-		}
-		val, ok := sysDescrValue(v.bannerText(), e.svc.Port)
+		val, ok := sysDescrValue(e.probes[i].bannerText(), e.svc.Port)
 		if !ok {
 			continue
 		}
@@ -135,11 +131,7 @@ func (e *evidence) reportDetected() bool {
 	d := &e.derivedDetected
 	*d = ingest.Detected{}
 	for i := range e.probes {
-		v := &e.probes[i]
-		if v.p.Banner == nil || v.p.Banner.Received == nil {
-			continue
-		}
-		t := v.bannerText()
+		t := e.probes[i].bannerText()
 		if !strings.Contains(t, "cpe:") && !strings.Contains(t, "Detected ") && !strings.Contains(t, "perating") {
 			continue
 		}
@@ -162,8 +154,7 @@ func (e *evidence) reportDetected() bool {
 		}
 	}
 	if len(d.CPE) == 0 && d.Product == "" && d.Info == "" {
-		*d = ingest.Detected{}
-		return false
+		return false // nothing was set: a version is read only beside a product or CPE
 	}
 	d.By = reportBy
 	return true
@@ -174,11 +165,7 @@ func (e *evidence) reportDetected() bool {
 // identification that names the product without it.
 func (e *evidence) reportVersionOf() string {
 	for i := range e.probes {
-		v := &e.probes[i]
-		if v.p.Banner == nil || v.p.Banner.Received == nil {
-			continue
-		}
-		t := v.bannerText()
+		t := e.probes[i].bannerText()
 		if !strings.Contains(t, "Installed version") {
 			continue
 		}

@@ -51,8 +51,9 @@ type Rules struct {
 	// nmemo is the number of named conditions the rules share (memoCond):
 	// the size of an evidence's memo.
 	nmemo int
-	// lenders[i] are the rules after rule i of its vendor that have
-	// version entries (otherVersion), worked out once at load.
+	// lenders[i] are the rules after rule i of its vendor that read a
+	// version from the scanner's identification or a banner
+	// (otherVersion), worked out once at load.
 	lenders [][]int
 }
 

@@ -822,25 +822,24 @@ var statusLineAt = regexp.MustCompile(`(?m)^HTTP/\d(?:\.\d)? \d{3}\b`)
 // mark ("* ", "{ [", "} ["). ok is false when the text holds no "< HTTP/"
 // line.
 func curlVerbose(text string) (*Request, *Response, bool) {
-	start := strings.Index(text, "< HTTP/")
-	if start < 0 {
+	if !strings.Contains(text, "< HTTP/") {
 		return nil, nil, false
 	}
 	var req, resp, body strings.Builder
-	inResp, afterHeaders, seenResp := false, false, false
+	inResp, afterHeaders := false, false
 	for _, line := range strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n") {
 		switch {
 		case strings.HasPrefix(line, "> ") || line == ">":
-			if seenResp {
+			if inResp {
 				return finishCurl(req.String(), resp.String(), body.String())
 			}
 			req.WriteString(strings.TrimPrefix(strings.TrimPrefix(line, ">"), " ") + "\r\n")
 		case strings.HasPrefix(line, "< ") || line == "<":
 			h := strings.TrimPrefix(strings.TrimPrefix(line, "<"), " ")
-			if strings.HasPrefix(h, "HTTP/") && seenResp && afterHeaders {
+			if strings.HasPrefix(h, "HTTP/") && inResp && afterHeaders {
 				return finishCurl(req.String(), resp.String(), body.String()) // a second response (-L)
 			}
-			seenResp, inResp = true, true
+			inResp = true
 			resp.WriteString(h + "\r\n")
 			if h == "" {
 				afterHeaders = true

@@ -89,7 +89,7 @@ func repairObservation(line []byte) ([]byte, bool) {
 }
 
 var (
-	repairPaths = regexp.MustCompile(`^/(observed_at|listed_at|(service|signal|flow)/port|service/probes|service/probes/\d+/(banner|tls/sans|response/status)|service/detected/cpe)$`)
+	repairPaths = regexp.MustCompile(`^/(observed_at|listed_at|(service|signal|flow)/port|service/probes/\d+/(banner|tls/sans|response/status)|service/detected/cpe)$`)
 	indexRe     = regexp.MustCompile(`/\d+/`)
 )
 
@@ -98,11 +98,8 @@ func repairable(at string, k jsontext.Kind) bool {
 	if !repairPaths.MatchString(at) {
 		return false
 	}
-	switch {
-	case strings.HasSuffix(at, "_at"):
+	if strings.HasSuffix(at, "_at") {
 		return k == '0'
-	case at == "/service/probes":
-		return false // an object is wrapped while it is copied
 	}
 	return k == '"'
 }
@@ -159,18 +156,7 @@ func repairValue(at string, k jsontext.Kind, v jsontext.Value) (jsontext.Value, 
 		if !ok {
 			return nil, false
 		}
-		var sans []string
-		for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ';' || r == '\n' }) {
-			f = strings.TrimSpace(f)
-			for _, p := range []string{"DNS:", "IP Address:", "IP:", "email:", "URI:"} {
-				if len(f) > len(p) && strings.EqualFold(f[:len(p)], p) {
-					f = strings.TrimSpace(f[len(p):])
-				}
-			}
-			if f != "" {
-				sans = append(sans, f)
-			}
-		}
+		sans := parseSANText(s)
 		return marshal(sans)
 	case "/service/detected/cpe":
 		s, ok := str()

@@ -533,16 +533,29 @@ func nmapTime(s string) string {
 }
 
 // parseSANText reads "DNS:a, DNS:b, IP Address:192.0.2.1".
+//
+// It reads the SANs as people write them too (the repair of an
+// observation's "sans" given as one string): separated by commas,
+// semicolons or lines, with or without the type's prefix.
 func parseSANText(s string) []string {
 	var out []string
-	for _, part := range strings.Split(s, ",") {
-		_, v, ok := strings.Cut(strings.TrimSpace(part), ":")
-		if ok && strings.TrimSpace(v) != "" {
-			out = append(out, strings.TrimSpace(v))
+	for _, part := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ';' || r == '\n' }) {
+		v := strings.TrimSpace(part)
+		for _, p := range sanTypes {
+			if len(v) > len(p) && strings.EqualFold(v[:len(p)], p) {
+				v = strings.TrimSpace(v[len(p):])
+				break
+			}
+		}
+		if v != "" {
+			out = append(out, v)
 		}
 	}
 	return out
 }
+
+// sanTypes are the type prefixes openssl and nmap print before a SAN.
+var sanTypes = []string{"DNS:", "IP Address:", "IP:", "email:", "URI:", "DirName:", "othername:", "Registered ID:"}
 
 // nmapFingerprint reads the responses in a service fingerprint:
 // "SF-Port80-TCP:V=7.94%I=7%D=...%r(GetRequest,1A,"HTTP/1\.0\x20200...")%r(...)",

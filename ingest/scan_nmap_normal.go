@@ -109,7 +109,7 @@ type normalHost struct {
 
 var (
 	normalPortLine = regexp.MustCompile(`^(\d{1,5})/(tcp|udp|sctp)\s+(\S+)\s+(\S+)(?:\s+(.*))?$`)
-	normalScript   = regexp.MustCompile(`^\|[_ ]([a-z][a-z0-9]*(?:-[a-z0-9]+)*):(?: (.*))?$`)
+	normalScript   = regexp.MustCompile(`^` + nmapScriptID + `(?: (.*))?$`)
 	normalFPStart  = regexp.MustCompile(`^SF-Port(\d+)-(TCP|UDP):`)
 )
 
@@ -269,8 +269,12 @@ func splitNmapVersion(col string) (product, version, extra string) {
 // output ("443/tcp open ssl/http ...").
 var nmapPortLineFor = regexp.MustCompile(`(?m)^\d{1,5}/(?:tcp|udp|sctp)\s+open\s`)
 
+// nmapScriptID is a script block's first line up to its id's colon
+// ("| ssl-cert:", "|_http-title:"), the id captured.
+const nmapScriptID = `\|[_ ]([a-z][a-z0-9]*(?:-[a-z0-9]+)*):`
+
 // nmapScriptStart finds a script block's first line ("| ssl-cert: ...").
-var nmapScriptStart = regexp.MustCompile(`(?m)^\|[_ ][a-z][a-z0-9]*(?:-[a-z0-9]+)*: `)
+var nmapScriptStart = regexp.MustCompile(`(?m)^` + nmapScriptID + ` `)
 
 // nmapFromBanners reads nmap's normal output pasted as a banner (a
 // capture that quotes a write-up's or a terminal's nmap run as the text
