@@ -358,10 +358,11 @@ func TestNormalize_CertificatePastedInABanner(t *testing.T) {
 		text       string
 		cn, o, icn string
 	}{
-		"s_client":      {"Certificate chain\n 0 s:C = US, ST = California, O = Fortinet, OU = FortiGate, CN = FGT60E4Q16000000\n   i:C = US, O = Fortinet, CN = FortiGate CA\n---\nServer certificate\nsubject=C = US, ST = California, O = Fortinet, OU = FortiGate, CN = FGT60E4Q16000000\nissuer=C = US, O = Fortinet, CN = FortiGate CA\n", "FGT60E4Q16000000", "Fortinet", "FortiGate CA"},
-		"old s_client":  {"subject=/C=US/O=Palo Alto Networks/CN=gp.example.com\nissuer=/C=US/O=Palo Alto Networks/CN=PA-CA\n", "gp.example.com", "Palo Alto Networks", "PA-CA"},
-		"x509 -text":    {"        Issuer: C = --, ST = WA, O = MyCompany, CN = localhost.localdomain\n        Validity\n        Subject: C = --, ST = WA, O = MyCompany, OU = MyOrg, CN = localhost.localdomain\n", "localhost.localdomain", "MyCompany", "localhost.localdomain"},
-		"nmap ssl-cert": {"Subject: commonName=FGT60E4Q16000000/organizationName=Fortinet/countryName=US\nIssuer: commonName=support/organizationName=Fortinet\n", "FGT60E4Q16000000", "Fortinet", "support"},
+		"s_client":                          {"Certificate chain\n 0 s:C = US, ST = California, O = Fortinet, OU = FortiGate, CN = FGT60E4Q16000000\n   i:C = US, O = Fortinet, CN = FortiGate CA\n---\nServer certificate\nsubject=C = US, ST = California, O = Fortinet, OU = FortiGate, CN = FGT60E4Q16000000\nissuer=C = US, O = Fortinet, CN = FortiGate CA\n", "FGT60E4Q16000000", "Fortinet", "FortiGate CA"},
+		"old s_client":                      {"subject=/C=US/O=Palo Alto Networks/CN=gp.example.com\nissuer=/C=US/O=Palo Alto Networks/CN=PA-CA\n", "gp.example.com", "Palo Alto Networks", "PA-CA"},
+		"x509 -text":                        {"        Issuer: C = --, ST = WA, O = MyCompany, CN = localhost.localdomain\n        Validity\n        Subject: C = --, ST = WA, O = MyCompany, OU = MyOrg, CN = localhost.localdomain\n", "localhost.localdomain", "MyCompany", "localhost.localdomain"},
+		"nmap ssl-cert":                     {"Subject: commonName=FGT60E4Q16000000/organizationName=Fortinet/countryName=US\nIssuer: commonName=support/organizationName=Fortinet\n", "FGT60E4Q16000000", "Fortinet", "support"},
+		"nmap ssl-cert, a comma in a value": {"Subject: commonName=vpn.example.com/organizationName=Example, Inc./countryName=US\nIssuer: commonName=CA/organizationName=Example, Inc.\n", "vpn.example.com", "Example, Inc.", "CA"},
 	} {
 		o := svc(tt.text)
 		if err := o.Normalize(); err != nil {

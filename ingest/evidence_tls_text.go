@@ -55,10 +55,14 @@ func (s *Service) tlsFromBanners() {
 	}
 }
 
+// slashAttr finds an attribute of a slash-separated name ("/O=", "/organizationName=").
+var slashAttr = regexp.MustCompile(`/[A-Za-z]+=`)
+
 // certName reads a name as the tools print it: "C = US, O = Fortinet",
-// "/C=US/O=Fortinet", or nmap's "commonName=x/organizationName=y".
+// "/C=US/O=Fortinet", or nmap's "commonName=x/organizationName=y" (whose
+// values may hold commas: "organizationName=Fortinet, Inc.").
 func certName(v string) *DN {
-	if !strings.HasPrefix(v, "/") && strings.Contains(v, "/") && !strings.Contains(v, ",") {
+	if !strings.HasPrefix(v, "/") && slashAttr.MatchString(v) {
 		v = "/" + v
 	}
 	return ParseDN(v)

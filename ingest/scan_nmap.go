@@ -501,9 +501,9 @@ func nmapCert(sc *nmapScript) *TLS {
 			v = strings.TrimSpace(v)
 			switch strings.TrimSpace(k) {
 			case "Subject":
-				t.Subject = ParseDN("/" + v)
+				t.Subject = certName(v)
 			case "Issuer":
-				t.Issuer = ParseDN("/" + v)
+				t.Issuer = certName(v)
 			case "Subject Alternative Name":
 				t.SANs = parseSANText(v)
 			case "Not valid before":
