@@ -395,15 +395,7 @@ func TestRun_BootstrapServesLookupThroughGateway(t *testing.T) {
 	dir := t.TempDir()
 	p := startProc(t, runArgs(dir)...)
 	deadline := time.Now().Add(120 * time.Second)
-	var key string
-	for key == "" && time.Now().Before(deadline) {
-		b, _ := os.ReadFile(filepath.Join(dir, "dev-api-key"))
-		key = strings.TrimSpace(string(b))
-		time.Sleep(200 * time.Millisecond)
-	}
-	if !strings.HasPrefix(key, "svc_vpn_") {
-		t.Fatalf("no dev key in the data dir\n%s", p.logs())
-	}
+	key := devKey(t, dir, p)
 	var code int
 	var body string
 	for time.Now().Before(deadline) {
