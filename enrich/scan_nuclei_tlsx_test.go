@@ -59,6 +59,16 @@ func TestRules_NucleiAndTLSXAdapters(t *testing.T) {
 		{"onyphe real sample of Apache servers", "onyphe", file(t, "onyphe-api-v1.json"), []string{"", ""}, []string{"", ""}},
 		{"leakix real samples: open ports", "leakix", file(t, "leakix-ip4scout.jsonl"), []string{"", "", "", "", ""}, []string{"", "", "", "", ""}},
 		{"leakix l9format's example event", "leakix", file(t, "leakix-l9event.json"), []string{""}, []string{""}},
+		// A real WhatWeb run over seven of the corpus's answers: the answers
+		// WhatWeb keeps enough of are named by them, the NetScaler load
+		// balancer and the RouterOS page (whose cookie and markup WhatWeb
+		// does not keep) by WhatWeb's verdict, with RouterOS's version.
+		{"whatweb json", "whatweb", file(t, "whatweb.json"),
+			[]string{"Fortinet", "Citrix", "F5", "MikroTik", "WatchGuard", "Check Point", ""},
+			[]string{"fortinet-", "whatweb-citrix-netscaler", "f5-bigip-apm", "whatweb-mikrotik-routeros", "watchguard-", "checkpoint-", ""}},
+		{"whatweb brief", "whatweb", file(t, "whatweb-brief.txt"),
+			[]string{"Fortinet", "Citrix", "F5", "MikroTik", "WatchGuard", "Check Point", ""},
+			[]string{"fortinet-", "whatweb-citrix-netscaler", "f5-bigip-apm", "whatweb-mikrotik-routeros", "watchguard-", "checkpoint-", ""}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -69,6 +79,9 @@ func TestRules_NucleiAndTLSXAdapters(t *testing.T) {
 			for i, fp := range got {
 				if fp.Vendor != tt.want[i] || !strings.HasPrefix(fp.RuleID, tt.rule[i]) {
 					t.Errorf("observation %d: %q (rule %s), want %q %s", i+1, fp.Vendor, fp.RuleID, tt.want[i], tt.rule[i])
+				}
+				if fp.RuleID == "whatweb-mikrotik-routeros" && fp.ExactVersion != "6.49.18" {
+					t.Errorf("observation %d: RouterOS version %q, want WhatWeb's 6.49.18", i+1, fp.ExactVersion)
 				}
 				if tt.want[i] != "" && tt.rule[i] == "" && strings.HasPrefix(fp.RuleID, "nuclei-") {
 					t.Errorf("observation %d named by the scanner's template (%s), not by its answer", i+1, fp.RuleID)

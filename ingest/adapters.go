@@ -111,6 +111,7 @@ func Adapters() map[string]Adapter {
 		"httpx":              HTTPX,
 		"naabu":              Naabu,
 		"fingerprintx":       Fingerprintx,
+		"whatweb":            WhatWeb,
 		"nmap-grep":          NmapGrep,
 		"zeek":               Zeek,
 		"suricata-eve":       Suricata,
