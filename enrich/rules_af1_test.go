@@ -14,8 +14,10 @@ import (
 // proxy that drops the others: Werkzeug's Server header, its capitalised
 // reason phrase, its redirect and error pages, Express's 404, Flask's
 // signed session cookie, a recorded 200 with a Location header (medusa's
-// Shodan clones) and OpenSSL's test CA. A record that gave no status keeps
-// naming the vendor from a Location alone.
+// Shodan clones), OpenSSL's test CA and NachoVPN's, and the default 404
+// pages of Go, Python's http.server, aiohttp and Starlette on another probe
+// of the service. A record that gave no status keeps naming the vendor
+// from a Location alone.
 func TestRules_FrameworkImitationGuards(t *testing.T) {
 	rules, err := DefaultRules()
 	if err != nil {
@@ -38,6 +40,11 @@ func TestRules_FrameworkImitationGuards(t *testing.T) {
 		return tcpService(443, httpProbe("POST", "/global-protect/prelogin.esp", 200,
 			"<?xml version=\"1.0\" encoding=\"UTF-8\" ?>\n<prelogin-response>\n<status>Success</status>\n<ccusername/>\n<autosubmit>false</autosubmit>\n<msg/>\n<newmsg/>\n<authentication-message>Enter login credentials</authentication-message>\n<username-label>Username</username-label>\n<password-label>Password</password-label>\n<panos-version>1</panos-version>\n<region>US</region>\n</prelogin-response>\n", h...))
 	}
+	withProbe := func(svc *ingest.Service, p ingest.Probe) *ingest.Service {
+		svc.Probes = append(svc.Probes, p)
+		return svc
+	}
+	const pythonError = "<!DOCTYPE HTML>\n<html lang=\"en\">\n    <head>\n        <meta charset=\"utf-8\">\n        <title>Error response</title>\n    </head>\n    <body>\n        <h1>Error response</h1>\n        <p>Error code: 404</p>\n        <p>Message: File not found.</p>\n        <p>Error code explanation: 404 - Nothing matches the given URI.</p>\n    </body>\n</html>\n"
 	withIssuer := func(svc *ingest.Service, issuer string) *ingest.Service {
 		svc.Probes[0].TLS = &ingest.TLS{Subject: &ingest.DN{CN: "localhost"}, Issuer: &ingest.DN{CN: issuer}}
 		return svc
@@ -56,11 +63,22 @@ func TestRules_FrameworkImitationGuards(t *testing.T) {
 		{"a JWT cookie is not Flask's", bigip(302, "Found", bigipPage, "Set-Cookie", jwtCookie), wantMatch{Vendor: "F5"}},
 		{"medusa's clone: the redirect served as a 200", bigip(200, "OK", bigipPage), wantMatch{}},
 		{"a record without a status keeps its Location", bigip(0, "", bigipPage), wantMatch{Vendor: "F5"}},
+		{"big-ip's redirect beside Go's 404 on another path", withProbe(bigip(302, "Found", bigipPage), httpProbe("GET", "/nope", 404, "404 page not found\n", "Content-Type", "text/plain; charset=utf-8")), wantMatch{}},
+		{"beside http.server's error page", withProbe(bigip(302, "Found", bigipPage), httpProbe("GET", "/nope", 404, pythonError, "Content-Type", "text/html;charset=utf-8")), wantMatch{}},
+		{"beside aiohttp's 404", withProbe(bigip(302, "Found", bigipPage), httpProbe("GET", "/nope", 404, "404: Not Found", "Content-Type", "text/plain; charset=utf-8")), wantMatch{}},
+		{"beside starlette's 404", withProbe(bigip(302, "Found", bigipPage), httpProbe("GET", "/nope", 404, `{"detail":"Not Found"}`, "Content-Type", "application/json")), wantMatch{}},
+		{"beside an appliance's own 404", withProbe(bigip(302, "Found", bigipPage), httpProbe("GET", "/nope", 404, "<html><body>Not Found</body></html>", "Content-Type", "text/html")), wantMatch{Vendor: "F5"}},
 		{"globalprotect prelogin", gpPrelogin(), wantMatch{Vendor: "Palo Alto Networks"}},
 		{"the same from Werkzeug", gpPrelogin("Server", "Werkzeug/3.1.8 Python/3.11.7"), wantMatch{}},
 		{"the same from aiohttp", gpPrelogin("Server", "Python/3.11 aiohttp/3.9.5"), wantMatch{}},
 		{"the same over OpenSSL's test CA", withIssuer(gpPrelogin(), "OpenSSL Test CA"), wantMatch{}},
 		{"the same over another CA", withIssuer(gpPrelogin(), "Example Corp Issuing CA"), wantMatch{Vendor: "Palo Alto Networks"}},
+		{"the same over NachoVPN's CA", withIssuer(gpPrelogin(), "VPN Root CA"), wantMatch{}},
+		{"an organisation's CA of that name", func() *ingest.Service {
+			svc := withIssuer(gpPrelogin(), "VPN Root CA")
+			svc.Probes[0].TLS.Issuer.O = []string{"Example Corp"}
+			return svc
+		}(), wantMatch{Vendor: "Palo Alto Networks"}},
 	}
 	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) { checkMatch(t, rules, tt.svc, tt.want) })
