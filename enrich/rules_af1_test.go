@@ -16,7 +16,7 @@ import (
 // signed session cookie, a recorded 200 with a Location header (medusa's
 // Shodan clones), OpenSSL's test CA and NachoVPN's, and the default 404
 // pages of Go, Python's http.server, aiohttp and Starlette on another probe
-// of the service. A record that gave no status keeps naming the vendor
+// of the service, and medusa's own framing of a cloned page. A record that gave no status keeps naming the vendor
 // from a Location alone.
 func TestRules_FrameworkImitationGuards(t *testing.T) {
 	rules, err := DefaultRules()
@@ -45,6 +45,7 @@ func TestRules_FrameworkImitationGuards(t *testing.T) {
 		return svc
 	}
 	const pythonError = "<!DOCTYPE HTML>\n<html lang=\"en\">\n    <head>\n        <meta charset=\"utf-8\">\n        <title>Error response</title>\n    </head>\n    <body>\n        <h1>Error response</h1>\n        <p>Error code: 404</p>\n        <p>Message: File not found.</p>\n        <p>Error code explanation: 404 - Nothing matches the given URI.</p>\n    </body>\n</html>\n"
+	const fortiRoot = "<html><head><script language=\"JavaScript\">top.location=\"/remote/login\";\n</script></head><body></body></html>"
 	withIssuer := func(svc *ingest.Service, issuer string) *ingest.Service {
 		svc.Probes[0].TLS = &ingest.TLS{Subject: &ingest.DN{CN: "localhost"}, Issuer: &ingest.DN{CN: issuer}}
 		return svc
@@ -68,6 +69,8 @@ func TestRules_FrameworkImitationGuards(t *testing.T) {
 		{"beside aiohttp's 404", withProbe(bigip(302, "Found", bigipPage), httpProbe("GET", "/nope", 404, "404: Not Found", "Content-Type", "text/plain; charset=utf-8")), wantMatch{}},
 		{"beside starlette's 404", withProbe(bigip(302, "Found", bigipPage), httpProbe("GET", "/nope", 404, `{"detail":"Not Found"}`, "Content-Type", "application/json")), wantMatch{}},
 		{"beside an appliance's own 404", withProbe(bigip(302, "Found", bigipPage), httpProbe("GET", "/nope", 404, "<html><body>Not Found</body></html>", "Content-Type", "text/html")), wantMatch{Vendor: "F5"}},
+		{"a fortigate's root page", rawAnswer(t, 10443, "HTTP/1.1 200 OK\r\nDate: Tue, 03 Mar 2026 10:00:00 GMT\r\nServer: xxxxxxxx-xxxxx\r\nEtag: \"83-67a94180\"\r\nContent-Type: text/html\r\nContent-Length: 112\r\n\r\n"+fortiRoot), wantMatch{Vendor: "Fortinet"}},
+		{"the same in medusa's framing", rawAnswer(t, 10443, "HTTP/1.0 200 OK\r\nConnection: close\r\nServer: xxxxxxxx-xxxxx\r\nEtag: \"83-67a94180\"\r\nContent-Type: text/html\r\nContent-length: 112\r\n\r\n"+fortiRoot), wantMatch{}},
 		{"globalprotect prelogin", gpPrelogin(), wantMatch{Vendor: "Palo Alto Networks"}},
 		{"the same from Werkzeug", gpPrelogin("Server", "Werkzeug/3.1.8 Python/3.11.7"), wantMatch{}},
 		{"the same from aiohttp", gpPrelogin("Server", "Python/3.11 aiohttp/3.9.5"), wantMatch{}},
