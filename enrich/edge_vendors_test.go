@@ -1,6 +1,7 @@
 package enrich
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/netintel/netintel/ingest"
@@ -18,6 +19,13 @@ func TestRules_EdgeVendorTells(t *testing.T) {
 	}
 	http := func(port int, path string, headers []ingest.Header, body string) *ingest.Service {
 		resp := &ingest.Response{Status: 200, Headers: headers}
+		// a redirect's Location comes with a 3xx: a 200 carrying one is how a
+		// honeypot's clone of a redirect answers (location-on-success, group AF1)
+		for _, h := range headers {
+			if strings.EqualFold(h.Name, "Location") {
+				resp.Status = 302
+			}
+		}
 		if body != "" {
 			resp.Body = ingest.TextBody(body)
 		}
