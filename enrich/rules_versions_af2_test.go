@@ -2,6 +2,7 @@ package enrich
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -112,4 +113,48 @@ func TestRules_FortiOSBuildDaysAF2(t *testing.T) {
 		{"a day no table holds", fgt("ETag", etag("2025-01-23")), wantMatch{Vendor: "Fortinet", StrictVersion: true, StrictBand: true}},
 		{"another server's page", tcpService(443, httpProbe("GET", "/", 200, "<html>hello</html>", "Server", "nginx", "ETag", etag("2025-01-20"))), wantMatch{}},
 	})
+}
+
+// TestRules_NucleiExtractedVersions: nuclei's JSON results of the
+// version-detect and panel templates, read through the nuclei adapter,
+// name the product with the release their extracted value states (or the
+// release a table maps it to); an extracted value that is no release gives
+// none, and a template of another product names nothing here.
+func TestRules_NucleiExtractedVersions(t *testing.T) {
+	rules, err := DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := func(id, name, port, extracted string) string {
+		return fmt.Sprintf(`{"template-id":%q,"info":{"name":%q,"severity":"info"},"type":"http","host":"192.0.2.7:%s","port":%q,"matched-at":"https://192.0.2.7:%s/","extracted-results":[%q],"ip":"192.0.2.7","timestamp":"2024-01-10T10:00:00Z","matcher-status":true}`,
+			id, name, port, port, port, extracted)
+	}
+	tests := []struct {
+		name, line string
+		want       wantMatch
+	}{
+		{"Pulse's ProductVersion through ivanti-builds", line("pulse-secure-version", "Pulse Secure Version - Detect", "443", "9.1.18.24467"), wantMatch{Vendor: "Ivanti", Version: "9.1R18.2"}},
+		{"a build no table holds gives the band", line("pulse-secure-version", "Pulse Secure Version - Detect", "443", "22.7.2.9999"), wantMatch{Vendor: "Ivanti", StrictVersion: true, Band: "22.7R2.x"}},
+		{"SFOS's asset version", line("sophos-fw-version-detect", "Sophos Firewall Version - Detect", "4444", "17.5.13.692"), wantMatch{Vendor: "Sophos", Version: "17.5.13.692"}},
+		{"the ASA's config-auth version", line("cisco-asa-detect", "Cisco ASA - Detect", "443", "9.16(3)19"), wantMatch{Vendor: "Cisco", Product: "ASA", Version: "9.16(3)19"}},
+		{"FortiGate's release date, a build day of af2-fortios-build-days", line("fortinet-fortigate-panel", "Fortinet FortiGate Panel - Detect", "443", "Release date: Jan 20, 2025"), wantMatch{Vendor: "Fortinet", Version: "7.4.7"}},
+		{"FortiGate's release date, a build day of fortios-build-dates", line("fortinet-fortigate-panel", "Fortinet FortiGate Panel - Detect", "443", "Release date: Sep 26, 2023"), wantMatch{Vendor: "Fortinet", Version: "7.2.6"}},
+		{"RouterOS's panel", line("mikrotik-routeros", "MikroTik RouterOS Panel - Detect", "80", "v6.49.7"), wantMatch{Vendor: "MikroTik", Product: "RouterOS", Version: "6.49.7"}},
+		{"RouterOS's login page", line("routeros-login", "RouterOS Login - Detect", "80", "6.48.6"), wantMatch{Vendor: "MikroTik", Version: "6.48.6"}},
+		{"RouterOS's panel without a release", line("mikrotik-routeros", "MikroTik RouterOS Panel - Detect", "80", "configuration"), wantMatch{Vendor: "MikroTik", StrictVersion: true, StrictBand: true}},
+		{"another product's template", line("casaos-detection", "CasaOS - Detect", "80", "v0.4.4"), wantMatch{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var svc *ingest.Service
+			err := ingest.Nuclei(strings.NewReader(tt.line+"\n"), ingest.Options{}, func(_ int, o ingest.Observation) error {
+				svc = o.Service
+				return nil
+			}, func(le ingest.LineError) { t.Errorf("bad record: %v", le) })
+			if err != nil || svc == nil {
+				t.Fatalf("the adapter gave no service (%v)", err)
+			}
+			checkMatch(t, rules, svc, tt.want)
+		})
+	}
 }
