@@ -330,13 +330,3 @@ func (e *evidence) literalSet(n int) []bool {
 	clear(e.found)
 	return e.found
 }
-
-// hasBanner reports whether a probe of the evidence carries a banner.
-func (e *evidence) hasBanner() bool {
-	for i := range e.probes {
-		if b := e.probes[i].p.Banner; b != nil && b.Received != nil {
-			return true
-		}
-	}
-	return false
-}

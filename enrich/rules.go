@@ -52,8 +52,7 @@ type Rules struct {
 	// the size of an evidence's memo.
 	nmemo int
 	// lenders[i] are the rules after rule i of its vendor that read a
-	// version from the scanner's identification or a banner
-	// (otherVersion), worked out once at load.
+	// version (otherVersion), worked out once at load.
 	lenders [][]int
 }
 
@@ -422,7 +421,7 @@ func (rs *Rules) Match(svc *ingest.Service, flow *ingest.Flow) (Fingerprint, boo
 		}
 		fp := r.fingerprint()
 		r.setVersionFrom(e, &fp)
-		if fp.VersionPrecision == "" && (e.detected != nil || e.hasBanner()) {
+		if fp.VersionPrecision == "" {
 			rs.otherVersion(e, found, i, &fp)
 		}
 		if fp.VersionPrecision == "" {
@@ -487,11 +486,13 @@ func (r *rule) setVersionFrom(e *evidence, fp *Fingerprint) bool {
 
 // otherVersion gives fp, named by rule named with no version, the version
 // of a later rule of the same vendor that holds on the same evidence and
-// reads one from the scanner's own identification (70-detected.yaml reads
+// reads one: from the scanner's own identification (70-detected.yaml reads
 // a detected.version or a CPE's release beside the page that named the
-// product) or from a banner (a walk's sysDescr beside the sysObjectID
-// that named the device, a CLI's version line). A rule of another vendor
-// never lends its version; a service with neither asks no one.
+// product), from a banner (a walk's sysDescr beside the sysObjectID that
+// named the device, a CLI's version line) or, since round AF, from the
+// answer itself (Check Point's Gaia portal named by its CPWS Server header
+// carries var version='R81.20', which the later Gaia rule reads). A rule of
+// another vendor never lends its version.
 func (rs *Rules) otherVersion(e *evidence, found []bool, named int, fp *Fingerprint) {
 	for _, i := range rs.lenders[named] {
 		if found != nil && !rs.index.possible(i, found) {
@@ -504,42 +505,17 @@ func (rs *Rules) otherVersion(e *evidence, found []bool, named int, fp *Fingerpr
 }
 
 // versionLenders lists, for each rule, the later rules of its vendor
-// that read a version from the scanner's own identification or a banner
-// (a version entry from a detected.* field or the banner): the lenders
-// otherVersion asks.
+// that read a version: the lenders otherVersion asks.
 func versionLenders(rules []*rule) [][]int {
 	out := make([][]int, len(rules))
 	for i, r := range rules {
 		for j := i + 1; j < len(rules); j++ {
-			if o := rules[j]; strings.EqualFold(o.Vendor, r.Vendor) && (o.readsDetectedVersion() || o.readsBannerVersion()) {
+			if o := rules[j]; strings.EqualFold(o.Vendor, r.Vendor) && len(o.versions) > 0 {
 				out[i] = append(out[i], j)
 			}
 		}
 	}
 	return out
-}
-
-// readsDetectedVersion reports whether one of r's version entries reads
-// the scanner's own identification.
-func (r *rule) readsDetectedVersion() bool {
-	for _, v := range r.versions {
-		switch v.from.kind {
-		case fDetectedService, fDetectedProduct, fDetectedVersion, fDetectedInfo, fDetectedCPE:
-			return true
-		}
-	}
-	return false
-}
-
-// readsBannerVersion reports whether one of r's version entries reads a
-// banner.
-func (r *rule) readsBannerVersion() bool {
-	for _, v := range r.versions {
-		if v.from.kind == fBanner {
-			return true
-		}
-	}
-	return false
 }
 
 // setVersion records a version; an exact one loses a leading "v" before
