@@ -253,7 +253,8 @@ func (p *nmapPort) service(port int) *Service {
 		switch sc.ID {
 		case "ssl-cert":
 			tlsT = nmapCert(&sc)
-		case "http-title":
+		case "http-title", "HTML title":
+			// "HTML title" is the script's id in nmap 4.x's output
 			title := elem(sc.Elems, "title")
 			if title == "" && len(sc.Elems) == 0 && !strings.HasPrefix(sc.Output, "Site doesn't have a title") &&
 				!strings.HasPrefix(sc.Output, "Did not follow redirect") {
@@ -304,7 +305,7 @@ func (p *nmapPort) service(port int) *Service {
 			// the AnyConnect server's version and tunnel groups, BIG-IP's
 			// persistence cookie decoded, and what a vulnerability script
 			// found (it names the product it found vulnerable)
-			if !nmapKeptScript(sc.ID) {
+			if !nmapKeptScript(sc.ID) && !nmapVulnsReport(sc.Output) {
 				continue
 			}
 			if o := strings.TrimSpace(sc.Output); o != "" {
@@ -347,6 +348,16 @@ func nmapKeptScript(id string) bool {
 		return true
 	}
 	return strings.Contains(id, "vuln") || strings.Contains(strings.ToLower(id), "cve")
+}
+
+// nmapVulnsReport reports whether a script's output is the report of
+// nmap's vulns library ("VULNERABLE:" and a "State: VULNERABLE" line), which
+// every vulnerability script prints whatever its id (tls-ticketbleed,
+// ssl-heartbleed, http-shellshock): what it found vulnerable names the
+// product it found.
+func nmapVulnsReport(out string) bool {
+	out = strings.TrimSpace(out)
+	return strings.HasPrefix(out, "VULNERABLE:") && strings.Contains(out, "State: VULNERABLE")
 }
 
 // nmapTitleRedirect is the redirect http-title met on GET /: its

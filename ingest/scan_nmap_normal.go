@@ -105,12 +105,19 @@ type normalHost struct {
 	fpPort string
 	os     string
 	cpe    []string
+	// reason: the port table's header has nmap's REASON column (--reason,
+	// -v with -sV), printed between SERVICE and VERSION.
+	reason bool
 }
 
 var (
 	normalPortLine = regexp.MustCompile(`^(\d{1,5})/(tcp|udp|sctp)\s+(\S+)\s+(\S+)(?:\s+(.*))?$`)
 	normalScript   = regexp.MustCompile(`^` + nmapScriptID + `(?: (.*))?$`)
 	normalFPStart  = regexp.MustCompile(`^SF-Port(\d+)-(TCP|UDP):`)
+	normalHeader   = regexp.MustCompile(`^PORT\s+STATE\s+SERVICE(\s+REASON)?\b`)
+	// normalReason is the REASON column's value ("syn-ack", "udp-response",
+	// "syn-ack ttl 63") before the VERSION column.
+	normalReason = regexp.MustCompile(`^\S+(?:\s+ttl\s+\d+)?(?:\s+(.*))?$`)
 )
 
 func (h *normalHost) read(n int, line string) {
@@ -126,8 +133,13 @@ func (h *normalHost) read(n int, line string) {
 	}
 	h.endFingerprint()
 	switch {
+	case normalHeader.MatchString(line):
+		h.reason = normalHeader.FindStringSubmatch(line)[1] != ""
 	case normalPortLine.MatchString(line):
 		m := normalPortLine.FindStringSubmatch(line)
+		if h.reason && m[5] != "" {
+			m[5] = normalReason.FindStringSubmatch(m[5])[1]
+		}
 		p := nmapPort{Protocol: m[2], PortID: m[1]}
 		p.State.State = m[3]
 		svc := strings.TrimSuffix(m[4], "?")
@@ -273,8 +285,10 @@ var nmapPortLineFor = regexp.MustCompile(`(?m)^\d{1,5}/(?:tcp|udp|sctp)\s+open\s
 // ("| ssl-cert:", "|_http-title:"), the id captured.
 const nmapScriptID = `\|[_ ]([a-z][a-z0-9]*(?:-[a-z0-9]+)*):`
 
-// nmapScriptStart finds a script block's first line ("| ssl-cert: ...").
-var nmapScriptStart = regexp.MustCompile(`(?m)^` + nmapScriptID + ` `)
+// nmapScriptStart finds a script block's first line ("| ssl-cert: ...",
+// or "| ftp-syst:" alone, as a multi-line output's first line reads once
+// a page or an editor has dropped its trailing space).
+var nmapScriptStart = regexp.MustCompile(`(?m)^` + nmapScriptID + `(?: |$)`)
 
 // nmapFromBanners reads nmap's normal output pasted as a banner (a
 // capture that quotes a write-up's or a terminal's nmap run as the text

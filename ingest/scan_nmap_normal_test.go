@@ -192,3 +192,63 @@ func TestNormalize_NmapPastedInABanner(t *testing.T) {
 		t.Errorf("script block normalized again changed: %s", mustJSON(t, o))
 	}
 }
+
+// The port table's REASON column (--reason, or -v) sits between SERVICE
+// and VERSION: it is not read as the product; a VERSION after it still is.
+// A vulnerability script's report (nmap's vulns library) is kept whatever
+// the script's id; another script's analysis is not.
+func TestNmapNormal_ReasonColumnAndVulnsReports(t *testing.T) {
+	t.Parallel()
+	in := `Nmap scan report for 192.0.2.52
+PORT     STATE SERVICE REASON          VERSION
+80/tcp   open  http    syn-ack
+| http-enum:
+|   /sw/auth/login.aspx: Citrix WebTop
+|_  /images/outlook.jpg: Outlook Web Access
+443/tcp  open  https   syn-ack ttl 63  nginx 1.24.0
+| tls-ticketbleed:
+|   VULNERABLE:
+|   Ticketbleed is a serious issue in products manufactured by F5
+|     State: VULNERABLE (Exploitable)
+|_      https://support.f5.com/csp/article/K05121675
+8000/tcp open  http    syn-ack         Barracuda Spam firewall http config
+
+Nmap scan report for 192.0.2.53
+PORT   STATE SERVICE VERSION
+80/tcp open  http    syn-ack httpd
+`
+	r := runScan(t, "nmap-normal", in)
+	if len(r.obs) != 4 || len(r.bad) != 0 {
+		t.Fatalf("obs %d bad %v", len(r.obs), r.bad)
+	}
+	if d := r.obs[0].Service.Detected; d.Product != "" || d.Info != "" || len(r.obs[0].Service.Probes) != 0 {
+		t.Errorf("80 (the reason is no product; http-enum not kept): %s", mustJSON(t, r.obs[0]))
+	}
+	p := r.obs[1].Service.Probes
+	if d := r.obs[1].Service.Detected; d.Product != "nginx" || d.Version != "1.24.0" || len(p) != 1 || p[0].Name != "nmap:tls-ticketbleed" ||
+		!strings.Contains(p[0].Banner.Received.Data, "manufactured by F5") {
+		t.Errorf("443: %s", mustJSON(t, r.obs[1]))
+	}
+	if d := r.obs[2].Service.Detected; d.Product != "Barracuda Spam firewall http config" {
+		t.Errorf("8000: %s", mustJSON(t, r.obs[2]))
+	}
+	if d := r.obs[3].Service.Detected; d.Product != "syn-ack httpd" {
+		t.Errorf("a table without REASON reads its VERSION column whole: %s", mustJSON(t, r.obs[3]))
+	}
+}
+
+// A multi-line script block pasted alone whose first line ends at the id's
+// colon (the trailing space nmap prints dropped, as pages print it) is read
+// as a script block too.
+func TestNormalize_NmapScriptBlockWithoutTrailingSpace(t *testing.T) {
+	t.Parallel()
+	o := Observation{Type: TypeService, IP: "192.0.2.21", Source: "s", ObservedAt: "2026-11-20T10:00:00Z",
+		Service: &Service{Port: 21, Transport: "tcp", Probes: []Probe{{Banner: &Banner{Received: TextBody(
+			"| ftp-syst:\n|   SYST: UNIX MikroTik 6.34.3\n|   STAT:\n|_End of status\n")}}}}}
+	if err := o.Normalize(); err != nil {
+		t.Fatal(err)
+	}
+	if p := o.Service.Probes; len(p) != 2 || p[1].Name != "nmap:ftp-syst" || !strings.HasPrefix(p[1].Banner.Received.Data, "SYST: UNIX MikroTik 6.34.3") || o.Service.Detected != nil {
+		t.Errorf("%s", mustJSON(t, o))
+	}
+}

@@ -511,3 +511,28 @@ func TestNmapXML_FaviconMD5(t *testing.T) {
 		}
 	}
 }
+
+// TestNmapXML_OldTitleAndVulnsReport: nmap 4.x's "HTML title" script is
+// read as http-title; a vulnerability report (nmap's vulns library) is kept
+// whatever the script's id, while "VULNERABLE" in other text is not enough.
+func TestNmapXML_OldTitleAndVulnsReport(t *testing.T) {
+	t.Parallel()
+	in := `<?xml version="1.0"?>
+<nmaprun scanner="nmap" start="1201479002">
+<host><status state="up"/><address addr="192.0.2.168" addrtype="ipv4"/><ports>
+<port protocol="tcp" portid="80"><state state="open"/><service name="http" product="Apache httpd" version="1.3.39"/><script id="robots.txt" output="User-Agent: * /img/ " /><script id="HTML title" output="Example: Welcome to example" /></port>
+<port protocol="tcp" portid="443"><state state="open"/><service name="https"/>
+<script id="tls-ticketbleed" output="&#xa;  VULNERABLE:&#xa;  Ticketbleed is a serious issue in products manufactured by F5&#xa;    State: VULNERABLE (Exploitable)&#xa;"/>
+<script id="http-comments-displayer" output="&#xa;  VULNERABLE: a page comment, not a report&#xa;"/></port>
+</ports></host></nmaprun>`
+	r := runScan(t, "nmap-xml", in)
+	if len(r.obs) != 2 || len(r.bad) != 0 {
+		t.Fatalf("obs %d bad %v", len(r.obs), r.bad)
+	}
+	if p := r.obs[0].Service.Probes; len(p) != 1 || p[0].Response == nil || p[0].Response.Title != "Example: Welcome to example" {
+		t.Errorf("80: %s", mustJSON(t, r.obs[0]))
+	}
+	if p := r.obs[1].Service.Probes; len(p) != 1 || p[0].Name != "nmap:tls-ticketbleed" {
+		t.Errorf("443: %s", mustJSON(t, r.obs[1]))
+	}
+}
