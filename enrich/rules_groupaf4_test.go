@@ -53,6 +53,12 @@ func TestRules_GroupAF4Tells(t *testing.T) {
 			body(443, "/", "client\ntls-remote \"/O=WatchGuard_Technologies/OU=Fireware/CN=Fireware_SSLVPN_Server\"\nremote 198.51.100.1 443\n"), "WatchGuard", ""},
 		{"firebox profile in networkmanager's form", "af4-watchguard-sslvpn-profile",
 			text(443, `vpn.data: remote = vpn.example:443, verify-x509-name = subject:O=WatchGuard_Technologies\, OU=Fireware\, CN=Fireware SSLVPN Server`), "WatchGuard", ""},
+		{"sfos site-to-site client configuration", "af4-sophos-firewall-appliance-certificate",
+			body(443, "/", `{"protocol": "tcp", "server_dn": "C=NA, ST=NA, L=NA, O=NA, OU=NA, CN=Appliance_Certificate_LABWJ30kV5ihdMM, emailAddress=na@example.com", "username": "SRV_E297F42126B2DD3F1105FBD0A0754C89"}`), "Sophos", ""},
+		{"sfos default certificate", "af4-sophos-firewall-appliance-certificate",
+			tcpService(443, ingest.Probe{TLS: &ingest.TLS{Subject: &ingest.DN{CN: "Appliance_Certificate_LABWJ30kV5ihdMM", O: []string{"NA"}}}}), "Sophos", ""},
+		{"a certificate named appliance by someone else", "",
+			tcpService(443, ingest.Probe{TLS: &ingest.TLS{Subject: &ingest.DN{CN: "Appliance_Certificate_LABWJ30kV5ihdMM", O: []string{"Example Corp"}}}}), "", ""},
 		{"an openvpn client log verifying a firebox", "",
 			text(514, "VERIFY OK: depth=0, O=WatchGuard_Technologies, OU=Fireware, CN=Fireware SSLVPN Server"), "", ""},
 	}
