@@ -59,6 +59,12 @@ func TestRules_GroupAF4Tells(t *testing.T) {
 			tcpService(443, ingest.Probe{TLS: &ingest.TLS{Subject: &ingest.DN{CN: "Appliance_Certificate_LABWJ30kV5ihdMM", O: []string{"NA"}}}}), "Sophos", ""},
 		{"a certificate named appliance by someone else", "",
 			tcpService(443, ingest.Probe{TLS: &ingest.TLS{Subject: &ingest.DN{CN: "Appliance_Certificate_LABWJ30kV5ihdMM", O: []string{"Example Corp"}}}}), "", ""},
+		{"avd gateway arm answer", "af4-microsoft-avd-arm-gateway",
+			tcpService(443, httpProbe("POST", "/api/arm/v2/connections", 200, `{"udpPort": 3390, "redirectedServerName": "host1", "redirectedServerCert": "AAAA"}`)), "Microsoft", ""},
+		{"freerdp's log of the arm answer", "af4-microsoft-avd-arm-gateway",
+			text(443, `[arm_handle_request_ok]: Got HTTP Response data: {  "udpPort": 3390,  "redirectedServerName": "XXXXXX"`), "Microsoft", ""},
+		{"another api naming a server", "",
+			body(443, "/api/v1/servers", `{"serverName": "host1", "redirected": false}`), "", ""},
 		{"an openvpn client log verifying a firebox", "",
 			text(514, "VERIFY OK: depth=0, O=WatchGuard_Technologies, OU=Fireware, CN=Fireware SSLVPN Server"), "", ""},
 	}
