@@ -365,6 +365,9 @@ type fieldTest struct {
 	// status line); a status that names the server (GlobalProtect's 512)
 	// is evidence, and an unknown status never gives it.
 	anyStatus bool
+	// codes are a status test's listed codes as numbers, compared as
+	// such (a status list gates many conditions cheaply).
+	codes []int
 }
 
 // holds says the test holds on probe v.
@@ -372,7 +375,28 @@ func (t *fieldTest) holds(e *evidence, v *probeView) bool {
 	if t.anyStatus && v.p.Response != nil && v.p.Response.Status == 0 {
 		return true
 	}
+	if t.codes != nil {
+		r := v.p.Response
+		return r != nil && r.Status != 0 && slices.Contains(t.codes, r.Status)
+	}
 	return t.f.each(e, v, t.m.test)
+}
+
+// statusCodes are a status matcher's listed codes as numbers; nil for an
+// expression or anything that is not a list of numbers.
+func statusCodes(m matcher) []int {
+	if m.re != nil || m.any || m.prefix || len(m.eq) == 0 {
+		return nil
+	}
+	codes := make([]int, 0, len(m.eq))
+	for _, s := range m.eq {
+		n, err := strconv.Atoi(s)
+		if err != nil || n <= 0 || strconv.Itoa(n) != s {
+			return nil
+		}
+		codes = append(codes, n)
+	}
+	return codes
 }
 
 // leaf holds when its service-level tests hold and, if it has probe
@@ -600,7 +624,11 @@ func (cp *condParser) leaf(n *yaml.Node, path string) condition {
 		case f.serviceLevel():
 			l.service = append(l.service, fieldTest{f: f, m: m})
 		default:
-			l.probe = append(l.probe, fieldTest{f: f, m: m, anyStatus: f.kind == fStatus && !unregisteredStatuses(m)})
+			t := fieldTest{f: f, m: m}
+			if f.kind == fStatus {
+				t.anyStatus, t.codes = !unregisteredStatuses(m), statusCodes(m)
+			}
+			l.probe = append(l.probe, t)
 		}
 	}
 	if !ok {

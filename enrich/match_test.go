@@ -3,6 +3,7 @@ package enrich
 import (
 	"bytes"
 	"compress/gzip"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -675,6 +676,37 @@ func TestUnregisteredStatuses(t *testing.T) {
 	}
 	if unregisteredStatuses(matcher{any: true}) {
 		t.Error("a presence test is not a code")
+	}
+}
+
+// TestStatusCodes: a status list is compared as numbers, with the same
+// answers as the string comparison it replaces; an expression keeps the
+// string path, and an unrecorded status passes a registered list.
+func TestStatusCodes(t *testing.T) {
+	for _, tt := range []struct {
+		m    matcher
+		want []int
+	}{
+		{matcher{eq: []string{"301", "302"}}, []int{301, 302}},
+		{matcher{eq: []string{"2xx"}}, nil},
+		{matcher{eq: []string{"0404"}}, nil},
+		{matcher{any: true}, nil},
+	} {
+		if got := statusCodes(tt.m); !slices.Equal(got, tt.want) {
+			t.Errorf("%+v: %v, want %v", tt.m, got, tt.want)
+		}
+	}
+	ft := fieldTest{f: field{kind: fStatus}, m: matcher{eq: []string{"302", "404"}}, anyStatus: true, codes: []int{302, 404}}
+	slow := ft
+	slow.codes = nil
+	for _, st := range []int{0, 200, 302, 404, 4040, 30} {
+		v := &probeView{p: &ingest.Probe{Response: &ingest.Response{Status: st}}}
+		if got, want := ft.holds(nil, v), slow.holds(nil, v); got != want {
+			t.Errorf("status %d: %v by number, %v by string", st, got, want)
+		}
+	}
+	if v := (&probeView{p: &ingest.Probe{}}); ft.holds(nil, v) {
+		t.Error("a probe without a response holds a status list")
 	}
 }
 

@@ -493,12 +493,20 @@ func (r *rule) setVersionFrom(e *evidence, fp *Fingerprint) bool {
 // answer itself (Check Point's Gaia portal named by its CPWS Server header
 // carries var version='R81.20', which the later Gaia rule reads). A rule of
 // another vendor never lends its version.
+//
+// A lender's version is read before its condition is: most services named
+// without a version carry none for any lender to read, and reading a
+// version is one expression over one field where a condition is many, so
+// the lenders cost little where there is nothing to lend.
 func (rs *Rules) otherVersion(e *evidence, found []bool, named int, fp *Fingerprint) {
 	for _, i := range rs.lenders[named] {
 		if found != nil && !rs.index.possible(i, found) {
 			continue
 		}
-		if r := rs.rules[i]; r.match.holds(e) && !r.guarded(e) && r.setVersionFrom(e, fp) {
+		r := rs.rules[i]
+		var v Fingerprint
+		if r.setVersionFrom(e, &v) && r.match.holds(e) && !r.guarded(e) {
+			fp.ExactVersion, fp.VersionBand, fp.VersionPrecision = v.ExactVersion, v.VersionBand, v.VersionPrecision
 			return
 		}
 	}
