@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 )
@@ -59,7 +58,7 @@ func TestRun_CorpusLookupsAnswerAsTheRules(t *testing.T) {
 	}
 
 	p := startProc(t, runArgs(filepath.Join(dir, "data"))...)
-	key := devKey(t, filepath.Join(dir, "data"), p)
+	key := waitDevKey(t, p, filepath.Join(dir, "data"))
 	for _, args := range [][]string{
 		{"ingest", "--data-dir", filepath.Join(dir, "data"), "--format", "observations", "--wait", "--wait-timeout", "2m", obsFile},
 		{"publish", "--data-dir", filepath.Join(dir, "data")},
@@ -202,19 +201,4 @@ func corpusObservations(t *testing.T, path string) (string, []corpusService) {
 		t.Fatal(err)
 	}
 	return path, svcs
-}
-
-// devKey waits for the dev API key `run` writes into its data dir.
-func devKey(t *testing.T, dataDir string, p *proc) string {
-	t.Helper()
-	deadline := time.Now().Add(120 * time.Second)
-	for time.Now().Before(deadline) {
-		b, _ := os.ReadFile(filepath.Join(dataDir, "dev-api-key"))
-		if key := strings.TrimSpace(string(b)); strings.HasPrefix(key, "svc_vpn_") {
-			return key
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	t.Fatalf("no dev key in the data dir\n%s", p.logs())
-	return ""
 }

@@ -395,7 +395,7 @@ func TestRun_BootstrapServesLookupThroughGateway(t *testing.T) {
 	dir := t.TempDir()
 	p := startProc(t, runArgs(dir)...)
 	deadline := time.Now().Add(120 * time.Second)
-	key := devKey(t, dir, p)
+	key := waitDevKey(t, p, dir)
 	var code int
 	var body string
 	for time.Now().Before(deadline) {
