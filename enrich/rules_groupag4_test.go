@@ -72,5 +72,11 @@ func TestRules_GroupAG4Tells(t *testing.T) {
 			wantMatch{Vendor: "MikroTik", Version: "6.45.9"}},
 		{"a note quoting the export line alone", tcpService(22, ingest.Probe{Banner: &ingest.Banner{Received: ingest.TextBody("the header reads # jul/18/2020 16:07:05 by RouterOS 6.45.9 in the file\n")}}),
 			wantMatch{}},
+		{"enum_f5 version lines", msf(22, "post/networking/gather/enum_f5", "[*] Moving to TMOS prompt\n[+] Version: BIG-IP 15.1.0.2 0.0.9\n[+] 192.0.2.1:22 Product BIG-IP\n[+] 192.0.2.1:22 OS Version: 15.1.0.2"),
+			wantMatch{Vendor: "F5", Rule: "ag4-metasploit-enum-f5-bigip", Version: "15.1.0.2"}},
+		{"bigip ve kernel in a login proof", msf(22, "auxiliary/scanner/ssh/ssh_login", "[+] 192.0.2.1:22 - Success: 'root:REDACTED' 'uid=0(root) gid=0(root) Linux f5bigip 3.10.0-862.14.4.el7.ve.x86_64 #1 SMP Fri Mar 20 17:06:49 PDT 2020 x86_64 GNU/Linux '"),
+			wantMatch{Vendor: "F5", Rule: "ag4-session-kernel-bigip-ve"}},
+		{"a centos kernel in a login proof", msf(22, "auxiliary/scanner/ssh/ssh_login", "[+] 192.0.2.1:22 - Success: 'root:REDACTED' 'Linux web1 3.10.0-1160.el7.x86_64 #1 SMP Mon Oct 19 16:18:59 UTC 2020 x86_64 GNU/Linux '"),
+			wantMatch{}},
 	})
 }
