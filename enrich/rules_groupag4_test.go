@@ -78,5 +78,11 @@ func TestRules_GroupAG4Tells(t *testing.T) {
 			wantMatch{Vendor: "F5", Rule: "ag4-session-kernel-bigip-ve"}},
 		{"a centos kernel in a login proof", msf(22, "auxiliary/scanner/ssh/ssh_login", "[+] 192.0.2.1:22 - Success: 'root:REDACTED' 'Linux web1 3.10.0-1160.el7.x86_64 #1 SMP Mon Oct 19 16:18:59 UTC 2020 x86_64 GNU/Linux '"),
 			wantMatch{}},
+		{"sophos utm webadmin verdict", msf(4444, "exploit/linux/http/sophos_utm_webadmin_sid_cmd_injection", "[*] Injecting command: sleep 5\n[+] The target appears to be vulnerable. Successfully tested command injection."),
+			wantMatch{Vendor: "Sophos", Rule: "ag4-metasploit-module-sophos-utm"}},
+		{"unifi backup post module", msf(22, "post/multi/gather/ubiquiti_unifi_backup", "[+] Read UniFi Controller file /var/lib/unifi/system.properties\n[+] Found backup folder: /var/lib/unifi/backup"),
+			wantMatch{Vendor: "Ubiquiti", Rule: "ag4-metasploit-module-unifi"}},
+		{"enum_cisco on ios", msf(22, "post/networking/gather/enum_cisco", "[*] The device OS is IOS\n[+] Obtained higher privilege level."),
+			wantMatch{}},
 	})
 }
