@@ -336,15 +336,17 @@ func (p *nmapPort) service(port int) *Service {
 
 // nmapKeptScript reports whether a script's output is kept as a banner
 // probe named for it: the scripts that print what the service said of
-// itself (ftp-syst's SYST answer, "UNIX MikroTik 6.39.2", among them), and
-// vulnerability scripts (an id with "vuln" in it: http-vuln-*, vulners, ...;
+// itself (ftp-syst's SYST answer, "UNIX MikroTik 6.39.2", among them; the
+// discovery answers ubiquiti-discovery and mikrotik-routeros-version decode:
+// model, firmware, release), and vulnerability scripts (an id with "vuln" in it: http-vuln-*, vulners, ...;
 // or named for a CVE, as third-party checks are: cve-2022-40684), whose
 // finding names the product. Others (brute forcing, enumeration, ...) are
 // not kept: what they print is not the service's own answer, and a
 // brute-force script's is credentials.
 func nmapKeptScript(id string) bool {
 	switch id {
-	case "ike-version", "snmp-sysdescr", "http-cisco-anyconnect", "http-bigip-cookie", "ftp-syst":
+	case "ike-version", "snmp-sysdescr", "http-cisco-anyconnect", "http-bigip-cookie", "ftp-syst",
+		"ubiquiti-discovery", "mikrotik-routeros-version":
 		return true
 	}
 	return strings.Contains(id, "vuln") || strings.Contains(strings.ToLower(id), "cve")

@@ -252,3 +252,40 @@ func TestNormalize_NmapScriptBlockWithoutTrailingSpace(t *testing.T) {
 		t.Errorf("%s", mustJSON(t, o))
 	}
 }
+
+// The discovery scripts that decode what the device answered
+// (ubiquiti-discovery's model, firmware and release) are kept as probes;
+// a brute-force script's block (credentials) is still dropped.
+func TestNmapNormal_DiscoveryScriptsKept(t *testing.T) {
+	t.Parallel()
+	in := `Nmap scan report for 192.0.2.201
+PORT      STATE SERVICE            VERSION
+10001/udp open  ubiquiti-discovery Ubiquiti Discovery Service (v2 protocol, UCK-v2 software ver. 5.9.29)
+| ubiquiti-discovery:
+|   protocol: v2
+|   firmware: UCK.mtk7623.v0.12.0.29a26c9.181001.1444
+|   version: 5.9.29
+|_  model: UCK-v2
+
+Nmap scan report for 192.0.2.203
+PORT     STATE SERVICE REASON
+8728/tcp open  unknown syn-ack
+| mikrotik-routeros-brute:
+|   Accounts
+|_    admin:secret - Valid credentials
+`
+	r := runScan(t, "nmap-normal", in)
+	if len(r.obs) != 2 || len(r.bad) != 0 {
+		t.Fatalf("obs %d bad %v", len(r.obs), r.bad)
+	}
+	p := r.obs[0].Service.Probes
+	if len(p) != 1 || p[0].Name != "nmap:ubiquiti-discovery" || !strings.Contains(p[0].Banner.Received.Data, "model: UCK-v2") {
+		t.Errorf("10001/udp: %s", mustJSON(t, r.obs[0]))
+	}
+	if d := r.obs[0].Service.Detected; d == nil || d.Product != "Ubiquiti Discovery Service" {
+		t.Errorf("10001/udp detected: %s", mustJSON(t, r.obs[0]))
+	}
+	if p := r.obs[1].Service.Probes; len(p) != 0 || strings.Contains(mustJSON(t, r.obs[1]), "secret") {
+		t.Errorf("8728 (brute-force output not kept): %s", mustJSON(t, r.obs[1]))
+	}
+}
