@@ -61,6 +61,18 @@ func TestRules_GroupAG2Tells(t *testing.T) {
 			page(443, "GET", "/prx/000/http/localhost/login", `<link rel="stylesheet" type="text/css" href="/prx/000/http/localh/portal.css?v=Rel_AG_9_4_0_233">`), "Array Networks", "9.4.0.233", ""},
 		{"rel_ag outside the proxy path", "",
 			page(443, "GET", "/", `<script src="/static/app.js?v=Rel_AG_9_4_0_233"></script>`), "", "", ""},
+		{"pan-os disk-space answer", "ag2-paloalto-panos-partitions",
+			page(443, "GET", "/api/", "<response status=\"success\"><result><![CDATA[ Filesystem Size Used Avail Use% Mounted on\n/dev/md5 100M 0 100M 12% /opt/pancfg\n/dev/md6 23G 2.2G 20G 11% /opt/panrepo\n]]></result></response>"), "Palo Alto Networks", "", ""},
+		{"a df with one pan-like mount", "",
+			page(443, "GET", "/", "Filesystem Size Used Avail Use% Mounted on\n/dev/sda1 20G 5G 15G 25% /opt/pancfg\n"), "", "", ""},
+		{"fortios logincheck redirect field", "ag2-fortinet-sslvpn-logincheck-redir-field",
+			page(10443, "POST", "/remote/login?lang=en", "redir=/remote/hostcheck_install"), "Fortinet", "", ""},
+		{"the same text outside /remote/", "",
+			page(443, "POST", "/login", "redir=/remote/hostcheck_install"), "", "", ""},
+		{"asa logon hidden state", "ag2-cisco-asa-cscoe-logon-hidden-state",
+			page(443, "GET", "/+CSCOE+/logon.html?reason=2&a0=63&auth_handle=x", `<input type="hidden" name="auth_handle" value="x">`), "Cisco", "", ""},
+		{"hidden auth_handle elsewhere", "",
+			page(443, "GET", "/logon.html", `<input type="hidden" name="auth_handle" value="x">`), "", "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
