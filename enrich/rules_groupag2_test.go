@@ -73,6 +73,14 @@ func TestRules_GroupAG2Tells(t *testing.T) {
 			page(443, "GET", "/+CSCOE+/logon.html?reason=2&a0=63&auth_handle=x", `<input type="hidden" name="auth_handle" value="x">`), "Cisco", "", ""},
 		{"hidden auth_handle elsewhere", "",
 			page(443, "GET", "/logon.html", `<input type="hidden" name="auth_handle" value="x">`), "", "", ""},
+		{"gaia shell with the suite path", "",
+			bannerService(18190, "tcp", "uname -a\nLinux gw 5.14.0-427.13.1cpx86_64 #1 SMP x86_64 GNU/Linux\npwd\n/opt/CPsuite-R82.10/fw1/cpm-server\n"), "Check Point", "R82.10", ""},
+		{"the suite path alone", "ag2-checkpoint-install-path-release",
+			bannerService(22, "tcp", "FWDIR=/opt/CPsuite-R81.20/fw1\n"), "Check Point", "R81.20", ""},
+		{"a cp-prefixed path of another product", "",
+			bannerService(22, "tcp", "/opt/CPanel-R82.10/bin\n"), "", "", ""},
+		{"sic dn in a tool's verdict", "ag2-checkpoint-sic-dn-cp-mgmt",
+			bannerService(18190, "tcp", "Forged application bind accepted for SIC DN cn=cp_mgmt,o=gw-5622ce..zhyfvd"), "Check Point", "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
