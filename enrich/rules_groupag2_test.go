@@ -81,6 +81,14 @@ func TestRules_GroupAG2Tells(t *testing.T) {
 			bannerService(22, "tcp", "/opt/CPanel-R82.10/bin\n"), "", "", ""},
 		{"sic dn in a tool's verdict", "ag2-checkpoint-sic-dn-cp-mgmt",
 			bannerService(18190, "tcp", "Forged application bind accepted for SIC DN cn=cp_mgmt,o=gw-5622ce..zhyfvd"), "Check Point", "", ""},
+		{"fireware passwd", "ag2-watchguard-fireware-system-files",
+			bannerService(8080, "tcp", "system:x:2:96:WG System daemons:/:\nagent:x:93:96:WG Agent:/:\nadmin:x:109:109:Admin Cli Access:/etc/wg/admin-home:/usr/bin/cli\n"), "WatchGuard", "", ""},
+		{"fireboxv uname", "ag2-watchguard-fireware-system-files",
+			bannerService(8080, "tcp", "('Linux', 'FireboxV', '4.14.83', '#1 SMP Mon Sep 27 17:48:07 PDT 2021', 'x86_64')"), "WatchGuard", "", ""},
+		{"fireware runtime files", "ag2-watchguard-fireware-system-files",
+			bannerService(8080, "tcp", "['wgapi', 'wgmsg', 'wgif_eth0.cfg', 'iked.pid']"), "WatchGuard", "", ""},
+		{"a generic passwd with an agent account", "",
+			bannerService(22, "tcp", "agent:x:93:96:Monitoring Agent:/:\nadmin:x:1000:1000:Admin:/home/admin:/bin/bash\n"), "", "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
