@@ -89,6 +89,14 @@ func TestRules_GroupAG2Tells(t *testing.T) {
 			bannerService(8080, "tcp", "['wgapi', 'wgmsg', 'wgif_eth0.cfg', 'iked.pid']"), "WatchGuard", "", ""},
 		{"a generic passwd with an agent account", "",
 			bannerService(22, "tcp", "agent:x:93:96:Monitoring Agent:/:\nadmin:x:1000:1000:Admin:/home/admin:/bin/bash\n"), "", "", ""},
+		{"winbox file-read record", "ag2-metasploit-mikrotik-routeros",
+			&ingest.Service{Port: 8291, Transport: "tcp", Detected: &ingest.Detected{By: "metasploit", Product: "auxiliary/gather/mikrotik_winbox_fileread", Info: "[*] 192.0.2.1 - Session ID: 54\n[*] 192.0.2.1 - Exploit successful, attempting to extract usernames & passwords"}}, "MikroTik", "", ""},
+		{"winbox module that failed", "",
+			&ingest.Service{Port: 8291, Transport: "tcp", Detected: &ingest.Detected{By: "metasploit", Product: "auxiliary/gather/mikrotik_winbox_fileread", Info: "[-] 192.0.2.1 - Exploit failed"}}, "", "", ""},
+		{"firebox module verdict", "ag2-metasploit-watchguard-firebox",
+			&ingest.Service{Port: 8080, Transport: "tcp", Detected: &ingest.Detected{By: "metasploit", Product: "exploit/linux/http/watchguard_firebox_unauth_rce_cve_2022_26318", Info: "[+] The target appears to be vulnerable."}}, "WatchGuard", "", ""},
+		{"xcs module verdict", "",
+			&ingest.Service{Port: 443, Transport: "tcp", Detected: &ingest.Detected{By: "metasploit", Product: "exploit/freebsd/http/watchguard_xcs_exec", Info: "[+] The target appears to be vulnerable."}}, "", "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
