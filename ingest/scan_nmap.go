@@ -324,6 +324,15 @@ func (p *nmapPort) service(port int) *Service {
 	}
 	if p.Service != nil && p.Service.ServiceFP != "" {
 		probes = append(probes, nmapFingerprint(p.Service.ServiceFP)...)
+	} else {
+		// nmap's normal output prints the service fingerprint of only a few
+		// unrecognised services; fingerprint-strings has every one's
+		// responses
+		for _, sc := range p.Scripts {
+			if sc.ID == "fingerprint-strings" {
+				probes = append(probes, nmapFingerprintStrings(sc.Output)...)
+			}
+		}
 	}
 	if s.Detected != nil {
 		s.Detected.Info = strings.Join(info, "; ")
@@ -604,6 +613,58 @@ func nmapFingerprint(fp string) []Probe {
 		}
 	}
 }
+
+// nmapFingerprintStrings reads the fingerprint-strings script's output:
+// for each group of nmap's probes that got the same answer ("  GetRequest,
+// HTTPOptions:"), the answer's printable strings, one a line ("    HTTP/1.1
+// 404 Not Found"). nmap drops the bytes that are not printable, the line
+// ends and the empty line before a body among them, so the answer is
+// written back with CRLF line ends and, for an HTTP answer, an empty line
+// before its first line that is not a header: the banner probe the
+// service fingerprint would have given, named for the group's first probe.
+func nmapFingerprintStrings(out string) []Probe {
+	var probes []Probe
+	var name string
+	var lines []string
+	flush := func() {
+		if name != "" && len(lines) > 0 && len(probes) < MaxProbes {
+			if strings.HasPrefix(lines[0], "HTTP/") {
+				for i := 1; i < len(lines); i++ {
+					if !nmapHeaderLine.MatchString(lines[i]) {
+						lines = append(lines[:i], append([]string{""}, lines[i:]...)...)
+						break
+					}
+				}
+			}
+			probes = append(probes, Probe{Name: "nmap:" + name, Banner: &Banner{Received: TextBody(strings.Join(lines, "\r\n"))}})
+		}
+		name, lines = "", nil
+	}
+	for _, l := range strings.Split(out, "\n") {
+		switch {
+		case strings.HasPrefix(l, "    "):
+			if name != "" {
+				lines = append(lines, l[4:])
+			}
+		case strings.HasPrefix(l, "  ") && strings.HasSuffix(strings.TrimSpace(l), ":"):
+			flush()
+			// named for GetRequest where the group has it (the probe a
+			// rule of an HTTP answer reads), else for its first probe
+			group := strings.Split(strings.TrimSuffix(strings.TrimSpace(l), ":"), ",")
+			name = strings.TrimSpace(group[0])
+			for _, g := range group {
+				if strings.TrimSpace(g) == "GetRequest" {
+					name = "GetRequest"
+				}
+			}
+		}
+	}
+	flush()
+	return probes
+}
+
+// nmapHeaderLine is an HTTP header line as fingerprint-strings prints it.
+var nmapHeaderLine = regexp.MustCompile(`^[!#$%&'*+.^_` + "`" + `|~0-9A-Za-z-]+:`)
 
 // nmapFPString decodes a fingerprint's quoted response up to its closing
 // quote: \xHH, \0, \n, \r, \t and a backslash before any other character

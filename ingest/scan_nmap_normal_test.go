@@ -289,3 +289,37 @@ PORT     STATE SERVICE REASON
 		t.Errorf("8728 (brute-force output not kept): %s", mustJSON(t, r.obs[1]))
 	}
 }
+
+// The fingerprint-strings script's output, as a real nmap 7.93 run printed
+// it for services it did not recognise (testdata/SOURCES.md): each group's
+// answer becomes the banner probe the service fingerprint would have given,
+// its line ends and the empty line before an HTTP body written back.
+func TestNmapNormal_FingerprintStrings(t *testing.T) {
+	r := runScan(t, "nmap-normal", readFile(t, "nmap-fingerprint-strings.nmap"))
+	if len(r.bad) != 0 || len(r.obs) != 4 {
+		t.Fatalf("%d services, bad %v", len(r.obs), r.bad)
+	}
+	banners := func(s *Service) map[string]string {
+		m := map[string]string{}
+		for _, p := range s.Probes {
+			if p.Banner != nil && p.Banner.Received != nil {
+				m[p.Name] = p.Banner.Received.Text()
+			}
+		}
+		return m
+	}
+	got := banners(r.obs[1].Service)
+	if want := "HTTP/1.1 200 OK\r\nContent-Length: 47\r\nConnection: close\r\n\r\n<p>Redirecting you to Barracuda Web Filter.</p>"; got["nmap:GetRequest"] != want {
+		t.Errorf("port %d GetRequest banner %q, want %q", r.obs[1].Service.Port, got["nmap:GetRequest"], want)
+	}
+	if want := "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close"; got["nmap:FourOhFourRequest"] != want {
+		t.Errorf("FourOhFourRequest banner %q, want %q", got["nmap:FourOhFourRequest"], want)
+	}
+	// a header-only answer gets no empty line; a body of two strings keeps both
+	if b := banners(r.obs[2].Service)["nmap:GetRequest"]; !strings.HasSuffix(b, "Content-Length: 0\r\nConnection: close") || !strings.Contains(b, `WWW-Authenticate: Basic realm="FW-1.`) {
+		t.Errorf("FW-1 banner %q", b)
+	}
+	if b := banners(r.obs[3].Service)["nmap:GetRequest"]; !strings.HasSuffix(b, "close\r\n\r\nrequested URL was rejected. Please consult with your administrador.\r\nYour support ID is: <14171762189802438057>") {
+		t.Errorf("ASM banner %q", b)
+	}
+}
