@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -621,7 +622,8 @@ func nmapFingerprint(fp string) []Probe {
 // ends and the empty line before a body among them, so the answer is
 // written back with CRLF line ends and, for an HTTP answer, an empty line
 // before its first line that is not a header: the banner probe the
-// service fingerprint would have given, named for the group's first probe.
+// service fingerprint would have given, named for the group's GetRequest
+// where it has one, else for its first probe.
 func nmapFingerprintStrings(out string) []Probe {
 	var probes []Probe
 	var name string
@@ -631,7 +633,7 @@ func nmapFingerprintStrings(out string) []Probe {
 			if strings.HasPrefix(lines[0], "HTTP/") {
 				for i := 1; i < len(lines); i++ {
 					if !nmapHeaderLine.MatchString(lines[i]) {
-						lines = append(lines[:i], append([]string{""}, lines[i:]...)...)
+						lines = slices.Insert(lines, i, "")
 						break
 					}
 				}

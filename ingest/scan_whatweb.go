@@ -116,7 +116,7 @@ func WhatWeb(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 		svcs[key] = &whatwebService{line: n, o: o, detected: []string{o.Service.Detected.Info}}
 		order = append(order, key)
 	}
-	br, text, err := whatwebText(r, opt)
+	br, text, err := whatwebText(r)
 	if err != nil {
 		return err
 	}
@@ -169,7 +169,7 @@ type whatwebService struct {
 
 // whatwebText reports whether the input is WhatWeb's brief text (its
 // first non-blank byte not one that starts JSON) rather than JSON.
-func whatwebText(r io.Reader, _ Options) (io.Reader, bool, error) {
+func whatwebText(r io.Reader) (io.Reader, bool, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	for n := 512; ; n *= 2 {
 		b, err := br.Peek(n)
@@ -376,6 +376,7 @@ func whatwebProbe(target string, status int, plugins []whatwebPlugin) (Observati
 	}
 	s := &Service{Port: port, Transport: "tcp", Probes: []Probe{{Request: q, Response: resp}},
 		Detected: &Detected{By: "whatweb", Service: u.Scheme, Info: strings.Join(ident, ", ")}}
-	o := Observation{Type: TypeService, IP: a.Unmap().String(), Hostnames: hostnames, Service: s}
-	return o, a.Unmap().String() + " " + strconv.Itoa(port), nil
+	ip := a.Unmap().String()
+	o := Observation{Type: TypeService, IP: ip, Hostnames: hostnames, Service: s}
+	return o, ip + " " + strconv.Itoa(port), nil
 }
