@@ -94,6 +94,7 @@ func Adapters() map[string]Adapter {
 		"oracle-ranges":      OracleRanges,
 		"fastly-ranges":      FastlyRanges,
 		"cidr-list":          CIDRList,
+		"ip2proxy":           IP2Proxy,
 		"geofeed":            Geofeed,
 		"private-relay":      PrivateRelay,
 		"proxy-list":         ProxyList,
@@ -222,7 +223,9 @@ func emitChecked(line int, o Observation, emit Emit, bad func(LineError)) error 
 
 // TorExits reads the Tor exit-addresses format: blocks of ExitNode,
 // Published, LastStatus and one or more ExitAddress lines. Each ExitAddress
-// becomes a tor_exit signal observed at the address's own test time.
+// becomes a tor_exit signal observed at the address's own test time. The
+// bulk exit list (one address a line) is read too, each address a
+// tor_exit signal observed when the list was read.
 func TorExits(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	src := opt.source("tor-exits")
 	var node string
@@ -261,7 +264,14 @@ func TorExits(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 				return err
 			}
 		default:
-			bad(LineError{n, fmt.Errorf("unknown keyword %q", f[0])})
+			// The bulk exit list (check.torproject.org/torbulkexitlist):
+			// one address a line, observed when the list was fetched.
+			if a, err := netip.ParseAddr(f[0]); err == nil && len(f) == 1 {
+				o := Observation{Type: TypeSignal, IP: a.String(), Source: src, ObservedAt: opt.observedAt(),
+					Signal: &Signal{Kind: "tor_exit", Provider: "Tor", Confidence: opt.conf(0.99)}}
+				return emitChecked(n, o, emit, bad)
+			}
+			bad(LineError{n, fmt.Errorf("unknown keyword %q (want an exit-addresses block or one address a line)", f[0])})
 		}
 		return nil
 	})
@@ -440,49 +450,6 @@ func GCPRanges(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 var signalKindOf = map[string]string{
 	"vpn": "vpn_exit", "proxy": "open_proxy", "tor": "tor_exit", "relay": "private_relay",
 	"residential_proxy": "residential_proxy", "hosting": "hosting", "cdn": "cdn",
-}
-
-// CIDRList reads one IP or CIDR per line (# comments, blank lines and
-// trailing comments allowed). A single address (or a /32, /128) becomes a
-// signal about that address, anything wider a range; both claim opt.Kind
-// and opt.Provider.
-func CIDRList(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
-	if signalKindOf[opt.Kind] == "" {
-		return fmt.Errorf("cidr-list: --kind must be one of %s, got %q", strings.Join(RangeKinds, ", "), opt.Kind)
-	}
-	src := opt.source("cidr-list")
-	at := opt.ObservedAt
-	if at.IsZero() {
-		at = time.Now()
-	}
-	when := ipmodel.FormatTime(at)
-	conf := opt.conf(0.8)
-	var claims []Claim
-	if opt.Provider != "" {
-		claims = []Claim{{OrgName: opt.Provider, SignalConfidence: conf}}
-	}
-	return opt.lines(r, "cidr list", bad, func(n int, b []byte) error {
-		line := string(b)
-		if i := strings.IndexByte(line, '#'); i >= 0 {
-			line = line[:i]
-		}
-		line = strings.TrimSpace(line)
-		if line == "" {
-			return nil
-		}
-		var o Observation
-		if p, err := netip.ParsePrefix(line); err == nil && p.Bits() < p.Addr().BitLen() {
-			o = Observation{Type: TypeRange, Network: line, Range: &Range{Kind: opt.Kind, Provider: opt.Provider, Confidence: conf}}
-		} else {
-			addr := line
-			if err == nil {
-				addr = p.Addr().String()
-			}
-			o = Observation{Type: TypeSignal, IP: addr, Signal: &Signal{Kind: signalKindOf[opt.Kind], Provider: opt.Provider, Confidence: conf}}
-		}
-		o.Source, o.ObservedAt, o.Claims = src, when, claims
-		return emitChecked(n, o, emit, bad)
-	})
 }
 
 // NDJSON reads observations in our own format, one JSON object per line.

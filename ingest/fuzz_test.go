@@ -25,7 +25,8 @@ func FuzzAdapters(f *testing.F) {
 		"httpx.jsonl", "naabu.jsonl", "nmap-grep.gnmap", "zeek-docs.ndjson", "zeek-6.2-ssl.log", "zeek-6.2-x509.log", "zeek-conn.log",
 		"zeek-json-streaming.ndjson", "suricata-eve.json", "censys-v2-host.json", "censys-platform-host.json", "fingerprintx.jsonl",
 		"nuclei.jsonl", "nuclei-appliance.jsonl", "tlsx.jsonl", "leakix-ip4scout.jsonl", "leakix-l9event.json", "onyphe-api-v1.json",
-		"nmap-loopback.nmap", "whatweb.json", "whatweb-brief.txt", "nmap-fingerprint-strings.nmap"} {
+		"nmap-loopback.nmap", "whatweb.json", "whatweb-brief.txt", "nmap-fingerprint-strings.nmap",
+		"ip2proxy-px11.ipv4.csv", "ip2proxy-px11.ipv4.cidr.csv", "list-dshield-block.txt", "list-csirtg.csv", "tor-bulk-exit-list.txt"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			f.Fatal(err)

@@ -56,7 +56,7 @@ func cmdIngest(ctx context.Context, env *Env, args []string) error {
 	fs := newFlags(env, "ingest")
 	cf.add(fs)
 	format := fs.String("format", "", "feed format (listed below)")
-	kind := fs.String("kind", "", "cidr-list, geofeed: classification claimed ("+strings.Join(config.IngestKinds, ", ")+"); proxy-list: protocol ("+strings.Join(config.IngestProxyKinds, ", ")+")")
+	kind := fs.String("kind", "", "cidr-list, geofeed: classification claimed ("+strings.Join(config.IngestKinds, ", ")+"); ip2proxy: the classification of PX1 rows (which carry no proxy type); proxy-list: protocol ("+strings.Join(config.IngestProxyKinds, ", ")+")")
 	provider := fs.String("provider", "", "cidr-list, geofeed: provider claimed (e.g. Cloudflare)")
 	source := fs.String("source", "", "source name in the observations (default: the format)")
 	confidence := fs.Float64("confidence", 0, "confidence 0..1 of the feed's claims (default: the format's)")

@@ -81,7 +81,7 @@ func TestIngestCommand_EndToEnd(t *testing.T) {
 		{"unknown kind", []string{"--nats", n.URL, "--format", "cidr-list", "--kind", "vpn_exit", "../../samples/mullvad.txt"}, "cidr-list needs --kind: one of"},
 		{"geofeed without provider", []string{"--nats", n.URL, "--format", "geofeed", "--kind", "hosting", "x"}, "geofeed needs --provider"},
 		{"proxy-list with a class as kind", []string{"--nats", n.URL, "--format", "proxy-list", "--kind", "vpn", "x"}, "proxy-list kind is its protocol"},
-		{"kind on another format", []string{"--nats", n.URL, "--format", "tor-exits", "--kind", "tor", "../../samples/tor-exit-addresses"}, "only a cidr-list, geofeed or proxy-list takes --kind"},
+		{"kind on another format", []string{"--nats", n.URL, "--format", "tor-exits", "--kind", "tor", "../../samples/tor-exit-addresses"}, "only a cidr-list, geofeed, ip2proxy or proxy-list takes --kind"},
 		{"provider on another format", []string{"--nats", n.URL, "--format", "aws-ranges", "--provider", "AWS", "../../samples/aws-ip-ranges.json"}, "only a cidr-list or geofeed takes --provider"},
 		{"confidence out of range", []string{"--nats", n.URL, "--format", "tor-exits", "--confidence", "1.5", "../../samples/tor-exit-addresses"}, "--confidence must be 0..1"},
 		{"missing file", []string{"--nats", n.URL, "--format", "tor-exits", "/nonexistent/feed"}, "open feed"},
@@ -97,7 +97,7 @@ func TestIngestCommand_EndToEnd(t *testing.T) {
 	}
 	// A malformed line is reported with its number and the rest goes in.
 	out, errOut, err := run("--nats", n.URL, "--format", "cidr-list", "--kind", "vpn", "testdata/ingest-bad.txt")
-	if err != nil || !strings.Contains(errOut, "testdata/ingest-bad.txt: line 2: ip: not an IP address") {
+	if err != nil || !strings.Contains(errOut, "testdata/ingest-bad.txt: line 2: not an IP address, CIDR or range: \"not-an-address\"") {
 		t.Errorf("malformed line: %v %q", err, errOut)
 	}
 	if !strings.Contains(out, "2 observations read, 2 stored, 0 duplicates, 1 malformed") {

@@ -30,15 +30,16 @@ type IngestFormat struct {
 
 // IngestFormatTable lists the formats in the order help lists them.
 var IngestFormatTable = []IngestFormat{
-	{Name: "tor-exits", List: true, Help: "Tor exit-addresses (check.torproject.org): tor_exit signals"},
+	{Name: "tor-exits", List: true, Help: "Tor exit-addresses or the bulk exit list (check.torproject.org): tor_exit signals"},
 	{Name: "aws-ranges", List: true, Help: "AWS ip-ranges.json: hosting/cdn ranges of Amazon Web Services"},
 	{Name: "gcp-ranges", List: true, Help: "Google Cloud cloud.json: hosting ranges of Google Cloud"},
 	{Name: "azure-service-tags", List: true, Help: "Azure ServiceTags_Public_*.json: hosting ranges (AzureFrontDoor.* cdn) of Microsoft Azure, each prefix once"},
 	{Name: "oracle-ranges", List: true, Help: "Oracle Cloud public_ip_ranges.json: hosting ranges of Oracle Cloud"},
 	{Name: "fastly-ranges", List: true, Help: "Fastly public-ip-list JSON: cdn ranges of Fastly"},
-	{Name: "cidr-list", List: true, Kind: true, Provider: true, Help: "one IP or CIDR per line; needs --kind, optional --provider"},
+	{Name: "cidr-list", List: true, Kind: true, Provider: true, Help: "address lists as published: an IP, CIDR or range a line (comments, counts, CSV columns, ipset add lines, JSON lines as in Spamhaus DROP, IPsum, abuse.ch); needs --kind, optional --provider"},
 	{Name: "geofeed", List: true, Kind: true, Provider: true, Help: "RFC 8805 geofeed CSV: ranges with country/region/city; needs --kind and --provider"},
 	{Name: "private-relay", List: true, Help: "Apple iCloud Private Relay egress-ip-ranges.csv: relay ranges with country/region/city"},
+	{Name: "ip2proxy", List: true, Kind: true, Help: "IP2Location IP2Proxy CSV (LITE or commercial, PX1-PX12, IPv4/IPv6, decimal or .cidr.csv rows): vpn, proxy, tor, relay, hosting, cdn and residential_proxy ranges and signals by proxy type, with the provider; --kind only for PX1"},
 	{Name: "proxy-list", List: true, Kind: true, Help: "open proxies, ip:port or scheme://ip:port per line: open_proxy signals; optional --kind http|https|socks4|socks5"},
 	{Name: "mullvad-relays", List: true, Help: "Mullvad relay list JSON (api.mullvad.net/www/relays/all/): vpn_exit signals with the host name"},
 	{Name: "observations", Help: "netintel's own NDJSON observations"},
@@ -150,6 +151,13 @@ func CheckIngestKind(format, kind, provider string) string {
 		}
 		if format == "geofeed" && strings.TrimSpace(provider) == "" {
 			return "geofeed needs a provider: the operator that publishes it"
+		}
+	case "ip2proxy":
+		if kind != "" && !slices.Contains(IngestKinds, kind) {
+			return fmt.Sprintf("an ip2proxy kind (for PX1 rows, which carry no proxy type) is one of %s, got %q", strings.Join(IngestKinds, ", "), kind)
+		}
+		if provider != "" {
+			return "only a " + orList(IngestProviderFormats) + " takes a provider"
 		}
 	case "proxy-list":
 		if kind != "" && !slices.Contains(IngestProxyKinds, kind) {

@@ -38,7 +38,7 @@ ingest:
 `, []string{"ingest.sources[6].class: must be one of standard, residential, netflow, got \"residental\"", "ingest.sources[3].provider: geofeed needs a provider", "ingest.sources[4].kind: a proxy-list kind is its protocol",
 			"ingest.sources[5].provider: only a cidr-list or geofeed takes a provider", "ingest.max_in_flight", "ingest.sources[0].name", "ingest.sources[0].format", "ingest.sources[0].url: set exactly one",
 			"ingest.sources[0].schedule", "ingest.sources[1].kind: cidr-list needs a kind", "ingest.sources[1].url", "ingest.sources[1].confidence",
-			"ingest.sources[2].name: duplicate", "ingest.sources[2].kind: only a cidr-list, geofeed or proxy-list takes a kind"}},
+			"ingest.sources[2].name: duplicate", "ingest.sources[2].kind: only a cidr-list, geofeed, ip2proxy or proxy-list takes a kind"}},
 		{"bad enrich", `
 enrich:
   workers: 0
