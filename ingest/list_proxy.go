@@ -1,9 +1,14 @@
 package ingest
 
 import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -16,17 +21,27 @@ var ProxySchemes = map[string]string{
 	"socks4": "socks4", "socks4a": "socks4", "socks5": "socks5", "socks5h": "socks5",
 }
 
-// ProxyList reads a public open-proxy list, one proxy per line, in the
-// forms such lists use: ip:port, [v6]:port, scheme://ip:port (http, https,
-// socks4, socks4a, socks5, socks5h), with user:pass@ before the address
-// or :user:pass after the port (credentials are dropped, never stored).
-// # comments, blank lines and trailing text after whitespace are allowed.
-// Each becomes an open_proxy signal about the address with the port and
-// its protocol family (http-proxy, https-proxy, socks4, socks5) from the
-// scheme, else from opt.Kind (one of the scheme names: the list's own
-// protocol, as http.txt or socks5.txt say), else none. Host names are
-// refused: a signal is about an address. The list carries no time:
-// observed_at is opt.ObservedAt.
+// ProxyList reads a public open-proxy list in the forms such lists use.
+// Text, one proxy a line: ip:port, [v6]:port, scheme://ip:port (http,
+// https, socks4, socks4a, socks5, socks5h), with user:pass@ before the
+// address or :user:pass after the port (credentials are dropped, never
+// stored), or the address and port as two columns (`ip port`, `ip,port,...`
+// CSV); # comments, blank lines and trailing text after white space (spys'
+// `CC-A-S +`) are allowed; the lines before the first proxy that hold none
+// (a list's banner) are skipped, and a status list's `ip:port => failure`
+// lines are skipped, not stored. JSON: an array of proxy objects, an object
+// holding one (`data`, `proxies`, ...), or JSON lines, each object with
+// `host`/`ip`/`address` and `port`, or a `proxy`/`url` as above, and
+// `protocol`/`type`/`protocols` (monosans' proxies.json, fate0's
+// proxy.list, proxifly's and geonode's JSON); its egress address when the
+// list measured one (`exit_ip`, `export_address`) that differs from the
+// proxy's becomes an open_proxy signal too, without a port (what sites
+// see of the proxy's users). Each proxy becomes an open_proxy signal about
+// the address with the port and its protocol family (http-proxy,
+// https-proxy, socks4, socks5) from the scheme or protocol, else from
+// opt.Kind (one of the scheme names: the list's own protocol, as http.txt
+// or socks5.txt say), else none. Host names are refused: a signal is about
+// an address. The list carries no time: observed_at is opt.ObservedAt.
 func ProxyList(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	def := ""
 	if opt.Kind != "" {
@@ -34,29 +49,284 @@ func ProxyList(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 			return fmt.Errorf("proxy-list: --kind must be a proxy protocol (http, https, socks4, socks5), got %q", opt.Kind)
 		}
 	}
-	src := opt.source("proxy-list")
-	when := opt.observedAt()
-	conf := opt.conf(0.6)
-	return opt.lines(r, "proxy list", bad, func(n int, b []byte) error {
+	pe := proxyEmitter{src: opt.source("proxy-list"), when: opt.observedAt(), conf: opt.conf(0.6), def: def, emit: emit, bad: bad}
+	br := bufio.NewReaderSize(r, 64*1024)
+	if isJSONList(br) {
+		return pe.json(br)
+	}
+	read := false
+	return opt.lines(br, "proxy list", bad, func(n int, b []byte) error {
 		line := strings.TrimSpace(string(b))
-		if i := strings.IndexAny(line, " \t#"); i >= 0 {
-			line = line[:i]
-		}
-		if line == "" {
+		if strings.Contains(line, "=> failure") {
+			if opt.Skipped != nil {
+				opt.Skipped(n, "listed as failed")
+			}
 			return nil
 		}
-		addr, port, family, err := parseProxy(line)
+		if i := strings.IndexByte(line, '#'); i >= 0 {
+			line = line[:i]
+		}
+		f := strings.FieldsFunc(line, func(r rune) bool { return r == ' ' || r == '\t' || r == ',' || r == ';' })
+		if len(f) == 0 {
+			return nil
+		}
+		entry := f[0]
+		if len(f) >= 2 && !strings.Contains(entry, ":") || strings.HasPrefix(entry, "[") && !strings.Contains(entry, "]:") {
+			if _, err := strconv.Atoi(f[1]); err == nil { // ip port
+				entry = net.JoinHostPort(strings.Trim(entry, "[]"), f[1])
+			}
+		}
+		addr, port, family, err := parseProxy(entry)
 		if err != nil {
+			if !read && !startsLikeProxy(line) {
+				if opt.Skipped != nil {
+					opt.Skipped(n, "banner before the first proxy")
+				}
+				return nil
+			}
 			bad(LineError{n, err})
 			return nil
 		}
-		if family == "" {
-			family = def
-		}
-		o := Observation{Type: TypeSignal, IP: addr.String(), Source: src, ObservedAt: when,
-			Signal: &Signal{Kind: "open_proxy", Confidence: conf, Port: port, ProtocolFamily: family}}
-		return emitChecked(n, o, emit, bad)
+		read = true
+		return pe.signal(n, addr, port, family)
 	})
+}
+
+// startsLikeProxy tells a line that may be a proxy (an address, a
+// bracketed IPv6 address, HOST:PORT or a proxy URL) from a list's banner
+// text.
+func startsLikeProxy(line string) bool {
+	if line == "" {
+		return false
+	}
+	if c := line[0]; c >= '0' && c <= '9' || c == '[' || c == ':' {
+		return true
+	}
+	tok, _, _ := strings.Cut(line, " ")
+	if strings.Contains(tok, "://") {
+		return true
+	}
+	if i := strings.LastIndexByte(tok, ':'); i > 0 {
+		_, err := strconv.Atoi(tok[i+1:])
+		return err == nil
+	}
+	return false
+}
+
+// isJSONList tells a JSON proxy list (an object, or an array of objects
+// or strings) from a text one, whose first line may be `[v6]:port`.
+func isJSONList(br *bufio.Reader) bool {
+	b, _ := br.Peek(4096)
+	b = bytes.TrimLeft(bytes.TrimPrefix(bytes.TrimLeft(b, " \t\r\n"), []byte("\ufeff")), " \t\r\n")
+	if len(b) == 0 {
+		return false
+	}
+	if b[0] == '{' {
+		return true
+	}
+	if b[0] != '[' {
+		return false
+	}
+	rest := bytes.TrimLeft(b[1:], " \t\r\n")
+	return len(rest) == 0 || rest[0] == '{' || rest[0] == ']' || rest[0] == '"'
+}
+
+// proxyEmitter turns proxies into open_proxy signals.
+type proxyEmitter struct {
+	src, when string
+	conf      float64
+	def       string
+	emit      Emit
+	bad       func(LineError)
+}
+
+func (pe *proxyEmitter) signal(n int, addr netip.Addr, port int, family string) error {
+	if family == "" {
+		family = pe.def
+	}
+	o := Observation{Type: TypeSignal, IP: addr.String(), Source: pe.src, ObservedAt: pe.when,
+		Signal: &Signal{Kind: "open_proxy", Confidence: pe.conf, Port: port, ProtocolFamily: family}}
+	return emitChecked(n, o, pe.emit, pe.bad)
+}
+
+// json reads a JSON proxy list: arrays, objects holding an array of
+// proxies, or a stream of proxy objects (JSON lines).
+func (pe *proxyEmitter) json(r io.Reader) error {
+	data, err := io.ReadAll(io.LimitReader(r, maxJSONFeed+1))
+	if err != nil {
+		return fmt.Errorf("read proxy list: %w", err)
+	}
+	if len(data) > maxJSONFeed {
+		return fmt.Errorf("read proxy list: larger than %d bytes", maxJSONFeed)
+	}
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
+	lineAt := func(off int64) int { return 1 + bytes.Count(data[:min(int(off), len(data))], []byte{'\n'}) }
+	// next is the offset of the next value's first byte at or after off.
+	next := func(off int64) int64 {
+		return int64(len(data) - len(bytes.TrimLeft(data[min(int(off), len(data)):], " \t\r\n,")))
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	for {
+		at := next(dec.InputOffset())
+		if int(at) >= len(data) {
+			return nil
+		}
+		if data[at] == '[' { // element by element: a cut list keeps what came before the cut
+			if _, err := dec.Token(); err != nil {
+				pe.bad(LineError{lineAt(at), fmt.Errorf("JSON: %w", err)})
+				return nil
+			}
+			for dec.More() {
+				elAt := next(dec.InputOffset())
+				var el json.RawMessage
+				if err := dec.Decode(&el); err != nil {
+					pe.bad(LineError{lineAt(elAt), fmt.Errorf("JSON: %w", err)})
+					return nil
+				}
+				if err := pe.entry(el, lineAt(elAt)); err != nil {
+					return err
+				}
+			}
+			if _, err := dec.Token(); err != nil {
+				pe.bad(LineError{lineAt(next(dec.InputOffset())), fmt.Errorf("JSON: %w", err)})
+				return nil
+			}
+			continue
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			pe.bad(LineError{lineAt(at), fmt.Errorf("JSON: %w", err)})
+			return nil // the rest cannot be found again
+		}
+		if err := pe.value(v, at, lineAt); err != nil {
+			return err
+		}
+	}
+}
+
+// proxyArrays are the members an API answer keeps its proxies under.
+var proxyArrays = []string{"data", "proxies", "results", "list", "items"}
+
+func (pe *proxyEmitter) value(v json.RawMessage, at int64, lineAt func(int64) int) error {
+	v = bytes.TrimSpace(v)
+	if len(v) > 0 && v[0] == '[' {
+		dec := json.NewDecoder(bytes.NewReader(v))
+		if _, err := dec.Token(); err != nil {
+			pe.bad(LineError{lineAt(at), err})
+			return nil
+		}
+		for dec.More() {
+			off := dec.InputOffset()
+			var el json.RawMessage
+			if err := dec.Decode(&el); err != nil {
+				pe.bad(LineError{lineAt(at + off), fmt.Errorf("JSON: %w", err)})
+				return nil
+			}
+			elAt := at + off + int64(len(v[off:dec.InputOffset()])-len(bytes.TrimLeft(v[off:dec.InputOffset()], " \t\r\n,")))
+			if err := pe.entry(el, lineAt(elAt)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(v, &m); err != nil {
+		pe.bad(LineError{lineAt(at), fmt.Errorf("want a proxy object or an array of them: %w", err)})
+		return nil
+	}
+	for _, k := range proxyArrays {
+		if a, ok := m[k]; ok && len(bytes.TrimSpace(a)) > 0 && bytes.TrimSpace(a)[0] == '[' {
+			return pe.value(a, at+int64(bytes.Index(v, a)), lineAt)
+		}
+	}
+	return pe.entry(v, lineAt(at))
+}
+
+// proxyEntry is one proxy object of a JSON list, in the member names the
+// common lists use.
+type proxyEntry struct {
+	Host, IP, Address, Addr string
+	Proxy, URL              string
+	Port                    json.RawMessage
+	Protocol, Type, Scheme  string
+	Protocols               []string
+	ExitIP                  string          `json:"exit_ip"`
+	ExportAddress           json.RawMessage `json:"export_address"`
+}
+
+func (pe *proxyEmitter) entry(raw json.RawMessage, n int) error {
+	var e proxyEntry
+	if err := json.Unmarshal(raw, &e); err != nil {
+		pe.bad(LineError{n, fmt.Errorf("want a proxy object: %w", err)})
+		return nil
+	}
+	family := ""
+	for _, p := range append([]string{e.Protocol, e.Type, e.Scheme}, e.Protocols...) {
+		if f := ProxySchemes[strings.ToLower(strings.TrimSpace(p))]; f != "" {
+			family = f
+			break
+		}
+	}
+	var addr netip.Addr
+	var port int
+	if u := cmp.Or(e.Proxy, e.URL); u != "" {
+		a, p, f, err := parseProxy(u)
+		if err != nil {
+			pe.bad(LineError{n, fmt.Errorf("proxy: %w", err)})
+			return nil
+		}
+		addr, port, family = a, p, cmp.Or(f, family)
+	} else {
+		host := cmp.Or(e.Host, e.IP, e.Address, e.Addr)
+		if host == "" {
+			pe.bad(LineError{n, errors.New("a proxy object with no host, ip, address or proxy member")})
+			return nil
+		}
+		ps := strings.Trim(strings.TrimSpace(string(e.Port)), `"`)
+		a, p, _, err := parseProxy(net.JoinHostPort(strings.Trim(host, "[]"), ps))
+		if err != nil {
+			pe.bad(LineError{n, err})
+			return nil
+		}
+		addr, port = a, p
+	}
+	if err := pe.signal(n, addr, port, family); err != nil {
+		return err
+	}
+	for _, x := range e.exits() {
+		if x == addr || !x.IsGlobalUnicast() || x.IsPrivate() {
+			continue
+		}
+		o := Observation{Type: TypeSignal, IP: x.String(), Source: pe.src, ObservedAt: pe.when,
+			Signal: &Signal{Kind: "open_proxy", Confidence: pe.conf}}
+		if err := emitChecked(n, o, pe.emit, pe.bad); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// exits are the egress addresses a list measured for a proxy.
+func (e *proxyEntry) exits() []netip.Addr {
+	var list []string
+	if e.ExitIP != "" {
+		list = append(list, e.ExitIP)
+	}
+	var xs []string
+	if json.Unmarshal(e.ExportAddress, &xs) == nil {
+		list = append(list, xs...)
+	} else if x := ""; json.Unmarshal(e.ExportAddress, &x) == nil && x != "" {
+		list = append(list, x)
+	}
+	var out []netip.Addr
+	for _, s := range list {
+		if a, err := netip.ParseAddr(s); err == nil {
+			out = append(out, a.Unmap())
+		} else if ap, err := netip.ParseAddrPort(s); err == nil {
+			out = append(out, ap.Addr().Unmap())
+		}
+	}
+	return out
 }
 
 // parseProxy reads one proxy entry: [scheme://][user:pass@]host:port[:user:pass].
