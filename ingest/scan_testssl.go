@@ -239,7 +239,8 @@ func testsslCSV(r io.Reader, bad func(LineError), flat func(int, testsslFinding)
 			_, okID := col["id"]
 			_, okIP := col["fqdn/ip"]
 			if !okID || !okIP {
-				return errors.New(`testssl.sh csv: line 1: not testssl.sh's header: want "id","fqdn/ip","port","severity","finding"`)
+				bad(LineError{line, errors.New(`testssl.sh csv: not testssl.sh's header: want "id","fqdn/ip","port","severity","finding"`)})
+				return nil
 			}
 			continue
 		}
