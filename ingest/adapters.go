@@ -120,6 +120,10 @@ func Adapters() map[string]Adapter {
 		"tlsx":               TLSX,
 		"leakix":             LeakIX,
 		"onyphe":             Onyphe,
+		"testssl":            TestSSL,
+		"sslyze":             SSLyze,
+		"sslscan":            SSLScan,
+		"ssh-audit":          SSHAudit,
 	}
 }
 

@@ -26,7 +26,9 @@ func FuzzAdapters(f *testing.F) {
 		"zeek-json-streaming.ndjson", "suricata-eve.json", "censys-v2-host.json", "censys-platform-host.json", "fingerprintx.jsonl",
 		"nuclei.jsonl", "nuclei-appliance.jsonl", "tlsx.jsonl", "leakix-ip4scout.jsonl", "leakix-l9event.json", "onyphe-api-v1.json",
 		"nmap-loopback.nmap", "whatweb.json", "whatweb-brief.txt", "nmap-fingerprint-strings.nmap",
-		"ip2proxy-px11.ipv4.csv", "ip2proxy-px11.ipv4.cidr.csv", "list-dshield-block.txt", "list-csirtg.csv", "tor-bulk-exit-list.txt", "proxy-monosans.json", "proxy-fate0.jsonl", "proxy-spys.txt"} {
+		"ip2proxy-px11.ipv4.csv", "ip2proxy-px11.ipv4.cidr.csv", "list-dshield-block.txt", "list-csirtg.csv", "tor-bulk-exit-list.txt", "proxy-monosans.json", "proxy-fate0.jsonl", "proxy-spys.txt",
+		"testssl-3.0.8.json", "testssl-3.0.8-pretty.json", "testssl-3.0.8.csv", "sslyze-5.0.1.json", "sslyze-3.0.7.json",
+		"sslscan-2.0.7-full.xml", "sslscan-1.11.13.xml", "ssh-audit-targets.json", "ssh-audit-2.5.0.json"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			f.Fatal(err)
@@ -53,6 +55,11 @@ func FuzzAdapters(f *testing.F) {
 	// the shapes people write observations in (docs/observation.md, "Other shapes read")
 	f.Add([]byte(`{"ip":"192.0.2.1","source":"s","observed_at":1795168800,"service":{"port":"443","probes":{"request":"GET https://h/x HTTP/1.1","response":"HTTP/1.1 200 OK\r\nServer: x\r\n\r\nb","tls":{"subject":{"common_name":["a"]},"sans":"DNS:a, IP Address:192.0.2.1"}}}}` + "\n"))
 	f.Add([]byte(`{"ip":"192.0.2.1","source":"s","observed_at":"2026-11-20 10:00:00","service":{"port":443,"probes":[{"banner":"> GET / HTTP/1.1\n>\n< HTTP/1.1 302 Found\n< Location: /x\n<\n"},{"banner":"PORT STATE SERVICE\n443/tcp open ssl/http X\n| ssl-cert: Subject: commonName=a/organizationName=b\n"},{"banner":"subject=C = US, O = x, CN = y\n"},{"response":{"headers":"HTTP/2 200\r\n:status: 200\r\nx: y"}}]}}` + "\n"))
+	// the auditors' shapes whole (the files' first 512 bytes hold no record)
+	f.Add([]byte(`[{"id":"cert <cert#1>","ip":"a/192.0.2.1","port":"443","severity":"INFO","finding":"-----BEGIN CERTIFICATE----- MIIB -----END CERTIFICATE-----"},{"id":"cert_serialNumber","ip":"a/192.0.2.1","port":"443","finding":"0A"}]`))
+	f.Add([]byte(`{"server_scan_results":[{"server_location":{"hostname":"h","ip_address":"192.0.2.1","port":443},"connectivity_status":"COMPLETED","scan_result":{"certificate_info":{"status":"COMPLETED","result":{"certificate_deployments":[{"received_certificate_chain":[{"as_pem":"","serial_number":12,"fingerprint_sha256":"KwG0Z1HDB82pOFTWhqIV16g847zx7YAOlRP8sDGRgvc=","not_valid_after":"2022-03-15T23:59:59"}]}]}}}}]}`))
+	f.Add([]byte(`<document><ssltest host="192.0.2.1" port="443"><cipher status="preferred" sslversion="TLSv1.2" cipher="X" id="0xC030"/><certificates><certificate type="full"><serial>10 (0xa)</serial><subject>/CN=x</subject><not-valid-after>Jan 2 03:04:05 2030 GMT</not-valid-after></certificate></certificates></ssltest></document>`))
+	f.Add([]byte(`[{"banner":{"raw":"SSH-2.0-x","protocol":"2.0"},"target":"2001:db8::1:22"},{"banner":{"raw":"SSH-2.0-y","protocol":[2,0]},"target":"localhost"}]`))
 	names := slices.Sorted(maps.Keys(Adapters()))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		lines := bytes.Count(data, []byte{'\n'}) + 1

@@ -95,6 +95,12 @@ func TestSchema_AdapterOutputValid(t *testing.T) {
 		{"leakix", "leakix-ip4scout.jsonl", Options{}},
 		{"leakix", "leakix-l9event.json", Options{}},
 		{"onyphe", "onyphe-api-v1.json", Options{}},
+		{"testssl", "testssl-3.0.8-pretty.json", Options{}},
+		{"testssl", "testssl-defectdojo.csv", Options{}},
+		{"sslyze", "sslyze-5.0.1-two-targets.json", Options{}},
+		{"sslyze", "sslyze-3.0.7.json", Options{}},
+		{"sslscan", "sslscan-2.0.7-full.xml", Options{}},
+		{"ssh-audit", "ssh-audit-targets.json", Options{}},
 	}
 	for _, f := range feeds {
 		t.Run(f.format+"/"+f.file, func(t *testing.T) {

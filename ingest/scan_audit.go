@@ -1,0 +1,351 @@
+package ingest
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Helpers the TLS and SSH auditors' adapters (testssl, sslyze, sslscan,
+// ssh-audit) share: their JSON read as a stream (so a cut file keeps the
+// records before the cut), their targets' addresses, and certificate
+// fields given as text.
+
+// auditJSON reads the JSON documents of r one after the other (one
+// pretty-printed document, several, or JSON lines) and passes each record
+// to each with the line it starts on: the elements of a top-level array,
+// the elements of the arrays members names in a top-level object (the
+// object's other members go to header, in order, before the records that
+// follow them), or the object itself when it has none of them. A
+// document that is cut or malformed is reported with the line where
+// reading stopped; the records read before it are kept.
+func auditJSON(r io.Reader, what string, members []string, bad func(LineError), header func(key string, raw json.RawMessage), each func(line int, rec json.RawMessage) error) error {
+	data, err := io.ReadAll(io.LimitReader(r, maxJSONFeed+1))
+	if err != nil {
+		return fmt.Errorf("read %s: %w", what, err)
+	}
+	if len(data) > maxJSONFeed {
+		return fmt.Errorf("read %s: larger than %d bytes", what, maxJSONFeed)
+	}
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
+	lineAt := func(off int64) int { return 1 + bytes.Count(data[:min(max(off, 0), int64(len(data)))], []byte{'\n'}) }
+	skipSpace := func(off int64) int64 {
+		for off < int64(len(data)) && strings.ContainsRune(" \t\r\n,", rune(data[off])) {
+			off++
+		}
+		return off
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	// fail reports where reading stopped and ends the input: after a cut
+	// or a syntax error the rest cannot be told apart from its middle.
+	fail := func(at int64, ctx string, err error) error {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			err = errors.New("the input ends inside a JSON value (cut file?)")
+		}
+		bad(LineError{lineAt(at), fmt.Errorf("%s: %s: %w", what, ctx, err)})
+		return errStopReading
+	}
+	// array reads the elements of an array whose '[' was read.
+	array := func(ctx string) error {
+		for dec.More() {
+			start := skipSpace(dec.InputOffset())
+			var rec json.RawMessage
+			if err := dec.Decode(&rec); err != nil {
+				return fail(start, ctx, err)
+			}
+			if err := each(lineAt(start), rec); err != nil {
+				return err
+			}
+		}
+		if _, err := dec.Token(); err != nil {
+			return fail(dec.InputOffset(), ctx, err)
+		}
+		return nil
+	}
+	err = auditDocs(data, dec, members, skipSpace, lineAt, fail, array, header, each)
+	if errors.Is(err, errStopReading) {
+		return nil
+	}
+	return err
+}
+
+// errStopReading ends the reading of an input after an error reported.
+var errStopReading = errors.New("stop reading")
+
+func auditDocs(data []byte, dec *json.Decoder, members []string, skipSpace func(int64) int64, lineAt func(int64) int, fail func(int64, string, error) error,
+	array func(string) error, header func(string, json.RawMessage), each func(int, json.RawMessage) error) error {
+	for {
+		start := skipSpace(dec.InputOffset())
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) && start >= int64(len(data)) {
+			return nil
+		}
+		if err != nil {
+			return fail(start, "json", err)
+		}
+		switch tok {
+		case json.Delim('['):
+			if err := array("array"); err != nil {
+				return err
+			}
+			continue
+		case json.Delim('{'):
+		default:
+			return fail(start, "json", fmt.Errorf("want an object or an array, got %v", tok))
+		}
+		wrapped := false
+		for dec.More() {
+			kt, err := dec.Token()
+			if err != nil {
+				return fail(dec.InputOffset(), "json", err)
+			}
+			key, _ := kt.(string)
+			if slices.Contains(members, key) {
+				at := skipSpace(dec.InputOffset())
+				if at < int64(len(data)) && data[at] == ':' {
+					at = skipSpace(at + 1)
+				}
+				if at < int64(len(data)) && data[at] == '[' {
+					wrapped = true
+					if _, err := dec.Token(); err != nil {
+						return fail(at, key, err)
+					}
+					if err := array(key); err != nil {
+						return err
+					}
+					continue
+				}
+			}
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err != nil {
+				return fail(dec.InputOffset(), key, err)
+			}
+			if header != nil {
+				header(key, raw)
+			}
+		}
+		if _, err := dec.Token(); err != nil {
+			return fail(dec.InputOffset(), "json", err)
+		}
+		if !wrapped {
+			if err := each(lineAt(start), json.RawMessage(data[start:dec.InputOffset()])); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// auditFirstByte returns r with the first byte that is not white space
+// (0 when there is none) peeked.
+func auditFirstByte(r io.Reader, what string) (*bufio.Reader, byte, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	for n := 512; ; n *= 2 {
+		b, err := br.Peek(n)
+		t := bytes.TrimLeft(b, " \t\r\n\ufeff")
+		if len(t) > 0 || err != nil || n >= br.Size() {
+			if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
+				return nil, 0, fmt.Errorf("read %s: %w", what, err)
+			}
+			if len(t) == 0 {
+				return br, 0, nil
+			}
+			return br, t[0], nil
+		}
+	}
+}
+
+// auditHost reads the host an auditor names as its target: an address
+// (IPv6 in brackets or not), or a name. "localhost" is the loopback
+// address (RFC 6761 reserves the name for it; an auditor run against it
+// connected there), and not kept as a host name; any other name has no
+// address to file the service under.
+func auditHost(host string) (ip, name string) {
+	host = strings.TrimSpace(host)
+	if a, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+		return a.Unmap().String(), ""
+	}
+	if h := strings.TrimSuffix(strings.ToLower(host), "."); h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return "127.0.0.1", ""
+	}
+	return "", host
+}
+
+// noAddress is the reason a record whose target is a name without an
+// address is skipped.
+func noAddress(tool, name string) string {
+	return fmt.Sprintf("%s target %q is a host name with no IP address: the record has no address to file the service under", tool, name)
+}
+
+// auditPort reads a port given as a JSON number or a string.
+func auditPort(v any) (int, error) {
+	if n, ok := v.(json.Number); ok {
+		v = string(n)
+	}
+	return scanPort(v)
+}
+
+// certFromPEM reads the first certificate of a PEM text (line breaks or
+// spaces between its base64 lines, as testssl writes it on one line). ok
+// is false when there is no PEM block; an error when the block is not a
+// certificate.
+func certFromPEM(s string) (t *TLS, ok bool, err error) {
+	s = strings.TrimSpace(s)
+	const begin, end = "-----BEGIN CERTIFICATE-----", "-----END CERTIFICATE-----"
+	i := strings.Index(s, begin)
+	if i < 0 {
+		return nil, false, nil
+	}
+	body := s[i+len(begin):]
+	j := strings.Index(body, end)
+	if j < 0 {
+		return nil, true, errors.New("PEM certificate without its END line (cut?)")
+	}
+	b64 := strings.Map(func(r rune) rune {
+		if r == ' ' || r == '\n' || r == '\r' || r == '\t' {
+			return -1
+		}
+		return r
+	}, body[:j])
+	if b64 == "" {
+		return nil, false, nil // an empty block: nothing to read
+	}
+	der, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		if blk, _ := pem.Decode([]byte(s[i:])); blk != nil {
+			der, err = blk.Bytes, nil
+		}
+	}
+	if err != nil {
+		return nil, true, fmt.Errorf("PEM certificate: base64: %w", err)
+	}
+	t, err = certTLS(der)
+	if err != nil {
+		return nil, true, fmt.Errorf("PEM certificate: %w", err)
+	}
+	return t, true, nil
+}
+
+// fillTLS fills the fields of t left empty with listed's (the fields an
+// auditor lists beside, or instead of, the certificate it read).
+func fillTLS(t, listed *TLS) *TLS {
+	if t == nil {
+		return listed
+	}
+	if listed == nil {
+		return t
+	}
+	if t.Subject == nil {
+		t.Subject = listed.Subject
+	}
+	if t.Issuer == nil {
+		t.Issuer = listed.Issuer
+	}
+	if len(t.SANs) == 0 {
+		t.SANs = listed.SANs
+	}
+	t.Serial = firstNonEmpty(t.Serial, listed.Serial)
+	t.SHA256 = firstNonEmpty(t.SHA256, listed.SHA256)
+	t.NotBefore = firstNonEmpty(t.NotBefore, listed.NotBefore)
+	t.NotAfter = firstNonEmpty(t.NotAfter, listed.NotAfter)
+	t.SelfSigned = t.SelfSigned || listed.SelfSigned
+	t.Version = firstNonEmpty(t.Version, listed.Version)
+	t.Cipher = firstNonEmpty(t.Cipher, listed.Cipher)
+	return t
+}
+
+// hexFingerprint reads a SHA-256 fingerprint written as hex (with or
+// without colons, any case) or base64 (sslyze 5 on): lower-case hex.
+func hexFingerprint(s string) (string, error) {
+	s = strings.TrimSpace(s)
+	if h := strings.ToLower(strings.ReplaceAll(s, ":", "")); isHex(h, 64) {
+		return h, nil
+	}
+	if b, err := base64.StdEncoding.DecodeString(s); err == nil && len(b) == 32 {
+		return hex.EncodeToString(b), nil
+	}
+	return "", fmt.Errorf("not a SHA-256 fingerprint (64 hex digits or 32 bytes in base64): %q", s)
+}
+
+// serialText reads a serial number written in decimal (dec true) or hex
+// (colons allowed): lower-case hex, as evidence keeps serials.
+func serialText(s string, dec bool) (string, error) {
+	s = strings.TrimSpace(s)
+	if dec {
+		n, ok := new(big.Int).SetString(s, 10)
+		if !ok {
+			return "", fmt.Errorf("not a decimal serial number: %q", s)
+		}
+		return hexSerial(n), nil
+	}
+	h := strings.ToLower(strings.ReplaceAll(s, ":", ""))
+	h = strings.TrimPrefix(h, "0x")
+	if h == "" || !isHex(h, len(h)) {
+		return "", fmt.Errorf("not a hex serial number: %q", s)
+	}
+	if h = strings.TrimLeft(h, "0"); h == "" {
+		h = "0"
+	}
+	return h, nil
+}
+
+// jsonText reads a JSON string or number as its text ("" for null or
+// absent).
+func jsonText(raw json.RawMessage) (string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	if raw[0] == '"' {
+		var s string
+		err := json.Unmarshal(raw, &s)
+		return s, err
+	}
+	if _, err := strconv.ParseFloat(string(raw), 64); err != nil && !isBigInteger(string(raw)) {
+		return "", fmt.Errorf("not a string or number: %s", raw)
+	}
+	return string(raw), nil
+}
+
+func isBigInteger(s string) bool {
+	_, ok := new(big.Int).SetString(s, 10)
+	return ok
+}
+
+// sanList splits a list of subject alternative names ("DNS:a, DNS:b",
+// "a b", "IP Address:192.0.2.1") into the names.
+func sanList(s string, sep string) []string {
+	var out []string
+	for _, f := range strings.Split(s, sep) {
+		f = strings.TrimSpace(f)
+		for _, p := range []string{"DNS:", "IP Address:", "IP:", "DNS Name:"} {
+			if rest, ok := strings.CutPrefix(f, p); ok {
+				f = strings.TrimSpace(rest)
+				break
+			}
+		}
+		if f != "" && !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// auditNames are the host names among names (hostNames), without
+// localhost's.
+func auditNames(names ...string) []string {
+	return slices.DeleteFunc(hostNames(names...), func(h string) bool {
+		h = strings.ToLower(h)
+		return h == "localhost" || strings.HasSuffix(h, ".localhost")
+	})
+}
