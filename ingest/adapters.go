@@ -109,6 +109,7 @@ func Adapters() map[string]Adapter {
 		"sonar-http":         SonarHTTP,
 		"goflow2":            Goflow2,
 		"nfdump-csv":         NfdumpCSV,
+		"nfdump":             NfdumpCSV,
 		"httpx":              HTTPX,
 		"naabu":              Naabu,
 		"fingerprintx":       Fingerprintx,

@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -46,29 +47,56 @@ const (
 // when the block has no such column.
 type nfdumpLayout [nfColumns]int
 
-// NfdumpCSV reads `nfdump -o csv` (or csv-fast) output: one or more blocks,
-// each a header line naming the columns and its records, then nfdump's
-// Summary block, which is not read. Columns are found by name, so every
+// NfdumpCSV reads nfdump's output: `-o csv` (or csv-fast): one or more
+// blocks, each a header line naming the columns and its records, then
+// nfdump's Summary block, which is not read; the text outputs `-o line`,
+// `long`, `extended` (a "Date first seen ... Src IP Addr:Port Dst IP
+// Addr:Port ..." header, then one flow a line, then the summary lines);
+// and `-o json` (an array of records, or one a line). Columns are found by name, so every
 // nfdump version's layout reads. nfdump prints times in the local time
 // zone without saying which: run it with TZ=UTC, as times are read as
 // UTC. Each flow's protocol is inferred (InferFlow); a flow with none is
 // skipped and counted through opt.Skipped. observed_at is the flow's end.
 func NfdumpCSV(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	src := opt.source("nfdump")
+	br := bufio.NewReaderSize(r, 64*1024)
+	if isJSONList(br) {
+		data, err := readJSONFeed(br, "nfdump json")
+		if err != nil {
+			return err
+		}
+		return nfdumpJSON(data, src, opt, emit, bad)
+	}
 	var layout *nfdumpLayout
+	var text *nfdumpTextLayout
 	var width int
 	summary := false
 	var fields [][]byte
-	return opt.lines(r, "nfdump csv", bad, func(n int, b []byte) error {
+	return opt.lines(br, "nfdump output", bad, func(n int, b []byte) error {
 		line := bytes.TrimSpace(b)
 		switch {
 		case len(line) == 0:
 			// A blank line ends a block; the next line is a header.
-			layout, summary = nil, false
+			layout, text, summary = nil, nil, false
 			return nil
 		case summary || string(line) == "Summary" || string(line) == "No matching flows" || line[0] == '#':
 			summary = summary || string(line) == "Summary"
 			return nil
+		case text != nil:
+			if nfdumpTextSummary(string(line)) {
+				return nil
+			}
+			rec, at, err := text.record(string(line))
+			if err != nil {
+				bad(LineError{n, err})
+				return nil
+			}
+			return emitFlow(n, rec, at, src, opt, emit, bad)
+		case layout == nil:
+			if t, ok := nfdumpTextHeader(string(line)); ok {
+				text = t
+				return nil
+			}
 		}
 		fields = splitComma(fields[:0], line)
 		if layout == nil {

@@ -71,7 +71,7 @@ func ProxyList(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 			return nil
 		}
 		entry := f[0]
-		if len(f) >= 2 && !strings.Contains(entry, ":") || strings.HasPrefix(entry, "[") && !strings.Contains(entry, "]:") {
+		if len(f) >= 2 && (!strings.Contains(entry, ":") || strings.HasPrefix(entry, "[") && !strings.Contains(entry, "]:")) {
 			if _, err := strconv.Atoi(f[1]); err == nil { // ip port
 				entry = net.JoinHostPort(strings.Trim(entry, "[]"), f[1])
 			}
@@ -152,94 +152,42 @@ func (pe *proxyEmitter) signal(n int, addr netip.Addr, port int, family string) 
 // json reads a JSON proxy list: arrays, objects holding an array of
 // proxies, or a stream of proxy objects (JSON lines).
 func (pe *proxyEmitter) json(r io.Reader) error {
-	data, err := io.ReadAll(io.LimitReader(r, maxJSONFeed+1))
+	data, err := readJSONFeed(r, "proxy list")
 	if err != nil {
-		return fmt.Errorf("read proxy list: %w", err)
+		return err
 	}
-	if len(data) > maxJSONFeed {
-		return fmt.Errorf("read proxy list: larger than %d bytes", maxJSONFeed)
-	}
-	data = bytes.TrimPrefix(data, []byte("\ufeff"))
-	lineAt := func(off int64) int { return 1 + bytes.Count(data[:min(int(off), len(data))], []byte{'\n'}) }
-	// next is the offset of the next value's first byte at or after off.
-	next := func(off int64) int64 {
-		return int64(len(data) - len(bytes.TrimLeft(data[min(int(off), len(data)):], " \t\r\n,")))
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	for {
-		at := next(dec.InputOffset())
-		if int(at) >= len(data) {
-			return nil
+	return jsonValues(data, pe.bad, func(line int, v json.RawMessage, inArray bool) error {
+		if inArray {
+			return pe.entry(v, line)
 		}
-		if data[at] == '[' { // element by element: a cut list keeps what came before the cut
-			if _, err := dec.Token(); err != nil {
-				pe.bad(LineError{lineAt(at), fmt.Errorf("JSON: %w", err)})
-				return nil
-			}
-			for dec.More() {
-				elAt := next(dec.InputOffset())
-				var el json.RawMessage
-				if err := dec.Decode(&el); err != nil {
-					pe.bad(LineError{lineAt(elAt), fmt.Errorf("JSON: %w", err)})
-					return nil
-				}
-				if err := pe.entry(el, lineAt(elAt)); err != nil {
-					return err
-				}
-			}
-			if _, err := dec.Token(); err != nil {
-				pe.bad(LineError{lineAt(next(dec.InputOffset())), fmt.Errorf("JSON: %w", err)})
-				return nil
-			}
-			continue
-		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			pe.bad(LineError{lineAt(at), fmt.Errorf("JSON: %w", err)})
-			return nil // the rest cannot be found again
-		}
-		if err := pe.value(v, at, lineAt); err != nil {
-			return err
-		}
-	}
+		return pe.value(v, line)
+	})
 }
 
 // proxyArrays are the members an API answer keeps its proxies under.
 var proxyArrays = []string{"data", "proxies", "results", "list", "items"}
 
-func (pe *proxyEmitter) value(v json.RawMessage, at int64, lineAt func(int64) int) error {
-	v = bytes.TrimSpace(v)
-	if len(v) > 0 && v[0] == '[' {
-		dec := json.NewDecoder(bytes.NewReader(v))
-		if _, err := dec.Token(); err != nil {
-			pe.bad(LineError{lineAt(at), err})
-			return nil
-		}
-		for dec.More() {
-			off := dec.InputOffset()
-			var el json.RawMessage
-			if err := dec.Decode(&el); err != nil {
-				pe.bad(LineError{lineAt(at + off), fmt.Errorf("JSON: %w", err)})
-				return nil
-			}
-			elAt := at + off + int64(len(v[off:dec.InputOffset()])-len(bytes.TrimLeft(v[off:dec.InputOffset()], " \t\r\n,")))
-			if err := pe.entry(el, lineAt(elAt)); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
+// value reads a top-level object: an API answer holding an array of
+// proxies, or one proxy.
+func (pe *proxyEmitter) value(v json.RawMessage, line int) error {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(v, &m); err != nil {
-		pe.bad(LineError{lineAt(at), fmt.Errorf("want a proxy object or an array of them: %w", err)})
+		pe.bad(LineError{line, fmt.Errorf("want a proxy object or an array of them: %w", err)})
 		return nil
 	}
 	for _, k := range proxyArrays {
 		if a, ok := m[k]; ok && len(bytes.TrimSpace(a)) > 0 && bytes.TrimSpace(a)[0] == '[' {
-			return pe.value(a, at+int64(bytes.Index(v, a)), lineAt)
+			// The array's elements, each on its own line of the value.
+			off := bytes.Index(v, a)
+			return jsonValues(a, func(le LineError) {
+				le.Line += line - 1 + bytes.Count(v[:off], []byte{'\n'})
+				pe.bad(le)
+			}, func(l int, el json.RawMessage, _ bool) error {
+				return pe.entry(el, l+line-1+bytes.Count(v[:off], []byte{'\n'}))
+			})
 		}
 	}
-	return pe.entry(v, lineAt(at))
+	return pe.entry(v, line)
 }
 
 // proxyEntry is one proxy object of a JSON list, in the member names the

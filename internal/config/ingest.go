@@ -64,7 +64,8 @@ var IngestFormatTable = []IngestFormat{
 	{Name: "censys", Help: "Censys host JSON (Search API v2 host view, Platform host asset; one document, JSON lines or an array): services with HTTP, TLS, banner, software"},
 	{Name: "sonar-http", Help: "Rapid7 Project Sonar HTTP/HTTPS JSON lines: the base64 response as status, headers and body"},
 	{Name: "goflow2", Help: "goflow2 JSON flow lines: the remote-access protocol inferred per flow (port, IP protocol, sizes)"},
-	{Name: "nfdump-csv", Help: "nfdump -o csv output (1.6 to 1.7.x): the remote-access protocol inferred per flow"},
+	{Name: "nfdump", Help: "nfdump output (1.6 to 1.7.x): -o csv, csv-fast, line, long, extended or json: the remote-access protocol inferred per flow"},
+	{Name: "nfdump-csv", Help: "the same as nfdump (the name it had when it read csv only)"},
 	{Name: "zeek", Help: "Zeek logs, TSV or JSON: conn.log flows (protocol inferred), ssl.log with x509.log certificates, http.log, ssh.log services"},
 	{Name: "suricata-eve", Help: "Suricata eve.json: flow/netflow events (protocol inferred), tls, http and ssh events as services"},
 }
