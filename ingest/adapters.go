@@ -119,6 +119,8 @@ func Adapters() map[string]Adapter {
 		"tlsx":               TLSX,
 		"leakix":             LeakIX,
 		"onyphe":             Onyphe,
+		"nessus":             Nessus,
+		"openvas":            OpenVAS,
 	}
 }
 
