@@ -335,12 +335,26 @@ func (s *nessusService) add(it *nessusItem) bool {
 		s.banners = append(s.banners, Probe{Name: "nessus:" + it.PluginID, Banner: &Banner{Received: TextBody(out)}})
 		return true
 	}
-	if !nessusIdentify[it.PluginID] && !vulnIdentLine.MatchString(out) && !vulnCPE.MatchString(out) &&
-		(!nessusIdentName.MatchString(it.Plugin) || nessusNotIdent.MatchString(it.Plugin)) {
+	if !nessusIdentify[it.PluginID] && (nessusNotIdent.MatchString(it.Plugin) ||
+		!vulnIdentLine.MatchString(out) && !vulnCPE.MatchString(out) && !nessusIdentName.MatchString(it.Plugin)) {
 		return strings.Contains(it.CPE, "cpe:") // its CPE is in detected
 	}
 	s.banners = append(s.banners, Probe{Name: "nessus:" + it.PluginID, Banner: &Banner{Received: TextBody(nessusQuoted(it.PluginID, out))}})
 	return true
+}
+
+// text is what the port's kept output says: its banners and Server headers.
+func (s *nessusService) text() string {
+	var b strings.Builder
+	for _, p := range s.banners {
+		b.WriteString(p.Banner.Received.Data + "\n")
+	}
+	if s.http != nil {
+		for _, h := range s.http.Response.Headers {
+			b.WriteString(h.Value + "\n")
+		}
+	}
+	return b.String()
 }
 
 func (s *nessusService) httpProbe() *Probe {
@@ -362,21 +376,31 @@ func (s *nessusService) service(port int, proto string, hostCPEs []nessusCPE, os
 	}
 	sv.Probes = append(sv.Probes, s.banners...)
 	d := &Detected{By: "nessus", Service: s.svcName}
+	text := s.text()
 	for _, c := range s.cpes {
 		// the host's cpe-N tag of the same product carries the version
-		// Nessus resolved and the product's name
-		found := false
+		// Nessus resolved and the product's name; where the host has the
+		// product in several versions (two SSH servers), the one this
+		// port's own output quotes
+		var match []nessusCPE
 		for _, hc := range hostCPEs {
 			if hc.cpe == c || strings.HasPrefix(hc.cpe, c+":") {
-				d.CPE = addCPE(d.CPE, hc.cpe)
-				found = true
-				if d.Product == "" && hc.name != "" && strings.HasPrefix(c, "cpe:/a:") {
-					d.Product, d.Version = hc.name, cpeVersion(hc.cpe)
-				}
+				match = append(match, hc)
 			}
 		}
-		if !found {
+		if len(match) > 1 {
+			match = slices.DeleteFunc(match, func(hc nessusCPE) bool {
+				v := cpeVersion(hc.cpe)
+				return v == "" || !strings.Contains(text, v)
+			})
+		}
+		if len(match) != 1 {
 			d.CPE = addCPE(d.CPE, c)
+			continue
+		}
+		d.CPE = addCPE(d.CPE, match[0].cpe)
+		if d.Product == "" && match[0].name != "" && strings.HasPrefix(c, "cpe:/a:") {
+			d.Product, d.Version = match[0].name, cpeVersion(match[0].cpe)
 		}
 	}
 	for _, p := range s.banners {
