@@ -26,7 +26,7 @@ func FuzzAdapters(f *testing.F) {
 		"zeek-json-streaming.ndjson", "suricata-eve.json", "censys-v2-host.json", "censys-platform-host.json", "fingerprintx.jsonl",
 		"nuclei.jsonl", "nuclei-appliance.jsonl", "tlsx.jsonl", "leakix-ip4scout.jsonl", "leakix-l9event.json", "onyphe-api-v1.json",
 		"nmap-loopback.nmap", "whatweb.json", "whatweb-brief.txt", "nmap-fingerprint-strings.nmap",
-		"nessus-dd-many-vuln.xml", "nessus-goad-mini-corrupted.nessus", "openvas-dradis-v24.xml", "openvas-dd-one-vuln.xml"} {
+		"nessus-dd-many-vuln.xml", "nessus-goad-mini-corrupted.nessus", "openvas-dradis-v24.xml", "openvas-dd-one-vuln.xml", "openvas-dd-one-vuln.csv", "openvas-dd-report-detail-v2.csv"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			f.Fatal(err)
@@ -36,7 +36,7 @@ func FuzzAdapters(f *testing.F) {
 		}
 		f.Add(b)
 	}
-	f.Add([]byte(gvmDetection))
+	f.Add([]byte(gvmDetectionReport))
 	f.Add([]byte(`<NessusClientData_v2><Report><ReportHost name="192.0.2.1"><HostProperties><tag name="HOST_END">Thu Mar 16 10:44:23 2023</tag>` +
 		`<tag name="cpe-0">cpe:/o:fortinet:fortios:7.2.4 -&gt; Fortinet FortiOS</tag></HostProperties><ReportItem port="443" protocol="tcp" svc_name="www" severity="0" pluginID="10863">` +
 		`<plugin_output>Subject Name: \n\nCommon Name: FGT\n\nSerial Number: 01 02\n</plugin_output><cpe>cpe:/o:fortinet:fortios</cpe></ReportItem></ReportHost></Report></NessusClientData_v2>`))

@@ -406,6 +406,23 @@ func (s *nessusService) service(port int, proto string, hostCPEs []nessusCPE, os
 	for _, p := range s.banners {
 		d.CPE = addCPE(d.CPE, vulnCPEs(p.Banner.Received.Data)...)
 	}
+	// an application of the host's cpe-N tags that no item of the port
+	// names, where the port's own output quotes its name and version (the
+	// Server header "Microsoft-IIS/10.0" for cpe:/a:microsoft:iis:10.0)
+	lower := strings.ToLower(text)
+	for _, hc := range hostCPEs {
+		parts := strings.Split(strings.TrimPrefix(hc.cpe, "cpe:/a:"), ":")
+		if !strings.HasPrefix(hc.cpe, "cpe:/a:") || len(parts) < 3 || slices.Contains(d.CPE, hc.cpe) {
+			continue
+		}
+		named := hasWord(lower, parts[1]) || hasWord(lower, strings.ReplaceAll(parts[1], "_", " ")) || hasWord(lower, parts[0])
+		if named && hasVersion(lower, parts[2]) {
+			d.CPE = addCPE(d.CPE, hc.cpe)
+			if d.Product == "" && hc.name != "" {
+				d.Product, d.Version = hc.name, cpeVersion(hc.cpe)
+			}
+		}
+	}
 	for _, hc := range hostCPEs {
 		if !strings.HasPrefix(hc.cpe, "cpe:/a:") {
 			d.CPE = addCPE(d.CPE, hc.cpe)
@@ -604,3 +621,49 @@ func nessusCertTime(s string) string {
 	}
 	return ""
 }
+
+// hasWord reports whether text holds w (lower case) between characters
+// that are not letters or digits.
+func hasWord(text, w string) bool {
+	if len(w) < 3 {
+		return false
+	}
+	for i := 0; ; {
+		j := strings.Index(text[i:], w)
+		if j < 0 {
+			return false
+		}
+		j += i
+		end := j + len(w)
+		if (j == 0 || !isAlnum(text[j-1])) && (end == len(text) || !isAlnum(text[end])) {
+			return true
+		}
+		i = j + 1
+	}
+}
+
+// hasVersion reports whether text holds the version v whole: not inside a
+// longer number ("10.0" is not in "10.0.17763").
+func hasVersion(text, v string) bool {
+	if v == "" || v == "*" || v == "-" {
+		return false
+	}
+	for i := 0; ; {
+		j := strings.Index(text[i:], v)
+		if j < 0 {
+			return false
+		}
+		j += i
+		end := j + len(v)
+		before := j == 0 || !(isDigit(text[j-1]) || text[j-1] == '.')
+		after := end == len(text) || !(isDigit(text[end]) || text[end] == '.' && end+1 < len(text) && isDigit(text[end+1]))
+		if before && after {
+			return true
+		}
+		i = j + 1
+	}
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func isAlnum(c byte) bool { return isDigit(c) || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }

@@ -1,6 +1,9 @@
 package ingest
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -15,10 +18,13 @@ import (
 
 // OpenVAS reads Greenbone's (OpenVAS's, GVM's) XML report: a <report>
 // as the web interface exports it, or the <get_reports_response> of
-// gvm-cli that wraps one, read one result at a time. Each result on a
-// port ("443/tcp", older versions' "https (443/tcp)") belongs to the
-// service of its host and port; what is kept of it is what identifies the
-// service, not the findings:
+// gvm-cli that wraps one, read one result at a time; or its CSV export
+// ("CSV Results", told apart by its first byte), each row read as a
+// result. Each result on a port ("443/tcp", older versions' "https
+// (443/tcp)"; a detection consolidated host-wide goes to the port its
+// "Location: 80/tcp" line names) belongs to the service of its host and
+// port; what is kept of it is what identifies the service, not the
+// findings:
 //
 //   - a log-level result (severity 0) of a detection (its description
 //     names a product in Greenbone's words, "Detected Fortinet FortiOS",
@@ -26,7 +32,9 @@ import (
 //     from version/product identification result: ...", or a version,
 //     model or build line, or its NVT's family is Product or Service
 //     detection) is a banner probe named "openvas:<oid>" holding the
-//     description as written;
+//     description as written, and so are the Services, "... Detection",
+//     "HTTP Server type and version" and banner results (whose Server line
+//     is the Server header of a GET / probe "openvas:http");
 //   - a finding (severity above 0) is kept only for the installed version
 //     it quotes ("Installed version: 9.1.4"), at most vulnMaxFindings
 //     different ones per service;
@@ -62,7 +70,17 @@ func OpenVAS(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	}
 	var order []*gvmService
 	svcs := map[string]*gvmService{}
-	err := xmlReport(r, "openvas", bad, func(dec *xml.Decoder, se *xml.StartElement, path []string, line int) (bool, error) {
+	br, csvText, err := gvmIsCSV(r)
+	if err != nil {
+		return err
+	}
+	if csvText {
+		if err := gvmCSV(br, opt, host, svcs, &order, bad); err != nil {
+			return err
+		}
+		return gvmEmit(src, opt, order, host, time.Time{}, emit, bad)
+	}
+	err = xmlReport(br, "openvas", bad, func(dec *xml.Decoder, se *xml.StartElement, path []string, line int) (bool, error) {
 		name, par := se.Name.Local, parent(path)
 		switch {
 		case name == "report" && (par == "" || par == "get_reports_response" || par == "report"):
@@ -105,6 +123,11 @@ func OpenVAS(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	case err != nil && !errors.Is(err, errStop):
 		return err
 	}
+	return gvmEmit(src, opt, order, host, reportTime, emit, bad)
+}
+
+// gvmEmit emits the services gathered, in the order first seen.
+func gvmEmit(src string, opt Options, order []*gvmService, host func(string) *gvmHostInfo, reportTime time.Time, emit Emit, bad func(LineError)) error {
 	for _, s := range order {
 		h := host(s.ip)
 		at := h.end
@@ -138,11 +161,13 @@ type gvmResult struct {
 	Severity    string `xml:"severity"`
 	Threat      string `xml:"threat"`
 	Description string `xml:"description"`
-	Detection   []struct {
-		Details []gvmDetail `xml:"result>details>detail"`
-	} `xml:"detection"`
+	Detection   []gvmDetection `xml:"detection"`
 	Modified string `xml:"modification_time"`
 	Created  string `xml:"creation_time"`
+}
+
+type gvmDetection struct {
+	Details []gvmDetail `xml:"result>details>detail"`
 }
 
 type gvmDetail struct {
@@ -176,6 +201,7 @@ type gvmService struct {
 	cpes     []string
 	product  string
 	version  string
+	http     *Probe
 	banners  []Probe
 	findings []string
 }
@@ -183,6 +209,20 @@ type gvmService struct {
 // gvmPort reads a result's port: "443/tcp", "https (443/tcp)";
 // "general/tcp", "general/CPE-T", "package" are host-level (port 0).
 var gvmPort = regexp.MustCompile(`^(?:[^()]*\()?\s*(\d+)/(tcp|udp)\s*\)?$`)
+
+// gvmServerLine is a Server header line a result quotes.
+var gvmServerLine = regexp.MustCompile(`(?m)^[ \t]*Server:[ \t]*(\S[^\r\n|]*?)[ \t]*\r?$`)
+
+// gvmLocation is a detection's "Location: 80/tcp" line.
+var gvmLocation = regexp.MustCompile(`(?m)^[ \t]*Location:[ \t]*(\d+)/(tcp|udp)[ \t]*\r?$`)
+
+// gvmIdentName is the name of an NVT that identifies what runs on the
+// port (Services, HTTP Server type and version, ... Detection);
+// gvmNotIdent those that report a property of it.
+var (
+	gvmIdentName = regexp.MustCompile(`(?i)(detection|detect|server type|version|banner|services)\b`)
+	gvmNotIdent  = regexp.MustCompile(`(?i)\b(ssl|tls|cipher|certificate|headers|methods|cgi|traceroute|hostname)\b`)
+)
 
 // gvmOSLine is the OS detection result's "OS: Ubuntu 20.04" line.
 var gvmOSLine = regexp.MustCompile(`(?m)^[ \t]*OS:[ \t]*(\S[^\r\n]*?)[ \t]*\r?$`)
@@ -201,6 +241,11 @@ func (res *gvmResult) add(line int, opt Options, host func(string) *gvmHostInfo,
 		sev = 1
 	}
 	m := gvmPort.FindStringSubmatch(strings.TrimSpace(res.Port))
+	if m == nil && sev <= 0 {
+		// a detection consolidated host-wide names the port it found the
+		// product on ("Location: 80/tcp")
+		m = gvmLocation.FindStringSubmatch(desc)
+	}
 	if m == nil {
 		// host-level: the OS detection's result names the host's OS
 		h := host(ip)
@@ -260,10 +305,23 @@ func (res *gvmResult) add(line int, opt Options, host func(string) *gvmHostInfo,
 			s.banners = append(s.banners, Probe{Name: name, Banner: &Banner{Received: TextBody(desc)}})
 			kept = true
 		}
-	case vulnDetected.MatchString(desc) || vulnCPE.MatchString(desc) || vulnIdentLine.MatchString(desc) ||
-		res.NVT.Family == "Product detection" || res.NVT.Family == "Service detection":
+	case vulnDetected.MatchString(desc) || vulnCPE.MatchString(desc) ||
+		!gvmNotIdent.MatchString(res.NVT.Name) && (vulnIdentLine.MatchString(desc) || gvmIdentName.MatchString(res.NVT.Name) ||
+			res.NVT.Family == "Product detection" || res.NVT.Family == "Service detection"):
 		s.banners = append(s.banners, Probe{Name: name, Banner: &Banner{Received: TextBody(desc)}})
 		s.cpes = addCPE(s.cpes, vulnCPEs(desc)...)
+		if strings.HasPrefix(res.NVT.Name, "HTTP Server type and version") {
+			// "The remote HTTP Server banner is:\n\nServer: Apache/2.4.7 (Ubuntu)": the
+			// Server header of the answer to its GET /
+			for _, sm := range gvmServerLine.FindAllStringSubmatch(desc, 4) {
+				if s.http == nil {
+					s.http = &Probe{Name: "openvas:http", Request: &Request{Method: "GET", Path: "/"}, Response: &Response{}}
+				}
+				if !hasHeader(s.http.Response.Headers, "Server", sm[1]) {
+					s.http.Response.Headers = append(s.http.Response.Headers, Header{Name: "Server", Value: sm[1]})
+				}
+			}
+		}
 		if s.product == "" {
 			if pm := vulnDetected.FindStringSubmatch(desc); pm != nil {
 				s.product = pm[1]
@@ -313,7 +371,11 @@ func (g *gvmHost) add(line int, host func(string) *gvmHostInfo, svcs map[string]
 }
 
 func (s *gvmService) service(h *gvmHostInfo) *Service {
-	sv := &Service{Port: s.port, Transport: s.proto, Probes: s.banners}
+	sv := &Service{Port: s.port, Transport: s.proto}
+	if s.http != nil {
+		sv.Probes = append(sv.Probes, *s.http)
+	}
+	sv.Probes = append(sv.Probes, s.banners...)
 	d := &Detected{By: "openvas", Product: s.product, Version: s.version, CPE: addCPE(slices.Clone(s.cpes), h.osCPEs...)}
 	if h.os != "" {
 		d.Info = "os: " + h.os
@@ -322,4 +384,99 @@ func (s *gvmService) service(h *gvmHostInfo) *Service {
 		sv.Detected = d
 	}
 	return sv
+}
+
+// gvmIsCSV reports whether the input is GVM's CSV export (its first
+// non-blank byte not "<") rather than XML.
+func gvmIsCSV(r io.Reader) (io.Reader, bool, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	for n := 512; ; n *= 2 {
+		b, err := br.Peek(n)
+		t := bytes.TrimLeft(b, " \t\r\n\ufeff")
+		if len(t) > 0 || err != nil || n >= br.Size() {
+			if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
+				return nil, false, fmt.Errorf("read openvas: %w", err)
+			}
+			return br, len(t) > 0 && t[0] != '<', nil
+		}
+	}
+}
+
+// gvmCSVColumns are the columns of GVM's CSV export that are read (the
+// report format "CSV Results"; "QoD" and the EPSS columns come and go
+// between versions, so columns are found by name).
+var gvmCSVColumns = []string{"IP", "Hostname", "Port", "Port Protocol", "CVSS", "Severity", "NVT Name", "Specific Result", "NVT OID", "Timestamp", "Product Detection Result"}
+
+// gvmCSV reads GVM's CSV export: a header row, then a result a row; each
+// row is read as the XML report's result (its "Specific Result" the
+// description, "Product Detection Result"'s CPE its detection). The CSV
+// export has no host details.
+func gvmCSV(r io.Reader, opt Options, host func(string) *gvmHostInfo, svcs map[string]*gvmService, order *[]*gvmService, bad func(LineError)) error {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	cr.ReuseRecord = false
+	head, err := cr.Read()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			bad(LineError{1, errNotGVM})
+			return nil
+		}
+		bad(LineError{1, fmt.Errorf("openvas csv: header: %w", err)})
+		return nil
+	}
+	col := map[string]int{}
+	for i, h := range head {
+		col[strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))] = i
+	}
+	for _, c := range []string{"IP", "Port", "Port Protocol", "Specific Result"} {
+		if _, ok := col[c]; !ok {
+			bad(LineError{1, fmt.Errorf("not GVM's CSV export: no %q column (want %s)", c, strings.Join(gvmCSVColumns, ","))})
+			return nil
+		}
+	}
+	field := func(rec []string, name string) string {
+		if i, ok := col[name]; ok && i < len(rec) {
+			return rec[i]
+		}
+		return ""
+	}
+	for {
+		rec, err := cr.Read()
+		line, _ := cr.FieldPos(0)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				bad(LineError{pe.StartLine, fmt.Errorf("openvas csv: %w", pe.Err)})
+				if pe.Err == csv.ErrQuote || pe.Err == csv.ErrBareQuote {
+					return nil // the rest of the file cannot be told apart
+				}
+				continue
+			}
+			return fmt.Errorf("read openvas: %w", err)
+		}
+		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
+			continue
+		}
+		var res gvmResult
+		res.Host.Addr, res.Host.Hostname = field(rec, "IP"), field(rec, "Hostname")
+		if p := strings.TrimSpace(field(rec, "Port")); p != "" {
+			res.Port = p + "/" + strings.ToLower(strings.TrimSpace(field(rec, "Port Protocol")))
+		} else {
+			res.Port = "general/" + strings.ToLower(strings.TrimSpace(field(rec, "Port Protocol")))
+		}
+		res.Severity, res.Threat = field(rec, "CVSS"), field(rec, "Severity")
+		res.NVT.OID, res.NVT.Name = field(rec, "NVT OID"), field(rec, "NVT Name")
+		res.Description, res.Created = field(rec, "Specific Result"), field(rec, "Timestamp")
+		if pd := field(rec, "Product Detection Result"); pd != "" {
+			det := gvmDetection{}
+			for _, c := range vulnCPEs(pd) {
+				det.Details = append(det.Details, gvmDetail{Name: "product", Value: c})
+			}
+			res.Detection = append(res.Detection, det)
+		}
+		res.add(line, opt, host, svcs, order, bad)
+	}
 }

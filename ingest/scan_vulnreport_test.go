@@ -158,6 +158,9 @@ func TestNessus_RealSamples(t *testing.T) {
 			hp := probe(t, o, "nessus:http")
 			wantEq(t, "status", hp.Response.Status, 200)
 			wantEq(t, "Server", header(hp, "Server"), "Microsoft-IIS/10.0")
+			// the host's cpe-1 tag, named by the port's Server header
+			wantEq(t, "detected", o.Service.Detected.Product+" "+o.Service.Detected.Version+" "+strings.Join(o.Service.Detected.CPE, ","),
+				"Microsoft IIS 10.0 cpe:/a:microsoft:iis:10.0,cpe:/o:microsoft:windows")
 			if hp.Response.Body == nil || !strings.Contains(hp.Response.Body.Data, `<a href="/Default.aspx">`) {
 				t.Errorf("body %+v", hp.Response.Body)
 			}
@@ -228,17 +231,44 @@ func TestOpenVAS_RealSamples(t *testing.T) {
 			wantEq(t, "detected", o.Service.Detected.By+" "+strings.Join(o.Service.Detected.CPE, ","), "openvas cpe:/a:apache:tomcat:6.0.26")
 			wantEq(t, "observed_at", o.ObservedAt, "2014-09-20T03:55:32Z")
 		}},
+		// DefectDojo's CSV exports ("CSV Results"); report_using_openVAS.csv is a GVM 22 scan of
+		// scanme.nmap.org with its log-level detections, Apache's consolidated host-wide
+		{file: "openvas-dd-report-using-openvas.csv", services: 2, skipped: "openvas: host-level result (port general/)", check: func(t *testing.T, s map[string]Observation) {
+			o := get(t, s, "45.33.32.156 80/tcp")
+			wantEq(t, "observed_at", o.ObservedAt, "2024-03-18T12:46:31Z")
+			d := o.Service.Detected
+			wantEq(t, "detected", d.By+"|"+d.Product+"|"+d.Version+"|"+d.Info+"|"+strings.Join(d.CPE, ","),
+				"openvas|Apache HTTP Server|2.4.7|os: Ubuntu|cpe:/a:apache:http_server:2.4.7,cpe:/o:canonical:ubuntu_linux")
+			wantEq(t, "Server", header(probe(t, o, "openvas:http"), "Server"), "Apache/2.4.7 (Ubuntu)")
+			b := probe(t, o, "openvas:1.3.6.1.4.1.25623.1.0.117232").Banner.Received.Data
+			if !strings.HasPrefix(b, "Detected Apache HTTP Server\n\nVersion:       2.4.7\nLocation:      80/tcp") {
+				t.Errorf("detection banner %q", b)
+			}
+			probe(t, get(t, s, "45.33.32.156 443/tcp"), "openvas:1.3.6.1.4.1.25623.1.0.10330")
+		}},
+		{file: "openvas-dd-report-using-cve.csv", skipped: "openvas: host-level result (port general/)"},
+		{file: "openvas-dd-report-combine-v2.csv", skipped: "openvas: host-level result (port general/)"},
+		{file: "openvas-dd-report-detail-v2.csv", services: 1, check: func(t *testing.T, s map[string]Observation) {
+			wantEq(t, "hostname", strings.Join(get(t, s, "10.99.99.99 42/tcp").Hostnames, ","), "server99")
+		}},
+		{file: "openvas-dd-many-vuln.csv", services: 1, check: func(t *testing.T, s map[string]Observation) {
+			wantEq(t, "hostname", strings.Join(get(t, s, "192.168.118.212 9200/tcp").Hostnames, ","), "logsrv")
+		}},
+		{file: "openvas-dd-one-vuln.csv", services: 1, check: func(t *testing.T, s map[string]Observation) {
+			wantEq(t, "observed_at", get(t, s, "10.0.0.8 22/tcp").ObservedAt, "2021-02-25T20:01:27Z")
+		}},
+		{file: "openvas-dd-no-vuln.csv"},
 		{file: "openvas-dradis-v24.xml", services: 1, check: func(t *testing.T, s map[string]Observation) {
 			wantEq(t, "hostname", strings.Join(get(t, s, "188.111.11.85 80/tcp").Hostnames, ","), "www.google.com")
 		}},
 	})
 }
 
-// gvmDetection is a Greenbone report written for this test around a
+// gvmDetectionReport is a Greenbone report written for this test around a
 // detection result in the words of Greenbone's FortiOS detection (the
 // description form the rules read): no public report with an appliance's
 // detection results was found.
-const gvmDetection = `<get_reports_response status="200" status_text="OK"><report id="r"><report id="r">
+const gvmDetectionReport = `<get_reports_response status="200" status_text="OK"><report id="r"><report id="r">
 <results start="1" max="-1">
 <result id="a"><host>192.0.2.10<hostname>fw.example.net</hostname></host><port>443/tcp</port>
 <nvt oid="1.3.6.1.4.1.25623.1.0.105198"><name>Fortinet FortiGate Detection (HTTP)</name><family>Product detection</family></nvt>
@@ -276,7 +306,7 @@ CPE:          cpe:/o:fortinet:fortios:7.2.4</description></result>
 
 func TestOpenVAS_Detection(t *testing.T) {
 	t.Parallel()
-	r := runAdapter(t, OpenVAS, gvmDetection, Options{})
+	r := runAdapter(t, OpenVAS, gvmDetectionReport, Options{})
 	if len(r.obs) != 1 || len(r.bad) != 0 {
 		t.Fatalf("got %d services, %v", len(r.obs), r.bad)
 	}
@@ -334,6 +364,9 @@ func TestOpenVAS_Malformed(t *testing.T) {
 		{"cut", `<report><report><results><result><host>192.0.2.1</host><port>443/tcp`, "openvas: result"},
 		{"bad port", `<report><report><results><result><host>192.0.2.1</host><port>70000/tcp</port></result></results></report></report>`, `result <port>: must be 1..65535, got "70000/tcp"`},
 		{"bad address", `<report><report><results><result><host>example</host><port>443/tcp</port></result></results></report></report>`, `result <host>: not an IP address: "example"`},
+		{"csv without its columns", "Host,Port\n192.0.2.1,443\n", `not GVM's CSV export: no "IP" column`},
+		{"csv bad address", "IP,Hostname,Port,Port Protocol,CVSS,Severity,NVT Name,Specific Result\n192.0.2.300,,443,tcp,0.0,Log,Services,A web server\n", `line 2: openvas: result <host>: not an IP address: "192.0.2.300"`},
+		{"csv bad quote", "IP,Hostname,Port,Port Protocol,CVSS,Severity,NVT Name,Specific Result\n192.0.2.1,,443,tcp,0.0,Log,\"Services,A web \"server\n", "line 2: openvas csv:"},
 		{"syntax", `<report><report><results><result><host>192.0.2.1</host></port></result></results></report></report>`, "line 1: openvas: xml: XML syntax error on line 1: unexpected end element </port>"},
 	}
 	for _, tt := range tests {
