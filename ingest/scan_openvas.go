@@ -158,12 +158,12 @@ type gvmResult struct {
 		Name   string `xml:"name"`
 		Family string `xml:"family"`
 	} `xml:"nvt"`
-	Severity    string `xml:"severity"`
-	Threat      string `xml:"threat"`
-	Description string `xml:"description"`
+	Severity    string         `xml:"severity"`
+	Threat      string         `xml:"threat"`
+	Description string         `xml:"description"`
 	Detection   []gvmDetection `xml:"detection"`
-	Modified string `xml:"modification_time"`
-	Created  string `xml:"creation_time"`
+	Modified    string         `xml:"modification_time"`
+	Created     string         `xml:"creation_time"`
 }
 
 type gvmDetection struct {
