@@ -125,6 +125,8 @@ func Adapters() map[string]Adapter {
 		"sslyze":             SSLyze,
 		"sslscan":            SSLScan,
 		"ssh-audit":          SSHAudit,
+		"nessus":             Nessus,
+		"openvas":            OpenVAS,
 	}
 }
 

@@ -28,7 +28,8 @@ func FuzzAdapters(f *testing.F) {
 		"nmap-loopback.nmap", "whatweb.json", "whatweb-brief.txt", "nmap-fingerprint-strings.nmap",
 		"ip2proxy-px11.ipv4.csv", "ip2proxy-px11.ipv4.cidr.csv", "list-dshield-block.txt", "list-csirtg.csv", "tor-bulk-exit-list.txt", "proxy-monosans.json", "proxy-fate0.jsonl", "proxy-spys.txt",
 		"testssl-3.0.8.json", "testssl-3.0.8-pretty.json", "testssl-3.0.8.csv", "sslyze-5.0.1.json", "sslyze-3.0.7.json",
-		"sslscan-2.0.7-full.xml", "sslscan-1.11.13.xml", "ssh-audit-targets.json", "ssh-audit-2.5.0.json"} {
+		"sslscan-2.0.7-full.xml", "sslscan-1.11.13.xml", "ssh-audit-targets.json", "ssh-audit-2.5.0.json",
+		"nessus-dd-many-vuln.xml", "nessus-goad-mini-corrupted.nessus", "openvas-dradis-v24.xml", "openvas-dd-one-vuln.xml", "openvas-dd-one-vuln.csv", "openvas-dd-report-detail-v2.csv"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			f.Fatal(err)
@@ -38,6 +39,10 @@ func FuzzAdapters(f *testing.F) {
 		}
 		f.Add(b)
 	}
+	f.Add([]byte(gvmDetectionReport))
+	f.Add([]byte(`<NessusClientData_v2><Report><ReportHost name="192.0.2.1"><HostProperties><tag name="HOST_END">Thu Mar 16 10:44:23 2023</tag>` +
+		`<tag name="cpe-0">cpe:/o:fortinet:fortios:7.2.4 -&gt; Fortinet FortiOS</tag></HostProperties><ReportItem port="443" protocol="tcp" svc_name="www" severity="0" pluginID="10863">` +
+		`<plugin_output>Subject Name: \n\nCommon Name: FGT\n\nSerial Number: 01 02\n</plugin_output><cpe>cpe:/o:fortinet:fortios</cpe></ReportItem></ReportHost></Report></NessusClientData_v2>`))
 	f.Add([]byte("ExitNode X\nExitAddress 10.0.0.1 2026-11-01 00:00:00\n"))
 	f.Add([]byte(`{"prefixes":[{"ip_prefix":"10.0.0.0/8","region":"x","service":"EC2"}]}`))
 	f.Add([]byte("# c\n10.0.0.0/33\n::1\n\x00\n"))
