@@ -32,7 +32,15 @@ import (
 //   - http.log: a service with an HTTP probe: method, uri, host,
 //     user_agent; status_code, status_msg, version;
 //   - ssh.log: a service with the server's software string as a banner;
-//   - every other log (dns, files, weird, ...) is counted as skipped.
+//   - software.log (policy/frameworks/software): the servers' software on
+//     host:host_p as the protocol shows it: HTTP::SERVER as the Server
+//     header of an HTTP answer, HTTP::APPSERVER as its X-Powered-By,
+//     SSH::SERVER as the identification line, FTP::SERVER and
+//     SMTP::SERVER as the greeting's text; clients' software is skipped;
+//   - known_certs.log: a TLS probe on host:port_num with the subject,
+//     issuer and serial;
+//   - every other log (dns, files, weird, known_services, ...) is counted
+//     as skipped.
 
 // zeekMaxHeld bounds the certificates and the ssl.log records a Zeek
 // input holds while it waits for the other half.
@@ -291,6 +299,10 @@ func zeekGuessPath(rec zeekRec) string {
 		return "conn"
 	case rec.has("auth_success") || rec.has("auth_attempts") || rec.has("client") && rec.has("server") && rec.has("version"):
 		return "ssh"
+	case rec.has("software_type") && rec.has("unparsed_version"):
+		return "software"
+	case rec.has("port_num") && rec.has("issuer_subject"):
+		return "known_certs"
 	}
 	return ""
 }
@@ -308,8 +320,12 @@ func (st *zeekState) record(n int, path string, rec zeekRec) error {
 		return st.http(n, rec)
 	case "ssh":
 		return st.ssh(n, rec)
+	case "software":
+		return st.software(n, rec)
+	case "known_certs":
+		return st.knownCert(n, rec)
 	case "":
-		st.bad(LineError{n, errors.New("not a Zeek log record: no #path or _path, and not a conn, ssl, x509, http or ssh record")})
+		st.bad(LineError{n, errors.New("not a Zeek log record: no #path or _path, and not a conn, ssl, x509, http, ssh, software or known_certs record")})
 		return nil
 	}
 	st.opt.skip(n, "zeek "+path+" log not read")
@@ -549,5 +565,77 @@ func (st *zeekState) ssh(n int, rec zeekRec) error {
 	}
 	o := Observation{Type: TypeService, IP: ip.String(), Source: st.src, ObservedAt: st.when(rec),
 		Service: &Service{Port: port, Transport: "tcp", Probes: []Probe{{Name: "zeek.ssh", Banner: &Banner{Received: TextBody(server)}}}}}
+	return emitChecked(n, o, st.emit, st.bad)
+}
+
+// software reads a software.log record: a server's software becomes the
+// evidence the protocol carries it in.
+func (st *zeekState) software(n int, rec zeekRec) error {
+	typ, sw := rec.str("software_type"), rec.str("unparsed_version")
+	var p Probe
+	switch typ {
+	case "HTTP::SERVER":
+		p = Probe{Name: "zeek.software", Response: &Response{Headers: []Header{{Name: "Server", Value: sw}}}}
+	case "HTTP::APPSERVER":
+		p = Probe{Name: "zeek.software", Response: &Response{Headers: []Header{{Name: "X-Powered-By", Value: sw}}}}
+	case "SSH::SERVER":
+		line := sw
+		if !strings.HasPrefix(line, "SSH-") {
+			line = "SSH-2.0-" + line
+		}
+		p = Probe{Name: "zeek.software", Banner: &Banner{Received: TextBody(line)}}
+	case "FTP::SERVER", "SMTP::SERVER", "MySQL::SERVER":
+		p = Probe{Name: "zeek.software", Banner: &Banner{Received: TextBody(sw)}}
+	default:
+		st.opt.skip(n, "zeek software record of a client ("+typ+")")
+		return nil
+	}
+	if sw == "" {
+		st.opt.skip(n, "zeek software record with no unparsed_version")
+		return nil
+	}
+	ip, err := netip.ParseAddr(rec.str("host"))
+	if err != nil {
+		st.bad(LineError{n, fmt.Errorf("host: not an IP address: %q", rec.str("host"))})
+		return nil
+	}
+	port, ok, err := rec.num("host_p")
+	if err != nil || !ok || port < 1 || port > 65535 {
+		st.opt.skip(n, "zeek software record of a server with no port")
+		return nil
+	}
+	o := Observation{Type: TypeService, IP: ip.Unmap().String(), Source: st.src, ObservedAt: st.when(rec),
+		Service: &Service{Port: int(port), Transport: "tcp", Probes: []Probe{p}}}
+	return emitChecked(n, o, st.emit, st.bad)
+}
+
+// knownCert reads a known_certs.log record (policy/protocols/ssl/known-certs).
+func (st *zeekState) knownCert(n int, rec zeekRec) error {
+	ip, err := netip.ParseAddr(rec.str("host"))
+	if err != nil {
+		st.bad(LineError{n, fmt.Errorf("host: not an IP address: %q", rec.str("host"))})
+		return nil
+	}
+	port, ok, err := rec.num("port_num")
+	if err != nil || !ok || port < 1 || port > 65535 {
+		st.bad(LineError{n, fmt.Errorf("port_num: must be 1..65535, got %q", rec.str("port_num"))})
+		return nil
+	}
+	t := &TLS{Serial: zeekSerial(rec.str("serial"))}
+	if s := rec.str("subject"); s != "" {
+		t.Subject = ParseDN(s)
+	}
+	if s := rec.str("issuer_subject"); s != "" {
+		t.Issuer = ParseDN(s)
+	}
+	if t.Subject != nil && t.Issuer != nil && t.Subject.DN == t.Issuer.DN {
+		t.SelfSigned = true
+	}
+	if t.empty() {
+		st.opt.skip(n, "zeek known_certs record with no subject, issuer or serial")
+		return nil
+	}
+	o := Observation{Type: TypeService, IP: ip.Unmap().String(), Source: st.src, ObservedAt: st.when(rec),
+		Service: &Service{Port: int(port), Transport: "tcp", Probes: []Probe{{Name: "zeek.known_certs", TLS: t}}}}
 	return emitChecked(n, o, st.emit, st.bad)
 }

@@ -23,7 +23,7 @@ func FuzzAdapters(f *testing.F) {
 		"nmap-complex.xml", "nmap-scripts.xml", "shodan.jsonl", "sonar-http.jsonl",
 		"goflow2-v2.2.6.ndjson", "goflow2-docs.ndjson", "nfdump-1.7.1.csv", "nfdump-1.7.8.csv", "nfdump-1.7.8-fast.csv", "nfdump-1.7.1-line.txt", "nfdump-1.7.1.json",
 		"httpx.jsonl", "naabu.jsonl", "nmap-grep.gnmap", "zeek-docs.ndjson", "zeek-6.2-ssl.log", "zeek-6.2-x509.log", "zeek-conn.log",
-		"zeek-json-streaming.ndjson", "suricata-eve.json", "censys-v2-host.json", "censys-platform-host.json", "fingerprintx.jsonl",
+		"zeek-json-streaming.ndjson", "zeek-6.2-software.log", "zeek-6.2-known_certs.log", "suricata-eve.json", "censys-v2-host.json", "censys-platform-host.json", "fingerprintx.jsonl",
 		"nuclei.jsonl", "nuclei-appliance.jsonl", "tlsx.jsonl", "leakix-ip4scout.jsonl", "leakix-l9event.json", "onyphe-api-v1.json",
 		"nmap-loopback.nmap", "whatweb.json", "whatweb-brief.txt", "nmap-fingerprint-strings.nmap",
 		"ip2proxy-px11.ipv4.csv", "ip2proxy-px11.ipv4.cidr.csv", "list-dshield-block.txt", "list-csirtg.csv", "tor-bulk-exit-list.txt", "proxy-monosans.json", "proxy-fate0.jsonl", "proxy-spys.txt",
