@@ -19,7 +19,7 @@ func FuzzAdapters(f *testing.F) {
 	for _, name := range []string{"aws-ip-ranges.json", "gcp-cloud.json", "exit-addresses", "observations.ndjson", "mullvad.txt", "cloudflare-ips-v6.txt",
 		"azure-service-tags.json", "oracle-public-ip-ranges.json", "fastly-ip-ranges.json", "geofeed-linode.csv",
 		"private-relay-egress.csv", "proxy-list-http.txt", "mullvad-relays.json",
-		"zgrab2.jsonl", "zgrab2-constructed.jsonl", "masscan.json", "masscan.txt", "masscan-constructed.json",
+		"zgrab2.jsonl", "zgrab2-constructed.jsonl", "masscan.json", "masscan.txt", "masscan-constructed.json", "masscan-sec560.xml", "masscan-sec560.gnmap",
 		"nmap-complex.xml", "nmap-scripts.xml", "shodan.jsonl", "sonar-http.jsonl",
 		"goflow2-v2.2.6.ndjson", "goflow2-docs.ndjson", "nfdump-1.7.1.csv", "nfdump-1.7.8.csv", "nfdump-1.7.8-fast.csv", "nfdump-1.7.1-line.txt", "nfdump-1.7.1.json",
 		"httpx.jsonl", "naabu.jsonl", "nmap-grep.gnmap", "zeek-docs.ndjson", "zeek-6.2-ssl.log", "zeek-6.2-x509.log", "zeek-conn.log",

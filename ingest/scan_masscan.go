@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
@@ -111,8 +112,107 @@ func masscanRecords(b []byte) (recs []masscanRecord, ok bool, err error) {
 		return nil, false, nil
 	case line[0] == '{':
 		return masscanJSON(line)
+	case bytes.HasPrefix(line, []byte("Timestamp: ")), bytes.HasPrefix(line, []byte("Host: ")):
+		return masscanGrepable(string(line))
+	case bytes.HasPrefix(line, []byte("<host ")), bytes.HasPrefix(line, []byte("<host>")):
+		return masscanXMLHost(line)
+	case line[0] == '<':
+		return nil, false, nil // the XML output's framing: <?xml, <nmaprun, <scaninfo, <runstats, ...
 	}
 	return masscanList(string(b))
+}
+
+// masscanGrepable reads a line of masscan's -oG output: a port's status,
+// "Timestamp: T<TAB>Host: IP ()<TAB>Ports: PORT/STATE/PROTO//SERVICE//",
+// or a banner, "Host: IP ()<TAB>Port: PORT<TAB>Service: S<TAB>Banner: B"
+// (no time, no protocol: masscan's banners are TCP but for the UDP
+// services it probes, DNS, SNMP, NetBIOS, NTP and memcached).
+func masscanGrepable(line string) ([]masscanRecord, bool, error) {
+	fields := map[string]string{}
+	for _, f := range strings.Split(line, "\t") {
+		if k, v, ok := strings.Cut(f, ": "); ok {
+			fields[k] = v
+		}
+	}
+	ip, _, _ := strings.Cut(fields["Host"], " ")
+	if ip == "" {
+		return nil, true, errors.New("masscan -oG: no Host")
+	}
+	if ports, ok := fields["Ports"]; ok {
+		at := unixTime(fields["Timestamp"])
+		if at.IsZero() {
+			return nil, true, fmt.Errorf("masscan -oG: Timestamp %q: not Unix seconds", fields["Timestamp"])
+		}
+		f := strings.Split(ports, "/")
+		if len(f) < 3 {
+			return nil, true, fmt.Errorf("masscan -oG: Ports %q: want PORT/STATE/PROTO//SERVICE//", ports)
+		}
+		port, err := strconv.Atoi(f[0])
+		if err != nil {
+			return nil, true, fmt.Errorf("masscan -oG: port %q: not a number", f[0])
+		}
+		return []masscanRecord{{ip: ip, transport: strings.ToLower(f[2]), port: port, at: at, status: f[1]}}, true, nil
+	}
+	port, err := strconv.Atoi(fields["Port"])
+	if err != nil {
+		return nil, true, fmt.Errorf("masscan -oG: Port %q: not a number", fields["Port"])
+	}
+	svc := fields["Service"]
+	transport := "tcp"
+	switch strings.ToLower(svc) {
+	case "dns", "snmp", "netbios", "ntp", "memcached":
+		transport = "udp"
+	}
+	b := ""
+	if i := strings.Index(line, "\tBanner: "); i >= 0 {
+		b = line[i+len("\tBanner: "):]
+	}
+	return []masscanRecord{{ip: ip, transport: transport, port: port, service: svc, banner: unescapeHex(b)}}, true, nil
+}
+
+// masscanXMLHost reads one <host> element of masscan's -oX output, which
+// writes each open port, and each banner, as a host element on a line of
+// its own: <host endtime><address addr/><ports><port protocol portid>
+// <state state/><service name banner/></port></ports></host>. The banner
+// is escaped as in -oL (\xNN).
+func masscanXMLHost(line []byte) ([]masscanRecord, bool, error) {
+	var h struct {
+		EndTime string `xml:"endtime,attr"`
+		Address struct {
+			Addr string `xml:"addr,attr"`
+		} `xml:"address"`
+		Ports []struct {
+			Protocol string `xml:"protocol,attr"`
+			PortID   string `xml:"portid,attr"`
+			State    struct {
+				State string `xml:"state,attr"`
+			} `xml:"state"`
+			Service *struct {
+				Name   string `xml:"name,attr"`
+				Banner string `xml:"banner,attr"`
+			} `xml:"service"`
+		} `xml:"ports>port"`
+	}
+	if err := xml.Unmarshal(line, &h); err != nil {
+		return nil, true, fmt.Errorf("masscan -oX host: %w", err)
+	}
+	at := unixTime(h.EndTime)
+	if at.IsZero() {
+		return nil, true, fmt.Errorf("masscan -oX host: endtime %q: not Unix seconds", h.EndTime)
+	}
+	var recs []masscanRecord
+	for _, p := range h.Ports {
+		port, err := strconv.Atoi(p.PortID)
+		if err != nil {
+			return nil, true, fmt.Errorf("masscan -oX host: portid %q: not a number", p.PortID)
+		}
+		rec := masscanRecord{ip: h.Address.Addr, transport: strings.ToLower(p.Protocol), port: port, at: at, status: p.State.State}
+		if p.Service != nil {
+			rec.status, rec.service, rec.banner = "", p.Service.Name, unescapeHex(p.Service.Banner)
+		}
+		recs = append(recs, rec)
+	}
+	return recs, true, nil
 }
 
 func masscanJSON(line []byte) ([]masscanRecord, bool, error) {

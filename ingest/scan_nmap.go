@@ -1,6 +1,8 @@
 package ingest
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/pem"
 	"encoding/xml"
 	"errors"
@@ -48,6 +50,11 @@ import (
 var nmapFaviconMD5 = regexp.MustCompile(`(?i)\bfavicon MD5:\s*([0-9a-f]{32})\b`)
 
 func NmapXML(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
+	br := bufio.NewReaderSize(r, 64*1024)
+	if head, _ := br.Peek(4096); bytes.Contains(head, []byte(`scanner="masscan"`)) {
+		return Masscan(br, opt, emit, bad) // masscan's -oX: one <host> a line, with its banners
+	}
+	r = br
 	src := opt.source("nmap-xml")
 	dec := xml.NewDecoder(r)
 	dec.Strict = false

@@ -1,6 +1,8 @@
 package ingest
 
 import (
+	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +19,11 @@ import (
 // "# Nmap ... scan initiated" time (nmap writes local time without a
 // zone: run it with TZ=UTC), else the file's time.
 func NmapGrep(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
+	br := bufio.NewReaderSize(r, 64*1024)
+	if head, _ := br.Peek(4096); bytes.HasPrefix(head, []byte("# Masscan ")) || bytes.HasPrefix(head, []byte("Timestamp: ")) || bytes.Contains(head, []byte("\nTimestamp: ")) {
+		return Masscan(br, opt, emit, bad) // masscan's -oG: its own lines (docs/ingest-enrich.md)
+	}
+	r = br
 	src := opt.source("nmap-grep")
 	var started time.Time
 	return opt.lines(r, "nmap grepable output", bad, func(n int, b []byte) error {

@@ -44,7 +44,7 @@ var IngestFormatTable = []IngestFormat{
 	{Name: "mullvad-relays", List: true, Help: "Mullvad relay list JSON (api.mullvad.net/www/relays/all/): vpn_exit signals with the host name"},
 	{Name: "observations", Help: "netintel's own NDJSON observations"},
 	{Name: "zgrab2", Help: "zgrab2 JSON lines: each successful module's port a service with its HTTP, TLS and banner probes"},
-	{Name: "masscan", Help: "masscan -oJ or -oL (with --banners): open ports, HTTP/TLS/X509 and raw banners"},
+	{Name: "masscan", Help: "masscan -oJ, -oL, -oX or -oG (with --banners): open ports, HTTP/TLS/X509 and raw banners"},
 	{Name: "nmap-xml", Help: "nmap -oX: open ports with -sV detection, ssl-cert, http-* and banner scripts, service fingerprints"},
 	{Name: "nmap-grep", Help: "nmap -oG: open ports with the -sV service name and version column, the host's OS guess"},
 	{Name: "nmap-normal", Help: "nmap -oN (and what nmap prints on a terminal): open ports with the -sV version column, the scripts' output (ssl-cert, http-title, ...), service fingerprints, Service Info"},
