@@ -127,6 +127,7 @@ func Adapters() map[string]Adapter {
 		"ssh-audit":          SSHAudit,
 		"nessus":             Nessus,
 		"openvas":            OpenVAS,
+		"nexpose":            Nexpose,
 	}
 }
 
