@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 
-	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/netintel/netintel/ingest"
 )
@@ -59,11 +58,27 @@ type Expect struct {
 
 // LoadCaptures reads every .json capture under dir (one folder a family);
 // a capture that does not parse, lacks its provenance or expectation, or
-// whose observation is invalid is an error naming its file.
+// whose observation is invalid, and a member the format does not know,
+// are an error naming its file: the repository's corpus is held to the
+// format exactly.
 func LoadCaptures(dir string) ([]Capture, error) {
-	var caps []Capture
-	var errs []error
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+	caps, problems, err := LoadCapturesLenient(dir)
+	if err != nil {
+		return nil, err
+	}
+	if len(problems) > 0 {
+		return nil, errors.Join(problems...)
+	}
+	return caps, nil
+}
+
+// LoadCapturesLenient reads the captures under dir as LoadCaptures does,
+// but a capture that cannot be read is left out and named in problems,
+// and one with a member the format does not know is read without it (the
+// member named in problems): one bad file does not stop the evaluation of
+// a folder of someone else's captures (`netintel rules eval`).
+func LoadCapturesLenient(dir string) (caps []Capture, problems []error, err error) {
+	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -75,28 +90,46 @@ func LoadCaptures(dir string) ([]Capture, error) {
 			return err
 		}
 		var c Capture
-		if err := jsonv2.Unmarshal(b, &c, ingest.DecodeOptions); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", path, err))
+		dropped, err := ingest.DecodeKeepingKnown(b, &c)
+		if err != nil {
+			problems = append(problems, fmt.Errorf("%s: %w", path, err))
 			return nil
+		}
+		if len(dropped) > 0 {
+			problems = append(problems, fmt.Errorf("%s: %s", path, ingest.UnknownMembersWarning(dropped)))
 		}
 		c.file = path
 		if err := c.check(); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", path, err))
-			return nil
+			// Someone else's capture may lack what only the repository's
+			// corpus must carry: its id is then its file's name, its
+			// family its folder's, and a missing provenance is named.
+			problems = append(problems, fmt.Errorf("%s: %w", path, err))
+			if c.ID == "" {
+				c.ID = strings.TrimSuffix(filepath.Base(path), ".json")
+			}
+			if c.Family == "" && !c.Negative {
+				c.Family = filepath.Base(filepath.Dir(path))
+			}
+			if err := c.checkEvidence(); err != nil {
+				if !strings.Contains(problems[len(problems)-1].Error(), err.Error()) {
+					problems = append(problems, fmt.Errorf("%s: %w (left out)", path, err))
+				}
+				return nil
+			}
 		}
 		caps = append(caps, c)
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("read captures: %w", err)
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		return nil, problems, fmt.Errorf("read captures: %w", err)
 	}
 	if len(caps) == 0 {
-		return nil, fmt.Errorf("read captures: no .json captures under %s", dir)
+		if len(problems) > 0 {
+			return nil, problems, fmt.Errorf("read captures: none of the captures under %s could be read: %w", dir, errors.Join(problems...))
+		}
+		return nil, nil, fmt.Errorf("read captures: no .json captures under %s", dir)
 	}
-	return caps, nil
+	return caps, problems, nil
 }
 
 func (c *Capture) check() error {
@@ -105,6 +138,14 @@ func (c *Capture) check() error {
 		return errors.New("id: required")
 	case c.Provenance.URL == "" || c.Provenance.Retrieved == "":
 		return errors.New("provenance: url and retrieved are required")
+	}
+	return c.checkEvidence()
+}
+
+// checkEvidence holds what an evaluation cannot do without: an
+// expectation that says what the capture is, and a valid observation.
+func (c *Capture) checkEvidence() error {
+	switch {
 	case c.Negative && c.Expect.Vendor != nil && *c.Expect.Vendor != "":
 		return errors.New("expect.vendor: a negative names no vendor")
 	case !c.Negative && (c.Expect.Vendor == nil || *c.Expect.Vendor == ""):
@@ -114,11 +155,11 @@ func (c *Capture) check() error {
 	case c.Copy != "" && !c.Negative:
 		return errors.New("copy: only a negative is a copy of a product")
 	}
-	if c.Observation.Type != ingest.TypeService && c.Observation.Type != ingest.TypeFlow {
-		return fmt.Errorf("observation.type: want service or flow, got %q", c.Observation.Type)
-	}
 	if err := c.Observation.Normalize(); err != nil {
 		return fmt.Errorf("observation: %w", err)
+	}
+	if c.Observation.Type != ingest.TypeService && c.Observation.Type != ingest.TypeFlow {
+		return fmt.Errorf("observation.type: want service or flow, got %q", c.Observation.Type)
 	}
 	return nil
 }

@@ -56,6 +56,9 @@ type Options struct {
 	// a closed port): the record is well formed, so it is not reported
 	// as malformed, and `netintel ingest` prints the counts.
 	Skipped func(line int, reason string)
+	// Warn, if set, is told of what a record had that was not kept while
+	// the record itself was (a member the format does not know).
+	Warn func(line int, msg string)
 	// Progress, if set, is told how many bytes of the file or response
 	// IngestFile has read (as stored: compressed when it is), and of how
 	// many (-1 when unknown), at most once per 64 KiB and at the end.
@@ -460,8 +463,11 @@ var signalKindOf = map[string]string{
 	"residential_proxy": "residential_proxy", "hosting": "hosting", "cdn": "cdn",
 }
 
-// NDJSON reads observations in our own format, one JSON object per line.
-// Unknown fields are errors, so a typo does not silently drop evidence.
+// NDJSON reads observations in our own format, one JSON object per line,
+// in the shapes docs/observation.md lists. A member the format does not
+// know does not lose the record: the record goes in without it and the
+// member is reported, by its path, through opt.Warn (a typo is named, not
+// silently dropped).
 func NDJSON(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	return opt.lines(r, "observations", bad, func(n int, b []byte) error {
 		line := bytes.TrimSpace(b)
@@ -469,20 +475,23 @@ func NDJSON(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 			return nil
 		}
 		var o Observation
-		if err := jsonv2.Unmarshal(line, &o, DecodeOptions); err != nil {
+		dropped, err := DecodeKeepingKnown(line, &o)
+		if err != nil {
 			fixed, ok := repairObservation(line)
 			if !ok {
 				bad(LineError{n, err})
 				return nil
 			}
-			o = Observation{}
-			if err := jsonv2.Unmarshal(fixed, &o, DecodeOptions); err != nil {
+			if dropped, err = DecodeKeepingKnown(fixed, &o); err != nil {
 				bad(LineError{n, err}) // what is wrong beside what was read
 				return nil
 			}
 		}
-		if o.Source == "" && opt.Source != "" {
-			o.Source = opt.Source
+		if len(dropped) > 0 {
+			opt.warn(n, UnknownMembersWarning(dropped))
+		}
+		if o.Source == "" {
+			o.Source = opt.source("observations")
 		}
 		return emitChecked(n, o, emit, bad)
 	})

@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/netip"
 	"os"
@@ -247,7 +248,6 @@ func TestNDJSON_Malformed(t *testing.T) {
 		name, line, wantErr string
 	}{
 		{"not json", `{"v":1,`, "json"},
-		{"unknown field", `{"v":1,"type":"signal","ip":"192.0.2.9","source":"s","observed_at":"2026-11-20T10:00:00Z","signal":{"kind":"tor_exit"},"extra":1}`, "unknown object member"},
 		{"bad ip", strings.Replace(good, "192.0.2.9", "192.0.2", 1), "ip:"},
 		{"bad time", strings.Replace(good, "2026-11-20T10:00:00+01:00", "yesterday", 1), "observed_at"},
 		{"bad kind", strings.Replace(good, "tor_exit", "teleport", 1), "signal.kind"},
@@ -266,6 +266,22 @@ func TestNDJSON_Malformed(t *testing.T) {
 				t.Errorf("observed_at not normalized to UTC: %s", r.obs[0].ObservedAt)
 			}
 		})
+	}
+}
+
+// A member the format does not know loses the record nothing: the record
+// goes in, and the member is named in a warning with its line.
+func TestNDJSON_UnknownMembersWarn(t *testing.T) {
+	t.Parallel()
+	in := `{"v":1,"type":"signal","ip":"192.0.2.9","source":"s","observed_at":"2026-11-20T10:00:00Z","signal":{"kind":"tor_exit","why":"a"},"extra":1}` + "\n" +
+		`{"v":1,"type":"signal","ip":"192.0.2.8","source":"s","observed_at":"2026-11-20T10:00:00Z","signal":{"kind":"tor_exit"}}` + "\n"
+	var warnings []LineError
+	r := runAdapter(t, NDJSON, in, Options{Warn: func(line int, msg string) { warnings = append(warnings, LineError{line, errors.New(msg)}) }})
+	if len(r.obs) != 2 || len(r.bad) != 0 || r.obs[0].Signal.Kind != "tor_exit" {
+		t.Fatalf("obs %d bad %v", len(r.obs), r.bad)
+	}
+	if len(warnings) != 1 || warnings[0].Line != 1 || !strings.Contains(warnings[0].Error(), "/signal/why, /extra") {
+		t.Errorf("warnings %v, want line 1 naming /signal/why and /extra", warnings)
 	}
 }
 

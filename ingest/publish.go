@@ -103,6 +103,9 @@ type Stats struct {
 	// Skipped counts the well-formed records not stored, by reason
 	// (Options.Skipped): a zgrab2 module that failed, a closed port.
 	Skipped map[string]int
+	// Warnings are the records stored without something they had
+	// (Options.Warn: an unknown member), the first maxReportedErrors.
+	Warnings []LineError
 	// LastSeq maps each subject published on to the highest stream
 	// sequence of its observations (bus.Publisher.Last): enrichment has
 	// applied the whole feed once every enrich consumer has acknowledged
@@ -123,6 +126,9 @@ func (s Stats) String() string {
 		}
 		slices.Sort(reasons)
 		out += fmt.Sprintf("; skipped %d records (%s)", n, strings.Join(reasons, "; "))
+	}
+	if len(s.Warnings) > 0 {
+		out += fmt.Sprintf("; %d stored with a warning", len(s.Warnings))
 	}
 	return out
 }
@@ -222,6 +228,16 @@ func (in *Ingester) Ingest(ctx context.Context, format string, r io.Reader, opt 
 		st.Skipped[reason]++
 		if userSkipped != nil {
 			userSkipped(line, reason)
+		}
+	}
+	userWarn := opt.Warn
+	opt.Warn = func(line int, msg string) {
+		if len(st.Warnings) < maxReportedErrors {
+			st.Warnings = append(st.Warnings, LineError{line, errors.New(msg)})
+			in.log.Warn("record stored with a warning", "format", format, "line", line, "warning", msg)
+		}
+		if userWarn != nil {
+			userWarn(line, msg)
 		}
 	}
 	dr, err := decompress.Reader(r)

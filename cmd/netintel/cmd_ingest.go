@@ -121,6 +121,9 @@ func cmdIngest(ctx context.Context, env *Env, args []string) error {
 	for _, le := range st.Malformed {
 		fmt.Fprintf(env.Stderr, "%s: %v (skipped)\n", fs.Arg(0), le)
 	}
+	for _, le := range st.Warnings {
+		fmt.Fprintf(env.Stderr, "%s: %v\n", fs.Arg(0), le)
+	}
 	if err != nil {
 		return err
 	}

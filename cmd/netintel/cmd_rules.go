@@ -75,9 +75,12 @@ func cmdRules(_ context.Context, env *Env, args []string) error {
 		if fs.NArg() != 1 {
 			return errors.New("rules eval: want one folder of captures")
 		}
-		caps, err := enrich.LoadCaptures(fs.Arg(0))
+		caps, problems, err := enrich.LoadCapturesLenient(fs.Arg(0))
 		if err != nil {
 			return err
+		}
+		for _, p := range problems {
+			fmt.Fprintf(env.Stderr, "rules eval: %v\n", p)
 		}
 		rep := enrich.Evaluate(rules, caps)
 		wrong, misses := rep.Mistakes()
@@ -173,7 +176,8 @@ func rulesMatch(env *Env, rules *enrich.Rules, format, path string, asJSON bool)
 		bad++
 		fmt.Fprintf(env.Stderr, "%s: %v\n", path, e)
 	}
-	if err := ingest.Adapters()[format](r, ingest.Options{}, emit, report); err != nil {
+	warn := func(line int, msg string) { fmt.Fprintf(env.Stderr, "%s: line %d: %s\n", path, line, msg) }
+	if err := ingest.Adapters()[format](r, ingest.Options{Warn: warn}, emit, report); err != nil {
 		return fmt.Errorf("rules match: %s: %w", path, err)
 	}
 	fmt.Fprintf(env.Stderr, "%d services, %d named, %d malformed records skipped\n", services, named, bad)
