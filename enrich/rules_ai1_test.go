@@ -1,0 +1,40 @@
+package enrich
+
+import (
+	"testing"
+
+	"github.com/netintel/netintel/ingest"
+)
+
+// TestRules_AI1SophosPageTells checks the tells the group AI1 round added
+// (85-ai1-mix.yaml): Sophos Firewall's <noscript> warning and its console's
+// CSRF token variable name the firewall on a page with nothing else, and
+// the look-alikes they must not name: a page that only talks about
+// JavaScript support, another product's CSRF variable, and the warning on
+// a page that was not served (a 404).
+func TestRules_AI1SophosPageTells(t *testing.T) {
+	rules, err := DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := func(path string, status int, body string) *ingest.Service {
+		return &ingest.Service{Port: 4444, Transport: "tcp", Probes: []ingest.Probe{httpProbe("GET", path, status, body)}}
+	}
+	tests := []struct {
+		name string
+		svc  *ingest.Service
+		want wantMatch
+	}{
+		{"web console noscript warning", page("/", 200, "<noscript>\n\t<div class=\"center\">\n\t\t<h2>Your browser does not support JavaScript or it is disabled!<br>Without JavaScript support web console will not work.</h2>\n\t</div>\n</noscript>"), wantMatch{Vendor: "Sophos"}},
+		{"user portal noscript warning", page("/userportal/webpages/myaccount/login.jsp", 200, "<noscript><h2>Without JavaScript support user portal will not work.</h2></noscript>"), wantMatch{Vendor: "Sophos"}},
+		{"console csrf variable", page("/webconsole/webpages/index.jsp", 200, "<script>\n\tCyberoam.c$rFt0k3n = '3ms4cmcc89ol1l1atfcsqft6r9';\n\tCyberoam.setCSRFToken(Cyberoam.c$rFt0k3n);\n</script>"), wantMatch{Vendor: "Sophos"}},
+		{"another app's javascript warning", page("/", 200, "<noscript>Without JavaScript support this application will not work.</noscript>"), wantMatch{}},
+		{"another csrf variable", page("/", 200, "<script>App.csrfToken = 'abc';</script>"), wantMatch{}},
+		{"the warning on a 404", page("/missing", 404, "<noscript>Without JavaScript support web console will not work.</noscript>"), wantMatch{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checkMatch(t, rules, tt.svc, tt.want)
+		})
+	}
+}
