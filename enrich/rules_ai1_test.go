@@ -38,3 +38,30 @@ func TestRules_AI1SophosPageTells(t *testing.T) {
 		})
 	}
 }
+
+// TestRules_AI1PipeSeparatedGreeting checks the RouterOS telnet greeting as
+// Shadowserver's scan reports write it, line breaks as '|' (85-ai1-mix.yaml),
+// with its release, and what it must not name: the greeting's words without
+// the login prompt, and another device's pipe-separated greeting.
+func TestRules_AI1PipeSeparatedGreeting(t *testing.T) {
+	rules, err := DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		text string
+		want wantMatch
+	}{
+		{"stable channel", "|MikroTik v6.45.3 (stable)|Login:", wantMatch{Vendor: "MikroTik", Version: "6.45.3"}},
+		{"no channel", "|MikroTik v6.5|Login:", wantMatch{Vendor: "MikroTik", Version: "6.5"}},
+		{"release candidate with an identity", "|MikroTik v6.43rc56 (testing)|gw1 Login:", wantMatch{Vendor: "MikroTik", Version: "6.43rc56"}},
+		{"greeting without the prompt", "|MikroTik v6.45.3 (stable)|", wantMatch{}},
+		{"another device's greeting", "|ZyXEL P-660HW-D1|Login:", wantMatch{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checkMatch(t, rules, bannerService(5678, "tcp", tt.text), tt.want)
+		})
+	}
+}
