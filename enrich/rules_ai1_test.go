@@ -65,3 +65,39 @@ func TestRules_AI1PipeSeparatedGreeting(t *testing.T) {
 		})
 	}
 }
+
+// TestRules_AI1DefaultCertificates checks the default certificates as
+// Shadowserver's scans record them (85-ai1-mix.yaml): a FortiGate's
+// self-signed certificate whose issuer names Fortinet and the unit's
+// serial, SonicOS's management certificate with the phrase in the OU or
+// the issuer, a ZyWALL's zywall_<model>_<MAC> common name; and the
+// look-alikes: a FortiManager's serial, another vendor's OU, a common
+// name with the model but no MAC.
+func TestRules_AI1DefaultCertificates(t *testing.T) {
+	rules, err := DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert := func(subject, issuer ingest.DN) *ingest.Service {
+		return &ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{{TLS: &ingest.TLS{Subject: &subject, Issuer: &issuer}}}}
+	}
+	const mgmt = "HTTPS Management Certificate for SonicWALL (self-signed)"
+	tests := []struct {
+		name string
+		svc  *ingest.Service
+		want wantMatch
+	}{
+		{"fortigate issuer serial", cert(ingest.DN{CN: "FGT60C3G12019794", O: []string{"some_org_name"}}, ingest.DN{CN: "FGT60C3G12019794", O: []string{"Fortinet Ltd."}}), wantMatch{Vendor: "Fortinet"}},
+		{"fortimanager issuer serial", cert(ingest.DN{CN: "FMG-VM0000000001"}, ingest.DN{CN: "FMG-VM0000000001", O: []string{"Fortinet Ltd."}}), wantMatch{}},
+		{"sonicwall ou", cert(ingest.DN{O: []string{"Example Corp."}, OU: []string{mgmt}}, ingest.DN{O: []string{mgmt}, OU: []string{mgmt}}), wantMatch{Vendor: "SonicWall"}},
+		{"sonicwall issuer only", cert(ingest.DN{CN: "192.0.2.4"}, ingest.DN{O: []string{mgmt}}), wantMatch{Vendor: "SonicWall"}},
+		{"another vendor's management ou", cert(ingest.DN{O: []string{"Example Corp."}, OU: []string{"HTTPS Management Certificate"}}, ingest.DN{O: []string{"Example Corp."}}), wantMatch{}},
+		{"zywall model and mac", cert(ingest.DN{CN: "zywall_110_A0E4CB7CE5AF"}, ingest.DN{CN: "zywall_110_A0E4CB7CE5AF"}), wantMatch{Vendor: "Zyxel"}},
+		{"zywall without a mac", cert(ingest.DN{CN: "zywall_110"}, ingest.DN{CN: "zywall_110"}), wantMatch{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checkMatch(t, rules, tt.svc, tt.want)
+		})
+	}
+}
