@@ -101,3 +101,30 @@ func TestRules_AI1DefaultCertificates(t *testing.T) {
 		})
 	}
 }
+
+// TestRules_AI1BarracudaFactoryCertificate checks Barracuda's factory
+// certificate (85-ai1-mix.yaml) and that a certificate of Barracuda's own
+// web site, or another vendor's Engineering unit, is not named.
+func TestRules_AI1BarracudaFactoryCertificate(t *testing.T) {
+	rules, err := DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert := func(d ingest.DN) *ingest.Service {
+		return &ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{{TLS: &ingest.TLS{Subject: &d, Issuer: &d}}}}
+	}
+	tests := []struct {
+		name string
+		svc  *ingest.Service
+		want wantMatch
+	}{
+		{"factory certificate", cert(ingest.DN{CN: "Barracuda", O: []string{"Barracuda Networks"}, OU: []string{"Engineering"}, C: "US", ST: "California", L: "Campbell"}), wantMatch{Vendor: "Barracuda"}},
+		{"the vendor's web site", cert(ingest.DN{CN: "www.barracuda.com", O: []string{"Barracuda Networks, Inc."}}), wantMatch{}},
+		{"another vendor's engineering unit", cert(ingest.DN{CN: "Barracuda", O: []string{"Example Networks"}, OU: []string{"Engineering"}}), wantMatch{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checkMatch(t, rules, tt.svc, tt.want)
+		})
+	}
+}
