@@ -128,3 +128,35 @@ func TestRules_AI1BarracudaFactoryCertificate(t *testing.T) {
 		})
 	}
 }
+
+// TestRules_AI1ApplianceCAIssuers checks the Sophos and Cyberoam appliances'
+// certificate authorities as issuers (85-ai1-mix.yaml, from Chromium's list
+// of TLS-intercepting products), and that a certificate issued by Sophos's
+// public CA or naming Cyberoam elsewhere is not named.
+func TestRules_AI1ApplianceCAIssuers(t *testing.T) {
+	rules, err := DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	issued := func(iss ingest.DN) *ingest.Service {
+		sub := ingest.DN{CN: "vpn.example.com"}
+		return &ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{{TLS: &ingest.TLS{Subject: &sub, Issuer: &iss}}}}
+	}
+	tests := []struct {
+		name string
+		svc  *ingest.Service
+		want wantMatch
+	}{
+		{"sfos default ca", issued(ingest.DN{CN: "Sophos_CA_C01001W4GJTTVB1"}), wantMatch{Vendor: "Sophos"}},
+		{"sophos ssl ca", issued(ingest.DN{CN: "Sophos SSL CA_C01001-W4GJ", O: []string{"Sophos"}}), wantMatch{Vendor: "Sophos"}},
+		{"utm proxy ca", issued(ingest.DN{CN: "sophosutm Proxy CA", O: []string{"sophosutm"}}), wantMatch{Vendor: "Sophos"}},
+		{"cyberoam ca", issued(ingest.DN{CN: "Default", O: []string{"Cyberoam Certificate Authority"}}), wantMatch{Vendor: "Sophos"}},
+		{"a public ca", issued(ingest.DN{CN: "DigiCert Global G2 TLS RSA SHA256 2020 CA1", O: []string{"DigiCert Inc"}}), wantMatch{}},
+		{"sophos ssl ca without the organisation", issued(ingest.DN{CN: "Sophos SSL CA_X1", O: []string{"Example"}}), wantMatch{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checkMatch(t, rules, tt.svc, tt.want)
+		})
+	}
+}
