@@ -49,6 +49,11 @@ import (
 // not name.
 var nmapFaviconMD5 = regexp.MustCompile(`(?i)\bfavicon MD5:\s*([0-9a-f]{32})\b`)
 
+// nmapSSHIdentification is an SSH script's report of the identification
+// string the server sent ("Server Identification String: SSH-2.0-ROSSSH",
+// the ssh-hassh script of hassh-utils), the string captured.
+var nmapSSHIdentification = regexp.MustCompile(`(?m)^\s*Server Identification String:\s*(SSH-\d+\.\d+-[^\r\n]*?)\s*$`)
+
 func NmapXML(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	br := bufio.NewReaderSize(r, 64*1024)
 	if head, _ := br.Peek(4096); bytes.Contains(head, []byte(`scanner="masscan"`)) {
@@ -308,6 +313,13 @@ func (p *nmapPort) service(port int) *Service {
 				probes = append(probes, Probe{Name: "nmap:banner", Banner: &Banner{Received: BytesBody(unescapeHex(o))}})
 			}
 		default:
+			// the identification string an SSH script printed (nmap without
+			// -sV names the port only "ssh"): kept as the banner the server
+			// sent, which the SSH rules read
+			if m := nmapSSHIdentification.FindStringSubmatch(sc.Output); m != nil {
+				probes = append(probes, Probe{Name: "nmap:" + sc.ID, Banner: &Banner{Received: TextBody(m[1] + "\r\n")}})
+				continue
+			}
 			// what the service said, as the script printed it: the IKE
 			// responder's vendor IDs and attributes, the agent's sysDescr,
 			// the AnyConnect server's version and tunnel groups, BIG-IP's

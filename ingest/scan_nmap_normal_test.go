@@ -323,3 +323,49 @@ func TestNmapNormal_FingerprintStrings(t *testing.T) {
 		t.Errorf("ASM banner %q", b)
 	}
 }
+
+// An SSH script's report of the server's identification string (the
+// ssh-hassh script of hassh-utils, whose README shows it against a
+// MikroTik; nmap run without -sV names the port only "ssh") is kept as the
+// banner the server sent, in the normal and the XML output; a line that
+// only mentions the phrase, or names no SSH version, is not.
+func TestNmapNormal_SSHIdentificationScript(t *testing.T) {
+	t.Parallel()
+	in := `Nmap scan report for 192.0.2.177
+PORT   STATE SERVICE
+22/tcp open  ssh
+| ssh-hassh:
+|   Server Identification String: SSH-2.0-ROSSSH
+|   hasshServer: 592ac2fb1645c3dc26ede0a59cd46957
+|_  hasshServer Guess: SSH-2.0-ROSSSH (100%)
+
+Nmap scan report for 192.0.2.178
+PORT   STATE SERVICE
+22/tcp open  ssh
+| ssh-hassh:
+|   Server Identification String: unknown
+|_  hasshServer: 592ac2fb1645c3dc26ede0a59cd46957
+`
+	r := runScan(t, "nmap-normal", in)
+	if len(r.obs) != 2 || len(r.bad) != 0 {
+		t.Fatalf("obs %d bad %v", len(r.obs), r.bad)
+	}
+	p := r.obs[0].Service.Probes
+	if len(p) != 1 || p[0].Name != "nmap:ssh-hassh" || p[0].Banner.Received.Data != "SSH-2.0-ROSSSH\r\n" {
+		t.Errorf("22/tcp: %s", mustJSON(t, r.obs[0]))
+	}
+	if p := r.obs[1].Service.Probes; len(p) != 0 {
+		t.Errorf("22/tcp without an identification: %s", mustJSON(t, r.obs[1]))
+	}
+	xml := `<?xml version="1.0"?><nmaprun><host><status state="up"/><address addr="192.0.2.177" addrtype="ipv4"/><ports>
+<port protocol="tcp" portid="22"><state state="open"/><service name="ssh" method="table" conf="3"/>
+<script id="ssh-hassh" output="&#xa;  Server Identification String: SSH-2.0-ROSSSH&#xa;  hasshServer: 592ac2fb1645c3dc26ede0a59cd46957"/></port>
+</ports></host></nmaprun>`
+	rx := runScan(t, "nmap-xml", xml)
+	if len(rx.obs) != 1 {
+		t.Fatalf("xml obs %d bad %v", len(rx.obs), rx.bad)
+	}
+	if p := rx.obs[0].Service.Probes; len(p) != 1 || p[0].Banner == nil || p[0].Banner.Received.Data != "SSH-2.0-ROSSSH\r\n" {
+		t.Errorf("xml 22/tcp: %s", mustJSON(t, rx.obs[0]))
+	}
+}
