@@ -218,3 +218,176 @@ func TestNetlas_Shapes(t *testing.T) {
 		})
 	}
 }
+
+func TestFOFA_RealSamples(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		file    string
+		obs     int
+		bad     []int
+		skipped string
+		check   func(t *testing.T, r scanResult)
+	}{
+		{"fofa-api-gofofa.jsonl", 7, []int{3}, "", func(t *testing.T, r scanResult) {
+			// Answer 1 (fields host,ip,port,protocol, read by content).
+			for i, want := range []string{"1.1.1.1 socks5", "2.2.2.2 redis", "3.3.3.3 https"} {
+				o := r.obs[i]
+				if got := o.IP + " " + o.Service.Detected.Service; got != want || o.Service.Port != 1080 || o.Service.Detected.By != "fofa" {
+					t.Errorf("answer 1 row %d = %s", i, mustJSON(t, o))
+				}
+			}
+			// Answer 2 (its "fields" link,ip,port,domain,title,fid): the
+			// link's host and the domain as host names, the title.
+			o := r.obs[6]
+			if o.IP != "117.50.23.106" || o.Service.Port != 443 || strings.Join(o.Hostnames, ",") != "huashunxinan.net,fwtn2k7oigaiyla.huashunxinan.net" ||
+				o.Service.Probes[0].Response.Title != "华顺信安-网络空间测绘的先行者" || o.Service.Probes[0].Request.Path != "/" {
+				t.Errorf("answer 2 row 4 = %s", mustJSON(t, o))
+			}
+			if r.obs[3].Service.Probes[0].Response.Title != "301 Moved Permanently" {
+				t.Errorf("answer 2 row 1 = %s", mustJSON(t, r.obs[3]))
+			}
+			// Answer 3: the API's error.
+			if !strings.Contains(r.bad[0].Error(), "fofa answer: error: [-700] Account Invalid") {
+				t.Errorf("bad = %v", r.bad)
+			}
+		}},
+		{"fofa-gofofa-guide.jsonl", 8, nil, "", func(t *testing.T, r scanResult) {
+			if o := r.obs[0]; o.IP != "39.101.36.243" || o.Service.Port != 6379 || len(o.Service.Probes) != 0 || o.Service.Detected != nil {
+				t.Errorf("line 1 = %s", mustJSON(t, o))
+			}
+			// fofa random -f host,ip,port,lastupdatetime,title,header,body:
+			// the header as the HTTP answer, lastupdatetime as the time.
+			o := r.obs[4]
+			p := o.Service.Probes
+			if o.IP != "95.22.200.127" || o.Service.Port != 7547 || o.ObservedAt != "2024-08-14T13:00:00Z" || len(p) != 1 || p[0].Response.Status != 401 ||
+				p[0].Response.Reason != "Unauthorized" || !strings.HasPrefix(headerValues(p[0].Response.Headers, "Www-Authenticate")[0], `Digest realm="IgdAuthentication"`) ||
+				headerValues(p[0].Response.Headers, "Content-Length")[0] != "0" || p[0].Response.Body != nil {
+				t.Errorf("line 5 = %s", mustJSON(t, o))
+			}
+			if o := r.obs[7]; o.IP != "198.144.179.122" || o.Service.Port != 80 {
+				t.Errorf("line 8 = %s", mustJSON(t, o))
+			}
+		}},
+		{"fofa-gofofa-guide.csv", 4, nil, "", func(t *testing.T, r scanResult) {
+			if o := r.obs[0]; o.IP != "168.119.197.62" || o.Service.Port != 6379 || o.ObservedAt != "2024-08-23T12:00:00Z" || o.Service.Detected.Service != "redis" || len(o.Hostnames) != 0 {
+				t.Errorf("row 1 = %s", mustJSON(t, o))
+			}
+			if o := r.obs[2]; o.IP != "112.126.87.29" || o.Service.Detected != nil {
+				t.Errorf("row 3 (protocol unknown) = %s", mustJSON(t, o))
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			t.Parallel()
+			r := runScan(t, "fofa", readFile(t, tt.file))
+			if len(r.obs) != tt.obs || !slices.Equal(badLines(r.bad), tt.bad) || strings.Join(r.skipped, ",") != tt.skipped {
+				t.Fatalf("obs %d bad %v skipped %v", len(r.obs), r.bad, r.skipped)
+			}
+			tt.check(t, r)
+		})
+	}
+}
+
+func TestFOFA_Shapes(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, in string
+		obs      int
+		bad      []int
+		skipped  string
+		check    func(t *testing.T, r scanResult)
+	}{
+		{"API answer with its fields: header, body, certs_*, banner, cert, product, AS claim, favicon; a host-only row skipped",
+			`{"error":false,"size":3,"page":1,"mode":"extended","query":"app=\"FORTINET-FortiGate\"","fields":"link,ip,port,protocol,base_protocol,title,header,body,banner,cert,certs_subject_cn,certs_subject_org,certs_issuer_cn,certs_domains,jarm,product,version,server,os,as_number,as_organization,icon_hash,lastupdatetime","results":[` +
+				`["https://198.51.100.9:10443/remote/login","198.51.100.9","10443","https","tcp","Please Login","HTTP/1.1 200 OK\r\nServer: xxxxxxxx-xxxxx\r\nSet-Cookie: SVPNCOOKIE=; path=/\r\n","<html>/remote/login</html>","","Version:  v3\nSubject: C=US, O=Fortinet, OU=FortiGate, CN=FGT60E\n","FGT60E","Fortinet","FGT60E","a.example,b.example","07d14d16d21d21d07c42d41d00041d24a458a375eef0c576d23a7bab9a9fb1","FORTINET-FortiGate","7.0.12","xxxxxxxx-xxxxx","FortiOS","64500","Example Net","945408572","2024-03-01 10:00:00"],` +
+				`["","198.51.100.10","22","ssh","tcp","","","","SSH-2.0-OpenSSH_8.4p1\r\n","","","","","","","OpenSSH","8.4p1","","","","","",""],` +
+				`["https://www.example.com","","443","https","tcp","","","","","","","","","","","","","","","","","",""]]}`,
+			2, nil, `fofa record without an IP address (host "https://www.example.com")`, func(t *testing.T, r scanResult) {
+				o := r.obs[0]
+				p := o.Service.Probes
+				if o.Service.Port != 10443 || o.ObservedAt != "2024-03-01T10:00:00Z" || len(p) != 3 || p[0].Request.Path != "/remote/login" || p[0].Response.Status != 200 ||
+					p[0].Response.Title != "Please Login" || p[0].Response.Body.Text() != "<html>/remote/login</html>" || headerValues(p[0].Response.Headers, "Server")[0] != "xxxxxxxx-xxxxx" {
+					t.Fatalf("https = %s", mustJSON(t, o))
+				}
+				if x := p[0].TLS; x.Subject.CN != "FGT60E" || x.Subject.O[0] != "Fortinet" || x.Issuer.CN != "FGT60E" || strings.Join(x.SANs, ",") != "a.example,b.example" ||
+					x.JARM != "07d14d16d21d21d07c42d41d00041d24a458a375eef0c576d23a7bab9a9fb1" {
+					t.Errorf("tls = %s", mustJSON(t, x))
+				}
+				if p[1].Name != "fofa:cert" || !strings.Contains(p[1].Banner.Received.Text(), "OU=FortiGate") || *p[2].Response.Body.MMH3 != 945408572 {
+					t.Errorf("cert, favicon = %s", mustJSON(t, p[1:]))
+				}
+				if d := o.Service.Detected; d.Service != "https" || d.Product != "FORTINET-FortiGate" || d.Version != "7.0.12" || d.Info != "server: xxxxxxxx-xxxxx; os: FortiOS" {
+					t.Errorf("detected = %+v", d)
+				}
+				if c := o.Claims; len(c) != 1 || c[0].OrgName != "Example Net" || c[0].ASN != 64500 || c[0].SignalSource != "fofa" {
+					t.Errorf("claims = %+v", c)
+				}
+				if p := r.obs[1].Service.Probes; len(p) != 1 || p[0].Name != "fofa:ssh" || p[0].Banner.Received.Text() != "SSH-2.0-OpenSSH_8.4p1\r\n" {
+					t.Errorf("ssh = %s", mustJSON(t, r.obs[1]))
+				}
+			}},
+		{"CSV without a header (GoFOFA's default ip,port output)", "69.80.101.32,80\n69.80.101.68,80\n", 2, nil, "", func(t *testing.T, r scanResult) {
+			if o := r.obs[1]; o.IP != "69.80.101.68" || o.Service.Port != 80 {
+				t.Errorf("row 2 = %s", mustJSON(t, o))
+			}
+		}},
+		{"one-field answer (fields=host, its rows strings)",
+			`{"error":false,"size":3,"page":1,"mode":"extended","query":"port=\"50000\"","results":["118.190.75.134:50000",":0","34.83.32.116"]}`,
+			1, []int{1}, `fofa record without an IP address (host ":0")`, func(t *testing.T, r scanResult) {
+				if o := r.obs[0]; o.IP != "118.190.75.134" || o.Service.Port != 50000 || !strings.Contains(r.bad[0].Error(), "port: missing") {
+					t.Errorf("obs %s bad %v", mustJSON(t, o), r.bad)
+				}
+			}},
+		{"CSV with a header: quoted header fields keep their lines; wrong widths and bad values named",
+			"ip,port,protocol,header,status_code,title,domain,base_protocol\r\n" +
+				"192.0.2.40,8443,https,\"HTTP/1.1 302 Found\r\nLocation: /remote/login\r\n\",,,vpn.example.com,tcp\r\n" +
+				"192.0.2.41,53,dns,,,,,udp\r\n" +
+				"192.0.2.42,80\r\n" +
+				"192.0.2.43,80,http,,abc,,,tcp\r\n" +
+				"192.0.2.44,0,http,,,,,tcp\r\n" +
+				"192.0.2.450,80,http,,,,,tcp\r\n",
+			2, []int{6, 7, 8, 9}, "", func(t *testing.T, r scanResult) {
+				o := r.obs[0]
+				if p := o.Service.Probes[0]; p.Response.Status != 302 || headerValues(p.Response.Headers, "Location")[0] != "/remote/login" || strings.Join(o.Hostnames, ",") != "vpn.example.com" {
+					t.Errorf("row 1 = %s", mustJSON(t, o))
+				}
+				if r.obs[1].Service.Transport != "udp" {
+					t.Errorf("row 2 = %s", mustJSON(t, r.obs[1]))
+				}
+				for i, want := range []string{"csv: 2 values for 8 columns", `status_code: not an HTTP status: "abc"`, `port: must be 1..65535, got "0"`, `ip: not an IP address: "192.0.2.450"`} {
+					if !strings.Contains(r.bad[i].Error(), want) {
+						t.Errorf("bad[%d] = %v, want %q", i, r.bad[i], want)
+					}
+				}
+			}},
+		{"answers the adapter cannot name the columns of, or holding bad values, reported by field",
+			`{"error":false,"results":[["117.50.23.106","h8huumr2zdmwgy5.huashunxinan.net","301"]]}` + "\n" +
+				`{"error":false,"fields":"ip,port,icon_hash","results":[["192.0.2.50","80","x"]]}` + "\n" +
+				`{"error":false,"fields":"ip,port","results":[["192.0.2.51","80","extra"]]}` + "\n" +
+				`{"error":false,"fields":"ip,,port","results":[]}` + "\n" +
+				`{"error":false,"results":"test"}` + "\n" +
+				`{"error":false,"fields":["ip","port","jarm"],"results":[["192.0.2.52","443","zz"],["192.0.2.53","443",""]]}`,
+			1, []int{1, 2, 3, 4, 5, 6}, "", func(t *testing.T, r scanResult) {
+				for i, want := range []string{`rows of 3 values and no "fields": add the request's fields`, `icon_hash: not an mmh3 hash: "x"`, "results[0]: 3 values for 2 fields (ip,port)",
+					`"fields": field 2 has no name`, "results: not a list", `jarm: not 62 hex digits: "zz"`} {
+					if !strings.Contains(r.bad[i].Error(), want) {
+						t.Errorf("bad[%d] = %v, want %q", i, r.bad[i], want)
+					}
+				}
+				if r.obs[0].IP != "192.0.2.53" {
+					t.Errorf("obs = %s", mustJSON(t, r.obs))
+				}
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := runScan(t, "fofa", tt.in)
+			if len(r.obs) != tt.obs || !slices.Equal(badLines(r.bad), tt.bad) || strings.Join(r.skipped, ",") != tt.skipped {
+				t.Fatalf("obs %s bad %v skipped %v", mustJSON(t, r.obs), r.bad, r.skipped)
+			}
+			tt.check(t, r)
+		})
+	}
+}
