@@ -425,7 +425,9 @@ func fofaProbes(rec map[string]string, path string) ([]Probe, error) {
 }
 
 // fofaTLS reads the certs_* fields (subject and issuer common name and
-// organization, the domains), jarm, tls_ja3s and tls_version.
+// organization, the domains), the names cert's text gives where they do
+// not (openssl's Subject: and Issuer: lines, a PEM block whole), jarm,
+// tls_ja3s and tls_version.
 func fofaTLS(rec map[string]string) (*TLS, error) {
 	t := &TLS{Version: rec["tls_version"], JA3S: strings.ToLower(rec["tls_ja3s"])}
 	if j := strings.ToLower(strings.TrimSpace(rec["jarm"])); j != "" {
@@ -448,6 +450,17 @@ func fofaTLS(rec map[string]string) (*TLS, error) {
 	}
 	t.Subject = name(rec["certs_subject_cn"], rec["certs_subject_org"])
 	t.Issuer = name(rec["certs_issuer_cn"], rec["certs_issuer_org"])
+	if c := certTextTLS(rec["cert"]); c != nil {
+		if t.Subject == nil {
+			t.Subject = c.Subject
+		}
+		if t.Issuer == nil {
+			t.Issuer = c.Issuer
+		}
+		if c.PEM != "" && t.Subject == c.Subject {
+			t.PEM, t.Serial, t.SHA256, t.NotBefore, t.NotAfter, t.SANs, t.SelfSigned = c.PEM, c.Serial, c.SHA256, c.NotBefore, c.NotAfter, c.SANs, c.SelfSigned
+		}
+	}
 	for _, d := range strings.Split(rec["certs_domains"], ",") {
 		if d = strings.TrimSpace(d); d != "" {
 			t.SANs = append(t.SANs, d)

@@ -76,9 +76,9 @@ func TestZoomEye_Shapes(t *testing.T) {
 		{"v1 HTTPS: the banner as the response, the certificate text read", zoomeyeFortiGate, 1, nil, "", func(t *testing.T, r scanResult) {
 			o := r.obs[0]
 			p := o.Service.Probes
-			if len(p) != 3 || p[0].Response.Status != 200 || headerValues(p[0].Response.Headers, "Server")[0] != "xxxxxxxx-xxxxx" || p[0].Response.Title != "Please Login" ||
-				!strings.Contains(p[0].Response.Body.Text(), "/remote/login") || p[1].Name != "zoomeye:ssl" || p[2].Name != "text:certificate" ||
-				p[2].TLS.Subject.CN != "FGT60E0000000000" || p[2].TLS.Subject.OU[0] != "FortiGate" || p[2].TLS.Issuer.OU[0] != "Certificate Authority" {
+			if len(p) != 2 || p[0].Response.Status != 200 || headerValues(p[0].Response.Headers, "Server")[0] != "xxxxxxxx-xxxxx" || p[0].Response.Title != "Please Login" ||
+				!strings.Contains(p[0].Response.Body.Text(), "/remote/login") || p[1].Name != "zoomeye:ssl" ||
+				p[0].TLS.Subject.CN != "FGT60E0000000000" || p[0].TLS.Subject.OU[0] != "FortiGate" || p[0].TLS.Issuer.OU[0] != "Certificate Authority" {
 				t.Errorf("probes = %s", mustJSON(t, p))
 			}
 			if d := o.Service.Detected; d.Product != "Fortinet FortiGate firewall httpd" || d.Info != "device: firewall; os: FortiOS" || o.Claims[0].OrgName != "Example Net" || o.Claims[0].ASN != 64500 {
@@ -332,6 +332,14 @@ func TestFOFA_Shapes(t *testing.T) {
 				t.Errorf("row 2 = %s", mustJSON(t, o))
 			}
 		}},
+		{"named JSON line: cert's text read into the TLS probe when no certs_* field names the certificate",
+			`{"ip":"192.0.2.60","port":"443","protocol":"https","cert":"Version:  v3\nSubject: C=US, O=Palo Alto Networks, CN=GP\nIssuer: C=US, O=Palo Alto Networks, CN=GP CA\n","isActive":"true"}`,
+			1, nil, "", func(t *testing.T, r scanResult) {
+				p := r.obs[0].Service.Probes
+				if len(p) != 2 || p[0].Name != "fofa:cert" || p[1].TLS.Subject.O[0] != "Palo Alto Networks" || p[1].TLS.Subject.CN != "GP" || p[1].TLS.Issuer.CN != "GP CA" {
+					t.Errorf("probes = %s", mustJSON(t, p))
+				}
+			}},
 		{"one-field answer (fields=host, its rows strings)",
 			`{"error":false,"size":3,"page":1,"mode":"extended","query":"port=\"50000\"","results":["118.190.75.134:50000",":0","34.83.32.116"]}`,
 			1, []int{1}, `fofa record without an IP address (host ":0")`, func(t *testing.T, r scanResult) {

@@ -185,17 +185,22 @@ func anyText(v any) string {
 // that is an HTTP response, with the v2 body and the title, as the answer
 // to a GET of the url's path; any other banner as a banner probe
 // "zoomeye:<service>" ("zoomeye" when it names none); the certificate text as a banner probe
-// "zoomeye:ssl" (read into a TLS probe when it names a subject), and
-// ssl.jarm and ssl.ja3s as a TLS probe (under the HTTP probe on HTTPS).
+// "zoomeye:ssl", and the certificate's names read from it (openssl's
+// Subject: and Issuer: lines) with ssl.jarm and ssl.ja3s as a TLS probe
+// (under the HTTP probe on HTTPS).
 func (x *zoomeyeRecord) probes() []Probe {
 	service, banner, title := x.Service, x.Banner, first(textsOf(x.Title))
 	if pi := x.Portinfo; pi != nil {
 		service, banner = firstNonEmpty(pi.Service, service), firstNonEmpty(pi.Banner, banner)
 		title = firstNonEmpty(first(textsOf(pi.Title)), title)
 	}
-	var t *TLS
+	sslText, _ := x.SSL.(string)
+	t := certTextTLS(sslText)
 	if x.JARM != "" || x.JA3S != "" {
-		t = &TLS{JARM: x.JARM, JA3S: x.JA3S}
+		if t == nil {
+			t = &TLS{}
+		}
+		t.JARM, t.JA3S = x.JARM, x.JA3S
 	}
 	name := "zoomeye"
 	if service != "" {
@@ -223,8 +228,8 @@ func (x *zoomeyeRecord) probes() []Probe {
 	} else if banner != "" {
 		probes = append(probes, Probe{Name: name, Banner: &Banner{Received: TextBody(banner)}})
 	}
-	if s, _ := x.SSL.(string); strings.TrimSpace(s) != "" {
-		probes = append(probes, Probe{Name: "zoomeye:ssl", Banner: &Banner{Received: TextBody(s)}})
+	if strings.TrimSpace(sslText) != "" {
+		probes = append(probes, Probe{Name: "zoomeye:ssl", Banner: &Banner{Received: TextBody(sslText)}})
 	}
 	if t != nil {
 		probes = append(probes, Probe{TLS: t})
@@ -265,4 +270,19 @@ func (x *zoomeyeRecord) detected() *Detected {
 		return nil
 	}
 	return d
+}
+
+// certTextTLS reads a certificate a search engine gives as text (openssl's
+// x509 -text, a PEM block) as tlsFromBanners reads a pasted one; nil when
+// text names no subject.
+func certTextTLS(text string) *TLS {
+	if strings.TrimSpace(text) == "" {
+		return nil
+	}
+	s := &Service{Probes: []Probe{{Banner: &Banner{Received: TextBody(text)}}}}
+	s.tlsFromBanners()
+	if len(s.Probes) < 2 {
+		return nil
+	}
+	return s.Probes[1].TLS
 }
