@@ -67,7 +67,10 @@ func FOFA(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	}
 	return opt.jsonRecords(br, "fofa", bad, nil, func(n int, raw []byte) error {
 		var m map[string]any
-		if err := scanUnmarshal(raw, &m); err != nil {
+		if err := scanUnmarshal(raw, &m); err != nil || m == nil {
+			if err == nil {
+				err = errors.New("not an object")
+			}
 			bad(LineError{n, fmt.Errorf("json: %w", err)})
 			return nil
 		}
@@ -236,7 +239,6 @@ func fofaCSV(r io.Reader, opt Options, bad func(LineError), record func(int, map
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
-		line, _ := cr.FieldPos(0)
 		if err != nil {
 			var pe *csv.ParseError
 			if errors.As(err, &pe) {
@@ -245,6 +247,7 @@ func fofaCSV(r io.Reader, opt Options, bad func(LineError), record func(int, map
 			}
 			return fmt.Errorf("read fofa: %w", err)
 		}
+		line, _ := cr.FieldPos(0)
 		if len(row) == 1 && strings.TrimSpace(row[0]) == "" {
 			continue
 		}

@@ -115,7 +115,10 @@ func Netlas(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	src := opt.source("netlas")
 	return opt.jsonRecords(r, "netlas", bad, []string{"items"}, func(n int, rec []byte) error {
 		var m map[string]jsontext.Value
-		if err := scanUnmarshal(rec, &m); err != nil {
+		if err := scanUnmarshal(rec, &m); err != nil || m == nil {
+			if err == nil {
+				err = errors.New("not an object")
+			}
 			bad(LineError{n, fmt.Errorf("json: %w", err)})
 			return nil
 		}

@@ -101,6 +101,13 @@ func TestZoomEye_Shapes(t *testing.T) {
 					t.Errorf("web = %s", mustJSON(t, o))
 				}
 			}},
+		{"odd JSON: non-objects, members of other types",
+			`[null,{"ip":5,"portinfo":"x"},{"ip":"192.0.2.9","portinfo":{"port":22,"title":[1,"a"]},"ssl":{"a":1},"protocol":[1],"geoinfo":{"asn":[1]}}]`,
+			1, []int{1, 1}, "", func(t *testing.T, r scanResult) {
+				if o := r.obs[0]; o.Service.Port != 22 || len(o.Service.Probes) != 0 || len(o.Claims) != 0 {
+					t.Errorf("obs = %s", mustJSON(t, o))
+				}
+			}},
 		{"bad records reported by line and field, the rest read",
 			`{"ip":"192.0.2.300","portinfo":{"port":22}}` + "\n" +
 				`{"ip":"192.0.2.8","portinfo":{"port":"x"}}` + "\n" +
@@ -189,6 +196,10 @@ func TestNetlas_Shapes(t *testing.T) {
 					t.Errorf("https = %s", mustJSON(t, o))
 				}
 			}},
+		{"odd JSON: non-objects, members of other types, a truncated line",
+			`[null,1,{"data":{"ip":"192.0.2.34","port":443,"http":{"status_code":200,"headers":{"server":5,"x_a":["1",2]}},"certificate":{"subject_dn":7}}}]` + "\n" +
+				`{"data":{"ip":"192.0.2.35","port":443,"http":"x"}}` + "\n" + `{"data":{"ip":"192.0.2.36",`,
+			0, []int{1, 1, 1, 2, 3}, "", func(t *testing.T, r scanResult) {}},
 		{"netlas download lines; bad records named by field",
 			`{"data":{"ip":"192.0.2.30","port":80,"http":{"status_code":"x"}}}` + "\n" +
 				`{"data":{"ip":"192.0.2.31","port":443,"certificate":{"serial_number":"12ab"}}}` + "\n" +
@@ -367,6 +378,13 @@ func TestFOFA_Shapes(t *testing.T) {
 					if !strings.Contains(r.bad[i].Error(), want) {
 						t.Errorf("bad[%d] = %v, want %q", i, r.bad[i], want)
 					}
+				}
+			}},
+		{"odd JSON: members of other types, arrays of non-objects, truncated documents",
+			`{"ip":"192.0.2.72","port":80,"title":5,"header":{"a":1}}` + "\n" + `[1,"x",null]` + "\n" + `{"error":false,"results":[[1,2],[{"a":1}],null]}` + "\n" + `{"ip":"192.0.2.73","port":`,
+			1, []int{2, 2, 2, 3, 4}, "", func(t *testing.T, r scanResult) {
+				if p := r.obs[0].Service.Probes; len(p) != 1 || p[0].Response.Title != "5" || !strings.Contains(r.bad[2].Error(), "json: not an object") {
+					t.Errorf("obs %s bad %v", mustJSON(t, r.obs), r.bad)
 				}
 			}},
 		{"answers the adapter cannot name the columns of, or holding bad values, reported by field",
