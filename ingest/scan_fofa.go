@@ -296,6 +296,9 @@ func fofaObservation(rec map[string]string, src string, opt Options) (o Observat
 	host := strings.TrimSpace(firstNonEmpty(rec["link"], rec["host"]))
 	hostName, hostPort, path := fofaHostParts(host)
 	ip := strings.TrimSpace(rec["ip"])
+	if ip == "" && host == "" {
+		return o, "", errors.New(`not a FOFA record: want "ip", "host" or "link"`)
+	}
 	if ip == "" {
 		if _, err := netip.ParseAddr(hostName); err != nil {
 			return o, "fofa record without an IP address (host " + strconv.Quote(host) + ")", nil

@@ -141,11 +141,12 @@ func Netlas(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 		}
 		if x.IP == "" {
 			if _, err := netip.ParseAddr(x.Host); err != nil {
-				what := "a record"
-				if x.Host != "" || x.Domain != nil {
-					what = "domain " + strconv.Quote(firstNonEmpty(x.Host, first(textsOf(x.Domain))))
+				name := firstNonEmpty(x.Host, first(textsOf(x.Domain)))
+				if name == "" {
+					bad(LineError{n, errors.New(`not a Netlas response: want "ip" and "port" (or "data" holding them)`)})
+					return nil
 				}
-				opt.skip(n, "netlas record without an IP address ("+what+")")
+				opt.skip(n, "netlas record without an IP address (domain "+strconv.Quote(name)+")")
 				return nil
 			}
 			x.IP = x.Host

@@ -113,9 +113,10 @@ func TestZoomEye_Shapes(t *testing.T) {
 				`{"ip":"192.0.2.8","portinfo":{"port":"x"}}` + "\n" +
 				`{"code":60003,"message":"invalid api key"}` + "\n" +
 				`{"hello":"world"}` + "\n" +
-				`{"ip":"192.0.2.8","portinfo":{"port":22,"service":"ssh","banner":"SSH-2.0-OpenSSH_8.0\r\n"}}`,
-			1, []int{1, 2, 3, 4}, "", func(t *testing.T, r scanResult) {
-				for i, want := range []string{`ip: not an IP address: "192.0.2.300"`, `port: must be 1..65535, got "x"`, "zoomeye answer without records: invalid api key", "not a ZoomEye record"} {
+				`{"ip":"192.0.2.8","portinfo":{"port":22,"service":"ssh","banner":"SSH-2.0-OpenSSH_8.0\r\n"}}` + "\n" +
+				`{"ip":134744072,"ip_str":"8.8.8.8","port":53,"data":"a Shodan banner: its data is not a list of records"}`,
+			1, []int{1, 2, 3, 4, 6}, "", func(t *testing.T, r scanResult) {
+				for i, want := range []string{`ip: not an IP address: "192.0.2.300"`, `port: must be 1..65535, got "x"`, "zoomeye answer without records: invalid api key", "not a ZoomEye record", "not a ZoomEye record"} {
 					if !strings.Contains(r.bad[i].Error(), want) {
 						t.Errorf("bad[%d] = %v, want %q", i, r.bad[i], want)
 					}
