@@ -382,9 +382,10 @@ func TestFOFA_Shapes(t *testing.T) {
 				}
 			}},
 		{"odd JSON: members of other types, arrays of non-objects, truncated documents",
-			`{"ip":"192.0.2.72","port":80,"title":5,"header":{"a":1}}` + "\n" + `[1,"x",null]` + "\n" + `{"error":false,"results":[[1,2],[{"a":1}],null]}` + "\n" + `{"ip":"192.0.2.73","port":`,
-			1, []int{2, 2, 2, 3, 4}, "", func(t *testing.T, r scanResult) {
-				if p := r.obs[0].Service.Probes; len(p) != 1 || p[0].Response.Title != "5" || !strings.Contains(r.bad[2].Error(), "json: not an object") {
+			`{"ip":"192.0.2.72","port":80,"title":5,"header":{"a":1}}` + "\n" + `[1,"x",null]` + "\n" + `{"error":false,"results":[[1,2],[{"a":1}],null]}` + "\n" + `{"title":"no address"}` + "\n" + `{"ip":"192.0.2.73","port":`,
+			1, []int{2, 2, 2, 3, 4, 5}, "", func(t *testing.T, r scanResult) {
+				if p := r.obs[0].Service.Probes; len(p) != 1 || p[0].Response.Title != "5" || !strings.Contains(r.bad[2].Error(), "json: not an object") ||
+					!strings.Contains(r.bad[4].Error(), `not a FOFA record: want "ip", "host" or "link"`) {
 					t.Errorf("obs %s bad %v", mustJSON(t, r.obs), r.bad)
 				}
 			}},
