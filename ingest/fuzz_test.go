@@ -25,6 +25,7 @@ func FuzzAdapters(f *testing.F) {
 		"httpx.jsonl", "naabu.jsonl", "nmap-grep.gnmap", "zeek-docs.ndjson", "zeek-6.2-ssl.log", "zeek-6.2-x509.log", "zeek-conn.log",
 		"zeek-json-streaming.ndjson", "zeek-6.2-software.log", "zeek-6.2-known_certs.log", "suricata-eve.json", "censys-v2-host.json", "censys-platform-host.json", "fingerprintx.jsonl",
 		"nuclei.jsonl", "nuclei-appliance.jsonl", "tlsx.jsonl", "leakix-ip4scout.jsonl", "leakix-l9event.json", "onyphe-api-v1.json",
+		"zoomeye-v1-uncover.json", "zoomeye-v2-api.json", "netlas-cookbook-response.json", "fofa-api-gofofa.jsonl", "fofa-gofofa-guide.jsonl", "fofa-gofofa-guide.csv",
 		"nmap-loopback.nmap", "whatweb.json", "whatweb-brief.txt", "nmap-fingerprint-strings.nmap",
 		"ip2proxy-px11.ipv4.csv", "ip2proxy-px11.ipv4.cidr.csv", "list-dshield-block.txt", "list-csirtg.csv", "tor-bulk-exit-list.txt", "proxy-monosans.json", "proxy-fate0.jsonl", "proxy-spys.txt",
 		"testssl-3.0.8.json", "testssl-3.0.8-pretty.json", "testssl-3.0.8.csv", "sslyze-5.0.1.json", "sslyze-3.0.7.json",

@@ -81,12 +81,12 @@ func jsonDoc(doc json.RawMessage, lineAt func(int64) int, start int64, bad func(
 		var inner []json.RawMessage
 		found := false
 		for _, k := range wrappers {
-			if v, ok := obj[k]; ok {
+			// Only a list (or null) wraps records: a record may have a
+			// member of that name of its own (a Shodan banner's "data").
+			var list []json.RawMessage
+			if v, ok := obj[k]; ok && json.Unmarshal(v, &list) == nil {
 				found = true
-				var list []json.RawMessage
-				if json.Unmarshal(v, &list) == nil {
-					inner = append(inner, list...)
-				}
+				inner = append(inner, list...)
 			}
 		}
 		if found {
