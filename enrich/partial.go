@@ -63,12 +63,17 @@ func PartialVariants(c *Capture) []Variant {
 	seen := map[string]bool{obsKey(&o): true}
 	var out []Variant
 	add := func(kind string, i int, p ingest.Probe) {
-		v, err := cloneObservation(&o)
+		// p shares its request, response and bodies with the capture: the
+		// variant is a deep copy, so that normalising it leaves the
+		// capture as it was.
+		svc := *o.Service
+		svc.Detected, svc.Probes = nil, []ingest.Probe{p}
+		shallow := o
+		shallow.Service = &svc
+		v, err := cloneObservation(&shallow)
 		if err != nil {
 			return
 		}
-		v.Service.Detected = nil
-		v.Service.Probes = []ingest.Probe{p}
 		if err := v.Normalize(); err != nil {
 			return
 		}

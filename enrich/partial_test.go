@@ -64,7 +64,11 @@ func TestPartialVariants_Kinds(t *testing.T) {
 	if err := c.Observation.Normalize(); err != nil {
 		t.Fatal(err)
 	}
+	before := obsKey(&c.Observation)
 	vs := PartialVariants(&c)
+	if obsKey(&c.Observation) != before {
+		t.Error("PartialVariants changed the capture")
+	}
 	var kinds []string
 	byKind := map[string]ingest.Probe{}
 	for _, v := range vs {
