@@ -17,7 +17,7 @@ import (
 func rulesCommands() []*command {
 	return []*command{
 		&command{name: "rules", summary: "check fingerprint rules, measure them on captures (check, eval)",
-			usage: []string{"rules check [--rules FILE_OR_DIR]", "rules eval [--rules FILE_OR_DIR] [--json] [--mistakes] DIR",
+			usage: []string{"rules check [--rules FILE_OR_DIR]", "rules eval [--rules FILE_OR_DIR] [--json] [--mistakes] [--partial] DIR",
 				"rules match [--rules FILE_OR_DIR] [--format FORMAT] [--json] FILE"},
 			desc: "Check the fingerprint rules (the built-in ones, or FILE_OR_DIR), measure them on captures (docs/accuracy.md), or run them over a scan file offline.",
 			subs: [][2]string{
@@ -29,6 +29,7 @@ func rulesCommands() []*command {
 				"netintel rules check --rules ./my-rules/",
 				"netintel rules eval testdata/fingerprints",
 				"netintel rules eval --mistakes --rules ./my-rules/ ./captures",
+				"netintel rules eval --partial testdata/fingerprints",
 				"netintel rules match --format nmap-xml scan.xml",
 				"netintel rules match --format shodan --json banners.json.gz",
 			},
@@ -49,6 +50,7 @@ func cmdRules(_ context.Context, env *Env, args []string) error {
 	asJSON := fs.Bool("json", false, "eval: print the report as JSON; match: one JSON object a service")
 	format := fs.String("format", "observations", "match: the ingest format of FILE (netintel ingest --help lists them)")
 	mistakes := fs.Bool("mistakes", false, "eval: also list every miss and wrong version")
+	partial := fs.Bool("partial", false, "eval: also score each capture's partial variants (a piece alone: headers, body, certificate; docs/accuracy.md \"Partial evidence\")")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -94,6 +96,13 @@ func cmdRules(_ context.Context, env *Env, args []string) error {
 			fmt.Fprint(env.Stdout, rep.Table())
 			if *mistakes && len(misses) > 0 {
 				fmt.Fprintln(env.Stdout, "\nmisses:\n  "+strings.Join(misses, "\n  "))
+			}
+		}
+		if *partial && !*asJSON {
+			prep := enrich.EvaluatePartial(rules, caps)
+			fmt.Fprint(env.Stdout, "\npartial variants:\n\n"+prep.Table())
+			if *mistakes && len(prep.Wrong)+len(prep.Copies) > 0 {
+				fmt.Fprintln(env.Stdout, "\nvariants named wrongly or on negatives:\n  "+strings.Join(append(prep.Wrong, prep.Copies...), "\n  "))
 			}
 		}
 		if len(wrong) > 0 {

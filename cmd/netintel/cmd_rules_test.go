@@ -53,6 +53,12 @@ rules:
 	if err != nil || !strings.Contains(out, "| acme | 2 | 1 | 50% | 1 | 0 | 100% |") || !strings.Contains(out, "2.json: no vendor") {
 		t.Errorf("eval: %v\n%s", err, out)
 	}
+	// --partial scores each capture's partial variants too (here the
+	// headers lower-cased, as an HTTP/2 client prints them).
+	out, _, err = runRules(t, "eval", "--partial", "--rules", filepath.Dir(good), filepath.Join(dir, "caps"))
+	if err != nil || !strings.Contains(out, "partial variants:") || !strings.Contains(out, "| headers lower-case | 2 | 1 | 50% | 0 | 0 of 1 | 0 of 0 |") {
+		t.Errorf("eval --partial: %v\n%s", err, out)
+	}
 	// A vendor on a negative fails the run and names the capture.
 	write("caps/negatives/4.json", `{"id":"4","negative":true,`+prov+`,"expect":{"vendor":null},`+obs("AcmeGate")+`}`)
 	if _, _, err := runRules(t, "eval", "--rules", filepath.Dir(good), filepath.Join(dir, "caps")); err == nil || !strings.Contains(err.Error(), `4.json: negative named "Acme"`) {
