@@ -27,35 +27,13 @@ import (
 // zone, read as UTC).
 func Nexpose(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	src := opt.source("nexpose")
-	dec := xml.NewDecoder(r)
-	dec.Strict = false
-	dec.CharsetReader = func(_ string, in io.Reader) (io.Reader, error) { return in, nil }
 	var at time.Time
 	sawReport := false
-	for {
-		line, _ := dec.InputPos()
-		tok, err := dec.Token()
-		if errors.Is(err, io.EOF) {
-			if !sawReport {
-				bad(LineError{1, errors.New("not a Nexpose XML 2.0 report: no <NexposeReport> element")})
-			}
-			return nil
-		}
-		if err != nil {
-			l, _ := dec.InputPos()
-			bad(LineError{max(l, 1), fmt.Errorf("xml: %w", err)})
-			return nil
-		}
-		se, ok := tok.(xml.StartElement)
-		if !ok {
-			continue
-		}
+	err := xmlReport(r, "nexpose", bad, func(dec *xml.Decoder, se *xml.StartElement, _ []string, line int) (bool, error) {
 		switch se.Name.Local {
-		case "NeXposeSimpleXML", "NexposeReport":
-			if se.Name.Local == "NeXposeSimpleXML" {
-				bad(LineError{max(line, 1), errors.New("a Nexpose Simple XML report: export \"XML Export 2.0\" instead, which carries the services' banners and certificates")})
-				return nil
-			}
+		case "NeXposeSimpleXML":
+			return false, errNexposeSimple
+		case "NexposeReport":
 			sawReport = true // versions 1.0 and 2.0: the same nodes, endpoints and services
 		case "scan":
 			for _, a := range se.Attr {
@@ -67,21 +45,35 @@ func Nexpose(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 			}
 		case "node":
 			if !sawReport {
-				bad(LineError{max(line, 1), errors.New("not a Nexpose XML 2.0 report: <node> outside <NexposeReport>")})
-				return nil
+				return false, errNotNexpose
 			}
-			nl, _ := dec.InputPos()
 			var n nexposeNode
-			if err := dec.DecodeElement(&n, &se); err != nil {
-				bad(LineError{nl, fmt.Errorf("node: %w", err)})
-				return nil
+			if err := dec.DecodeElement(&n, se); err != nil {
+				l, _ := dec.InputPos()
+				bad(LineError{l, fmt.Errorf("node: %w", err)})
+				return true, errStop
 			}
-			if err := n.emit(nl, src, opt, at, emit, bad); err != nil {
-				return err
-			}
+			return true, n.emit(line, src, opt, at, emit, bad)
 		}
+		return false, nil
+	})
+	switch {
+	case errors.Is(err, errNexposeSimple), errors.Is(err, errNotNexpose):
+		bad(LineError{1, err})
+		return nil
+	case err == nil && !sawReport:
+		bad(LineError{1, errNotNexpose})
+		return nil
+	case errors.Is(err, errStop):
+		return nil
 	}
+	return err
 }
+
+var (
+	errNotNexpose    = errors.New("not a Nexpose XML report: no <NexposeReport> element")
+	errNexposeSimple = errors.New("a Nexpose Simple XML report: export \"XML Export 2.0\" instead, which carries the services' banners and certificates")
+)
 
 type nexposeFingerprint struct {
 	Certainty   string `xml:"certainty,attr"`
