@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 
-
 	"github.com/netintel/netintel/ingest"
 )
 

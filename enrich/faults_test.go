@@ -284,7 +284,11 @@ func TestWorker_SlowerThanAckWaitLosesNothing(t *testing.T) {
 // dead-lettered on arrival as unsettled, with its deliveries, and not
 // applied. Here a reader that never acknowledges takes it four times.
 func TestWorker_DeadLettersUnsettled(t *testing.T) {
-	e := newEnv(t, 100*time.Millisecond, 1)
+	// An ack wait of 1 s: short enough for four deliveries within the
+	// test, long enough that the worker's dead-lettering is settled before
+	// the server delivers again (at 100 ms, a loaded machine saw the 6th
+	// and 7th delivery dead-lettered too).
+	e := newEnv(t, time.Second, 1)
 	ctx := t.Context()
 	const ip = "192.0.2.77"
 	o := ingest.Observation{Type: ingest.TypeSignal, IP: ip, Source: "t", ObservedAt: "2026-11-20T10:00:00Z", Signal: &ingest.Signal{Kind: "vpn_exit"}}
