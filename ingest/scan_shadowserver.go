@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"bytes"
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -42,7 +41,8 @@ var shadowserverInfo = []string{"device_type", "tag", "sysname", "servername", "
 type shadowserverLayout struct {
 	col   map[string]int
 	width int
-	line  int
+	line  int    // the header row's line
+	raw   []byte // the header row as read
 }
 
 // get is the first non-empty value of the named columns in rec.
@@ -99,14 +99,13 @@ func Shadowserver(r io.Reader, opt Options, emit Emit, bad func(LineError)) erro
 	badHeader := 0 // the line of a header that names no address: its rows are skipped
 	var pending []byte
 	start, count := 0, 0
-	var rec []string
-	record := func(n int, text []byte) error {
-		fields, err := shadowserverCSV(text)
+	var fields []string
+	record := func(n int, text []byte, err *csvError) error {
 		if err != nil && bytes.Contains(text, []byte(`\"`)) {
 			// Some exports escape a quote inside a quoted value with a
 			// backslash (scan_http_vulnerable's www_authenticate): read
 			// \" as the quote it stands for.
-			if f, err2 := shadowserverCSV(bytes.ReplaceAll(text, []byte(`\"`), []byte(`""`))); err2 == nil {
+			if f, _, err2 := splitCSV(fields[:0], bytes.ReplaceAll(text, []byte(`\"`), []byte(`""`))); err2 == nil {
 				fields, err = f, nil
 				if opt.Warn != nil {
 					opt.Warn(n, `csv: quotes escaped with a backslash (\") read as quotes`)
@@ -114,21 +113,22 @@ func Shadowserver(r io.Reader, opt Options, emit Emit, bad func(LineError)) erro
 			}
 		}
 		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				bad(LineError{n + pe.Line - 1, fmt.Errorf("csv: at character %d: %w", pe.Column, pe.Err)})
-			} else {
-				bad(LineError{n, fmt.Errorf("csv: %w", err)})
-			}
+			bad(LineError{n + err.line, fmt.Errorf("csv: at character %d: %s", err.char, err.msg)})
 			return nil
 		}
 		if (layout == nil && badHeader == 0) || shadowserverIsHeader(fields) {
+			if layout != nil && bytes.Equal(text, layout.raw) {
+				// The same report again (daily files put together).
+				layout.line = n
+				return nil
+			}
 			l, err := shadowserverHeader(n, fields)
 			if err != nil {
 				bad(LineError{n, err})
 				layout, badHeader = nil, n
 				return nil
 			}
+			l.raw = append([]byte(nil), text...)
 			layout, badHeader = l, 0
 			return nil
 		}
@@ -136,25 +136,26 @@ func Shadowserver(r io.Reader, opt Options, emit Emit, bad func(LineError)) erro
 			opt.skip(n, fmt.Sprintf("the header of line %d names no ip column", badHeader))
 			return nil
 		}
-		rec = fields
-		return shadowserverRow(n, layout, rec, src, opt, emit, bad)
+		return shadowserverRow(n, layout, fields, src, opt, emit, bad)
 	}
 	err := opt.lines(r, "shadowserver report", bad, func(n int, line []byte) error {
 		if pending == nil {
+			if n == 1 {
+				line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf"))
+			}
 			if len(bytes.TrimSpace(line)) == 0 {
 				return nil
 			}
 			start = n
 			count = 0
-			if n == 1 {
-				line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf"))
-			}
 		} else {
 			pending = append(pending, '\n')
 		}
 		pending = append(pending, line...)
 		count++
-		if csvOpen(pending) {
+		f, open, cerr := splitCSV(fields[:0], pending)
+		fields = f
+		if open {
 			// A quoted value goes on to the next line.
 			if count < shadowserverMaxRecordLines && len(pending) <= opt.maxLine() {
 				return nil
@@ -165,7 +166,7 @@ func Shadowserver(r io.Reader, opt Options, emit Emit, bad func(LineError)) erro
 		}
 		text := pending
 		pending = nil
-		return record(start, text)
+		return record(start, text, cerr)
 	})
 	if err != nil {
 		return err
@@ -176,32 +177,73 @@ func Shadowserver(r io.Reader, opt Options, emit Emit, bad func(LineError)) erro
 	return nil
 }
 
-// csvOpen says text ends inside a quoted value (one that starts a
-// field): the record goes on on the next line. A quote inside an unquoted
-// value opens nothing (the CSV reader then names it).
-func csvOpen(text []byte) bool {
-	quoted, start := false, true
-	for i := 0; i < len(text); i++ {
-		c := text[i]
-		switch {
-		case quoted && c == '"' && i+1 < len(text) && text[i+1] == '"':
-			i++
-		case quoted && c == '"':
-			quoted = false
-		case quoted:
-		case c == '"' && start:
-			quoted = true
-		}
-		start = !quoted && (c == ',' || c == '\n')
-	}
-	return quoted
+// csvError is a CSV syntax error: its line within the record (0 for
+// the first), its character within that line (from 1) and what is wrong.
+type csvError struct {
+	line, char int
+	msg        string
 }
 
-// shadowserverCSV reads one CSV record.
-func shadowserverCSV(text []byte) ([]string, error) {
-	cr := csv.NewReader(bytes.NewReader(text))
-	cr.FieldsPerRecord = -1
-	return cr.Read()
+// splitCSV splits one CSV record (RFC 4180: values may be quoted, a
+// quote inside a quoted value doubled, a quoted value may span lines)
+// into dst. open says text ends inside a quoted value: the record goes
+// on on the next line. The values are copies.
+func splitCSV(dst []string, text []byte) (fields []string, open bool, err *csvError) {
+	fail := func(pos int, msg string) *csvError {
+		nl := bytes.LastIndexByte(text[:pos], '\n')
+		return &csvError{line: bytes.Count(text[:pos], []byte{'\n'}), char: pos - nl, msg: msg}
+	}
+	i := 0
+	for {
+		if i < len(text) && text[i] == '"' {
+			// A quoted value: up to the quote that is not doubled.
+			var v []byte
+			j := i + 1
+			for {
+				k := bytes.IndexByte(text[j:], '"')
+				if k < 0 {
+					return dst, true, nil
+				}
+				if v == nil && (j+k+1 >= len(text) || text[j+k+1] != '"') {
+					// No doubled quote: the value is the text between.
+					dst = append(dst, string(text[j:j+k]))
+					j += k + 1
+					break
+				}
+				v = append(v, text[j:j+k]...)
+				j += k + 1
+				if j < len(text) && text[j] == '"' {
+					v = append(v, '"')
+					j++
+					continue
+				}
+				dst = append(dst, string(v))
+				break
+			}
+			if j == len(text) {
+				return dst, false, nil
+			}
+			if text[j] != ',' {
+				return dst, false, fail(j, `extraneous or missing " in quoted-field`)
+			}
+			i = j + 1
+			continue
+		}
+		end := bytes.IndexByte(text[i:], ',')
+		if end < 0 {
+			end = len(text)
+		} else {
+			end += i
+		}
+		if q := bytes.IndexByte(text[i:end], '"'); q >= 0 {
+			return dst, false, fail(i+q, `bare " in non-quoted-field`)
+		}
+		dst = append(dst, string(text[i:end]))
+		if end == len(text) {
+			return dst, false, nil
+		}
+		i = end + 1
+	}
 }
 
 // shadowserverIsHeader says a row is a header row (a report appended to

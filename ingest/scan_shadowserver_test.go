@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"encoding/csv"
 	"fmt"
 	"strings"
 	"testing"
@@ -308,5 +309,25 @@ func TestShadowserver_Input(t *testing.T) {
 				t.Errorf("second report = %s", mustJSON(t, r.obs[1]))
 			}
 		})
+	}
+}
+
+// TestSplitCSV_EncodingCSV holds the adapter's record splitter to
+// encoding/csv: the same values for what both read, an error where
+// encoding/csv has one.
+func TestSplitCSV_EncodingCSV(t *testing.T) {
+	t.Parallel()
+	for _, in := range []string{
+		`a,b,c`, `,,`, `""`, `"a,b",c`, `"say ""hi""",x`, `a,"",b`, `"multi` + "\n" + `line",2`, `x,`, `"",""`, `1,"2",3,"4,5"`,
+		`a"b,c`, `"a"b,c`, `"a" ,b`, `a,b"`,
+	} {
+		want, werr := csv.NewReader(strings.NewReader(in + "\n")).Read()
+		got, open, gerr := splitCSV(nil, []byte(in))
+		if open || (werr != nil) != (gerr != nil) || (werr == nil && strings.Join(got, "|") != strings.Join(want, "|")) {
+			t.Errorf("%q: got %q open %v err %v; encoding/csv %q err %v", in, got, open, gerr, want, werr)
+		}
+	}
+	if _, open, err := splitCSV(nil, []byte(`a,"b`+"\n"+`c`)); !open || err != nil {
+		t.Errorf("an unclosed quoted value: open %v err %v", open, err)
 	}
 }
