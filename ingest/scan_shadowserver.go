@@ -97,7 +97,8 @@ func Shadowserver(r io.Reader, opt Options, emit Emit, bad func(LineError)) erro
 	src := opt.source("shadowserver")
 	var layout *shadowserverLayout
 	badHeader := 0 // the line of a header that names no address: its rows are skipped
-	var pending []byte
+	var pending []byte // the record read so far (inRecord)
+	inRecord := false
 	start, count := 0, 0
 	var fields []string
 	record := func(n int, text []byte, err *csvError) error {
@@ -139,15 +140,15 @@ func Shadowserver(r io.Reader, opt Options, emit Emit, bad func(LineError)) erro
 		return shadowserverRow(n, layout, fields, src, opt, emit, bad)
 	}
 	err := opt.lines(r, "shadowserver report", bad, func(n int, line []byte) error {
-		if pending == nil {
+		if !inRecord {
 			if n == 1 {
 				line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf"))
 			}
 			if len(bytes.TrimSpace(line)) == 0 {
 				return nil
 			}
-			start = n
-			count = 0
+			start, count, inRecord = n, 0, true
+			pending = pending[:0]
 		} else {
 			pending = append(pending, '\n')
 		}
@@ -161,17 +162,16 @@ func Shadowserver(r io.Reader, opt Options, emit Emit, bad func(LineError)) erro
 				return nil
 			}
 			bad(LineError{start, fmt.Errorf("csv: a quoted value is not closed within %d lines", count)})
-			pending = nil
+			inRecord = false
 			return nil
 		}
-		text := pending
-		pending = nil
-		return record(start, text, cerr)
+		inRecord = false
+		return record(start, pending, cerr)
 	})
 	if err != nil {
 		return err
 	}
-	if pending != nil {
+	if inRecord {
 		bad(LineError{start, errors.New("csv: the input ends inside a quoted value")})
 	}
 	return nil
