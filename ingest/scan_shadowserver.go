@@ -106,7 +106,7 @@ func Shadowserver(r io.Reader, opt Options, emit Emit, bad func(LineError)) erro
 			// Some exports escape a quote inside a quoted value with a
 			// backslash (scan_http_vulnerable's www_authenticate): read
 			// \" as the quote it stands for.
-			if f, _, err2 := splitCSV(fields[:0], bytes.ReplaceAll(text, []byte(`\"`), []byte(`""`))); err2 == nil {
+			if f, open, err2 := splitCSV(fields[:0], bytes.ReplaceAll(text, []byte(`\"`), []byte(`""`))); err2 == nil && !open {
 				fields, err = f, nil
 				if opt.Warn != nil {
 					opt.Warn(n, `csv: quotes escaped with a backslash (\") read as quotes`)
@@ -263,10 +263,14 @@ func shadowserverHeader(line int, fields []string) (*shadowserverLayout, error) 
 		}
 	}
 	if !l.has("ip") {
+		first := ""
+		if len(fields) > 0 {
+			first = strings.TrimSpace(fields[0])
+		}
 		if l.has("src_ip") {
 			return nil, errors.New(`header: no "ip" column: an event report (src_ip, dst_ip: the hosts a sinkhole or honeypot saw connect) lists no service`)
 		}
-		return nil, fmt.Errorf(`header: no "ip" column: not a Shadowserver report header (first column %q)`, strings.TrimSpace(fields[0]))
+		return nil, fmt.Errorf(`header: no "ip" column: not a Shadowserver report header (first column %q)`, first)
 	}
 	return l, nil
 }
