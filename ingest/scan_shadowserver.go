@@ -96,7 +96,7 @@ func (l *shadowserverLayout) has(name string) bool {
 func Shadowserver(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	src := opt.source("shadowserver")
 	var layout *shadowserverLayout
-	badHeader := 0 // the line of a header that names no address: its rows are skipped
+	badHeader := 0     // the line of a header that names no address: its rows are skipped
 	var pending []byte // the record read so far (inRecord)
 	inRecord := false
 	start, count := 0, 0
