@@ -109,6 +109,7 @@ func Adapters() map[string]Adapter {
 		"nmap-normal":        NmapNormal,
 		"shodan":             Shodan,
 		"censys":             Censys,
+		"shadowserver":       Shadowserver,
 		"sonar-http":         SonarHTTP,
 		"goflow2":            Goflow2,
 		"nfdump-csv":         NfdumpCSV,

@@ -30,6 +30,7 @@ func FuzzAdapters(f *testing.F) {
 		"ip2proxy-px11.ipv4.csv", "ip2proxy-px11.ipv4.cidr.csv", "list-dshield-block.txt", "list-csirtg.csv", "tor-bulk-exit-list.txt", "proxy-monosans.json", "proxy-fate0.jsonl", "proxy-spys.txt",
 		"testssl-3.0.8.json", "testssl-3.0.8-pretty.json", "testssl-3.0.8.csv", "sslyze-5.0.1.json", "sslyze-3.0.7.json",
 		"sslscan-2.0.7-full.xml", "sslscan-1.11.13.xml", "ssh-audit-targets.json", "ssh-audit-2.5.0.json",
+		"shadowserver-scan_ssl.csv", "shadowserver-scan_snmp.csv", "shadowserver-scan_http_vulnerable.csv", "shadowserver-scan_telnet.csv",
 		"nessus-dd-many-vuln.xml", "nessus-goad-mini-corrupted.nessus", "openvas-dradis-v24.xml", "openvas-dd-one-vuln.xml", "openvas-dd-one-vuln.csv", "openvas-dd-report-detail-v2.csv", "nexpose-dd-dns.xml", "nexpose-dd-many-vulns.xml"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
@@ -65,6 +66,7 @@ func FuzzAdapters(f *testing.F) {
 	f.Add([]byte(`[{"id":"cert <cert#1>","ip":"a/192.0.2.1","port":"443","severity":"INFO","finding":"-----BEGIN CERTIFICATE----- MIIB -----END CERTIFICATE-----"},{"id":"cert_serialNumber","ip":"a/192.0.2.1","port":"443","finding":"0A"}]`))
 	f.Add([]byte(`{"server_scan_results":[{"server_location":{"hostname":"h","ip_address":"192.0.2.1","port":443},"connectivity_status":"COMPLETED","scan_result":{"certificate_info":{"status":"COMPLETED","result":{"certificate_deployments":[{"received_certificate_chain":[{"as_pem":"","serial_number":12,"fingerprint_sha256":"KwG0Z1HDB82pOFTWhqIV16g847zx7YAOlRP8sDGRgvc=","not_valid_after":"2022-03-15T23:59:59"}]}]}}}}]}`))
 	f.Add([]byte(`<document><ssltest host="192.0.2.1" port="443"><cipher status="preferred" sslversion="TLSv1.2" cipher="X" id="0xC030"/><certificates><certificate type="full"><serial>10 (0xa)</serial><subject>/CN=x</subject><not-valid-after>Jan 2 03:04:05 2030 GMT</not-valid-after></certificate></certificates></ssltest></document>`))
+	f.Add([]byte("\"timestamp\",\"ip\",\"port\",\"banner\"\n\"2026-11-20 10:00:00\",\"192.0.2.1\",23,\"a\nb\"\n,\"::1\",x,\"c\\\"d\"\n\"timestamp\",\"src_ip\"\n1,2\n"))
 	f.Add([]byte(`[{"banner":{"raw":"SSH-2.0-x","protocol":"2.0"},"target":"2001:db8::1:22"},{"banner":{"raw":"SSH-2.0-y","protocol":[2,0]},"target":"localhost"}]`))
 	names := slices.Sorted(maps.Keys(Adapters()))
 	f.Fuzz(func(t *testing.T, data []byte) {

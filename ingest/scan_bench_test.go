@@ -3,6 +3,7 @@ package ingest
 import (
 	"bufio"
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"encoding/xml"
 	"errors"
@@ -73,6 +74,36 @@ func scanBenchInput(b *testing.B, format, file string, size int) []byte {
 	return append(out, tail...)
 }
 
+// plainCSV is the baseline of the CSV formats: encoding/csv of every
+// record into a map of its header's names to the values, without
+// mapping anything (a record whose first value is "timestamp" is a
+// header).
+func plainCSV(data []byte) (records int, err error) {
+	cr := csv.NewReader(bytes.NewReader(data))
+	cr.FieldsPerRecord = -1
+	var header []string
+	for {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			return records, nil
+		}
+		if err != nil {
+			return records, err
+		}
+		if len(rec) > 0 && rec[0] == "timestamp" {
+			header = rec
+			continue
+		}
+		m := make(map[string]string, len(header))
+		for i, v := range rec {
+			if i < len(header) {
+				m[header[i]] = v
+			}
+		}
+		records++
+	}
+}
+
 // xmlNode is any XML element, for the plain decode nmap-xml is measured
 // against.
 type xmlNode struct {
@@ -86,6 +117,9 @@ type xmlNode struct {
 // map[string]any (masscan: its record lines), or encoding/xml of every
 // <host> into generic elements, without mapping anything.
 func plainDecode(format string, data []byte) (records int, err error) {
+	if format == "shadowserver" {
+		return plainCSV(data)
+	}
 	if format == "nmap-xml" {
 		dec := xml.NewDecoder(bytes.NewReader(data))
 		for {
@@ -139,6 +173,7 @@ func BenchmarkScanAdapters(b *testing.B) {
 		{"tlsx", "tlsx.jsonl"},
 		{"leakix", "leakix-ip4scout.jsonl"},
 		{"onyphe", "onyphe-api-v1.json"},
+		{"shadowserver", "shadowserver-scan_ssl.csv"},
 	}
 	size := scanBenchBytes(b)
 	for _, c := range cases {

@@ -68,6 +68,7 @@ var IngestFormatTable = []IngestFormat{
 	{Name: "nexpose", Help: "Rapid7 Nexpose/InsightVM XML Export 2.0: each open endpoint with its HTTP Server banner, certificate, other banners and the service and OS fingerprints"},
 	{Name: "shodan", Help: "Shodan banners (download/stream JSON lines): raw banner, HTTP, TLS, favicon, product, org claim"},
 	{Name: "censys", Help: "Censys host JSON (Search API v2 host view, Platform host asset; one document, JSON lines or an array): services with HTTP, TLS, banner, software"},
+	{Name: "shadowserver", Help: "Shadowserver report CSV (scan_http, scan_ssl, scan_snmp, scan_ssh, scan_telnet, device_id, ...; known by its columns): HTTP answer, certificate, banners, sysDescr, device identification as detected"},
 	{Name: "sonar-http", Help: "Rapid7 Project Sonar HTTP/HTTPS JSON lines: the base64 response as status, headers and body"},
 	{Name: "goflow2", Help: "goflow2 JSON flow lines: the remote-access protocol inferred per flow (port, IP protocol, sizes)"},
 	{Name: "nfdump", Help: "nfdump output (1.6 to 1.7.x): -o csv, csv-fast, line, long, extended or json: the remote-access protocol inferred per flow"},
