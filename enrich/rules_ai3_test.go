@@ -34,3 +34,36 @@ func TestRules_AI3Logs(t *testing.T) {
 		})
 	}
 }
+
+// TestRules_AI3SoftEtherModuleLog checks the SoftEther server's protocol
+// module log lines (85-ai3-weak.yaml): the IPsec client, IKE SA and ESP SA
+// prefixes, the module's start line, the EtherIP / L2TPv3 and OpenVPN
+// session prefixes and the PPP session line; and other VPN servers' logs of
+// the same events, which it must not take (OpenVPN's own log stays OpenVPN's).
+func TestRules_AI3SoftEtherModuleLog(t *testing.T) {
+	rules, err := DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		text string
+		want wantMatch
+	}{
+		{"ipsec client created", "LOG: IPsec Client 4 (69.***.***.**4:56426 -> 0.0.0.0:500): A new IPsec client is created.", wantMatch{Vendor: "SoftEther", Product: "SoftEther VPN Server"}},
+		{"ike sa prefix", "2021-06-26 05:00:15.100 IPsec IKE Session (IKE SA) 4 (Client: 4) (192.0.2.4:4500 -> 198.51.100.1:4500): This IKE SA is established between the server and the client.", wantMatch{Vendor: "SoftEther"}},
+		{"esp sa prefix", "IPsec ESP Session (IPsec SA) 7 (Client: 4) (192.0.2.4:4500 -> 198.51.100.1:4500): This IPsec SA is established between the server and the client.", wantMatch{Vendor: "SoftEther"}},
+		{"module start", "2021-06-26 04:59:00.001 IPsec Module: The IPsec ver 2.0 (ISAKMP/IKEv1) processing module is started.", wantMatch{Vendor: "SoftEther"}},
+		{"etherip session", "EtherIP / L2TPv3 Session 1 (192.0.2.9:0 -> 198.51.100.1:0): The connection from the EtherIP / L2TPv3 module to the Virtual Hub \"VPN\" succeeded.", wantMatch{Vendor: "SoftEther"}},
+		{"openvpn module channel", "OpenVPN Session 2 (192.0.2.5:51194 -> 198.51.100.1:1194) Channel 0: The channel status is changed.", wantMatch{Vendor: "SoftEther"}},
+		{"l2tp ppp session", "L2TP PPP Session [192.0.2.6:1701]: A new PPP session (Upper protocol: L2TP) is started. IP Address of PPP Client: 192.0.2.6 (Hostname: \"pc\")", wantMatch{Vendor: "SoftEther"}},
+		{"strongswan ike sa", "charon: 09[IKE] IKE_SA ikev2-vpn[1] established between 198.51.100.1[vpn]...192.0.2.4[client]", wantMatch{}},
+		{"openvpn community server", "client1/192.0.2.5:51194 MULTI_sva: pool returned IPv4=10.8.0.6, IPv6=(Not enabled)", wantMatch{Vendor: "OpenVPN"}},
+		{"libreswan", "pluto[1234]: \"l2tp-psk\"[1] 192.0.2.4 #1: IKE SA established", wantMatch{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checkMatch(t, rules, bannerService(514, "udp", tt.text), tt.want)
+		})
+	}
+}
