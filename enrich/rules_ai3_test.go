@@ -1,6 +1,10 @@
 package enrich
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/netintel/netintel/ingest"
+)
 
 // TestRules_AI3Logs checks the log classes the group AI3 round added
 // (85-ai3-weak.yaml): Forcepoint NGFW's LEEF header, with its "LEEF:" tag,
@@ -64,6 +68,33 @@ func TestRules_AI3SoftEtherModuleLog(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			checkMatch(t, rules, bannerService(514, "udp", tt.text), tt.want)
+		})
+	}
+}
+
+// TestRules_AI3SophosAPIRendered checks the SFOS XML API answer rendered as
+// JSON or a Python dict (85-ai3-weak.yaml), and what it must not name:
+// another product's JSON with an APIVersion key but no IPS_CAT_VER.
+func TestRules_AI3SophosAPIRendered(t *testing.T) {
+	rules, err := DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer := func(body string) *ingest.Service {
+		return &ingest.Service{Port: 4444, Transport: "tcp", Probes: []ingest.Probe{httpProbe("POST", "/webconsole/APIController", 200, body)}}
+	}
+	tests := []struct {
+		name string
+		svc  *ingest.Service
+		want wantMatch
+	}{
+		{"json", answer("{\n    \"Response\": {\n        \"@APIVersion\": \"1905.1\",\n        \"@IPS_CAT_VER\": \"1\",\n        \"Login\": {\n            \"status\": \"Authentication Successful\"\n        }\n    }\n}"), wantMatch{Vendor: "Sophos", Product: "Sophos Firewall"}},
+		{"python dict", answer("{'Response': {'@APIVersion': '2000.2', '@IPS_CAT_VER': '1', 'Login': {'status': 'Authentication Successful'}}}"), wantMatch{Vendor: "Sophos"}},
+		{"another api's version key", answer(`{"APIVersion": "2.1", "build": "1234"}`), wantMatch{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checkMatch(t, rules, tt.svc, tt.want)
 		})
 	}
 }
