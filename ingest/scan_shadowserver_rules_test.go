@@ -37,7 +37,7 @@ func TestShadowserver_Rules(t *testing.T) {
 	}{
 		{"shadowserver-scan_ssl.csv", []string{fgt, none, fgt}, nil},
 		{"shadowserver-scan_ssl_poodle.csv", []string{zyxel, none, none, none, "Fortinet/ai1-fortigate-self-signed-issuer-serial", fgt}, nil},
-		{"shadowserver-scan_ssl_freak.csv", []string{none, none, none, "Zyxel/ai1-zyxel-default-certificate-model-mac", none, zyxel}, nil},
+		{"shadowserver-scan_ssl_freak.csv", []string{none, "Zyxel/zyxel-uag-default-certificate-model-mac", none, "Zyxel/ai1-zyxel-default-certificate-model-mac", none, zyxel}, nil},
 		{"shadowserver-scan_dns.csv", []string{none, none, zyxel, none, none}, nil},
 		{"shadowserver-scan_telnet.csv", []string{mtik, mtik}, []string{"6.5", "6.45.3"}},
 		{"shadowserver-scan6_telnet.csv", []string{mtik, mtik}, []string{"6.5", "6.45.3"}},
