@@ -1,0 +1,42 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/netintel/netintel/internal/testutil"
+)
+
+// The formats added in the seventh session go in through `netintel
+// ingest` from their real samples (ingest/testdata/SOURCES.md), with what
+// each read, stored and skipped counted.
+func TestIngestCommand_ListScannerAndReportFormats(t *testing.T) {
+	t.Parallel()
+	n := testutil.StartNATS(t)
+	n.Ensure(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--format", "cidr-list", "--kind", "hosting", "list-spamhaus-drop.txt"}, "12 observations read, 12 stored"},
+		{[]string{"--format", "cidr-list", "--kind", "proxy", "list-dshield-block.txt"}, "9 observations read, 9 stored"},
+		{[]string{"--format", "ip2proxy", "ip2proxy-px11.ipv4.csv"}, "14 observations read, 14 stored, 0 duplicates, 0 malformed; skipped 2 records (search-engine robot (SES): 2)"},
+		{[]string{"--format", "tor-exits", "tor-bulk-exit-list.txt"}, "25 observations read, 25 stored"},
+		{[]string{"--format", "proxy-list", "proxy-monosans.json"}, "5 observations read, 5 stored"},
+		{[]string{"--format", "nfdump", "nfdump-1.7.1.json"}, "0 malformed"},
+		{[]string{"--format", "nfdump", "nfdump-1.7.1-line.txt"}, "0 malformed"},
+		{[]string{"--format", "masscan", "masscan-sec560.xml"}, "5 observations read, 5 stored"},
+		{[]string{"--format", "nexpose", "nexpose-dd-many-vulns.xml"}, "19 observations read, 19 stored"},
+		{[]string{"--format", "zeek", "zeek-6.2-software.log"}, "10 observations read, 10 stored"},
+	} {
+		var o, e bytes.Buffer
+		env := &Env{Stdout: &o, Stderr: &e, Getenv: func(string) string { return "" }}
+		args := append([]string{"ingest", "--nats", n.URL}, c.args[:len(c.args)-1]...)
+		args = append(args, "../../ingest/testdata/"+c.args[len(c.args)-1])
+		err := run(t.Context(), env, args)
+		if err != nil || !strings.Contains(o.String(), c.want) || strings.Contains(o.String(), " 0 observations read") {
+			t.Errorf("%v: %v, stdout %q, stderr %q, want %q", c.args, err, o.String(), e.String(), c.want)
+		}
+	}
+}
