@@ -135,6 +135,7 @@ func Adapters() map[string]Adapter {
 		"nessus":             Nessus,
 		"openvas":            OpenVAS,
 		"nexpose":            Nexpose,
+		"qualys":             Qualys,
 	}
 }
 

@@ -31,7 +31,7 @@ func FuzzAdapters(f *testing.F) {
 		"testssl-3.0.8.json", "testssl-3.0.8-pretty.json", "testssl-3.0.8.csv", "sslyze-5.0.1.json", "sslyze-3.0.7.json",
 		"sslscan-2.0.7-full.xml", "sslscan-1.11.13.xml", "ssh-audit-targets.json", "ssh-audit-2.5.0.json",
 		"shadowserver-scan_ssl.csv", "shadowserver-scan_snmp.csv", "shadowserver-scan_http_vulnerable.csv", "shadowserver-scan_telnet.csv",
-		"nessus-dd-many-vuln.xml", "nessus-goad-mini-corrupted.nessus", "openvas-dradis-v24.xml", "openvas-dd-one-vuln.xml", "openvas-dd-one-vuln.csv", "openvas-dd-report-detail-v2.csv", "nexpose-dd-dns.xml", "nexpose-dd-many-vulns.xml"} {
+		"nessus-dd-many-vuln.xml", "nessus-goad-mini-corrupted.nessus", "openvas-dradis-v24.xml", "openvas-dd-one-vuln.xml", "openvas-dd-one-vuln.csv", "openvas-dd-report-detail-v2.csv", "nexpose-dd-dns.xml", "nexpose-dd-many-vulns.xml", "qualys-dd-sample-report.xml"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			f.Fatal(err)

@@ -66,6 +66,7 @@ var IngestFormatTable = []IngestFormat{
 	{Name: "nessus", Help: "Nessus .nessus (v2) export: a service per host port; HTTP Information, the certificate, detection plugins' output and installed versions as probes; CPEs, OS as detected"},
 	{Name: "openvas", Help: "Greenbone/OpenVAS XML report (or get_reports_response) or its CSV export: a service per host port; detection results' text and installed versions as probes; CPEs, host OS as detected"},
 	{Name: "nexpose", Help: "Rapid7 Nexpose/InsightVM XML Export 2.0: each open endpoint with its HTTP Server banner, certificate, other banners and the service and OS fingerprints"},
+	{Name: "qualys", Help: "Qualys VM asset data report XML: each port's default web page exchange, Server banner, SSH banner, certificate and detections"},
 	{Name: "shodan", Help: "Shodan banners (download/stream JSON lines): raw banner, HTTP, TLS, favicon, product, org claim"},
 	{Name: "censys", Help: "Censys host JSON (Search API v2 host view, Platform host asset; one document, JSON lines or an array): services with HTTP, TLS, banner, software"},
 	{Name: "shadowserver", Help: "Shadowserver report CSV (scan_http, scan_ssl, scan_snmp, scan_ssh, scan_telnet, device_id, ...; known by its columns): HTTP answer, certificate, banners, sysDescr, device identification as detected"},
