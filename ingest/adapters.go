@@ -469,35 +469,76 @@ var signalKindOf = map[string]string{
 }
 
 // NDJSON reads observations in our own format, one JSON object per line,
-// in the shapes docs/observation.md lists. A member the format does not
+// in the shapes docs/observation.md lists; or as JSON documents: an array
+// of observations, or objects printed over several lines, and the
+// accuracy harness's capture files, whose observation is read. A member the format does not
 // know does not lose the record: the record goes in without it and the
 // member is reported, by its path, through opt.Warn (a typo is named, not
 // silently dropped).
 func NDJSON(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
-	return opt.lines(r, "observations", bad, func(n int, b []byte) error {
+	br := bufio.NewReaderSize(r, 64*1024)
+	if jsonDocuments(br) {
+		data, err := readJSONFeed(br, "observations")
+		if err != nil {
+			return err
+		}
+		return jsonValues(data, bad, func(n int, v json.RawMessage, _ bool) error {
+			return readObservationJSON(n, v, true, opt, emit, bad)
+		})
+	}
+	return opt.lines(br, "observations", bad, func(n int, b []byte) error {
 		line := bytes.TrimSpace(b)
 		if len(line) == 0 || line[0] == '#' {
 			return nil
 		}
-		var o Observation
-		dropped, err := DecodeKeepingKnown(line, &o)
-		if err != nil {
-			fixed, ok := repairObservation(line)
-			if !ok {
-				bad(LineError{n, err})
-				return nil
-			}
-			if dropped, err = DecodeKeepingKnown(fixed, &o); err != nil {
-				bad(LineError{n, err}) // what is wrong beside what was read
-				return nil
-			}
-		}
-		if len(dropped) > 0 {
-			opt.warn(n, UnknownMembersWarning(dropped))
-		}
-		if o.Source == "" {
-			o.Source = opt.source("observations")
-		}
-		return emitChecked(n, o, emit, bad)
+		return readObservationJSON(n, line, false, opt, emit, bad)
 	})
+}
+
+// jsonDocuments tells observations written as JSON documents (an array,
+// or objects printed over several lines, as the accuracy harness's
+// capture files are) from JSON lines: the first line is not a whole JSON
+// value.
+func jsonDocuments(br *bufio.Reader) bool {
+	head, _ := br.Peek(64 * 1024)
+	head = bytes.TrimLeft(bytes.TrimPrefix(bytes.TrimLeft(head, " \t\r\n"), []byte("\ufeff")), " \t\r\n")
+	if len(head) == 0 || (head[0] != '[' && head[0] != '{') {
+		return false
+	}
+	first, _, _ := bytes.Cut(head, []byte{'\n'})
+	return head[0] == '[' || !json.Valid(bytes.TrimSpace(first))
+}
+
+// readObservationJSON reads one observation, or the observation of a capture
+// of the accuracy harness ({"provenance", "expect", "observation"}: the
+// rest of the capture is the harness's, not the observation's).
+func readObservationJSON(n int, b []byte, captures bool, opt Options, emit Emit, bad func(LineError)) error {
+	if captures {
+		var c struct {
+			Observation json.RawMessage `json:"observation"`
+		}
+		if json.Unmarshal(b, &c) == nil && len(c.Observation) > 0 {
+			b = c.Observation
+		}
+	}
+	var o Observation
+	dropped, err := DecodeKeepingKnown(b, &o)
+	if err != nil {
+		fixed, ok := repairObservation(b)
+		if !ok {
+			bad(LineError{n, err})
+			return nil
+		}
+		if dropped, err = DecodeKeepingKnown(fixed, &o); err != nil {
+			bad(LineError{n, err}) // what is wrong beside what was read
+			return nil
+		}
+	}
+	if len(dropped) > 0 {
+		opt.warn(n, UnknownMembersWarning(dropped))
+	}
+	if o.Source == "" {
+		o.Source = opt.source("observations")
+	}
+	return emitChecked(n, o, emit, bad)
 }
