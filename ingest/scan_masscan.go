@@ -53,6 +53,10 @@ func Masscan(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 		if !ok {
 			return nil
 		}
+		if errors.Is(err, errNmapXMLAsMasscan) {
+			bad(LineError{n, err})
+			return errStop // the rest is nmap's too
+		}
 		if err != nil {
 			bad(LineError{n, err})
 			return nil
@@ -87,11 +91,17 @@ func Masscan(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 		}
 		return nil
 	})
+	if errors.Is(err, errStop) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
 	return flush()
 }
+
+// errNmapXMLAsMasscan stops a masscan read of nmap's XML at its root.
+var errNmapXMLAsMasscan = errors.New("nmap's XML, not masscan's (<nmaprun> without scanner=\"masscan\"): use --format nmap-xml")
 
 type masscanRecord struct {
 	ip, transport, status, service string
@@ -116,6 +126,8 @@ func masscanRecords(b []byte) (recs []masscanRecord, ok bool, err error) {
 		return masscanGrepable(string(line))
 	case bytes.HasPrefix(line, []byte("<host ")), bytes.HasPrefix(line, []byte("<host>")):
 		return masscanXMLHost(line)
+	case bytes.HasPrefix(line, []byte("<nmaprun")) && !bytes.Contains(line, []byte(`scanner="masscan"`)):
+		return nil, true, errNmapXMLAsMasscan
 	case line[0] == '<':
 		return nil, false, nil // the XML output's framing: <?xml, <nmaprun, <scaninfo, <runstats, ...
 	}

@@ -178,7 +178,7 @@ func TestIngestCommand_ScannerFormats(t *testing.T) {
 		t.Errorf("zgrab2: %v %q", err, out)
 	}
 	out, errOut, err := run("--format", "masscan", "../../ingest/testdata/nmap-complex.xml")
-	if err == nil || !strings.Contains(err.Error(), "nothing in ../../ingest/testdata/nmap-complex.xml reads as masscan: first record that did not fit: line 1:") ||
+	if err == nil || !strings.Contains(err.Error(), "nothing in ../../ingest/testdata/nmap-complex.xml reads as masscan: first record that did not fit: line 4: nmap's XML, not masscan's") || !strings.Contains(err.Error(), "--format nmap-xml") ||
 		strings.Contains(errOut, "(skipped)") || out != "" {
 		t.Errorf("wrong format: %v, stdout %q, stderr %q", err, out, errOut)
 	}
