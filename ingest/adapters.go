@@ -114,6 +114,7 @@ func Adapters() map[string]Adapter {
 		"goflow2":            Goflow2,
 		"nfdump-csv":         NfdumpCSV,
 		"nfdump":             NfdumpCSV,
+		"pmacct":             Pmacct,
 		"httpx":              HTTPX,
 		"naabu":              Naabu,
 		"fingerprintx":       Fingerprintx,

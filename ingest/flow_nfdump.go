@@ -27,6 +27,9 @@ var nfdumpColumns = map[string]int{
 	"pr": nfProto, "proto": nfProto,
 	"ipkt": nfPackets, "pkt": nfPackets, "packets": nfPackets, "inPackets": nfPackets,
 	"ibyt": nfBytes, "byt": nfBytes, "bytes": nfBytes, "inBytes": nfBytes,
+	// pmacct's print plugin (csv and formatted outputs)
+	"SRC_IP": nfSrc, "DST_IP": nfDst, "SRC_PORT": nfSrcPort, "DST_PORT": nfDstPort, "PROTOCOL": nfProto,
+	"TIMESTAMP_START": nfStart, "TIMESTAMP_END": nfEnd, "PACKETS": nfPackets, "BYTES": nfBytes,
 }
 
 const (
@@ -70,7 +73,7 @@ func NfdumpCSV(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	var layout *nfdumpLayout
 	var text *nfdumpTextLayout
 	var width int
-	summary := false
+	summary, spaced := false, false
 	var fields [][]byte
 	return opt.lines(br, "nfdump output", bad, func(n int, b []byte) error {
 		line := bytes.TrimSpace(b)
@@ -98,7 +101,23 @@ func NfdumpCSV(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 				return nil
 			}
 		}
-		fields = splitComma(fields[:0], line)
+		if layout == nil {
+			// pmacct's formatted output is a table of columns padded with
+			// spaces, not commas.
+			spaced = !bytes.ContainsRune(line, ',')
+		}
+		if spaced {
+			fields = fields[:0]
+			for _, f := range bytes.Fields(line) {
+				fields = append(fields, f)
+			}
+		} else {
+			fields = splitComma(fields[:0], line)
+		}
+		if spaced && layout != nil {
+			// A time is two of the spaced fields: "2026-11-20 09:59:01.000000".
+			fields = nfdumpJoinSpacedTimes(fields)
+		}
 		if layout == nil {
 			l, err := nfdumpHeader(fields)
 			if err != nil {
@@ -245,4 +264,20 @@ func nfdumpTime(s string) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("time %q: want YYYY-MM-DD hh:mm:ss[.mmm]", s)
 	}
 	return t, nil
+}
+
+// nfdumpJoinSpacedTimes joins the date and time of a spaced table's time
+// columns back into one field each (pmacct's formatted output prints
+// "2026-11-20 09:59:01.000000" in one column).
+func nfdumpJoinSpacedTimes(f [][]byte) [][]byte {
+	out := make([][]byte, 0, len(f))
+	for i := 0; i < len(f); i++ {
+		if i+1 < len(f) && len(f[i]) == 10 && f[i][4] == '-' && bytes.IndexByte(f[i+1], ':') == 2 {
+			out = append(out, append(append(append([]byte{}, f[i]...), ' '), f[i+1]...))
+			i++
+			continue
+		}
+		out = append(out, f[i])
+	}
+	return out
 }

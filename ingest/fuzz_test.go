@@ -21,7 +21,7 @@ func FuzzAdapters(f *testing.F) {
 		"private-relay-egress.csv", "proxy-list-http.txt", "mullvad-relays.json",
 		"zgrab2.jsonl", "zgrab2-constructed.jsonl", "masscan.json", "masscan.txt", "masscan-constructed.json", "masscan-sec560.xml", "masscan-sec560.gnmap",
 		"nmap-complex.xml", "nmap-scripts.xml", "shodan.jsonl", "sonar-http.jsonl",
-		"goflow2-v2.2.6.ndjson", "goflow2-docs.ndjson", "nfdump-1.7.1.csv", "nfdump-1.7.8.csv", "nfdump-1.7.8-fast.csv", "nfdump-1.7.1-line.txt", "nfdump-1.7.1.json",
+		"goflow2-v2.2.6.ndjson", "goflow2-docs.ndjson", "nfdump-1.7.1.csv", "nfdump-1.7.8.csv", "nfdump-1.7.8-fast.csv", "nfdump-1.7.1-line.txt", "nfdump-1.7.1.json", "pmacct-1.7.7.json", "pmacct-1.7.7-formatted.txt",
 		"httpx.jsonl", "naabu.jsonl", "nmap-grep.gnmap", "zeek-docs.ndjson", "zeek-6.2-ssl.log", "zeek-6.2-x509.log", "zeek-conn.log",
 		"zeek-json-streaming.ndjson", "zeek-6.2-software.log", "zeek-6.2-known_certs.log", "suricata-eve.json", "censys-v2-host.json", "censys-platform-host.json", "fingerprintx.jsonl",
 		"nuclei.jsonl", "nuclei-appliance.jsonl", "tlsx.jsonl", "leakix-ip4scout.jsonl", "leakix-l9event.json", "onyphe-api-v1.json",

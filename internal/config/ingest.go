@@ -74,6 +74,7 @@ var IngestFormatTable = []IngestFormat{
 	{Name: "goflow2", Help: "goflow2 JSON flow lines: the remote-access protocol inferred per flow (port, IP protocol, sizes)"},
 	{Name: "nfdump", Help: "nfdump output (1.6 to 1.7.x): -o csv, csv-fast, line, long, extended or json: the remote-access protocol inferred per flow"},
 	{Name: "nfdump-csv", Help: "the same as nfdump (the name it had when it read csv only)"},
+	{Name: "pmacct", Help: "pmacct's print plugin output (nfacctd, sfacctd, pmacctd): json, csv or formatted: the remote-access protocol inferred per flow"},
 	{Name: "zeek", Help: "Zeek logs, TSV or JSON: conn.log flows (protocol inferred), ssl.log with x509.log certificates, http.log, ssh.log services"},
 	{Name: "suricata-eve", Help: "Suricata eve.json: flow/netflow events (protocol inferred), tls, http and ssh events as services"},
 }
