@@ -29,6 +29,15 @@ func TestIngestCommand_ListScannerAndReportFormats(t *testing.T) {
 		{[]string{"--format", "masscan", "masscan-sec560.xml"}, "5 observations read, 5 stored"},
 		{[]string{"--format", "nexpose", "nexpose-dd-many-vulns.xml"}, "19 observations read, 19 stored"},
 		{[]string{"--format", "zeek", "zeek-6.2-software.log"}, "10 observations read, 10 stored"},
+		{[]string{"--format", "pmacct", "pmacct-1.7.7.json"}, "0 malformed"},
+		{[]string{"--format", "qualys", "qualys-dd-sample-report.xml"}, "13 observations read, 13 stored"},
+		{[]string{"--format", "shadowserver", "shadowserver-scan_ssl.csv"}, "0 malformed"},
+		{[]string{"--format", "nessus", "nessus-dd-many-vuln.xml"}, "0 malformed"},
+		{[]string{"--format", "openvas", "openvas-dradis-v24.xml"}, "0 malformed"},
+		{[]string{"--format", "testssl", "testssl-3.0.8.json"}, "0 malformed"},
+		{[]string{"--format", "ssh-audit", "ssh-audit-2.5.0.json"}, "0 malformed"},
+		{[]string{"--format", "zoomeye", "zoomeye-v1-uncover.json"}, "0 malformed"},
+		{[]string{"--format", "netlas", "netlas-cookbook-response.json"}, "0 malformed"},
 	} {
 		var o, e bytes.Buffer
 		env := &Env{Stdout: &o, Stderr: &e, Getenv: func(string) string { return "" }}
