@@ -98,6 +98,7 @@ func Adapters() map[string]Adapter {
 		"fastly-ranges":      FastlyRanges,
 		"cidr-list":          CIDRList,
 		"ip2proxy":           IP2Proxy,
+		"maxmind-anonymous":  MaxMindAnonymous,
 		"geofeed":            Geofeed,
 		"private-relay":      PrivateRelay,
 		"proxy-list":         ProxyList,

@@ -30,6 +30,7 @@ func TestIngestCommand_ListScannerAndReportFormats(t *testing.T) {
 		{[]string{"--format", "nexpose", "nexpose-dd-many-vulns.xml"}, "19 observations read, 19 stored"},
 		{[]string{"--format", "zeek", "zeek-6.2-software.log"}, "10 observations read, 10 stored"},
 		{[]string{"--format", "pmacct", "pmacct-1.7.7.json"}, "0 malformed"},
+		{[]string{"--format", "maxmind-anonymous", "GeoIP2-Anonymous-IP-Test.mmdb"}, "0 malformed"},
 		{[]string{"--format", "qualys", "qualys-dd-sample-report.xml"}, "13 observations read, 13 stored"},
 		{[]string{"--format", "shadowserver", "shadowserver-scan_ssl.csv"}, "0 malformed"},
 		{[]string{"--format", "nessus", "nessus-dd-many-vuln.xml"}, "0 malformed"},

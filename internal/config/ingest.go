@@ -40,6 +40,7 @@ var IngestFormatTable = []IngestFormat{
 	{Name: "geofeed", List: true, Kind: true, Provider: true, Help: "RFC 8805 geofeed CSV: ranges with country/region/city; needs --kind and --provider"},
 	{Name: "private-relay", List: true, Help: "Apple iCloud Private Relay egress-ip-ranges.csv: relay ranges with country/region/city"},
 	{Name: "ip2proxy", List: true, Kind: true, Help: "IP2Location IP2Proxy CSV (LITE or commercial, PX1-PX12, IPv4/IPv6, decimal or .cidr.csv rows): vpn, proxy, tor, relay, hosting, cdn and residential_proxy ranges and signals by proxy type, with the provider; --kind only for PX1"},
+	{Name: "maxmind-anonymous", List: true, Help: "MaxMind GeoIP2 Anonymous IP or GeoIP Anonymous Plus (.mmdb or CSV): vpn, proxy, tor, residential_proxy and hosting ranges and signals, with Anonymous Plus's provider, confidence and last-seen date"},
 	{Name: "proxy-list", List: true, Kind: true, Help: "open proxies: ip:port or scheme://ip:port lines, or JSON lists (monosans, fate0, proxifly, geonode): open_proxy signals, with the measured exit address; optional --kind http|https|socks4|socks5"},
 	{Name: "mullvad-relays", List: true, Help: "Mullvad relay list JSON (api.mullvad.net/www/relays/all/): vpn_exit signals with the host name"},
 	{Name: "observations", Help: "netintel's own NDJSON observations"},
