@@ -107,10 +107,7 @@ func NfdumpCSV(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 			spaced = !bytes.ContainsRune(line, ',')
 		}
 		if spaced {
-			fields = fields[:0]
-			for _, f := range bytes.Fields(line) {
-				fields = append(fields, f)
-			}
+			fields = append(fields[:0], bytes.Fields(line)...)
 		} else {
 			fields = splitComma(fields[:0], line)
 		}
