@@ -63,13 +63,13 @@ type netlasData struct {
 
 // netlasCert is a certificate as Netlas (after zcrypto) parses it.
 type netlasCert struct {
-	SubjectDN    string      `json:"subject_dn"`
-	IssuerDN     string      `json:"issuer_dn"`
-	Subject      *netlasName `json:"subject"`
-	Issuer       *netlasName `json:"issuer"`
-	SerialNumber string      `json:"serial_number"`
-	SHA256       string      `json:"fingerprint_sha256"`
-	Names        []string    `json:"names"`
+	SubjectDN    string       `json:"subject_dn"`
+	IssuerDN     string       `json:"issuer_dn"`
+	Subject      *zcryptoName `json:"subject"`
+	Issuer       *zcryptoName `json:"issuer"`
+	SerialNumber string       `json:"serial_number"`
+	SHA256       string       `json:"fingerprint_sha256"`
+	Names        []string     `json:"names"`
 	Validity     *struct {
 		Start string `json:"start"`
 		End   string `json:"end"`
@@ -83,26 +83,6 @@ type netlasCert struct {
 			IPAddresses []string `json:"ip_addresses"`
 		} `json:"subject_alt_name"`
 	} `json:"extensions"`
-}
-
-// netlasName is a certificate name as lists of each attribute.
-type netlasName struct {
-	CommonName         []string `json:"common_name"`
-	Organization       []string `json:"organization"`
-	OrganizationalUnit []string `json:"organizational_unit"`
-	Country            []string `json:"country"`
-	Province           []string `json:"province"`
-	Locality           []string `json:"locality"`
-}
-
-func (n *netlasName) dn(whole string) *DN {
-	if n == nil {
-		if whole == "" {
-			return nil
-		}
-		return ParseDN(whole)
-	}
-	return pkixDN(whole, first(n.CommonName), n.Organization, n.OrganizationalUnit, n.Country, n.Province, n.Locality)
 }
 
 // Netlas reads Netlas responses: an API answer ({"items": [{"data":
@@ -157,11 +137,7 @@ func Netlas(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 }
 
 func (x *netlasData) observation(m map[string]jsontext.Value, src string, opt Options) (Observation, error) {
-	a, err := netip.ParseAddr(strings.TrimSpace(x.IP))
-	if err != nil {
-		return Observation{}, fmt.Errorf("ip: not an IP address: %q", x.IP)
-	}
-	port, err := scanPort(x.Port)
+	a, port, err := scanIPPort(x.IP, x.Port)
 	if err != nil {
 		return Observation{}, err
 	}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -121,11 +120,7 @@ func Onyphe(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 }
 
 func (x *onypheRecord) observation(src string, opt Options) (Observation, error) {
-	a, err := netip.ParseAddr(strings.TrimSpace(x.IP))
-	if err != nil {
-		return Observation{}, fmt.Errorf("ip: not an IP address: %q", x.IP)
-	}
-	port, err := scanPort(x.Port)
+	a, port, err := scanIPPort(x.IP, x.Port)
 	if err != nil {
 		return Observation{}, err
 	}

@@ -184,6 +184,16 @@ func scanAddress(ip, host string) (addr, name string, err error) {
 }
 
 // scanPort reads a port given as a JSON number or string.
+// scanIPPort reads a record's address and port members.
+func scanIPPort(ip string, port any) (netip.Addr, int, error) {
+	a, err := netip.ParseAddr(strings.TrimSpace(ip))
+	if err != nil {
+		return a, 0, fmt.Errorf("ip: not an IP address: %q", ip)
+	}
+	p, err := scanPort(port)
+	return a, p, err
+}
+
 func scanPort(v any) (int, error) {
 	var s string
 	switch p := v.(type) {
