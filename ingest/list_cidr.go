@@ -25,8 +25,8 @@ import (
 // `FROM-TO`, `FROM - TO` or FROM and TO in two columns (DShield's block
 // list), stored as the CIDRs that cover it exactly;
 // decimal `FROM,TO` integers (IP2Location's CSV layout); CSV rows, the
-// address column named by a header row (commented or not) or else the
-// first column holding an address; ipset's `add SET ADDR` lines; JSON
+// address column named by a header row (commented or not) or else, in a
+// comma-, `;`- or `|`-delimited row, the first column holding an address; ipset's `add SET ADDR` lines; JSON
 // lines with a `cidr`, `ip`, `prefix`, `network` or `address` member
 // (Spamhaus's drop_v4.json, whose metadata line is skipped). A single
 // address (or a /32, /128) becomes a signal about that address, anything
@@ -160,9 +160,15 @@ func (lp *listParser) line(s string) ([]netip.Prefix, string, error) {
 	if first && lp.header(f) {
 		return nil, "header", nil
 	}
-	for _, c := range f[1:] {
-		if ps, err := parseListAddr(c); err == nil {
-			return ps, "", nil
+	if sepScan := strings.ContainsAny(s, ",;|"); sepScan && !strings.ContainsRune(s, '\t') {
+		// A delimited row (CSV, `;` or `|`) may hold the address in another
+		// column (abuse.ch's trackers, CIF feeds, dataplane's tables); a
+		// tab- or space-separated line is a list only when it starts with the
+		// address, so another tool's log given as a list is not read.
+		for _, c := range f[1:] {
+			if ps, err := parseListAddr(c); err == nil {
+				return ps, "", nil
+			}
 		}
 	}
 	if isDecimal(f[0]) && isDecimal(f[1]) { // IP2Location's "FROM","TO" numbers

@@ -21,10 +21,11 @@ import (
 // ingestCommands returns the command of this file, for commandList.
 func ingestCommands() []*command {
 	return []*command{
-		&command{name: "ingest", summary: "read one feed file or URL into the observation stream of a running system",
-			usage: []string{"ingest --format FORMAT [--kind K --provider P] [--wait] [--data-dir DIR | --nats URL] FILE_OR_URL"},
-			desc: `Read one feed file or URL into the observation stream of a running system
-	(` + "`netintel run`" + `, or the NATS of a deployment). FILE_OR_URL may be gzip, bzip2
+		&command{name: "ingest", summary: "read feed files or URLs into the observation stream of a running system",
+			usage: []string{"ingest --format FORMAT [--kind K --provider P] [--wait] [--data-dir DIR | --nats URL] FILE_OR_URL..."},
+			desc: `Read feed files or URLs of one format into the observation stream of a running
+	system (` + "`netintel run`" + `, or the NATS of a deployment), one after the other: a file
+	that fails is said and the others still go in. FILE_OR_URL may be gzip, bzip2
 	or zstd compressed (recognised by its first bytes). A bar on a terminal (plain
 	lines on a pipe) shows the bytes read, the rate and the time left; the
 	closing line counts what was read and stored, with the time and the rate.
@@ -65,9 +66,9 @@ func cmdIngest(ctx context.Context, env *Env, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
+	if fs.NArg() < 1 {
 		fs.Usage()
-		return usageError{errors.New("ingest: name exactly one FILE_OR_URL")}
+		return usageError{errors.New("ingest: name a FILE_OR_URL (or several, of one format)")}
 	}
 	if *format == "" {
 		return errors.New("ingest: --format is required (" + strings.Join(config.IngestFormats, ", ") + ")")
@@ -109,30 +110,48 @@ func cmdIngest(ctx context.Context, env *Env, args []string) error {
 	}
 	defer b.Close()
 	in := ingest.New(b.JS, log, nil, cfg.Ingest.MaxInFlight, cfg.Ingest.FetchTimeout)
-	m := newMeter(env, "ingest "+filepath.Base(fs.Arg(0)), "", 0)
-	st, err := in.IngestFile(ctx, *format, fs.Arg(0), ingest.Options{Source: *source, Kind: *kind, Provider: *provider,
-		Confidence: *confidence, MaxLineBytes: cfg.Ingest.MaxLineBytes, Progress: m.set})
-	took := m.done()
-	if err == nil && st.Read == 0 && len(st.Malformed) > 0 {
-		// Nothing in the file fit: most likely the wrong --format. One line
-		// says so, rather than one per record.
-		return fmt.Errorf("ingest: nothing in %s reads as %s: first record that did not fit: %v", fs.Arg(0), *format, st.Malformed[0])
+	// Several files of one format go in one after the other; one that
+	// fails is said and the others still go in (the command then fails).
+	var errs []error
+	all := ingest.Stats{LastSeq: map[string]uint64{}}
+	for _, path := range fs.Args() {
+		m := newMeter(env, "ingest "+filepath.Base(path), "", 0)
+		st, err := in.IngestFile(ctx, *format, path, ingest.Options{Source: *source, Kind: *kind, Provider: *provider,
+			Confidence: *confidence, MaxLineBytes: cfg.Ingest.MaxLineBytes, Progress: m.set})
+		took := m.done()
+		if err == nil && st.Read == 0 && len(st.Malformed) > 0 {
+			// Nothing in the file fit: most likely the wrong --format. One line
+			// says so, rather than one per record.
+			errs = append(errs, fmt.Errorf("ingest: nothing in %s reads as %s: first record that did not fit: %v", path, *format, st.Malformed[0]))
+			continue
+		}
+		for _, le := range st.Malformed {
+			fmt.Fprintf(env.Stderr, "%s: %v (skipped)\n", path, le)
+		}
+		for _, le := range st.Warnings {
+			fmt.Fprintf(env.Stderr, "%s: %v\n", path, le)
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		el := time.Since(m.start)
+		name := ""
+		if fs.NArg() > 1 {
+			name = path + ": "
+		}
+		fmt.Fprintf(env.Stdout, "%s%s; %s read %s (%.1f observations/s)\n", name, st, humanBytes(st.Bytes), took, float64(st.Read)/max(el.Seconds(), 1e-3))
+		for subj, seq := range st.LastSeq {
+			all.LastSeq[subj] = max(all.LastSeq[subj], seq)
+		}
 	}
-	for _, le := range st.Malformed {
-		fmt.Fprintf(env.Stderr, "%s: %v (skipped)\n", fs.Arg(0), le)
+	if len(errs) > 0 {
+		return errors.Join(errs...)
 	}
-	for _, le := range st.Warnings {
-		fmt.Fprintf(env.Stderr, "%s: %v\n", fs.Arg(0), le)
-	}
-	if err != nil {
-		return err
-	}
-	el := time.Since(m.start)
-	fmt.Fprintf(env.Stdout, "%s; %s read %s (%.1f observations/s)\n", st, humanBytes(st.Bytes), took, float64(st.Read)/max(el.Seconds(), 1e-3))
 	if !*wait {
 		return nil
 	}
-	return waitApplied(ctx, env, b.JS, st, *waitTimeout)
+	return waitApplied(ctx, env, b.JS, all, *waitTimeout)
 }
 
 // waitApplied waits until enrichment has applied what st published

@@ -50,3 +50,23 @@ func TestIngestCommand_ListScannerAndReportFormats(t *testing.T) {
 		}
 	}
 }
+
+// Several files of one format go in one after the other, each counted; a
+// file that does not read as the format is said, the others still go in,
+// and the command fails.
+func TestIngestCommand_SeveralFiles(t *testing.T) {
+	t.Parallel()
+	n := testutil.StartNATS(t)
+	n.Ensure(t)
+	var o, e bytes.Buffer
+	env := &Env{Stdout: &o, Stderr: &e, Getenv: func(string) string { return "" }}
+	err := run(t.Context(), env, []string{"ingest", "--nats", n.URL, "--format", "cidr-list", "--kind", "proxy",
+		"../../ingest/testdata/list-ipsum.txt", "../../ingest/testdata/zeek-conn.log", "../../ingest/testdata/list-spamhaus-drop.txt"})
+	if err == nil || !strings.Contains(err.Error(), "nothing in ../../ingest/testdata/zeek-conn.log reads as cidr-list") {
+		t.Errorf("err = %v, want the zeek file named", err)
+	}
+	out := o.String()
+	if !strings.Contains(out, "list-ipsum.txt: cidr-list: 23 observations read, 23 stored") || !strings.Contains(out, "list-spamhaus-drop.txt: cidr-list: 12 observations read, 12 stored") {
+		t.Errorf("stdout %q", out)
+	}
+}

@@ -74,7 +74,7 @@ func TestIngestCommand_EndToEnd(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no file", []string{"--nats", n.URL, "--format", "tor-exits"}, "exactly one"},
+		{"no file", []string{"--nats", n.URL, "--format", "tor-exits"}, "name a FILE_OR_URL"},
 		{"no format", []string{"--nats", n.URL, "x"}, "--format is required"},
 		{"cidr-list without kind", []string{"--nats", n.URL, "--format", "cidr-list", "x"}, "--kind"},
 		{"unknown format", []string{"--nats", n.URL, "--format", "csv", "../../samples/mullvad.txt"}, "unknown format"},
