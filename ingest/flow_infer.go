@@ -9,7 +9,7 @@ import (
 const (
 	ipProtoTCP = 6
 	ipProtoUDP = 17
-	ipProtoGRE = 47
+	ipProtoGRE = 47 // read, named by no rule (docs: GRE carries many tunnels)
 	ipProtoESP = 50
 )
 
@@ -79,10 +79,12 @@ type flowRule struct {
 // shows it; keep the two in step.
 var flowRules = []flowRule{
 	{protocol: "ipsec", ipProto: ipProtoESP, fileTransport: "udp", filePort: 500},
-	{protocol: "pptp", ipProto: ipProtoGRE, fileTransport: "tcp", filePort: 1723, conf: 0.5},
 	{protocol: "ikev2", ipProto: ipProtoUDP, port: 500},
 	{protocol: "ipsec", ipProto: ipProtoUDP, port: 4500},
 	{protocol: "wireguard", ipProto: ipProtoUDP, port: 51820, size: wireguardFits, strict: true},
+	// Tailscale's default port: WireGuard and Tailscale's own discovery
+	// messages on one socket, so sizes that are not WireGuard's do not veto.
+	{protocol: "wireguard", ipProto: ipProtoUDP, port: 41641, size: wireguardFits},
 	{protocol: "openvpn", ipProto: ipProtoUDP, port: 1194, size: openvpnReset},
 	{protocol: "openvpn", ipProto: ipProtoTCP, port: 1194},
 	{protocol: "l2tp", ipProto: ipProtoUDP, port: 1701},
@@ -92,7 +94,11 @@ var flowRules = []flowRule{
 
 // notWireGuard are registered UDP ports of protocols whose packets can
 // have a WireGuard handshake's size; a flow on one is not judged by size.
-var notWireGuard = []int{1812, 1813, 1900, 3478, 3479, 3702, 5004, 5005, 5060, 5061, 5349, 5353, 5355, 19302}
+// The second line are other tunnels (GTP-C, GTP-U, Teredo, GRE-in-UDP,
+// VXLAN, VXLAN-GPE, AYIYA, Geneve): real captures of each had flows of
+// one 148- or 92-byte packet.
+var notWireGuard = []int{1812, 1813, 1900, 3478, 3479, 3702, 5004, 5005, 5060, 5061, 5349, 5353, 5355, 19302,
+	2123, 2152, 3544, 4754, 4789, 4790, 5072, 6081}
 
 // InferFlow decides which side of r is the server and which protocol it
 // speaks, from the IP protocol, the ports and the packet sizes, by the
