@@ -62,7 +62,7 @@ type flowRule struct {
 	ipProto  int
 	// port is the server's port; 0 for rules on the IP protocol alone.
 	port int
-	// fileTransport and filePort are where a portless protocol (ESP, GRE)
+	// fileTransport and filePort are where a portless protocol (ESP)
 	// is filed in the asset list: the port of its control channel.
 	fileTransport string
 	filePort      int
