@@ -89,7 +89,6 @@ var flowRules = []flowRule{
 	{protocol: "openvpn", ipProto: ipProtoTCP, port: 1194},
 	{protocol: "l2tp", ipProto: ipProtoUDP, port: 1701},
 	{protocol: "pptp", ipProto: ipProtoTCP, port: 1723},
-	{protocol: "tor", ipProto: ipProtoTCP, port: 9001, conf: 0.3},
 }
 
 // notWireGuard are registered UDP ports of protocols whose packets can
@@ -135,6 +134,9 @@ func InferFlow(r FlowRecord) (m FlowMatch, ok bool) {
 		default:
 			continue
 		}
+		if probeOnly(r) {
+			continue
+		}
 		basis, conf := "port", confOr(rule.conf, confPort)
 		if rule.size != nil {
 			switch rule.size(p, toServer) {
@@ -150,6 +152,15 @@ func InferFlow(r FlowRecord) (m FlowMatch, ok bool) {
 			Protocol: rule.protocol, Basis: basis, Confidence: conf, Packets: r.Packets, Bytes: r.Bytes}}, true
 	}
 	return wireguardBySize(r, p)
+}
+
+// probeOnly reports whether a TCP record is a connection attempt or its
+// answer alone: at most 2 packets of at most 60 bytes each (a SYN, a
+// SYN-ACK or a RST and its retry). A port scan sends such flows to every
+// port, so they show no server. Sampled sFlow frames (L2) are not judged:
+// a sample of a session can be one short packet.
+func probeOnly(r FlowRecord) bool {
+	return r.IPProto == ipProtoTCP && !r.L2 && r.Packets > 0 && r.Packets <= 2 && r.Bytes <= 60*r.Packets
 }
 
 // wellKnownElsewhere reports whether the other side's port marks that side
@@ -182,7 +193,9 @@ func wireguardBySize(r FlowRecord, p payloads) (FlowMatch, bool) {
 	switch {
 	case p.each(wgInitiation):
 		server, port = r.Dst, r.DstPort
-	case p.each(wgResponse):
+	case r.Packets == 1 && p.each(wgResponse):
+		// One response: a responder answers each initiation once, then
+		// sends data; RTCP on random ports had two 92-byte packets.
 		server, port = r.Src, r.SrcPort
 	default:
 		return FlowMatch{}, false

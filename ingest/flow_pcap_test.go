@@ -50,6 +50,55 @@ func pcapTruth(file string, r FlowRecord) string {
 		if r.IPProto == ipProtoGRE || ports(1723) {
 			return "pptp"
 		}
+	case strings.HasPrefix(file, "vpn-n-"):
+		return ndpiTruth(file, r, ports)
+	}
+	return ""
+}
+
+// ndpiTruth is pcapTruth of nDPI's VPN captures (vpn-n-*), which mix the
+// VPN's flows with the host's other traffic. "?" marks a flow that is
+// neither scored nor a negative: a VPN no rule names (SoftEther, tinc,
+// AnyConnect), or one whose protocol the capture does not say
+// (ProtonVPN on 443, TunnelBear's TLS).
+func ndpiTruth(file string, r FlowRecord, ports func(int) bool) string {
+	other := ports(53) || ports(67) || ports(137) || ports(138) || ports(546) || ports(5353) || ports(17500) ||
+		r.IPProto != ipProtoTCP && r.IPProto != ipProtoUDP && r.IPProto != ipProtoESP
+	switch strings.TrimPrefix(file, "vpn-n-") {
+	case "esp", "ipsec_isakmp_esp", "ah":
+		switch {
+		case r.IPProto == ipProtoESP || r.IPProto == ipProtoUDP && ports(4500):
+			return "ipsec"
+		case r.IPProto == ipProtoUDP && ports(500):
+			return "ikev2"
+		}
+	case "mullvad_wireguard", "wireguard":
+		if r.IPProto == ipProtoUDP {
+			return "wireguard"
+		}
+	case "tunnelbear":
+		if r.IPProto == ipProtoUDP && ports(51820) {
+			return "wireguard"
+		}
+		if !other {
+			return "?"
+		}
+	case "openvpn", "443-opvn", "openvpn_nohmac", "openvpn_nohmac_tcp", "openvpn_obfuscated", "openvpn-tlscrypt":
+		if !other {
+			return "openvpn"
+		}
+	case "pptp":
+		if ports(1723) {
+			return "pptp"
+		}
+	case "tor":
+		if r.IPProto == ipProtoTCP && ports(443) {
+			return "tor"
+		}
+	default: // gre, softether, tinc, anyconnect-vpn, protonvpn
+		if !other {
+			return "?"
+		}
 	}
 	return ""
 }
@@ -115,7 +164,14 @@ func pcapTally(flows []pcapFlow) string {
 	rows := map[string]*row{}
 	fp := map[string]int{}
 	neg := 0
+	var unscored []string
 	for _, f := range flows {
+		if f.want == "?" {
+			if f.got != "" {
+				unscored = append(unscored, f.file+" "+f.got)
+			}
+			continue
+		}
 		if f.want == "" {
 			neg++
 			if f.got != "" {
@@ -149,6 +205,7 @@ func pcapTally(flows []pcapFlow) string {
 		fmt.Fprintf(&b, "%s: %d flows, %d right, %d wrong, %d missed\n", k, r.flows, r.right, r.wrong, r.missed)
 	}
 	fmt.Fprintf(&b, "negative flows: %d, attributed: %v\n", neg, fp)
+	fmt.Fprintf(&b, "unscored VPN flows attributed: %v\n", unscored)
 	return b.String()
 }
 
@@ -163,16 +220,19 @@ func TestInferFlow_RealCaptures(t *testing.T) {
 	tally := pcapTally(flows)
 	t.Log("\n" + tally)
 	for _, f := range flows {
-		if f.got != "" && f.got != f.want {
+		if f.got != "" && f.got != f.want && f.want != "?" || os.Getenv("FLOWPCAP_ALL") != "" && strings.HasPrefix(f.file, "vpn") {
 			t.Errorf("%s: %v:%d > %v:%d proto %d, %d packets %d bytes: got %q, want %q",
 				f.file, f.rec.Src, f.rec.SrcPort, f.rec.Dst, f.rec.DstPort, f.rec.IPProto, f.rec.Packets, f.rec.Bytes, f.got, f.want)
 		}
 	}
-	want := `ikev2: 4 flows, 4 right, 0 wrong, 0 missed
-ipsec: 15 flows, 15 right, 0 wrong, 0 missed
-openvpn: 14 flows, 12 right, 0 wrong, 2 missed
-wireguard: 4 flows, 2 right, 0 wrong, 2 missed
-negative flows: 1477, attributed: map[]
+	want := `ikev2: 32 flows, 32 right, 0 wrong, 0 missed
+ipsec: 41 flows, 41 right, 0 wrong, 0 missed
+openvpn: 44 flows, 22 right, 0 wrong, 22 missed
+pptp: 2 flows, 2 right, 0 wrong, 0 missed
+tor: 15 flows, 0 right, 0 wrong, 15 missed
+wireguard: 12 flows, 8 right, 0 wrong, 4 missed
+negative flows: 7091, attributed: map[]
+unscored VPN flows attributed: []
 `
 	if tally != want {
 		t.Errorf("tally:\n%s\nwant:\n%s", tally, want)
