@@ -231,7 +231,7 @@ openvpn: 44 flows, 22 right, 0 wrong, 22 missed
 pptp: 2 flows, 2 right, 0 wrong, 0 missed
 tor: 15 flows, 0 right, 0 wrong, 15 missed
 wireguard: 12 flows, 8 right, 0 wrong, 4 missed
-negative flows: 7091, attributed: map[]
+negative flows: 5073, attributed: map[]
 unscored VPN flows attributed: []
 `
 	if tally != want {
