@@ -155,12 +155,17 @@ func InferFlow(r FlowRecord) (m FlowMatch, ok bool) {
 }
 
 // probeOnly reports whether a TCP record is a connection attempt or its
-// answer alone: at most 2 packets of at most 60 bytes each (a SYN, a
-// SYN-ACK or a RST and its retry). A port scan sends such flows to every
-// port, so they show no server. Sampled sFlow frames (L2) are not judged:
-// a sample of a session can be one short packet.
+// answer alone: at most 2 packets of at most 60 bytes each (IP and TCP
+// headers with options, no data: a SYN, a SYN-ACK or a RST, and its
+// retry), 82 with an Ethernet header, VLAN tag and FCS. A port scan sends
+// such flows to every port, so they show no server. In sampled sFlow a
+// session's bare ACK looks the same; its other samples carry data.
 func probeOnly(r FlowRecord) bool {
-	return r.IPProto == ipProtoTCP && !r.L2 && r.Packets > 0 && r.Packets <= 2 && r.Bytes <= 60*r.Packets
+	limit := int64(60)
+	if r.L2 {
+		limit += 22
+	}
+	return r.IPProto == ipProtoTCP && r.Packets > 0 && r.Packets <= 2 && r.Bytes <= limit*r.Packets
 }
 
 // wellKnownElsewhere reports whether the other side's port marks that side

@@ -249,7 +249,7 @@ func TestInferFlow_RealCaptureFlows(t *testing.T) {
 		from             string // the flow's source, "" any
 		srcPort, dstPort int
 		protocol, basis  string
-		server           string
+		server           string // "" with a protocol: each flow's destination
 	}{
 		// Tailscale's default port, both ends 41641: WireGuard and disco
 		// messages, so the sizes of one direction are not all WireGuard's.
@@ -268,6 +268,17 @@ func TestInferFlow_RealCaptureFlows(t *testing.T) {
 		// of WireGuard's handshake on other tunnels' registered ports.
 		{"neg-z-tunnels_ayiya3", "", 5072, 53796, "", "", ""},
 		{"neg-z-tunnels_gtp_gtp8_teredo", "", 2152, 2152, "", "", ""},
+		// nDPI's captures: a SYN scan of 1723, a web app on 9001, two
+		// 92-byte RTCP packets, Mullvad's WireGuard on SIP's port (a
+		// limit), OpenVPN on TCP 443 (a limit), IKE and NAT-T.
+		{"neg-n-synscan", "", 36050, 1723, "", "", ""},
+		{"neg-n-log4j-webapp-exploit", "", 55408, 9001, "", "", ""},
+		{"neg-n-rtcp_multiple_pkts_in_the_same_datagram", "", 31601, 25963, "", "", ""},
+		{"vpn-n-mullvad_wireguard", "", 22595, 5060, "", "", ""},
+		{"vpn-n-openvpn", "", 60140, 443, "", "", ""},
+		{"vpn-n-wireguard", "10.9.0.1", 43462, 51820, "wireguard", "port+size", "10.9.0.2"},
+		{"vpn-n-ipsec_isakmp_esp", "192.168.2.100", 14500, 4500, "ipsec", "port", ""},
+		{"vpn-n-pptp", "", 41366, 1723, "pptp", "port", "191.101.61.1"},
 		// GRE of an Aruba controller, of ERSPAN and of a plain tunnel.
 		{"neg-z-tunnels_gre-aruba", "", 0, 0, "", "", ""},
 		{"neg-z-tunnels_gre-erspan3-dot1q", "", 0, 0, "", "", ""},
@@ -291,7 +302,11 @@ func TestInferFlow_RealCaptureFlows(t *testing.T) {
 					}
 					continue
 				}
-				if !ok || m.Flow.Protocol != tt.protocol || m.Flow.Basis != tt.basis || m.Server.String() != tt.server {
+				server := tt.server
+				if server == "" {
+					server = f.rec.Dst.String() // "": the flow's destination
+				}
+				if !ok || m.Flow.Protocol != tt.protocol || m.Flow.Basis != tt.basis || m.Server.String() != server {
 					t.Errorf("%v > %v: got %v %+v, want %s %s server %s", f.rec.Src, f.rec.Dst, ok, m, tt.protocol, tt.basis, tt.server)
 				}
 			}
