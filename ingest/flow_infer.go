@@ -9,7 +9,7 @@ import (
 const (
 	ipProtoTCP = 6
 	ipProtoUDP = 17
-	ipProtoGRE = 47
+	ipProtoGRE = 47 // read, named by no rule (docs: GRE carries many tunnels)
 	ipProtoESP = 50
 )
 
@@ -62,7 +62,7 @@ type flowRule struct {
 	ipProto  int
 	// port is the server's port; 0 for rules on the IP protocol alone.
 	port int
-	// fileTransport and filePort are where a portless protocol (ESP, GRE)
+	// fileTransport and filePort are where a portless protocol (ESP)
 	// is filed in the asset list: the port of its control channel.
 	fileTransport string
 	filePort      int
@@ -79,20 +79,25 @@ type flowRule struct {
 // shows it; keep the two in step.
 var flowRules = []flowRule{
 	{protocol: "ipsec", ipProto: ipProtoESP, fileTransport: "udp", filePort: 500},
-	{protocol: "pptp", ipProto: ipProtoGRE, fileTransport: "tcp", filePort: 1723, conf: 0.5},
 	{protocol: "ikev2", ipProto: ipProtoUDP, port: 500},
 	{protocol: "ipsec", ipProto: ipProtoUDP, port: 4500},
 	{protocol: "wireguard", ipProto: ipProtoUDP, port: 51820, size: wireguardFits, strict: true},
+	// Tailscale's default port: WireGuard and Tailscale's own discovery
+	// messages on one socket, so sizes that are not WireGuard's do not veto.
+	{protocol: "wireguard", ipProto: ipProtoUDP, port: 41641, size: wireguardFits},
 	{protocol: "openvpn", ipProto: ipProtoUDP, port: 1194, size: openvpnReset},
 	{protocol: "openvpn", ipProto: ipProtoTCP, port: 1194},
 	{protocol: "l2tp", ipProto: ipProtoUDP, port: 1701},
 	{protocol: "pptp", ipProto: ipProtoTCP, port: 1723},
-	{protocol: "tor", ipProto: ipProtoTCP, port: 9001, conf: 0.3},
 }
 
 // notWireGuard are registered UDP ports of protocols whose packets can
 // have a WireGuard handshake's size; a flow on one is not judged by size.
-var notWireGuard = []int{1812, 1813, 1900, 3478, 3479, 3702, 5004, 5005, 5060, 5061, 5349, 5353, 5355, 19302}
+// The second line are other tunnels (GTP-C, GTP-U, Teredo, GRE-in-UDP,
+// VXLAN, VXLAN-GPE, AYIYA, Geneve): real captures of each had flows of
+// one 148- or 92-byte packet.
+var notWireGuard = []int{1812, 1813, 1900, 3478, 3479, 3702, 5004, 5005, 5060, 5061, 5349, 5353, 5355, 19302,
+	2123, 2152, 3544, 4754, 4789, 4790, 5072, 6081}
 
 // InferFlow decides which side of r is the server and which protocol it
 // speaks, from the IP protocol, the ports and the packet sizes, by the
@@ -129,6 +134,9 @@ func InferFlow(r FlowRecord) (m FlowMatch, ok bool) {
 		default:
 			continue
 		}
+		if probeOnly(r) {
+			continue
+		}
 		basis, conf := "port", confOr(rule.conf, confPort)
 		if rule.size != nil {
 			switch rule.size(p, toServer) {
@@ -144,6 +152,20 @@ func InferFlow(r FlowRecord) (m FlowMatch, ok bool) {
 			Protocol: rule.protocol, Basis: basis, Confidence: conf, Packets: r.Packets, Bytes: r.Bytes}}, true
 	}
 	return wireguardBySize(r, p)
+}
+
+// probeOnly reports whether a TCP record is a connection attempt or its
+// answer alone: at most 2 packets of at most 60 bytes each (IP and TCP
+// headers with options, no data: a SYN, a SYN-ACK or a RST, and its
+// retry), 82 with an Ethernet header, VLAN tag and FCS. A port scan sends
+// such flows to every port, so they show no server. In sampled sFlow a
+// session's bare ACK looks the same; its other samples carry data.
+func probeOnly(r FlowRecord) bool {
+	limit := int64(60)
+	if r.L2 {
+		limit += 22
+	}
+	return r.IPProto == ipProtoTCP && r.Packets > 0 && r.Packets <= 2 && r.Bytes <= limit*r.Packets
 }
 
 // wellKnownElsewhere reports whether the other side's port marks that side
@@ -176,7 +198,9 @@ func wireguardBySize(r FlowRecord, p payloads) (FlowMatch, bool) {
 	switch {
 	case p.each(wgInitiation):
 		server, port = r.Dst, r.DstPort
-	case p.each(wgResponse):
+	case r.Packets == 1 && p.each(wgResponse):
+		// One response: a responder answers each initiation once, then
+		// sends data; RTCP on random ports had two 92-byte packets.
 		server, port = r.Src, r.SrcPort
 	default:
 		return FlowMatch{}, false
