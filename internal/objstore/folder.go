@@ -9,6 +9,7 @@ import (
 	"mime"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -157,9 +158,13 @@ func createTemp(dir string) (*os.File, error) {
 			return nil, err
 		}
 		tmp, err := os.CreateTemp(dir, ".tmp-*")
-		if err == nil || !errors.Is(err, fs.ErrNotExist) || attempt == 10 {
+		if err == nil || !errors.Is(err, fs.ErrNotExist) || attempt == 100 {
 			return tmp, err
 		}
+		// A racing Delete pruned the folder between the two calls: let
+		// it finish and make the folder again (a loaded machine lost
+		// this race ten times running).
+		runtime.Gosched()
 	}
 }
 
