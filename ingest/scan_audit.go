@@ -1,7 +1,6 @@
 package ingest
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/base64"
 	"encoding/hex"
@@ -142,25 +141,6 @@ func auditDocs(data []byte, dec *json.Decoder, members []string, skipSpace func(
 			if err := each(lineAt(start), json.RawMessage(data[start:dec.InputOffset()])); err != nil {
 				return err
 			}
-		}
-	}
-}
-
-// auditFirstByte returns r with the first byte that is not white space
-// (0 when there is none) peeked.
-func auditFirstByte(r io.Reader, what string) (*bufio.Reader, byte, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
-	for n := 512; ; n *= 2 {
-		b, err := br.Peek(n)
-		t := bytes.TrimLeft(b, " \t\r\n\ufeff")
-		if len(t) > 0 || err != nil || n >= br.Size() {
-			if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
-				return nil, 0, fmt.Errorf("read %s: %w", what, err)
-			}
-			if len(t) == 0 {
-				return br, 0, nil
-			}
-			return br, t[0], nil
 		}
 	}
 }

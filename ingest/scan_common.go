@@ -1,11 +1,15 @@
 package ingest
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
 	"math/big"
 	"net/netip"
 	"net/textproto"
@@ -340,4 +344,24 @@ var headerCasing = map[string]string{
 	"www_authenticate": "WWW-Authenticate", "etag": "ETag", "p3p": "P3P", "content_md5": "Content-MD5",
 	"x_ua_compatible": "X-UA-Compatible", "x_xss_protection": "X-XSS-Protection", "x_webkit_csp": "X-WebKit-CSP",
 	"te": "TE", "dnt": "DNT", "x_dns_prefetch_control": "X-DNS-Prefetch-Control",
+}
+
+// peekFirstByte returns r with the first byte that is not white space or
+// a byte-order mark (0 when there is none) peeked: how the adapters that
+// read two forms (JSON or text, XML or CSV) tell which they were given.
+func peekFirstByte(r io.Reader, what string) (*bufio.Reader, byte, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	for n := 512; ; n *= 2 {
+		b, err := br.Peek(n)
+		t := bytes.TrimLeft(b, " \t\r\n\ufeff")
+		if len(t) > 0 || err != nil || n >= br.Size() {
+			if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
+				return nil, 0, fmt.Errorf("read %s: %w", what, err)
+			}
+			if len(t) == 0 {
+				return br, 0, nil
+			}
+			return br, t[0], nil
+		}
+	}
 }

@@ -1,8 +1,6 @@
 package ingest
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/csv"
 	"encoding/xml"
 	"errors"
@@ -70,11 +68,11 @@ func OpenVAS(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	}
 	var order []*gvmService
 	svcs := map[string]*gvmService{}
-	br, csvText, err := gvmIsCSV(r)
+	br, first, err := peekFirstByte(r, "openvas")
 	if err != nil {
 		return err
 	}
-	if csvText {
+	if first != 0 && first != '<' { // GVM's CSV export, not its XML
 		if err := gvmCSV(br, opt, host, svcs, &order, bad); err != nil {
 			return err
 		}
@@ -384,22 +382,6 @@ func (s *gvmService) service(h *gvmHostInfo) *Service {
 		sv.Detected = d
 	}
 	return sv
-}
-
-// gvmIsCSV reports whether the input is GVM's CSV export (its first
-// non-blank byte not "<") rather than XML.
-func gvmIsCSV(r io.Reader) (io.Reader, bool, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
-	for n := 512; ; n *= 2 {
-		b, err := br.Peek(n)
-		t := bytes.TrimLeft(b, " \t\r\n\ufeff")
-		if len(t) > 0 || err != nil || n >= br.Size() {
-			if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
-				return nil, false, fmt.Errorf("read openvas: %w", err)
-			}
-			return br, len(t) > 0 && t[0] != '<', nil
-		}
-	}
 }
 
 // gvmCSVColumns are the columns of GVM's CSV export that are read (the

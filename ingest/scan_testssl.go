@@ -61,7 +61,7 @@ var testsslSections = []string{"pretest", "singleCipher", "protocols", "grease",
 // says what is kept.
 func TestSSL(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	src := opt.source("testssl")
-	br, first, err := auditFirstByte(r, "testssl")
+	br, first, err := peekFirstByte(r, "testssl")
 	if err != nil {
 		return err
 	}

@@ -1,8 +1,6 @@
 package ingest
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -116,11 +114,11 @@ func WhatWeb(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 		svcs[key] = &whatwebService{line: n, o: o, detected: []string{o.Service.Detected.Info}}
 		order = append(order, key)
 	}
-	br, text, err := whatwebText(r)
+	br, first, err := peekFirstByte(r, "whatweb")
 	if err != nil {
 		return err
 	}
-	if text {
+	if first != 0 && first != '[' && first != '{' { // the brief text, not JSON
 		err = opt.nonBlankLines(br, "whatweb", bad, func(n int, line []byte) error {
 			target, status, plugins, err := parseWhatWebBrief(string(line))
 			if err != nil {
@@ -165,22 +163,6 @@ type whatwebService struct {
 	line     int
 	o        Observation
 	detected []string
-}
-
-// whatwebText reports whether the input is WhatWeb's brief text (its
-// first non-blank byte not one that starts JSON) rather than JSON.
-func whatwebText(r io.Reader) (io.Reader, bool, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
-	for n := 512; ; n *= 2 {
-		b, err := br.Peek(n)
-		t := bytes.TrimLeft(b, " \t\r\n\ufeff")
-		if len(t) > 0 || err != nil || n >= br.Size() {
-			if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
-				return nil, false, fmt.Errorf("read whatweb: %w", err)
-			}
-			return br, len(t) > 0 && t[0] != '[' && t[0] != '{', nil
-		}
-	}
 }
 
 func (rec *whatwebRecord) plugins() []whatwebPlugin {
