@@ -295,18 +295,15 @@ func TorExits(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	})
 }
 
-// maxJSONFeed bounds a JSON range feed read into memory (AWS's is ~2 MB).
+// maxJSONFeed bounds a JSON feed read whole into memory (readJSONFeed; AWS's ranges are ~2 MB).
 const maxJSONFeed = 256 << 20
 
 // jsonRanges decodes a JSON object whose named array members hold one
 // prefix object each, calling each(line, raw) per element.
 func jsonRanges(r io.Reader, arrays []string, header func(key string, raw json.RawMessage) error, each func(line int, raw json.RawMessage), what string) error {
-	data, err := io.ReadAll(io.LimitReader(r, maxJSONFeed+1))
+	data, err := readJSONFeed(r, what)
 	if err != nil {
-		return fmt.Errorf("read %s: %w", what, err)
-	}
-	if len(data) > maxJSONFeed {
-		return fmt.Errorf("read %s: larger than %d bytes", what, maxJSONFeed)
+		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	lineAt := func(off int64) int { return 1 + bytes.Count(data[:off], []byte{'\n'}) }

@@ -7,8 +7,7 @@ import (
 	"io"
 )
 
-// readJSONFeed reads a whole JSON feed (at most maxJSONFeed bytes) without
-// a leading byte-order mark.
+// readJSONFeed reads a whole JSON feed, at most maxJSONFeed bytes.
 func readJSONFeed(r io.Reader, what string) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(r, maxJSONFeed+1))
 	if err != nil {
@@ -17,16 +16,17 @@ func readJSONFeed(r io.Reader, what string) ([]byte, error) {
 	if len(data) > maxJSONFeed {
 		return nil, fmt.Errorf("read %s: larger than %d bytes", what, maxJSONFeed)
 	}
-	return bytes.TrimPrefix(data, []byte("\ufeff")), nil
+	return data, nil
 }
 
-// jsonValues walks the values of a JSON feed: the elements of a top-level
+// jsonValues walks the values of a JSON feed (after a byte-order mark): the elements of a top-level
 // array one by one (so a cut array keeps what came before the cut), and
 // every other top-level value (JSON lines, concatenated objects) whole.
 // each gets the line the value starts on, the value, and whether it was an
 // array's element. What does not parse is reported through bad with its
 // line, and the walk stops there: nothing after it can be found again.
 func jsonValues(data []byte, bad func(LineError), each func(line int, v json.RawMessage, inArray bool) error) error {
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	lineAt := func(off int64) int { return 1 + bytes.Count(data[:min(int(off), len(data))], []byte{'\n'}) }
 	// next is the offset of the next value's first byte at or after off.
 	next := func(off int64) int64 {

@@ -11,12 +11,9 @@ import (
 // jsonArray decodes a top-level JSON array, calling each(line, raw) per
 // element with the line the element starts on.
 func jsonArray(r io.Reader, what string, each func(line int, raw json.RawMessage) error) error {
-	data, err := io.ReadAll(io.LimitReader(r, maxJSONFeed+1))
+	data, err := readJSONFeed(r, what)
 	if err != nil {
-		return fmt.Errorf("read %s: %w", what, err)
-	}
-	if len(data) > maxJSONFeed {
-		return fmt.Errorf("read %s: larger than %d bytes", what, maxJSONFeed)
+		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if t, err := dec.Token(); err != nil || t != json.Delim('[') {

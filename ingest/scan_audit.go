@@ -30,12 +30,9 @@ import (
 // document that is cut or malformed is reported with the line where
 // reading stopped; the records read before it are kept.
 func auditJSON(r io.Reader, what string, members []string, bad func(LineError), header func(key string, raw json.RawMessage), each func(line int, rec json.RawMessage) error) error {
-	data, err := io.ReadAll(io.LimitReader(r, maxJSONFeed+1))
+	data, err := readJSONFeed(r, what)
 	if err != nil {
-		return fmt.Errorf("read %s: %w", what, err)
-	}
-	if len(data) > maxJSONFeed {
-		return fmt.Errorf("read %s: larger than %d bytes", what, maxJSONFeed)
+		return err
 	}
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	lineAt := func(off int64) int { return 1 + bytes.Count(data[:min(max(off, 0), int64(len(data)))], []byte{'\n'}) }

@@ -43,12 +43,9 @@ func Censys(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 			return censysDocs(b, n, src, opt, emit, bad)
 		})
 	}
-	data, err := io.ReadAll(io.LimitReader(r, maxJSONFeed+1))
+	data, err := readJSONFeed(r, "censys")
 	if err != nil {
-		return fmt.Errorf("read censys: %w", err)
-	}
-	if len(data) > maxJSONFeed {
-		return fmt.Errorf("read censys: larger than %d bytes", maxJSONFeed)
+		return err
 	}
 	return censysDocs(data, 1, src, opt, emit, bad)
 }

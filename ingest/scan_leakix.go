@@ -38,12 +38,9 @@ func (o Options) jsonRecords(r io.Reader, what string, bad func(LineError), wrap
 			return jsonDocs(line, n, bad, wrappers, each)
 		})
 	}
-	data, err := io.ReadAll(io.LimitReader(r, maxJSONFeed+1))
+	data, err := readJSONFeed(r, what)
 	if err != nil {
-		return fmt.Errorf("read %s: %w", what, err)
-	}
-	if len(data) > maxJSONFeed {
-		return fmt.Errorf("read %s: larger than %d bytes", what, maxJSONFeed)
+		return err
 	}
 	return jsonDocs(data, 1, bad, wrappers, each)
 }

@@ -90,12 +90,9 @@ func Nuclei(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 // or pretty-printed): a malformed element is reported with its line and
 // its place in the array; a syntax error ends the array there.
 func nucleiArray(r io.Reader, src string, opt Options, emit Emit, bad func(LineError)) error {
-	data, err := io.ReadAll(io.LimitReader(r, maxJSONFeed+1))
+	data, err := readJSONFeed(r, "nuclei")
 	if err != nil {
-		return fmt.Errorf("read nuclei: %w", err)
-	}
-	if len(data) > maxJSONFeed {
-		return fmt.Errorf("read nuclei: larger than %d bytes", maxJSONFeed)
+		return err
 	}
 	lineAt := func(off int64) int { return 1 + bytes.Count(data[:min(off, int64(len(data)))], []byte{'\n'}) }
 	dec := json.NewDecoder(bytes.NewReader(data))
