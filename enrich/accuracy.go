@@ -98,7 +98,7 @@ func LoadCapturesLenient(dir string) (caps []Capture, problems []error, err erro
 			problems = append(problems, fmt.Errorf("%s: %s", path, ingest.UnknownMembersWarning(dropped)))
 		}
 		c.file = path
-		if err := c.check(); err != nil {
+		if err := c.checkMeta(); err != nil {
 			// Someone else's capture may lack what only the repository's
 			// corpus must carry: its id is then its file's name, its
 			// family its folder's, and a missing provenance is named.
@@ -109,12 +109,10 @@ func LoadCapturesLenient(dir string) (caps []Capture, problems []error, err erro
 			if c.Family == "" && !c.Negative {
 				c.Family = filepath.Base(filepath.Dir(path))
 			}
-			if err := c.checkEvidence(); err != nil {
-				if !strings.Contains(problems[len(problems)-1].Error(), err.Error()) {
-					problems = append(problems, fmt.Errorf("%s: %w (left out)", path, err))
-				}
-				return nil
-			}
+		}
+		if err := c.checkEvidence(); err != nil {
+			problems = append(problems, fmt.Errorf("%s: %w (left out)", path, err))
+			return nil
 		}
 		caps = append(caps, c)
 		return nil
@@ -131,14 +129,18 @@ func LoadCapturesLenient(dir string) (caps []Capture, problems []error, err erro
 	return caps, problems, nil
 }
 
-func (c *Capture) check() error {
+// checkMeta holds what the repository's corpus must carry beside the
+// evidence: an id, the provenance, a positive's family.
+func (c *Capture) checkMeta() error {
 	switch {
 	case c.ID == "":
 		return errors.New("id: required")
 	case c.Provenance.URL == "" || c.Provenance.Retrieved == "":
 		return errors.New("provenance: url and retrieved are required")
+	case !c.Negative && c.Family == "":
+		return errors.New("family: required")
 	}
-	return c.checkEvidence()
+	return nil
 }
 
 // checkEvidence holds what an evaluation cannot do without: an
@@ -149,8 +151,6 @@ func (c *Capture) checkEvidence() error {
 		return errors.New("expect.vendor: a negative names no vendor")
 	case !c.Negative && (c.Expect.Vendor == nil || *c.Expect.Vendor == ""):
 		return errors.New("expect.vendor: required (or negative: true)")
-	case !c.Negative && c.Family == "":
-		return errors.New("family: required")
 	case c.Copy != "" && !c.Negative:
 		return errors.New("copy: only a negative is a copy of a product")
 	}
