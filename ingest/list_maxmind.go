@@ -91,7 +91,10 @@ func MaxMindAnonymous(r io.Reader, opt Options, emit Emit, bad func(LineError)) 
 		if m.ProviderName != "" {
 			claims = []Claim{{OrgName: m.ProviderName, SignalConfidence: conf}}
 		}
-		p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-map[bool]int{true: 96, false: 0}[p.Addr().Is4In6()]).Masked()
+		if p.Addr().Is4In6() { // an IPv4 network written in the IPv6 tree
+			p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
+		}
+		p = p.Masked()
 		for _, f := range maxMindFlags {
 			if !m.flag(f.name) {
 				continue
