@@ -105,6 +105,7 @@ func Adapters() map[string]Adapter {
 		"mullvad-relays":     MullvadRelays,
 		"observations":       NDJSON,
 		"zgrab2":             ZGrab2,
+		"http-transcript":    Transcript,
 		"masscan":            Masscan,
 		"nmap-xml":           NmapXML,
 		"nmap-normal":        NmapNormal,

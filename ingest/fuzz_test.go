@@ -31,7 +31,8 @@ func FuzzAdapters(f *testing.F) {
 		"testssl-3.0.8.json", "testssl-3.0.8-pretty.json", "testssl-3.0.8.csv", "sslyze-5.0.1.json", "sslyze-3.0.7.json",
 		"sslscan-2.0.7-full.xml", "sslscan-1.11.13.xml", "ssh-audit-targets.json", "ssh-audit-2.5.0.json",
 		"shadowserver-scan_ssl.csv", "shadowserver-scan_snmp.csv", "shadowserver-scan_http_vulnerable.csv", "shadowserver-scan_telnet.csv",
-		"nessus-dd-many-vuln.xml", "nessus-goad-mini-corrupted.nessus", "openvas-dradis-v24.xml", "openvas-dd-one-vuln.xml", "openvas-dd-one-vuln.csv", "openvas-dd-report-detail-v2.csv", "nexpose-dd-dns.xml", "nexpose-dd-many-vulns.xml", "qualys-dd-sample-report.xml"} {
+		"nessus-dd-many-vuln.xml", "nessus-goad-mini-corrupted.nessus", "openvas-dradis-v24.xml", "openvas-dd-one-vuln.xml", "openvas-dd-one-vuln.csv", "openvas-dd-report-detail-v2.csv", "nexpose-dd-dns.xml", "nexpose-dd-many-vulns.xml", "qualys-dd-sample-report.xml",
+		"transcript/curl-Iv-lab-rzd-https.txt", "transcript/openfortivpn-untrusted-replay.txt", "transcript/openconnect-fortinet-replay.txt", "transcript/wget-S-replay.txt"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			f.Fatal(err)
@@ -68,6 +69,9 @@ func FuzzAdapters(f *testing.F) {
 	f.Add([]byte(`<document><ssltest host="192.0.2.1" port="443"><cipher status="preferred" sslversion="TLSv1.2" cipher="X" id="0xC030"/><certificates><certificate type="full"><serial>10 (0xa)</serial><subject>/CN=x</subject><not-valid-after>Jan 2 03:04:05 2030 GMT</not-valid-after></certificate></certificates></ssltest></document>`))
 	f.Add([]byte("\"timestamp\",\"ip\",\"port\",\"banner\"\n\"2026-11-20 10:00:00\",\"192.0.2.1\",23,\"a\nb\"\n,\"::1\",x,\"c\\\"d\"\n\"timestamp\",\"src_ip\"\n1,2\n"))
 	f.Add([]byte(`[{"banner":{"raw":"SSH-2.0-x","protocol":"2.0"},"target":"2001:db8::1:22"},{"banner":{"raw":"SSH-2.0-y","protocol":[2,0]},"target":"localhost"}]`))
+	// client transcripts: masked and impossible addresses, an echo, a certificate block
+	f.Add([]byte("* Connected to h (x.x.x.x) port 443 (#0)\n> GET / HTTP/1.1\n>\n< HTTP/2 200\n< a: b\n<\nHTTP/2 200\na: b\n\nbody\n* Connected to h ([::1]) port 0\n"))
+	f.Add([]byte("DEBUG:  gateway_addr: 192.0.2.1\nDEBUG:  gateway_port: 0\nERROR:  Gateway certificate:\nERROR:      issuer:\nERROR:          CN=x\nDEBUG:  http_receive:\nHTTP/1.1 200 OK\nContent-Length: 99\n\nx\n"))
 	names := slices.Sorted(maps.Keys(Adapters()))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		lines := bytes.Count(data, []byte{'\n'}) + 1
