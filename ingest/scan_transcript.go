@@ -127,7 +127,7 @@ var (
 	wgetCommonName  = regexp.MustCompile(`certificate common name [‘'` + "`" + `"](.+?)[’'"] doesn't match`)
 	ocConnected     = regexp.MustCompile(`^(?:Connected to|Attempting to connect to server) \[?([0-9A-Fa-f.:]+?)\]?:(\d+)\s*$`)
 	ocCipher        = regexp.MustCompile(`^Connected to HTTPS on \S+ with ciphersuite \((\S+?)\)-(.*)$`)
-	fortiConfigured = regexp.MustCompile(`^(?:Configuration (host|port) = "([^"]*)"|(gateway_addr|gateway_port): (\S+))$`)
+	fortiConfigured = regexp.MustCompile(`^(?:Config(?:uration)? (host|port) = "([^"]*)"|(gateway_addr|gateway_port): (\S+))$`)
 	// openfortivpn's level prefixes are eight characters wide; what
 	// follows keeps its own indentation (a certificate's name parts).
 	fortiLogPrefix = regexp.MustCompile(`^(?:ERROR:  |WARN:   |INFO:   |DEBUG:  )`)

@@ -193,6 +193,7 @@ func TestTranscript_Bad(t *testing.T) {
 		{name: "bad address", in: "Connecting to h (h)|192.0.2.999|:443... connected.\nHTTP request sent, awaiting response... 200 OK\nLength: 1\n", bad: []string{"line 1", `not an IP address: "192.0.2.999"`}, skipped: "no connection"},
 		{name: "masked address", in: "* Connected to vpn.example.com (x.x.x.x) port 443 (#0)\n> GET / HTTP/1.1\n>\n< HTTP/1.1 302 Found\n< Location: /remote/login\n<\n", skipped: `address is not shown ("x.x.x.x")`},
 		{name: "openfortivpn with a name", in: "DEBUG:  Configuration host = \"vpn.example.com\"\nERROR:  Gateway certificate:\nERROR:      subject:\nERROR:          O=Fortinet\n", skipped: `address is not shown ("vpn.example.com")`},
+		{name: "openfortivpn 1.7's Config lines", in: "DEBUG:  Config host = \"192.0.2.9\"\nDEBUG:  Config port = \"10443\"\nERROR:  Gateway certificate:\nERROR:      subject:\nERROR:          O=Fortinet\nERROR:          CN=FGT60E\n", obs: 1},
 		{name: "second connection kept apart", in: "* Connected to a (192.0.2.1) port 443 (#0)\n> GET / HTTP/1.1\n>\n< HTTP/1.1 200 OK\n<\n* Connected to b (192.0.2.2) port 8443 (#1)\n> GET /x HTTP/1.1\n>\n< HTTP/1.1 404 Not Found\n<\n", obs: 2},
 		{name: "binary and long lines", in: "* Connected to a (192.0.2.1) port 80 (#0)\n> GET / HTTP/1.1\n>\n< HTTP/1.1 200 OK\n< X: \xff\xfe\n<\n" + strings.Repeat("A", 3000) + "\n", obs: 1, bad: []string{"line 7", "longer than 2048 bytes"}},
 	}
