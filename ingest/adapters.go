@@ -106,6 +106,7 @@ func Adapters() map[string]Adapter {
 		"observations":       NDJSON,
 		"zgrab2":             ZGrab2,
 		"http-transcript":    Transcript,
+		"ike-scan":           IKEScan,
 		"masscan":            Masscan,
 		"nmap-xml":           NmapXML,
 		"nmap-normal":        NmapNormal,

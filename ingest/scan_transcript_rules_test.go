@@ -2,6 +2,7 @@ package ingest_test
 
 import (
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/netintel/netintel/enrich"
@@ -55,6 +56,51 @@ func TestTranscript_Rules(t *testing.T) {
 			}, func(le ingest.LineError) { t.Errorf("bad record: %v", le) })
 			if err != nil || n != 1 {
 				t.Fatalf("%d services, err %v", n, err)
+			}
+		})
+	}
+}
+
+// TestIKEScan_Rules runs ike-scan's output through the built-in rules: the
+// vendor IDs (58-ike.yaml), the Firewall-1 notify types and the backoff
+// guesses that name one vendor (58-ike-scan.yaml); a bare notify 14 and an
+// IKEv2 answer without vendor IDs name nothing.
+func TestIKEScan_Rules(t *testing.T) {
+	t.Parallel()
+	rules, err := enrich.DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		file    string
+		vendors []string
+	}{
+		{"checkpoint-ngx-main-mode.txt", []string{"Check Point"}},
+		{"netscreen-aggressive-multiline.txt", []string{"Juniper Networks"}},
+		{"checkpoint-notify-9101.txt", []string{"Check Point"}},
+		{"notify-14.txt", []string{""}},
+		{"ikev2-sa-init-multiline.txt", []string{""}},
+		{"readme-examples.txt", []string{"Cisco", "", "Check Point", "Check Point"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			t.Parallel()
+			f, err := os.Open("testdata/ikescan/" + tt.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			var got []string
+			err = ingest.IKEScan(f, ingest.Options{}, func(_ int, o ingest.Observation) error {
+				fp, _ := rules.Match(o.Service, o.Flow)
+				got = append(got, fp.Vendor)
+				return nil
+			}, func(le ingest.LineError) { t.Errorf("bad record: %v", le) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Join(got, "|") != strings.Join(tt.vendors, "|") {
+				t.Errorf("vendors %q, want %q", got, tt.vendors)
 			}
 		})
 	}
