@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/netip"
 	"regexp"
 	"strconv"
@@ -32,6 +33,10 @@ import (
 //   - openfortivpn -v: the http_send/http_receive blocks (the raw request
 //     and response), the "Gateway certificate:" block (subject, issuer,
 //     sha256 digest of the certificate) and "Configuration host/port".
+//   - openssl s_client: the server's certificate (the first PEM block,
+//     read whole), "New, TLSv1.3, Cipher is ..." and a self-signed verify
+//     error, on the connection the pasted command line names ("openssl
+//     s_client -connect IP:PORT"; s_client prints no address itself).
 //
 // Each connection to an IP address is one service observation: its TLS
 // handshake a probe, each request with its response a probe. A
@@ -102,6 +107,7 @@ const (
 	tmFortiRecv       // openfortivpn http_receive block
 	tmFortiCert       // openfortivpn Gateway certificate block
 	tmCurlCert        // curl's "Server certificate:" block
+	tmPEM             // a PEM certificate s_client printed
 )
 
 // tconn is one connection's evidence.
@@ -122,6 +128,8 @@ var (
 	curlConnected   = regexp.MustCompile(`^\* Connected to (\S+) \(([^)]*)\) port (\d+)`)
 	curlTrying      = regexp.MustCompile(`^\*\s+Trying \[?([0-9A-Fa-f.:]+?)\]?:(\d+)`)
 	wgetConnecting  = regexp.MustCompile(`^Connecting to (?:(\S+) \(\S+\)\|([^|]*)\|:(\d+)|\[?([0-9A-Fa-f.:]+?)\]?:(\d+))\.\.\. connected\.`)
+	sclientConnect  = regexp.MustCompile(`\bs_client\b.*\s-connect[ =](\S+)`)
+	sclientCipher   = regexp.MustCompile(`^New, (\S+), Cipher is (\S+)`)
 	wgetURL         = regexp.MustCompile(`^--\d{4}-\d\d-\d\d \d\d:\d\d:\d\d--\s+(\S+)`)
 	wgetIssuer      = regexp.MustCompile(`(?:cannot verify|The certificate of) .* issued by [‘'` + "`" + `"](.+?)[’'"]:?\s*$`)
 	wgetCommonName  = regexp.MustCompile(`certificate common name [‘'` + "`" + `"](.+?)[’'"] doesn't match`)
@@ -237,6 +245,44 @@ func (t *transcript) connection(n int, l string) (bool, error) {
 				}
 			}
 		}
+		return true, nil
+	}
+	if t.mode == tmPEM {
+		if t.conn != nil && (t.conn.tls == nil || t.conn.tls.PEM == "" || !strings.HasSuffix(t.conn.tls.PEM, "-----END CERTIFICATE-----\n")) {
+			t.tls().PEM += strings.TrimSpace(l) + "\n"
+		}
+		if strings.HasPrefix(l, "-----END CERTIFICATE-----") {
+			t.mode = tmNone
+		}
+		return true, nil
+	}
+	if m := sclientConnect.FindStringSubmatch(l); m != nil {
+		// The pasted command line: where the connection that follows goes.
+		host, port, err := net.SplitHostPort(m[1])
+		if err != nil {
+			host, port = m[1], "443"
+		}
+		t.pendingIP, t.pendingPort = host, 0
+		t.pendingPort, _ = strconv.Atoi(port)
+		t.seen = true
+		return true, nil
+	}
+	if strings.HasPrefix(l, "CONNECTED(") && t.pendingIP != "" {
+		return true, t.open(n, "", t.pendingIP, strconv.Itoa(t.pendingPort))
+	}
+	if strings.HasPrefix(l, "-----BEGIN CERTIFICATE-----") && t.conn != nil {
+		t.mode = tmPEM
+		if t.conn.tls == nil || t.conn.tls.PEM == "" {
+			t.tls().PEM = l + "\n"
+		}
+		return true, nil
+	}
+	if t.conn != nil && (strings.HasPrefix(l, "verify error:num=18:") || strings.HasPrefix(strings.TrimSpace(l), "Verify return code: 18 ")) {
+		t.tls().SelfSigned = true
+		return true, nil
+	}
+	if m := sclientCipher.FindStringSubmatch(l); m != nil && t.conn != nil {
+		t.tls().Version, t.tls().Cipher = m[1], m[2]
 		return true, nil
 	}
 	if m := ocConnected.FindStringSubmatch(l); m != nil {

@@ -31,6 +31,7 @@ func TestTranscript_Rules(t *testing.T) {
 		{"openconnect-fortinet-replay.txt", "Fortinet", "7.2.6"},
 		{"openfortivpn-vv-replay.txt", "Fortinet", "7.2.6"},
 		{"openfortivpn-untrusted-replay.txt", "Fortinet", ""},
+		{"openssl-s_client-replay.txt", "Fortinet", ""},
 		{"wget-S-replay.txt", "", ""},
 		{"curl-Iv-lab-rzd-http.txt", "", ""},
 		{"curl-Iv-lab-rzd-https.txt", "", ""},

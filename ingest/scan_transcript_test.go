@@ -82,6 +82,8 @@ func TestTranscript_Files(t *testing.T) {
 				{"POST", "/remote/logincheck", 200, 10, "X-Xss-Protection: 1; mode=block", "<html><script", 131},
 				{"GET", "/remote/logout", 200, 10, "Content-Type: text/html", "<html><script", 131},
 			}},
+		{file: "openssl-s_client-replay.txt", ip: "127.0.0.1", port: 18443, tlsVer: "TLSv1.3", subjectO: "Fortinet", cn: "FG100ETK1800118", self: true,
+			sha256: "33634a4fdca20a31000c676ff24f1262e7dbc657147e8a747bad194dfc9db205"}, // openssl x509 -outform der | sha256sum
 		{file: "openfortivpn-untrusted-replay.txt", ip: "127.0.0.1", port: 18443, subjectO: "Fortinet", cn: "FG100ETK1800118",
 			sha256: "653a0ef12d2cb1643dd685101a908f9b3489ecaf5de4a20aff649112673626d4"},
 	}
