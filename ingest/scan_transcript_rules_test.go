@@ -41,22 +41,12 @@ func TestTranscript_Rules(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
 			t.Parallel()
-			f, err := os.Open("testdata/transcript/" + tt.file)
-			if err != nil {
-				t.Fatal(err)
+			fps := matchFile(t, rules, ingest.Transcript, "testdata/transcript/"+tt.file)
+			if len(fps) != 1 {
+				t.Fatalf("%d services, want 1", len(fps))
 			}
-			defer f.Close()
-			n := 0
-			err = ingest.Transcript(f, ingest.Options{}, func(_ int, o ingest.Observation) error {
-				n++
-				fp, _ := rules.Match(o.Service, o.Flow)
-				if fp.Vendor != tt.vendor || fp.ExactVersion != tt.version {
-					t.Errorf("%s %d: %q %q (rule %s), want %q %q", o.IP, o.Service.Port, fp.Vendor, fp.ExactVersion, fp.RuleID, tt.vendor, tt.version)
-				}
-				return nil
-			}, func(le ingest.LineError) { t.Errorf("bad record: %v", le) })
-			if err != nil || n != 1 {
-				t.Fatalf("%d services, err %v", n, err)
+			if fp := fps[0]; fp.Vendor != tt.vendor || fp.ExactVersion != tt.version {
+				t.Errorf("%q %q (rule %s), want %q %q", fp.Vendor, fp.ExactVersion, fp.RuleID, tt.vendor, tt.version)
 			}
 		})
 	}
@@ -86,23 +76,35 @@ func TestIKEScan_Rules(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
 			t.Parallel()
-			f, err := os.Open("testdata/ikescan/" + tt.file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
 			var got []string
-			err = ingest.IKEScan(f, ingest.Options{}, func(_ int, o ingest.Observation) error {
-				fp, _ := rules.Match(o.Service, o.Flow)
+			for _, fp := range matchFile(t, rules, ingest.IKEScan, "testdata/ikescan/"+tt.file) {
 				got = append(got, fp.Vendor)
-				return nil
-			}, func(le ingest.LineError) { t.Errorf("bad record: %v", le) })
-			if err != nil {
-				t.Fatal(err)
 			}
 			if strings.Join(got, "|") != strings.Join(tt.vendors, "|") {
 				t.Errorf("vendors %q, want %q", got, tt.vendors)
 			}
 		})
 	}
+}
+
+// matchFile reads a file with an adapter, as `netintel rules match` does,
+// and returns what the rules name for each service, in order; a bad
+// record fails the test.
+func matchFile(t *testing.T, rules *enrich.Rules, read ingest.Adapter, path string) []enrich.Fingerprint {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var fps []enrich.Fingerprint
+	err = read(f, ingest.Options{}, func(_ int, o ingest.Observation) error {
+		fp, _ := rules.Match(o.Service, o.Flow)
+		fps = append(fps, fp)
+		return nil
+	}, func(le ingest.LineError) { t.Errorf("bad record: %v", le) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fps
 }
