@@ -124,6 +124,8 @@ func Adapters() map[string]Adapter {
 		"zeek":               Zeek,
 		"suricata-eve":       Suricata,
 		"nuclei":             Nuclei,
+		"har":                HAR,
+		"burp":               Burp,
 		"tlsx":               TLSX,
 		"leakix":             LeakIX,
 		"onyphe":             Onyphe,

@@ -54,6 +54,8 @@ var IngestFormatTable = []IngestFormat{
 	{Name: "whatweb", Help: "WhatWeb --log-json or its brief text (--log-brief, what it prints): each URL fetched a probe with the status, the headers its plugins report, title, cookie names; the products recognised as detected"},
 	{Name: "httpx", Help: "ProjectDiscovery httpx -json (-irh/-irr/-irrb, -tls-grab, -favicon, -jarm, -td, -asn): HTTP response, TLS certificate, favicon hash"},
 	{Name: "nuclei", Help: "ProjectDiscovery nuclei -jsonl/-json (-json-export array): HTTP/network/SSL results as services with the raw response and request, the template as detected"},
+	{Name: "har", Help: "HTTP Archive 1.2 (DevTools, Burp, ZAP, Charles, mitmproxy, Fiddler): each entry an HTTP probe of its serverIPAddress (or IP-literal URL host) with the request, response headers in order, body, Chrome's TLS details"},
+	{Name: "burp", Help: "Burp Suite XML: Save items (<items>) or the scanner's issue report (<issues>): each raw request/response an HTTP probe of the host's ip"},
 	{Name: "tlsx", Help: "ProjectDiscovery tlsx -json: the TLS handshake and certificate per host and port (version, cipher, subject, issuer, SANs, serial, jarm, ja3s)"},
 	{Name: "testssl", Help: "testssl.sh --jsonfile, --jsonfile-pretty or --csvfile: per address and port the certificates (PEM or the cert_* findings), negotiated protocol and cipher, the HTTP status, Server and application banners"},
 	{Name: "sslyze", Help: "sslyze --json_out (3.x to 6.x): per server location the certificate deployments' leaf certificates, highest TLS version and cipher"},
