@@ -30,12 +30,12 @@ type harEntry struct {
 		PostData    *harBodyIn `json:"postData"`
 	} `json:"request"`
 	Response *struct {
-		Status      any         `json:"status"`
-		StatusText  string      `json:"statusText"`
-		HTTPVersion string      `json:"httpVersion"`
-		Headers     []harNV     `json:"headers"`
-		Content     *harBodyIn  `json:"content"`
-		Error       string      `json:"_error"`
+		Status      any        `json:"status"`
+		StatusText  string     `json:"statusText"`
+		HTTPVersion string     `json:"httpVersion"`
+		Headers     []harNV    `json:"headers"`
+		Content     *harBodyIn `json:"content"`
+		Error       string     `json:"_error"`
 	} `json:"response"`
 	SecurityDetails *struct {
 		Protocol    string   `json:"protocol"`
