@@ -126,6 +126,8 @@ func Adapters() map[string]Adapter {
 		"nuclei":             Nuclei,
 		"har":                HAR,
 		"burp":               Burp,
+		"nikto":              Nikto,
+		"zap":                ZAP,
 		"tlsx":               TLSX,
 		"leakix":             LeakIX,
 		"onyphe":             Onyphe,

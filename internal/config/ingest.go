@@ -56,6 +56,8 @@ var IngestFormatTable = []IngestFormat{
 	{Name: "nuclei", Help: "ProjectDiscovery nuclei -jsonl/-json (-json-export array): HTTP/network/SSL results as services with the raw response and request, the template as detected"},
 	{Name: "har", Help: "HTTP Archive 1.2 (DevTools, Burp, ZAP, Charles, mitmproxy, Fiddler): each entry an HTTP probe of its serverIPAddress (or IP-literal URL host) with the request, response headers in order, body, Chrome's TLS details"},
 	{Name: "burp", Help: "Burp Suite XML: Save items (<items>) or the scanner's issue report (<issues>): each raw request/response an HTTP probe of the host's ip"},
+	{Name: "nikto", Help: "Nikto -Format xml, json, csv or txt (and what it prints): per target IP and port the Server banner and the headers its findings quote as an HTTP probe, the certificate, the findings with their URIs as detected"},
+	{Name: "zap", Help: "OWASP ZAP traditional-xml-plus or traditional-json-plus report: each instance's response an HTTP probe of its site when the site's host is an address (ZAP records no address for a name)"},
 	{Name: "tlsx", Help: "ProjectDiscovery tlsx -json: the TLS handshake and certificate per host and port (version, cipher, subject, issuer, SANs, serial, jarm, ja3s)"},
 	{Name: "testssl", Help: "testssl.sh --jsonfile, --jsonfile-pretty or --csvfile: per address and port the certificates (PEM or the cert_* findings), negotiated protocol and cipher, the HTTP status, Server and application banners"},
 	{Name: "sslyze", Help: "sslyze --json_out (3.x to 6.x): per server location the certificate deployments' leaf certificates, highest TLS version and cipher"},
