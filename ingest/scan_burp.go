@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/xml"
 	"errors"
@@ -159,7 +160,7 @@ func burpProbe(req, resp burpMessage, host string) (p Probe, ok bool, err error)
 	if err != nil {
 		return p, false, fmt.Errorf("request: %w", err)
 	}
-	if len(rb) == 0 {
+	if len(bytes.TrimSpace(rb)) == 0 {
 		return p, false, nil
 	}
 	if q, ok := parseHTTPRequest(qb); ok {

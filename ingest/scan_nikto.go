@@ -96,6 +96,9 @@ func (t *niktoTarget) observation(src string, opt Options) (Observation, string,
 		}
 		return Observation{}, "nikto target whose host is a name (no target IP; netintel does not resolve names)", nil
 	}
+	if t.port == 0 {
+		return Observation{}, "", errors.New("port: missing (no Target Port)")
+	}
 	if t.port < 1 || t.port > 65535 {
 		return Observation{}, "", fmt.Errorf("port: must be 1..65535, got %d", t.port)
 	}
