@@ -457,12 +457,12 @@ func niktoText(r io.Reader, opt Options, bad func(LineError), out func(*niktoTar
 				return nil
 			case "Target Port":
 				if t == nil {
-					bad(LineError{n, errors.New("Target Port before Target IP")})
+					bad(LineError{n, errors.New(`"+ Target Port" before "+ Target IP"`)})
 					return nil
 				}
 				p, err := strconv.Atoi(val)
 				if err != nil {
-					bad(LineError{n, fmt.Errorf("Target Port: not a port: %q", cutForError(val))})
+					bad(LineError{n, fmt.Errorf(`"+ Target Port": not a port: %q`, cutForError(val))})
 					return nil
 				}
 				t.port = p
