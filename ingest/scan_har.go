@@ -66,7 +66,8 @@ type harBodyIn struct {
 // HAR reads an HTTP Archive (HAR 1.2): the log.entries of a DevTools
 // "Save all as HAR", or of Burp's, ZAP's, Charles's, mitmproxy's or
 // Fiddler's HAR export. Each entry is an HTTP probe of the server it
-// reached: the request (method, path and query, headers in order, body),
+// reached: the request (method, path and query, headers in order without
+// the client's credentials, no body: withoutCredentials),
 // the response (status, reason, protocol, headers in order with repeated
 // names kept, the body from content.text, base64 when content.encoding
 // says so, its full size from content.size) and, where Chrome recorded it,

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/netintel/netintel/enrich"
@@ -57,5 +58,48 @@ func TestToolOutputs_Rules(t *testing.T) {
 	}
 	if !slices.Equal(got, want) || services < 50 {
 		t.Errorf("%d services; vendors named:\n%q\nwant\n%q", services, got, want)
+	}
+}
+
+// TestNucleiText_RulesAsJSON: a result of a version-detect or panel
+// template read from nuclei's text line names the appliance and release
+// the same result read from its JSON line names (the results of
+// enrich's TestRules_NucleiExtractedVersions, printed as nuclei's
+// format_screen.go prints them).
+func TestNucleiText_RulesAsJSON(t *testing.T) {
+	t.Parallel()
+	rules, err := enrich.DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		id, port, extracted, vendor, version string
+	}{
+		{"pulse-secure-version", "443", "9.1.18.24467", "Ivanti", "9.1R18.2"},
+		{"sophos-fw-version-detect", "4444", "17.5.13.692", "Sophos", "17.5.13.692"},
+		{"cisco-asa-detect", "443", "9.16(3)19", "Cisco", "9.16(3)19"},
+		{"fortinet-fortigate-panel", "443", "Release date: Sep 26, 2023", "Fortinet", "7.2.6"},
+		{"mikrotik-routeros", "80", "v6.49.7", "MikroTik", "6.49.7"},
+	}
+	match := func(in string) string {
+		var got []string
+		err := ingest.Nuclei(strings.NewReader(in+"\n"), ingest.Options{}, func(_ int, o ingest.Observation) error {
+			fp, _ := rules.Match(o.Service, o.Flow)
+			got = append(got, fp.Vendor+" "+fp.ExactVersion)
+			return nil
+		}, func(le ingest.LineError) { t.Errorf("bad record %q: %v", in, le) })
+		if err != nil || len(got) != 1 {
+			t.Fatalf("%q: %v %q", in, err, got)
+		}
+		return got[0]
+	}
+	for _, tt := range tests {
+		jsonLine := fmt.Sprintf(`{"template-id":%q,"info":{"severity":"info"},"type":"http","host":"192.0.2.7:%s","port":%q,"matched-at":"https://192.0.2.7:%s/","extracted-results":[%q],"ip":"192.0.2.7"}`,
+			tt.id, tt.port, tt.port, tt.port, tt.extracted)
+		textLine := fmt.Sprintf(`[%s] [http] [info] https://192.0.2.7:%s/ [%q]`, tt.id, tt.port, tt.extracted)
+		want := tt.vendor + " " + tt.version
+		if j, x := match(jsonLine), match(textLine); j != want || x != want {
+			t.Errorf("%s: json %q text %q, want %q", tt.id, j, x, want)
+		}
 	}
 }
