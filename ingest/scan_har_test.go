@@ -232,3 +232,29 @@ func TestBurp_Malformed(t *testing.T) {
 		})
 	}
 }
+
+// A 50 MB body, a 1 MB header and bytes that are not UTF-8 are stored cut
+// and flagged, never lost with their record.
+func TestHAR_LargeAndBinary(t *testing.T) {
+	t.Parallel()
+	body := strings.Repeat("a", 50<<20)
+	header := strings.Repeat("b", 1<<20)
+	in := `{"log":{"entries":[{"serverIPAddress":"192.0.2.1","request":{"method":"GET","url":"http://192.0.2.1/"},"response":{"status":200,` +
+		`"headers":[{"name":"X-Big","value":"` + header + `"},{"name":"X-Bin","value":"` + "\xff\xfe" + `"}],"content":{"size":52428800,"text":"` + body + `"}}}]}}`
+	r := runScan(t, "har", in)
+	if len(r.bad) != 0 || len(r.obs) != 1 {
+		t.Fatalf("obs %d bad %v", len(r.obs), r.bad)
+	}
+	resp := r.obs[0].Service.Probes[0].Response
+	if b := resp.Body; !b.Truncated || b.Length != 50<<20 || len(b.Data) > MaxBodyBytes {
+		t.Errorf("body truncated %v length %d data %d", b.Truncated, b.Length, len(b.Data))
+	}
+	for _, h := range resp.Headers {
+		if h.Name == "X-Big" && (!h.Truncated || len(h.Value) > MaxHeaderBytes) {
+			t.Errorf("header truncated %v len %d", h.Truncated, len(h.Value))
+		}
+	}
+	if v := headerValues(resp.Headers, "X-Bin"); len(v) != 1 || v[0] == "" {
+		t.Errorf("binary header %q", v)
+	}
+}
