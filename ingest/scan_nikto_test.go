@@ -29,6 +29,8 @@ func TestNikto_RealSamples(t *testing.T) {
 		{"nikto-2.1.6-shocker.txt", "10.10.10.56", 80, []string{"Server: Apache/2.4.18 (Ubuntu)"}, "", 7, "2021-06-14T08:07:03Z"},
 		{"nikto-2.1.6-vulnos2.txt", "192.168.1.100", 80, []string{"Server: Apache/2.4.7 (Ubuntu)", "X-Powered-By: PHP/5.5.9-1ubuntu4.14", "X-Generator: Drupal 7 (http://drupal.org)"}, "", 36, ""},
 		{"nikto-2.1.6-output.txt", "10.10.55.213", 80, nil, "", 5, ""},
+		// the -Format txt file: the method before each message
+		{"nikto-2.1.6-heist-format-txt.txt", "10.10.10.149", 80, []string{"X-Powered-By: PHP/7.3.1"}, "", 8, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
