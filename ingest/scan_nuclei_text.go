@@ -173,9 +173,11 @@ func isToolBanner(line string) bool {
 	return strings.Trim(line, " _/\\|.()-`',v0123456789") == "" && strings.ContainsAny(line, "_/\\|")
 }
 
-// nucleiVersionLike matches an extracted result that carries a version
-// (a dotted number: "9.8(4)", "Hugo 0.101.0", "7.2.4").
-var nucleiVersionLike = regexp.MustCompile(`\d+\.\d+`)
+// nucleiVersionLike matches an extracted result that is a version: a
+// dotted number first ("9.16(3)19", "v6.49.7", "4.6.6deb5ubuntu0.5"), or
+// one word and a dotted number ("Hugo 0.101.0"); not a banner that holds
+// one ("SSH-2.0-OpenSSH_4.3", "Apache/2.4.6 (CentOS) PHP/7.2.33").
+var nucleiVersionLike = regexp.MustCompile(`^(?:[vV]?\d+(?:\.\d+)+|[A-Za-z][\w-]* [vV]?\d+(?:\.\d+)+$)`)
 
 // extractedVersion is the template's one extracted result when it carries
 // a version: detected.version for the rules that read one.

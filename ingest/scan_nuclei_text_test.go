@@ -38,7 +38,8 @@ func TestNuclei_TextRealRun(t *testing.T) {
 		version string
 	}{
 		{"nuclei:http-trace|matcher: trace-request; severity: info", 443, "https", ""},
-		{"nuclei:openssh-detect|extracted: SSH-2.0-OpenSSH_4.3; severity: info", 22, "", "SSH-2.0-OpenSSH_4.3"},
+		// a banner, not a version
+		{"nuclei:openssh-detect|extracted: SSH-2.0-OpenSSH_4.3; severity: info", 22, "", ""},
 		{"nuclei:snmpv3-detect|extracted: Enterprise: unknown; severity: info", 161, "", ""},
 		{"nuclei:weak-cipher-suites|matcher: tls-1.0; extracted: [tls10 TLS_RSA_WITH_AES_128_CBC_SHA]; severity: low", 443, "tls", ""},
 		{"nuclei:CVE-2023-37599|severity: high", 443, "https", ""},
@@ -199,6 +200,32 @@ func TestHTTPX_TextColumns(t *testing.T) {
 	for _, bad := range []string{"not-a-url [200]", "https://192.0.2.1 [200] trailing words", "ftp://192.0.2.1 [200]"} {
 		if _, _, err := httpxTextLine(bad, "httpx", Options{}); err == nil {
 			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+// nuclei v3.10.0's terminal output of a real scan, its banner and log
+// lines and all (testdata/SOURCES.md): the 46 matches it reports; the
+// templates' one extracted version as detected.version, a banner not;
+// metadata groups (ftp-weak-credentials' user and password) not kept.
+func TestNuclei_TextV3Run(t *testing.T) {
+	t.Parallel()
+	r := runScan(t, "nuclei", readFile(t, "nuclei/nuclei-3.10.0-text-insanity.txt"))
+	if len(r.bad) != 0 || len(r.obs) != 46 || len(r.skipped) != 20 {
+		t.Fatalf("obs %d bad %v skipped %d", len(r.obs), r.bad, len(r.skipped))
+	}
+	versions := map[string]string{}
+	for _, o := range r.obs {
+		d := o.Service.Detected
+		if o.IP != "192.168.200.124" || strings.Contains(d.Info, "password") || strings.Contains(d.Info, "123456") {
+			t.Errorf("observation %s", mustJSON(t, o))
+		}
+		versions[d.Product] = d.Version
+	}
+	for product, want := range map[string]string{"nuclei:phpmyadmin-panel": "5.0.2", "nuclei:vsftpd-detect": "3.0.2", "nuclei:php-eol": "7.2.33",
+		"nuclei:apache-detect": "", "nuclei:ssh-server-enumeration": "", "nuclei:options-method": ""} {
+		if got, ok := versions[product]; !ok || got != want {
+			t.Errorf("%s: version %q (found %v), want %q", product, got, ok, want)
 		}
 	}
 }
