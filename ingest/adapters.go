@@ -105,6 +105,8 @@ func Adapters() map[string]Adapter {
 		"mullvad-relays":     MullvadRelays,
 		"observations":       NDJSON,
 		"zgrab2":             ZGrab2,
+		"http-transcript":    Transcript,
+		"ike-scan":           IKEScan,
 		"masscan":            Masscan,
 		"nmap-xml":           NmapXML,
 		"nmap-normal":        NmapNormal,

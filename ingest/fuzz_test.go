@@ -32,6 +32,8 @@ func FuzzAdapters(f *testing.F) {
 		"sslscan-2.0.7-full.xml", "sslscan-1.11.13.xml", "ssh-audit-targets.json", "ssh-audit-2.5.0.json",
 		"shadowserver-scan_ssl.csv", "shadowserver-scan_snmp.csv", "shadowserver-scan_http_vulnerable.csv", "shadowserver-scan_telnet.csv",
 		"nessus-dd-many-vuln.xml", "nessus-goad-mini-corrupted.nessus", "openvas-dradis-v24.xml", "openvas-dd-one-vuln.xml", "openvas-dd-one-vuln.csv", "openvas-dd-report-detail-v2.csv", "nexpose-dd-dns.xml", "nexpose-dd-many-vulns.xml", "qualys-dd-sample-report.xml",
+		"transcript/curl-Iv-lab-rzd-https.txt", "transcript/openfortivpn-untrusted-replay.txt", "transcript/openconnect-fortinet-replay.txt", "transcript/wget-S-replay.txt",
+		"ikescan/netscreen-aggressive-multiline.txt", "ikescan/readme-examples.txt",
 		"har/mitmproxy-charles.har", "har/mitmproxy-with-bom.har", "burp/nuclei-burp-items.xml", "burp/dd-one_finding_with_blank_response.xml",
 		"nikto/dd-tdh.xml", "nikto/dd-tdh.json", "nikto/nikto-2.5.0.csv", "nikto/nikto-2.1.6-vulnos2.txt", "nikto/nikto-2.1.6-output.txt",
 		"zap/dd-zap-xml-plus-format.xml", "zap/zap-reports-basic-traditional-json-plus.json", "nuclei/nuclei-text-htb.txt", "nuclei/nuclei-text-timestamps.txt",
@@ -75,6 +77,9 @@ func FuzzAdapters(f *testing.F) {
 	for _, seed := range toolOutputSeeds {
 		f.Add([]byte(seed))
 	}
+	// client transcripts: masked and impossible addresses, an echo, a certificate block
+	f.Add([]byte("* Connected to h (x.x.x.x) port 443 (#0)\n> GET / HTTP/1.1\n>\n< HTTP/2 200\n< a: b\n<\nHTTP/2 200\na: b\n\nbody\n* Connected to h ([::1]) port 0\n"))
+	f.Add([]byte("DEBUG:  gateway_addr: 192.0.2.1\nDEBUG:  gateway_port: 0\nERROR:  Gateway certificate:\nERROR:      issuer:\nERROR:          CN=x\nDEBUG:  http_receive:\nHTTP/1.1 200 OK\nContent-Length: 99\n\nx\n"))
 	names := slices.Sorted(maps.Keys(Adapters()))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		lines := bytes.Count(data, []byte{'\n'}) + 1

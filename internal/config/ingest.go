@@ -44,6 +44,8 @@ var IngestFormatTable = []IngestFormat{
 	{Name: "proxy-list", List: true, Kind: true, Help: "open proxies: ip:port or scheme://ip:port lines, or JSON lists (monosans, fate0, proxifly, geonode): open_proxy signals, with the measured exit address; optional --kind http|https|socks4|socks5"},
 	{Name: "mullvad-relays", List: true, Help: "Mullvad relay list JSON (api.mullvad.net/www/relays/all/): vpn_exit signals with the host name"},
 	{Name: "observations", Help: "netintel's own NDJSON observations"},
+	{Name: "http-transcript", Help: "what HTTP clients print, as pasted into issues and tickets: curl -v (-i, -I), wget -S, openconnect -v --dump-http-traffic, openfortivpn -v: each connection to an IP a service with its TLS certificate lines and each exchange as a probe"},
+	{Name: "ike-scan", Help: "ike-scan output (what it prints; -M or not; --showbackoff): each IKE responder a UDP service on 500 with its lines (vendor IDs with their names, notify messages, the implementation guess) as a banner"},
 	{Name: "zgrab2", Help: "zgrab2 JSON lines: each successful module's port a service with its HTTP, TLS and banner probes"},
 	{Name: "masscan", Help: "masscan -oJ, -oL, -oX or -oG (with --banners): open ports, HTTP/TLS/X509 and raw banners"},
 	{Name: "nmap-xml", Help: "nmap -oX: open ports with -sV detection, ssl-cert, http-* and banner scripts, service fingerprints"},
