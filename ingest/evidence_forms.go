@@ -365,6 +365,44 @@ func dnAttr(name string) string {
 	return ""
 }
 
+// dnShortName is the attribute name spells (any spelling dnAttr knows:
+// "CN", "commonName", "organizationalUnitName", ...) as a DN string writes
+// it ("CN", "O", "OU", "C", "ST", "L", "emailAddress"), or "".
+func dnShortName(name string) string {
+	switch a := dnAttr(name); a {
+	case "email":
+		return "emailAddress"
+	case "", "dn":
+		return ""
+	default:
+		return strings.ToUpper(a)
+	}
+}
+
+// setAttr sets the attribute of the name that name spells (dnShortName):
+// O and OU add a value, the others replace theirs. It returns the short
+// name, or "" when name is none of the DN's fields.
+func (d *DN) setAttr(name, value string) string {
+	short := dnShortName(name)
+	switch short {
+	case "CN":
+		d.CN = value
+	case "O":
+		d.O = append(d.O, value)
+	case "OU":
+		d.OU = append(d.OU, value)
+	case "C":
+		d.C = value
+	case "ST":
+		d.ST = value
+	case "L":
+		d.L = value
+	case "emailAddress":
+		d.Email = value
+	}
+	return short
+}
+
 // request is Request without its methods.
 type request Request
 

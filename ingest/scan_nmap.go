@@ -485,29 +485,12 @@ func nmapCert(sc *nmapScript) *TLS {
 		d := &DN{}
 		var parts []string
 		for _, e := range tb.Elems {
-			switch e.Key {
-			case "commonName":
-				d.CN = e.Value
-				parts = append(parts, "CN="+e.Value)
-			case "organizationName":
-				d.O = append(d.O, e.Value)
-				parts = append(parts, "O="+e.Value)
-			case "organizationalUnitName":
-				d.OU = append(d.OU, e.Value)
-				parts = append(parts, "OU="+e.Value)
-			case "countryName":
-				d.C = e.Value
-				parts = append(parts, "C="+e.Value)
-			case "stateOrProvinceName":
-				d.ST = e.Value
-				parts = append(parts, "ST="+e.Value)
-			case "localityName":
-				d.L = e.Value
-				parts = append(parts, "L="+e.Value)
-			case "emailAddress":
-				d.Email = e.Value
-			default:
+			switch short := d.setAttr(e.Key, e.Value); short {
+			case "emailAddress": // kept out of the DN string, as nmap's own line leaves it
+			case "":
 				parts = append(parts, e.Key+"="+e.Value)
+			default:
+				parts = append(parts, short+"="+e.Value)
 			}
 		}
 		d.DN = strings.Join(parts, ",")

@@ -231,12 +231,6 @@ func qualysTableColumn(res, column string) string {
 	return ""
 }
 
-// qualysAttrs maps the attribute names QID 86002 prints to a DN's.
-var qualysAttrs = map[string]string{
-	"commonName": "CN", "organizationName": "O", "organizationalUnitName": "OU", "countryName": "C",
-	"stateOrProvinceName": "ST", "localityName": "L", "emailAddress": "emailAddress",
-}
-
 // qualysCert reads QID 86002's table of the certificate chain: the first
 // certificate's (0) serial, names and validity.
 func qualysCert(res string) *TLS {
@@ -269,7 +263,7 @@ func qualysCert(res string) *TLS {
 			}
 			continue
 		}
-		if a := qualysAttrs[k]; a != "" && section != "" {
+		if a := dnShortName(k); a != "" && section != "" {
 			names[section] = append(names[section], a+"="+strings.ReplaceAll(v, ",", `\,`))
 		}
 	}

@@ -272,22 +272,7 @@ func (n *sslyzeName) dn() *DN {
 		d.CN, d.O, d.OU, d.C, d.ST, d.L, d.Email = "", nil, nil, "", "", "", ""
 	}
 	for _, a := range n.Attributes {
-		switch a.OID.Name {
-		case "commonName":
-			d.CN = a.Value
-		case "organizationName":
-			d.O = append(d.O, a.Value)
-		case "organizationalUnitName":
-			d.OU = append(d.OU, a.Value)
-		case "countryName":
-			d.C = a.Value
-		case "stateOrProvinceName":
-			d.ST = a.Value
-		case "localityName":
-			d.L = a.Value
-		case "emailAddress":
-			d.Email = a.Value
-		}
+		d.setAttr(a.OID.Name, a.Value)
 	}
 	if d.DN == "" && d.CN == "" && len(d.O) == 0 && len(d.OU) == 0 && d.C == "" {
 		return nil
