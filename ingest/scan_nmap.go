@@ -59,36 +59,16 @@ func NmapXML(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	if head, _ := br.Peek(4096); bytes.Contains(head, []byte(`scanner="masscan"`)) {
 		return Masscan(br, opt, emit, bad) // masscan's -oX: one <host> a line, with its banners
 	}
-	r = br
 	src := opt.source("nmap-xml")
-	dec := xml.NewDecoder(r)
-	dec.Strict = false
-	dec.CharsetReader = func(_ string, in io.Reader) (io.Reader, error) { return in, nil }
 	var runStart time.Time
-	sawRun := false
-	for {
-		line, _ := dec.InputPos()
-		tok, err := dec.Token()
-		if errors.Is(err, io.EOF) {
-			if !sawRun {
-				bad(LineError{1, errors.New("not nmap XML: no <nmaprun> element")})
-			}
-			return nil
+	sawRun, stopped := false, false
+	err := xmlReport(br, "nmap", func(le LineError) {
+		stopped = true
+		if !sawRun {
+			le.Line = 1 // not nmap XML at all: the file is refused as a whole
 		}
-		if err != nil {
-			// An XML syntax error leaves the decoder unusable: report it and
-			// stop (the hosts before it are in).
-			l, _ := dec.InputPos()
-			if !sawRun {
-				l = 1
-			}
-			bad(LineError{max(l, 1), fmt.Errorf("xml: %w", err)})
-			return nil
-		}
-		se, ok := tok.(xml.StartElement)
-		if !ok {
-			continue
-		}
+		bad(le)
+	}, func(dec *xml.Decoder, se *xml.StartElement, _ []string, line int) (bool, error) {
 		switch se.Name.Local {
 		case "nmaprun":
 			sawRun = true
@@ -99,20 +79,28 @@ func NmapXML(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 			}
 		case "host":
 			if !sawRun {
-				bad(LineError{max(line, 1), errors.New("not nmap XML: <host> outside <nmaprun>")})
-				return nil
+				bad(LineError{line, errors.New("not nmap XML: <host> outside <nmaprun>")})
+				return true, errStopReading
 			}
 			hl, _ := dec.InputPos()
 			var h nmapHost
-			if err := dec.DecodeElement(&h, &se); err != nil {
+			if err := dec.DecodeElement(&h, se); err != nil {
 				bad(LineError{hl, fmt.Errorf("host: %w", err)})
-				return nil
+				return true, errStopReading
 			}
-			if err := h.emit(hl, src, opt, runStart, emit, bad); err != nil {
-				return err
-			}
+			return true, h.emit(hl, src, opt, runStart, emit, bad)
 		}
+		return false, nil
+	})
+	switch {
+	case errors.Is(err, errStopReading):
+		return nil
+	case err != nil:
+		return err
+	case !sawRun && !stopped:
+		bad(LineError{1, errors.New("not nmap XML: no <nmaprun> element")})
 	}
+	return nil
 }
 
 type nmapHost struct {
