@@ -34,6 +34,8 @@ func TestRules_AJ3Defaults(t *testing.T) {
 		{"asa clientless portal", page("/+CSCOE+/portal.html", `<input id="unicorn_form_url" type="text"><span id="browse_text">Browse</span>`), wantMatch{Vendor: "Cisco", Rule: "aj3-cisco-asa-clientless-portal-ids"}},
 		{"firebox deny message as text", page("/", "Response denied by WatchGuard HTTP Proxy"), wantMatch{Vendor: "WatchGuard", Rule: "aj3-watchguard-deny-message-text"}},
 		{"pan-os av block page", page("/", "<html><head><title>Virus/Spyware Download Blocked</title></head></html>"), wantMatch{Vendor: "Palo Alto Networks", Rule: "aj3-paloalto-panos-av-block-page-title"}},
+		{"fortigate av replacement message", page("/eicar.com.txt", "<h1>High Security Alert</h1>\n    <p>You are not permitted to download the file \"eicar.com.txt\" because it is infected with the virus \"EICAR_TEST_FILE\".</p>"), wantMatch{Vendor: "Fortinet"}},
+		{"fortigate file block message", page("/get/1826586", "High security alert!!!\nYou are not permitted to download the file \"Let it Bleed.torrent\"."), wantMatch{Vendor: "Fortinet", Rule: "aj3-fortigate-av-replacement-message"}},
 		{"barracuda web filter block text", page("/", "<p>The link you are accessing has been blocked by the Barracuda Web Filter</p>"), wantMatch{Vendor: "Barracuda", Rule: "aj3-barracuda-web-filter-block-text"}},
 
 		{"stub block sentence", page("/", "<h1>This site is blocked!</h1><p>Access to this site has been blocked by the network administrator.</p>"), wantMatch{}},
@@ -43,6 +45,7 @@ func TestRules_AJ3Defaults(t *testing.T) {
 		{"apm first sentence elsewhere", page("/notes", "<li>Access was denied by the access policy.</li>"), wantMatch{}},
 		{"asa address box id alone", page("/", `<input id="unicorn_form_url">`), wantMatch{}},
 		{"firebox message quoted in prose", page("/waf", "<p>WatchGuard answers: Request denied by WatchGuard HTTP Proxy</p>"), wantMatch{}},
+		{"download refusal of another site", page("/files", "<p>You are not permitted to download the file \"report.pdf\". Please sign in.</p>"), wantMatch{}},
 		{"av title in an article", page("/blog", "<p>The title reads Virus/Spyware Download Blocked.</p>"), wantMatch{}},
 		{"ive error page on a python server", page("/dana-na/auth/url_default/login.cgi", "Invalid secondary username or password. Please re-enter your user information", "Server", "SimpleHTTP/0.6 Python/3.11.4"), wantMatch{}},
 	}
