@@ -47,9 +47,6 @@ type jsonWalk struct {
 	values bool
 }
 
-// errStopReading ends the reading of an input after an error reported.
-var errStopReading = errors.New("stop reading")
-
 // walk passes every record of data to each, with the line it starts on
 // (firstLine is data's first line in the input) and whether it was an
 // array's element. What does not parse is reported through bad with the
@@ -76,11 +73,11 @@ func (w jsonWalk) walk(data []byte, firstLine int, bad func(LineError), each fun
 		}
 		bad(LineError{lineAt(off), w.errorf(ctx, err)})
 		if !w.resync {
-			return errStopReading
+			return errStop
 		}
 		next := resyncJSON(data, off+1)
 		if next < 0 {
-			return errStopReading
+			return errStop
 		}
 		base = next
 		dec = json.NewDecoder(bytes.NewReader(data[base:]))
@@ -145,7 +142,7 @@ func (w jsonWalk) walk(data []byte, firstLine int, bad func(LineError), each fun
 			}
 		}
 	}()
-	if errors.Is(err, errStopReading) {
+	if errors.Is(err, errStop) {
 		return nil
 	}
 	return err

@@ -34,6 +34,10 @@ var scanJSON = jsonv2.JoinOptions(jsonv2.MatchCaseInsensitiveNames(true), jsonte
 
 func scanUnmarshal(data []byte, v any) error { return jsonv2.Unmarshal(data, v, scanJSON) }
 
+// errStop ends the reading of an input after an error already reported
+// (a syntax error that leaves nothing after it to be found again).
+var errStop = errors.New("stop reading")
+
 // skip reports a record an adapter read and deliberately did not store
 // (not malformed: a zgrab2 module that failed, a closed port).
 func (o Options) skip(line int, reason string) {

@@ -90,7 +90,6 @@ func Nessus(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 var (
 	errNotNessus = errors.New("not a .nessus file: no <NessusClientData_v2> element")
 	errNessusV1  = errors.New("nessus: a NessusClientData (v1) file: export the scan as .nessus (v2)")
-	errStop      = errors.New("stop")
 )
 
 type nessusHost struct {

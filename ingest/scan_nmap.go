@@ -80,20 +80,20 @@ func NmapXML(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 		case "host":
 			if !sawRun {
 				bad(LineError{line, errors.New("not nmap XML: <host> outside <nmaprun>")})
-				return true, errStopReading
+				return true, errStop
 			}
 			hl, _ := dec.InputPos()
 			var h nmapHost
 			if err := dec.DecodeElement(&h, se); err != nil {
 				bad(LineError{hl, fmt.Errorf("host: %w", err)})
-				return true, errStopReading
+				return true, errStop
 			}
 			return true, h.emit(hl, src, opt, runStart, emit, bad)
 		}
 		return false, nil
 	})
 	switch {
-	case errors.Is(err, errStopReading):
+	case errors.Is(err, errStop):
 		return nil
 	case err != nil:
 		return err
