@@ -138,6 +138,7 @@ func Adapters() map[string]Adapter {
 		"openvas":            OpenVAS,
 		"nexpose":            Nexpose,
 		"qualys":             Qualys,
+		"pcap":               Pcap,
 	}
 }
 
