@@ -161,6 +161,7 @@ func readHTTPMessage(b []byte, truncated, request, bodyless bool) (m httpMessage
 	cut := false
 	switch {
 	case bodyless:
+		more = true
 	case strings.Contains(strings.ToLower(get("Transfer-Encoding")), "chunked"):
 		raw, rest, cut = dechunk(rest)
 		more = !cut

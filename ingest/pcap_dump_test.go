@@ -17,7 +17,7 @@ func TestPcapDump(t *testing.T) {
 		err := Pcap(fh, Options{Warn: func(l int, m string) { t.Logf("%s warn %d %s", f, l, m) }, Skipped: func(l int, r string) {}}, func(line int, o Observation) error {
 			n++
 			b, _, _ := o.Encode()
-			if len(b) > 600 {
+			if len(b) > 6000 {
 				b = append(b[:600], "..."...)
 			}
 			t.Logf("%s %d %s", filepath.Base(f), line, b)

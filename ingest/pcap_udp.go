@@ -33,8 +33,8 @@ type udpFlow struct {
 	wgRecv    [2][]uint32 // receiver indices of transport data, per end
 	wgInvalid bool
 
-	ike      bool   // an IKE message was read
-	ikeInit  int    // the initiator's end, -1 unknown
+	ike      bool // an IKE message was read
+	ikeInit  int  // the initiator's end, -1 unknown
 	ikeVIDs  [2][]string
 	snmp     string // sysDescr of a response
 	snmpFrom int
