@@ -31,7 +31,8 @@ func FuzzAdapters(f *testing.F) {
 		"testssl-3.0.8.json", "testssl-3.0.8-pretty.json", "testssl-3.0.8.csv", "sslyze-5.0.1.json", "sslyze-3.0.7.json",
 		"sslscan-2.0.7-full.xml", "sslscan-1.11.13.xml", "ssh-audit-targets.json", "ssh-audit-2.5.0.json",
 		"shadowserver-scan_ssl.csv", "shadowserver-scan_snmp.csv", "shadowserver-scan_http_vulnerable.csv", "shadowserver-scan_telnet.csv",
-		"nessus-dd-many-vuln.xml", "nessus-goad-mini-corrupted.nessus", "openvas-dradis-v24.xml", "openvas-dd-one-vuln.xml", "openvas-dd-one-vuln.csv", "openvas-dd-report-detail-v2.csv", "nexpose-dd-dns.xml", "nexpose-dd-many-vulns.xml", "qualys-dd-sample-report.xml"} {
+		"nessus-dd-many-vuln.xml", "nessus-goad-mini-corrupted.nessus", "openvas-dradis-v24.xml", "openvas-dd-one-vuln.xml", "openvas-dd-one-vuln.csv", "openvas-dd-report-detail-v2.csv", "nexpose-dd-dns.xml", "nexpose-dd-many-vulns.xml", "qualys-dd-sample-report.xml",
+		"pcap/ssh.pcap", "pcap/wireguard.pcap", "pcap/zeek-snmpwalk-short.pcap", "pcap/openvpn_nohmac_tcp.pcapng"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			f.Fatal(err)
@@ -42,6 +43,11 @@ func FuzzAdapters(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add([]byte(gvmDetectionReport))
+	for _, name := range []string{"pcap/http.pcapng", "pcap/mullvad_wireguard.pcap", "pcap/suricata-ikev1-isakmp-main-mode.pcap", "pcap/forticlient-one-handshake.pcap"} {
+		if b, err := os.ReadFile(filepath.Join("testdata", name)); err == nil {
+			f.Add(b) // whole: a capture's first 512 bytes hold a packet or two
+		}
+	}
 	f.Add([]byte(`<NessusClientData_v2><Report><ReportHost name="192.0.2.1"><HostProperties><tag name="HOST_END">Thu Mar 16 10:44:23 2023</tag>` +
 		`<tag name="cpe-0">cpe:/o:fortinet:fortios:7.2.4 -&gt; Fortinet FortiOS</tag></HostProperties><ReportItem port="443" protocol="tcp" svc_name="www" severity="0" pluginID="10863">` +
 		`<plugin_output>Subject Name: \n\nCommon Name: FGT\n\nSerial Number: 01 02\n</plugin_output><cpe>cpe:/o:fortinet:fortios</cpe></ReportItem></ReportHost></Report></NessusClientData_v2>`))
@@ -72,6 +78,10 @@ func FuzzAdapters(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		lines := bytes.Count(data, []byte{'\n'}) + 1
 		for _, name := range names {
+			lines := lines
+			if name == "pcap" {
+				lines = max(lines, len(data)/12+1) // a capture's records are numbered by packet; a packet takes 12 bytes at least
+			}
 			kind := "vpn"
 			if name == "proxy-list" {
 				kind = "socks5"
