@@ -162,6 +162,12 @@ const (
 	pcapSeen = 1 << 14
 )
 
+// Reasons a connection or flow is counted as skipped (Options.Skipped).
+const (
+	pcapNothing  = "connection or flow with nothing recognised"
+	pcapRepeated = "service as an earlier connection showed it"
+)
+
 // pcapKey names a connection or flow by its ends, the smaller first.
 type pcapKey struct {
 	a, b  netip.AddrPort
@@ -505,6 +511,9 @@ func (st *pcapState) finishConn(k pcapKey, c *pcapConn) error {
 	default:
 		obs = st.flowObservations(c, nil)
 	}
+	if len(obs) == 0 {
+		st.opt.skip(c.line, pcapNothing)
+	}
 	for _, o := range obs {
 		if o.Service != nil {
 			// A capture of many like connections stores each once (its
@@ -513,6 +522,7 @@ func (st *pcapState) finishConn(k pcapKey, c *pcapConn) error {
 			if err == nil {
 				sum := sha256.Sum256(append(b, o.IP...))
 				if _, dup := st.seen[sum]; dup {
+					st.opt.skip(c.line, pcapRepeated)
 					continue
 				}
 				if len(st.seen) >= pcapSeen {
