@@ -332,7 +332,7 @@ const (
 // tlsHandshake returns the handshake messages of a stream's leading
 // handshake records, joined (a message may span records).
 func tlsHandshake(b []byte) []byte {
-	var hs []byte
+	hs := make([]byte, 0, len(b))
 	for len(b) >= 5 && b[0] == 22 {
 		n := int(binary.BigEndian.Uint16(b[3:5]))
 		if len(b) < 5+n {

@@ -208,6 +208,9 @@ func (d *tcpDir) take(seq uint32, b []byte, real int) bool {
 	if d.limit == 0 {
 		d.limit = streamLimit(b)
 	}
+	if d.data == nil {
+		d.data = make([]byte, 0, min(d.limit, max(4<<10, 2*len(b))))
+	}
 	room := d.limit - len(d.data)
 	if len(b) > room {
 		b = b[:room]
