@@ -384,3 +384,74 @@ func TestPcap_Emit(t *testing.T) {
 		t.Errorf("error %v, want the emit's", err)
 	}
 }
+
+// TestDecodeLink reads one TCP packet under each link type the reader
+// takes (and IPv6 with an extension header, VLAN tags): the same ends
+// and payload each time; a link type not read is an error naming it.
+func TestDecodeLink(t *testing.T) {
+	v4 := testPkt{src: "192.0.2.1", dst: "198.51.100.2", sport: 40000, dport: 443, seq: 7, ack: true, payload: []byte("hello")}.frame(t)
+	ip4 := v4[14:]
+	v6 := testPkt{src: "2001:db8::1", dst: "2001:db8::2", sport: 40000, dport: 443, seq: 7, ack: true, payload: []byte("hello")}.frame(t)
+	ip6 := v6[14:]
+	// IPv6 with a hop-by-hop header (8 bytes) before TCP.
+	hbh := append(bytes.Clone(ip6[:40]), append([]byte{6, 0, 1, 4, 0, 0, 0, 0}, ip6[40:]...)...)
+	hbh[6] = 0
+	binary.BigEndian.PutUint16(hbh[4:6], uint16(len(hbh)-40))
+	be32 := func(v uint32) []byte { return binary.BigEndian.AppendUint32(nil, v) }
+	le32 := func(v uint32) []byte { return binary.LittleEndian.AppendUint32(nil, v) }
+	sll := func(proto uint16, ip []byte) []byte {
+		h := make([]byte, 16)
+		binary.BigEndian.PutUint16(h[14:], proto)
+		return append(h, ip...)
+	}
+	sll2 := func(proto uint16, ip []byte) []byte {
+		h := make([]byte, 20)
+		binary.BigEndian.PutUint16(h[0:], proto)
+		return append(h, ip...)
+	}
+	vlan := append(append(bytes.Clone(v4[:12]), 0x88, 0xa8, 0, 10, 0x81, 0x00, 0, 20, 0x08, 0x00), ip4...)
+	tests := []struct {
+		name string
+		lt   layers.LinkType
+		data []byte
+		src  string
+	}{
+		{"ethernet", layers.LinkTypeEthernet, v4, "192.0.2.1:40000"},
+		{"ethernet ipv6", layers.LinkTypeEthernet, v6, "[2001:db8::1]:40000"},
+		{"802.1ad and 802.1Q", layers.LinkTypeEthernet, vlan, "192.0.2.1:40000"},
+		{"linux cooked", layers.LinkTypeLinuxSLL, sll(0x0800, ip4), "192.0.2.1:40000"},
+		{"linux cooked v2", layers.LinkTypeLinuxSLL2, sll2(0x86dd, ip6), "[2001:db8::1]:40000"},
+		{"raw ipv4", layers.LinkTypeRaw, ip4, "192.0.2.1:40000"},
+		{"raw ipv6, hop-by-hop", layers.LinkTypeIPv6, hbh, "[2001:db8::1]:40000"},
+		{"bsd null", layers.LinkTypeNull, append(le32(2), ip4...), "192.0.2.1:40000"},
+		{"bsd null ipv6", layers.LinkTypeNull, append(le32(30), ip6...), "[2001:db8::1]:40000"},
+		{"openbsd loop", layers.LinkTypeLoop, append(be32(24), ip6...), "[2001:db8::1]:40000"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var p pkt
+			ok, err := decodeLink(tt.data, tt.lt, &p)
+			if !ok || err != nil || p.src.String() != tt.src || p.dst.Port() != 443 || p.seq != 7 || string(p.payload) != "hello" || p.cut {
+				t.Errorf("ok %v err %v: %v -> %v seq %d payload %q cut %v", ok, err, p.src, p.dst, p.seq, p.payload, p.cut)
+			}
+		})
+	}
+	if _, err := decodeLink(v4, 105, new(pkt)); err == nil || !strings.Contains(err.Error(), "link type 105 (") {
+		t.Errorf("802.11: %v", err)
+	}
+	t.Run("pcapng of a link type not read", func(t *testing.T) {
+		var out bytes.Buffer
+		w, err := pcapgo.NewNgWriter(&out, 147)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.WritePacket(gopacket.CaptureInfo{Timestamp: time.Unix(1, 0), CaptureLength: len(v4), Length: len(v4)}, v4); err != nil {
+			t.Fatal(err)
+		}
+		_ = w.Flush()
+		_, bad, _, err := runPcap(t, out.Bytes())
+		if err == nil || !strings.Contains(err.Error(), "link type 147") || len(bad) != 1 {
+			t.Errorf("error %v, reported %v", err, bad)
+		}
+	})
+}
