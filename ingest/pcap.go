@@ -190,7 +190,7 @@ type pcapState struct {
 	unknownLink error
 	linkSeen    map[layers.LinkType]bool
 	snapWarned  bool
-	fragSkipped bool
+	fragWarned  bool
 }
 
 func newPcapState(opt Options, emit Emit, bad func(LineError)) *pcapState {
@@ -204,7 +204,9 @@ type pkt struct {
 	ipLen    int // the IP packet's length as its header says
 	payload  []byte
 	// cut: the capture holds less of the payload than the packet had.
-	cut            bool
+	cut bool
+	// frag: an IP fragment (not reassembled, not read).
+	frag           bool
 	seq            uint32
 	syn, ack, fin  bool
 	rst            bool
@@ -228,6 +230,10 @@ func (st *pcapState) packet(data []byte, ci gopacket.CaptureInfo, lt layers.Link
 		return nil
 	}
 	if !ok {
+		if p.frag && !st.fragWarned && st.opt.Warn != nil {
+			st.fragWarned = true
+			st.opt.Warn(st.n, "IP fragments are not reassembled: fragmented packets are not read")
+		}
 		return nil
 	}
 	st.decoded++
@@ -325,7 +331,8 @@ func decodeIPv4(d []byte, p *pkt) bool {
 		return false
 	}
 	if frag := binary.BigEndian.Uint16(d[6:8]); frag&0x3fff != 0 {
-		return false // a fragment: not reassembled
+		p.frag = true // not reassembled
+		return false
 	}
 	src, _ := netip.AddrFromSlice(d[12:16])
 	dst, _ := netip.AddrFromSlice(d[16:20])
@@ -363,6 +370,7 @@ func decodeIPv6(d []byte, p *pkt) bool {
 		next, body, real = body[0], body[n:], real-n
 	}
 	if next == 44 {
+		p.frag = true
 		return false
 	}
 	return decodeTransport(src, dst, next, plen+40, body, real, p)
