@@ -182,10 +182,14 @@ type pcapState struct {
 	n       int // packet number
 	decoded int // packets decoded down to IP
 	conns   map[pcapKey]*pcapConn
-	kept    int // bytes kept by all connections
-	now     time.Time
-	lastGC  int
-	seen    map[[32]byte]struct{}
+	// closed holds the TCP connections read and let go after their FINs
+	// or RST, with when: their late packets (a retransmission, the last
+	// ACK) start nothing.
+	closed map[pcapKey]time.Time
+	kept   int // bytes kept by all connections
+	now    time.Time
+	lastGC int
+	seen   map[[32]byte]struct{}
 	// unknownLink is the error of the first packet of a link type not read.
 	unknownLink error
 	linkSeen    map[layers.LinkType]bool
@@ -194,7 +198,7 @@ type pcapState struct {
 }
 
 func newPcapState(opt Options, emit Emit, bad func(LineError)) *pcapState {
-	return &pcapState{opt: opt, src: opt.source("pcap"), emit: emit, bad: bad, conns: map[pcapKey]*pcapConn{}, seen: map[[32]byte]struct{}{}}
+	return &pcapState{opt: opt, src: opt.source("pcap"), emit: emit, bad: bad, conns: map[pcapKey]*pcapConn{}, closed: map[pcapKey]time.Time{}, seen: map[[32]byte]struct{}{}}
 }
 
 // pkt is one decoded packet.
@@ -436,6 +440,9 @@ func (st *pcapState) track(p *pkt, at time.Time) error {
 			if !p.syn && len(p.payload) == 0 {
 				return nil // an ACK, FIN or RST of a connection not followed
 			}
+			if t, ok := st.closed[k]; ok && !p.syn && at.Sub(t) < pcapIdle {
+				return nil // a late segment of a connection read
+			}
 			c = st.newConn(k, side, at)
 		}
 	} else if c == nil {
@@ -448,6 +455,10 @@ func (st *pcapState) track(p *pkt, at time.Time) error {
 	case ipProtoTCP:
 		st.tcp(c, side, p)
 		if c.rst || c.dir[0].fin && c.dir[1].fin {
+			if len(st.closed) >= pcapMaxConns {
+				clear(st.closed)
+			}
+			st.closed[k] = at
 			return st.finishConn(k, c)
 		}
 	case ipProtoUDP:

@@ -51,7 +51,9 @@ func (st *pcapState) tcpObservations(c *pcapConn) []Observation {
 			// The ends were taken the wrong way round (no SYN seen).
 			return append(out, st.payloadFlow(c, c.end(1-server), "tcp", "openvpn", conf))
 		}
-		if p, ok := bannerProbe(cl, s, c.firstData == 1-server); ok {
+		// A banner is the first bytes: only where the connection's start
+		// was seen (its SYN or SYN-ACK), or the bytes say what they are.
+		if p, ok := bannerProbe(cl, s, c.firstData == 1-server); ok && (c.synFrom >= 0 || c.synAckFrom >= 0 || p.Name == "pcap:ssh") {
 			out = append(out, st.service(c, srv, "tcp", p))
 		}
 	}

@@ -455,3 +455,30 @@ func TestDecodeLink(t *testing.T) {
 		}
 	})
 }
+
+// TestPcap_MidStream: a connection whose start the capture missed gives
+// no banner of whatever bytes it was in the middle of (an SSH
+// identification line says what it is and still counts); a segment
+// retransmitted after the connection closed starts nothing.
+func TestPcap_MidStream(t *testing.T) {
+	mid := []testPkt{
+		{src: "198.51.100.1", dst: "192.0.2.10", sport: 8443, dport: 40000, seq: 900, ack: true, payload: []byte("\x8a\x01 middle of a download")},
+		{src: "192.0.2.10", dst: "198.51.100.1", sport: 40000, dport: 8443, seq: 100, ack: true, payload: []byte("\x00\x01ack")},
+		{src: "198.51.100.2", dst: "192.0.2.10", sport: 2222, dport: 40001, seq: 1, ack: true, payload: []byte("SSH-2.0-dropbear_2022.83\r\n")},
+	}
+	session := tcpSession("192.0.2.10", "198.51.100.3", 40002, 21, "", "220 FTP ready\r\n")
+	late := session[2] // the server's greeting, again, after both FINs
+	pkts := append(append(mid, session...), late)
+	obs, bad, _, err := runPcap(t, writeCapture(t, 65535, pkts))
+	if err != nil || len(bad) > 0 {
+		t.Fatal(err, bad)
+	}
+	var got []string
+	for _, o := range obs {
+		got = append(got, o.IP+" "+o.Service.Probes[0].Name+" "+o.Service.Probes[0].Banner.Received.Text())
+	}
+	want := []string{"198.51.100.3 pcap:banner 220 FTP ready\r\n", "198.51.100.2 pcap:ssh SSH-2.0-dropbear_2022.83\r\n"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
