@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/binary"
@@ -107,7 +108,23 @@ func openCapture(r io.Reader) (captureReader, error) {
 	}
 	switch binary.LittleEndian.Uint32(magic) {
 	case 0xa1b2c3d4, 0xd4c3b2a1, 0xa1b23c4d, 0x4d3cb2a1:
-		pr, err := pcapgo.NewReader(br)
+		var in io.Reader = br
+		if hdr, err := br.Peek(24); err == nil {
+			// libpcap reads any version 2.x; pcapgo only 2.4 (2.2 and
+			// 2.3 files have the same layout, and writers put other
+			// minors in): read as 2.4.
+			order := binary.ByteOrder(binary.LittleEndian)
+			if magic[0] == 0xa1 {
+				order = binary.BigEndian
+			}
+			if order.Uint16(hdr[4:6]) == 2 && order.Uint16(hdr[6:8]) != 4 {
+				fixed := bytes.Clone(hdr)
+				order.PutUint16(fixed[6:8], 4)
+				_, _ = br.Discard(24)
+				in = io.MultiReader(bytes.NewReader(fixed), br)
+			}
+		}
+		pr, err := pcapgo.NewReader(in)
 		if err != nil {
 			return nil, fmt.Errorf("pcap: file header: %w", err)
 		}
@@ -129,15 +146,30 @@ func openCapture(r io.Reader) (captureReader, error) {
 func pcapLinkRead(lt layers.LinkType) bool {
 	switch lt {
 	case layers.LinkTypeEthernet, layers.LinkTypeLinuxSLL, layers.LinkTypeLinuxSLL2, layers.LinkTypeRaw,
-		layers.LinkTypeIPv4, layers.LinkTypeIPv6, layers.LinkTypeNull, layers.LinkTypeLoop, 12 /* raw on OpenBSD */, 14:
+		layers.LinkTypeIPv4, layers.LinkTypeIPv6, layers.LinkTypeNull, layers.LinkTypeLoop, 12 /* raw on OpenBSD */, 14,
+		layers.LinkTypePPP, layers.LinkTypePPP_HDLC, linkTypeCiscoHDLC:
 		return true
 	}
 	return false
 }
 
 func unknownLinkError(lt layers.LinkType) error {
-	return fmt.Errorf("pcap: link type %d (%s) is not read: netintel reads Ethernet (1), Linux cooked (113 SLL, 276 SLL2), raw IP (101, 228, 229) and BSD loopback (0, 108)", int(lt), lt)
+	name := linkNames[lt]
+	if name == "" {
+		name = lt.String()
+	}
+	if name == "" || name == "UnknownLinkType" {
+		name = "unknown"
+	}
+	return fmt.Errorf("pcap: link type %d (%s) is not read: netintel reads Ethernet (1), Linux cooked (113 SLL, 276 SLL2), raw IP (101, 228, 229), BSD loopback (0, 108), PPP (9, 50) and Cisco HDLC (104)", int(lt), name)
 }
+
+// linkTypeCiscoHDLC is LINKTYPE_C_HDLC (gopacket has no name for it).
+const linkTypeCiscoHDLC layers.LinkType = 104
+
+// linkNames names the link types gopacket does not, that captures have.
+var linkNames = map[layers.LinkType]string{105: "IEEE 802.11", 119: "802.11 Prism", 127: "802.11 radiotap", 143: "DOCSIS",
+	147: "USER0", 148: "USER1", 149: "USER2", 150: "USER3", 192: "PPI", 195: "IEEE 802.15.4", 220: "USB Linux mmapped", 249: "Netlink"}
 
 // Limits of the capture reader (docs/ingest-enrich.md, "Packet captures").
 const (
@@ -298,6 +330,30 @@ func decodeLink(data []byte, lt layers.LinkType, p *pkt) (ok bool, err error) {
 		default:
 			return false, nil
 		}
+	case layers.LinkTypePPP, layers.LinkTypePPP_HDLC:
+		// PPP: an optional address and control byte (ff 03), then the
+		// protocol: 0x0021 IPv4, 0x0057 IPv6.
+		if len(data) >= 2 && data[0] == 0xff && data[1] == 0x03 {
+			data = data[2:]
+		}
+		if len(data) < 2 {
+			return false, nil
+		}
+		switch binary.BigEndian.Uint16(data) {
+		case 0x0021:
+			etype = 0x0800
+		case 0x0057:
+			etype = 0x86dd
+		default:
+			return false, nil
+		}
+		data = data[2:]
+	case linkTypeCiscoHDLC:
+		// Cisco HDLC: address, control, then an Ethernet type.
+		if len(data) < 4 {
+			return false, nil
+		}
+		etype, data = binary.BigEndian.Uint16(data[2:4]), data[4:]
 	case layers.LinkTypeRaw, layers.LinkTypeIPv4, layers.LinkTypeIPv6, 12, 14:
 		if len(data) == 0 {
 			return false, nil
@@ -315,6 +371,22 @@ func decodeLink(data []byte, lt layers.LinkType, p *pkt) (ok bool, err error) {
 			return false, nil
 		}
 		etype, data = binary.BigEndian.Uint16(data[2:4]), data[4:]
+	}
+	if etype == 0x8864 {
+		// A PPPoE session (DSL lines): its 6-byte header, then PPP's
+		// protocol.
+		if len(data) < 8 {
+			return false, nil
+		}
+		switch binary.BigEndian.Uint16(data[6:8]) {
+		case 0x0021:
+			etype = 0x0800
+		case 0x0057:
+			etype = 0x86dd
+		default:
+			return false, nil
+		}
+		data = data[8:]
 	}
 	switch etype {
 	case 0x0800:

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"net"
 	"net/netip"
 	"os"
@@ -289,6 +290,14 @@ func TestPcap_BadInput(t *testing.T) {
 			_ = warns
 		})
 	}
+	t.Run("pcap 2.2", func(t *testing.T) {
+		old := bytes.Clone(ssh)
+		binary.LittleEndian.PutUint16(old[6:], 2)
+		obs, _, _, err := runPcap(t, old)
+		if err != nil || len(obs) != 1 {
+			t.Errorf("%v, %d observations", err, len(obs))
+		}
+	})
 	t.Run("gzip'd", func(t *testing.T) {
 		var z bytes.Buffer
 		zw := gzip.NewWriter(&z)
@@ -426,6 +435,10 @@ func TestDecodeLink(t *testing.T) {
 		{"bsd null", layers.LinkTypeNull, append(le32(2), ip4...), "192.0.2.1:40000"},
 		{"bsd null ipv6", layers.LinkTypeNull, append(le32(30), ip6...), "[2001:db8::1]:40000"},
 		{"openbsd loop", layers.LinkTypeLoop, append(be32(24), ip6...), "[2001:db8::1]:40000"},
+		{"ppp", layers.LinkTypePPP, append([]byte{0xff, 0x03, 0x00, 0x21}, ip4...), "192.0.2.1:40000"},
+		{"ppp ipv6, no address and control", layers.LinkTypePPP, append([]byte{0x00, 0x57}, ip6...), "[2001:db8::1]:40000"},
+		{"pppoe over 802.1Q", layers.LinkTypeEthernet, append(append(bytes.Clone(v4[:12]), 0x81, 0x00, 0, 121, 0x88, 0x64, 0x11, 0, 0x21, 0x75, 0x01, 0x3e, 0x00, 0x57), ip6...), "[2001:db8::1]:40000"},
+		{"cisco hdlc", linkTypeCiscoHDLC, append([]byte{0x0f, 0x00, 0x08, 0x00}, ip4...), "192.0.2.1:40000"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -480,5 +493,58 @@ func TestPcap_MidStream(t *testing.T) {
 	want := []string{"198.51.100.3 pcap:banner 220 FTP ready\r\n", "198.51.100.2 pcap:ssh SSH-2.0-dropbear_2022.83\r\n"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// TestPcap_WireGuard: a handshake is an answer naming the initiation's
+// sender index, whatever the port and however long a provider's variant
+// makes the messages, or a cookie reply; bytes that only start like
+// WireGuard's, on its port, are not WireGuard.
+func TestPcap_WireGuard(t *testing.T) {
+	msg := func(typ byte, n int, idx []byte, at int) []byte {
+		b := make([]byte, n)
+		b[0] = typ
+		for i := 8; i < n; i++ {
+			b[i] = byte(i * 7)
+		}
+		copy(b[at:], idx)
+		return b
+	}
+	idx := []byte{0xd8, 0x37, 0xd0, 0x30}
+	other := []byte{1, 2, 3, 4}
+	udp := func(cport, sport uint16, fromClient bool, payload []byte) testPkt {
+		if fromClient {
+			return testPkt{src: "192.0.2.10", dst: "198.51.100.7", sport: cport, dport: sport, udp: true, payload: payload}
+		}
+		return testPkt{src: "198.51.100.7", dst: "192.0.2.10", sport: sport, dport: cport, udp: true, payload: payload}
+	}
+	tests := []struct {
+		name string
+		pkts []testPkt
+		want string // "protocol port confidence", "" none
+	}{
+		{"standard, port 5060", []testPkt{udp(40000, 5060, true, msg(1, 148, idx, 4)), udp(40000, 5060, false, msg(2, 92, idx, 8))}, "wireguard 5060 0.95"},
+		{"a provider's longer messages", []testPkt{udp(40000, 51820, true, msg(1, 204, idx, 4)), udp(40000, 51820, false, msg(2, 100, idx, 8))}, "wireguard 51820 0.95"},
+		{"cookie reply", []testPkt{udp(40000, 443, true, msg(1, 148, idx, 4)), udp(40000, 443, false, msg(3, 64, idx, 4))}, "wireguard 443 0.95"},
+		{"answer naming another index", []testPkt{udp(40000, 51821, true, msg(1, 148, idx, 4)), udp(40000, 51821, false, msg(2, 92, other, 8))}, ""},
+		{"not WireGuard on its port", []testPkt{udp(40000, 51820, true, append([]byte{1, 0, 0, 0}, []byte("not a handshake, a longer text")...)),
+			udp(40000, 51820, false, []byte{2, 0, 0, 0, 9})}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obs, bad, _, err := runPcap(t, writeCapture(t, 65535, tt.pkts))
+			if err != nil || len(bad) > 0 {
+				t.Fatal(err, bad)
+			}
+			got := ""
+			for _, o := range obs {
+				if o.Flow != nil {
+					got = fmt.Sprintf("%s %d %v", o.Flow.Protocol, o.Flow.Port, o.Flow.Confidence)
+				}
+			}
+			if got != tt.want {
+				t.Errorf("flow %q, want %q (%+v)", got, tt.want, obs)
+			}
+		})
 	}
 }

@@ -76,7 +76,11 @@ func (c *pcapConn) udpPacket(side int, p *pkt) {
 }
 
 // WireGuard message types and sizes (the protocol's whitepaper, section
-// 5.4): a type byte, three reserved zero bytes, then fixed fields.
+// 5.4): a type byte, three reserved zero bytes, then fixed fields. Some
+// providers' variants send longer handshake messages (TunnelBear's
+// initiation is 204 bytes, its response 100): the handshake is told by
+// the answer naming the initiation's sender index, so a handshake message
+// may be longer than the protocol's, up to wgMaxHandshake.
 func (u *udpFlow) wireguard(side int, b []byte) {
 	if u.wgInvalid {
 		return
@@ -87,23 +91,28 @@ func (u *udpFlow) wireguard(side int, b []byte) {
 	}
 	switch b[0] {
 	case 1:
-		if len(b) != wgInitiation {
+		if len(b) < wgInitiation || len(b) > wgMaxHandshake {
 			u.wgInvalid = true
 			return
 		}
 		u.wgInit[side] = bytes.Clone(b)
-	case 2:
-		if len(b) != wgResponse {
+	case 2, 3:
+		// A response, or a cookie reply (a responder under load): its
+		// receiver index (at 8 in a response, 4 in a cookie reply) is the
+		// initiation's sender index.
+		at := 8
+		if b[0] == 3 {
+			at = 4
+			if len(b) != wgCookie {
+				u.wgInvalid = true
+				return
+			}
+		} else if len(b) < wgResponse || len(b) > wgMaxHandshake {
 			u.wgInvalid = true
 			return
 		}
-		// The response names the initiation's sender index as its receiver.
-		if in := u.wgInit[1-side]; in != nil && bytes.Equal(b[8:12], in[4:8]) && u.wgServer < 0 {
+		if in := u.wgInit[1-side]; in != nil && bytes.Equal(b[at:at+4], in[4:8]) && u.wgServer < 0 {
 			u.wgServer, u.wgAnswer = side, bytes.Clone(b)
-		}
-	case 3:
-		if len(b) != wgCookie {
-			u.wgInvalid = true
 		}
 	case 4:
 		// Padded to a multiple of 16, but not past the MTU: any length
@@ -125,6 +134,9 @@ func (u *udpFlow) wireguard(side int, b []byte) {
 		u.wgInvalid = true
 	}
 }
+
+// wgMaxHandshake is the longest handshake message taken.
+const wgMaxHandshake = 512
 
 // isakmp reads an ISAKMP (IKEv1, RFC 2408) or IKEv2 (RFC 7296) message:
 // who initiated, and the vendor ID payloads the message carries in clear.
