@@ -106,6 +106,7 @@ func TestSchema_AdapterOutputValid(t *testing.T) {
 		{"sslyze", "sslyze-3.0.7.json", Options{}},
 		{"sslscan", "sslscan-2.0.7-full.xml", Options{}},
 		{"ssh-audit", "ssh-audit-targets.json", Options{}},
+		{"pcap", "pcap/anyconnect-vpn.pcap", Options{}}, {"pcap", "pcap/wireguard.pcap", Options{}}, {"pcap", "pcap/suricata-ikev1-isakmp-main-mode.pcap", Options{}}, {"pcap", "pcap/zeek-snmpwalk-short.pcap", Options{}}, {"pcap", "pcap/openvpn.pcap", Options{}},
 	}
 	for _, f := range feeds {
 		t.Run(f.format+"/"+f.file, func(t *testing.T) {
