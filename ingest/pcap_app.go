@@ -317,10 +317,8 @@ func httpProbes(cl, s *tcpDir) (probes []Probe, host string) {
 		}
 		b = rest
 	}
-	// Requests left without an answer (the capture or the server ended).
-	for ; i < len(reqs) && len(probes) < MaxProbes; i++ {
-		probes = append(probes, Probe{Name: "pcap:http", Request: reqs[i]})
-	}
+	// Requests left without an answer (the capture or the server ended)
+	// show nothing of the server: not kept.
 	return probes, host
 }
 

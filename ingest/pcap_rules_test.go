@@ -178,7 +178,10 @@ func TestPcap_RealCaptures(t *testing.T) {
 		{"tls_1.2_unidirectional_server.pcapng", []string{"216.58.209.42 pcap:tls -> "}, nil},
 		{"rdp.pcap", []string{"192.168.2.142 pcap:banner -> "}, nil},
 		{"citrix.pcap", []string{"22.0.0.7 pcap:banner -> "}, nil},
-		{"softether.pcap", []string{"130.158.75.45 pcap:http -> "}, nil},
+		// SoftEther's client POSTs to its DDNS server, which does not answer
+		// in the capture; its UDP 5004 sessions are SoftEther's own protocol:
+		// nothing.
+		{"softether.pcap", nil, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
