@@ -534,7 +534,9 @@ func (st *pcapState) track(p *pkt, at time.Time) error {
 			return st.finishConn(k, c)
 		}
 	case ipProtoUDP:
+		before := c.udpSize()
 		c.udpPacket(side, p)
+		st.kept += c.udpSize() - before
 	}
 	return nil
 }
@@ -592,7 +594,7 @@ func (st *pcapState) finish() error {
 // finishConn reads what connection c showed, emits it and lets it go.
 func (st *pcapState) finishConn(k pcapKey, c *pcapConn) error {
 	delete(st.conns, k)
-	st.kept -= len(c.dir[0].data) + len(c.dir[1].data)
+	st.kept -= c.dir[0].size() + c.dir[1].size() + c.udpSize()
 	var obs []Observation
 	switch k.proto {
 	case ipProtoTCP:

@@ -347,6 +347,9 @@ func TestPcap_Bounds(t *testing.T) {
 	if maxConns > 4096+int(pcapIdle/time.Second)+1 {
 		t.Errorf("%d connections followed at once", maxConns)
 	}
+	if err := st.finish(); err != nil || st.kept != 0 || len(st.conns) != 0 {
+		t.Errorf("after the end: %v, %d bytes kept, %d connections", err, st.kept, len(st.conns))
+	}
 	// 100 connections within a second each sending 1 MiB: the budget.
 	st = newPcapState(Options{}, func(int, Observation) error { return nil }, func(LineError) {})
 	seg := append([]byte("HTTP/1.1 200 OK\r\n"), bytes.Repeat([]byte("x"), 16<<10)...)
@@ -365,6 +368,34 @@ func TestPcap_Bounds(t *testing.T) {
 	}
 	if maxKept > pcapBudget+len(seg) {
 		t.Errorf("%d bytes kept at once, budget %d", maxKept, pcapBudget)
+	}
+	if err := st.finish(); err != nil || st.kept != 0 {
+		t.Errorf("after the end: %v, %d bytes kept", err, st.kept)
+	}
+	// UDP flows' handshake bytes count too, and are given back.
+	data, err := os.ReadFile("testdata/pcap/wireguard.pcap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr, err := openCapture(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st = newPcapState(Options{}, func(int, Observation) error { return nil }, func(LineError) {})
+	grew := false
+	for {
+		d, ci, lt, err := cr.next()
+		if err != nil {
+			break
+		}
+		st.n++
+		if err := st.packet(d, ci, lt); err != nil {
+			t.Fatal(err)
+		}
+		grew = grew || st.kept > 0
+	}
+	if err := st.finish(); err != nil || !grew || st.kept != 0 {
+		t.Errorf("UDP: %v, counted %v, %d bytes kept after the end", err, grew, st.kept)
 	}
 }
 

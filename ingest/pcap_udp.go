@@ -40,6 +40,22 @@ type udpFlow struct {
 	snmpFrom int
 }
 
+// udpSize is how many bytes a UDP flow keeps (counted in the reader's
+// budget).
+func (c *pcapConn) udpSize() int {
+	u := c.udp
+	if u == nil {
+		return 0
+	}
+	n := len(u.first[0]) + len(u.first[1]) + len(u.wgInit[0]) + len(u.wgInit[1]) + len(u.wgAnswer) + len(u.snmp)
+	for _, vids := range u.ikeVIDs {
+		for _, v := range vids {
+			n += len(v)
+		}
+	}
+	return n
+}
+
 func (c *pcapConn) udpPacket(side int, p *pkt) {
 	u := c.udp
 	if u == nil {
