@@ -2,13 +2,10 @@ package ingest
 
 import (
 	"bytes"
-	"compress/flate"
-	"compress/gzip"
 	"crypto/md5"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -88,8 +85,11 @@ func bannerProbe(cl, s *tcpDir, clientFirst bool) (Probe, bool) {
 }
 
 // pcapBody is a body of b: whole (with its SHA-256), or the first part of
-// one of full bytes (0 when unknown).
+// one of full bytes (0 when unknown); nil when there is none.
 func pcapBody(b []byte, full int64, truncated bool) *Body {
+	if len(b) == 0 && !truncated {
+		return nil
+	}
 	if !truncated {
 		return BytesBody(b)
 	}
@@ -159,101 +159,74 @@ func readHTTPMessage(b []byte, truncated, request, bodyless bool) (m httpMessage
 		}
 		return ""
 	}
-	var raw []byte
-	cut := false
+	// The body is kept as it came on the wire: a chunked transfer's
+	// framing and a gzip or deflate coding stay (the rules read it as the
+	// browser does, and a gzip header's time is a version's tell).
 	switch {
 	case bodyless:
 		more = true
 	case strings.Contains(strings.ToLower(get("Transfer-Encoding")), "chunked"):
-		raw, rest, cut = dechunk(rest)
-		more = !cut
+		n, complete := chunkedLength(rest)
+		if !complete {
+			m.body = pcapBody(rest, 0, true)
+			return m, nil, false
+		}
+		m.body, rest, more = pcapBody(rest[:n], int64(n), false), rest[n:], true
 	case get("Content-Length") != "":
 		n, err := strconv.ParseInt(strings.TrimSpace(get("Content-Length")), 10, 64)
 		if err != nil || n < 0 {
-			raw, rest = rest, nil
-			break
-		}
-		if int64(len(rest)) < n {
-			raw, rest, cut = rest, nil, true
-			m.body = decodedBody(raw, get("Content-Encoding"), n, true)
+			m.body = pcapBody(rest, 0, truncated)
 			return m, nil, false
 		}
-		raw, rest, more = rest[:n], rest[n:], true
+		if int64(len(rest)) < n {
+			m.body = pcapBody(rest, n, true)
+			return m, nil, false
+		}
+		m.body, rest, more = pcapBody(rest[:n], n, false), rest[n:], true
 	case request:
 		more = true
 	default:
 		// A response delimited by the connection's close.
-		raw, rest, cut = rest, nil, truncated
-	}
-	if len(raw) > 0 || cut {
-		m.body = decodedBody(raw, get("Content-Encoding"), int64(len(raw)), cut)
+		m.body, rest = pcapBody(rest, int64(len(rest)), truncated), nil
 	}
 	return m, rest, more
 }
 
-// dechunk reads a chunked body; cut says it ended before its last chunk.
-func dechunk(b []byte) (body, rest []byte, cut bool) {
+// chunkedLength is how many bytes of b a chunked body takes, its last
+// chunk and trailers included; complete is false when b ends first.
+func chunkedLength(b []byte) (n int, complete bool) {
 	for {
-		line, r, complete := cutLine(b)
-		if !complete {
-			return body, nil, true
+		line, r, ok := cutLine(b[n:])
+		if !ok {
+			return len(b), false
 		}
 		sz, _, _ := strings.Cut(string(line), ";")
-		n, err := strconv.ParseInt(strings.TrimSpace(sz), 16, 64)
-		if err != nil || n < 0 {
-			return body, nil, true
+		size, err := strconv.ParseInt(strings.TrimSpace(sz), 16, 64)
+		if err != nil || size < 0 || size > int64(len(b)) {
+			return len(b), false
 		}
-		if n == 0 {
+		n = len(b) - len(r)
+		if size == 0 {
 			// Trailers up to the blank line.
 			for {
-				var l []byte
-				l, r, complete = cutLine(r)
-				if len(l) == 0 || !complete {
-					return body, r, false
+				l, r2, ok := cutLine(b[n:])
+				if !ok {
+					return len(b), false
+				}
+				n = len(b) - len(r2)
+				if len(l) == 0 {
+					return n, true
 				}
 			}
 		}
-		if int64(len(r)) < n {
-			return append(body, r...), nil, true
+		if int64(len(b)-n) < size {
+			return len(b), false
 		}
-		body = append(body, r[:n]...)
-		b = r[n:]
-		if _, r2, ok := cutLine(b); ok {
-			b = r2
-		}
-	}
-}
-
-// decodedBody is a body of raw bytes (full long on the wire), decoded
-// from gzip or deflate as a browser reads it; what does not decode is
-// kept as it came.
-func decodedBody(raw []byte, encoding string, full int64, cut bool) *Body {
-	var zr io.Reader
-	switch strings.ToLower(strings.TrimSpace(encoding)) {
-	case "gzip", "x-gzip":
-		if r, err := gzip.NewReader(bytes.NewReader(raw)); err == nil {
-			zr = r
-		}
-	case "deflate":
-		zr = flate.NewReader(bytes.NewReader(raw))
-	}
-	if zr != nil {
-		// The decoded bytes up to the kept limit, and whether more came.
-		var buf bytes.Buffer
-		n, err := io.Copy(&buf, io.LimitReader(zr, pcapMaxKept+1))
-		if n > 0 || err == nil {
-			over := n > pcapMaxKept
-			b := buf.Bytes()
-			if over {
-				b = b[:pcapMaxKept]
-			}
-			if err != nil || over || cut {
-				return pcapBody(b, 0, true)
-			}
-			return BytesBody(b)
+		n += int(size)
+		if _, r2, ok := cutLine(b[n:]); ok {
+			n = len(b) - len(r2)
 		}
 	}
-	return pcapBody(raw, full, cut)
 }
 
 // httpProbes pairs the requests of a connection with its responses, one

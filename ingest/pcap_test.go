@@ -182,7 +182,8 @@ func TestTCPDir_Add(t *testing.T) {
 }
 
 // TestPcap_HTTP reads HTTP exchanges of one connection: a HEAD, a chunked
-// gzip'd answer, a 100 Continue, repeated Set-Cookie, a POST with a body;
+// gzip'd answer (kept as on the wire), a 100 Continue, repeated
+// Set-Cookie, a POST with a body;
 // a request left unanswered shows nothing of the server and is not kept.
 func TestPcap_HTTP(t *testing.T) {
 	var gz bytes.Buffer
@@ -218,7 +219,9 @@ func TestPcap_HTTP(t *testing.T) {
 		body         string
 		reqBody      string
 	}
-	for i, w := range []want{{"HEAD", "/a", 200, "", ""}, {"GET", "/b", 200, "<html><title>Login</title></html>", ""}, {"POST", "/c", 302, "", "u=abc"}} {
+	// Bodies are kept as on the wire: the chunked framing and the gzip'd bytes.
+	wire := chunked[strings.Index(chunked, "\r\n\r\n")+4:]
+	for i, w := range []want{{"HEAD", "/a", 200, "", ""}, {"GET", "/b", 200, wire, ""}, {"POST", "/c", 302, "", "u=abc"}} {
 		p := ps[i]
 		status := 0
 		if p.Response != nil {
@@ -235,8 +238,8 @@ func TestPcap_HTTP(t *testing.T) {
 			cookies = append(cookies, h.Value)
 		}
 	}
-	if strings.Join(cookies, ";") != "a=1;b=2" || ps[1].Response.Body.SHA256 == "" || ps[1].Response.Body.Truncated {
-		t.Errorf("cookies %q, body %+v", cookies, ps[1].Response.Body)
+	if b := ps[1].Response.Body; strings.Join(cookies, ";") != "a=1;b=2" || b.SHA256 == "" || b.Truncated || b.Length != int64(len(wire)) {
+		t.Errorf("cookies %q, body %+v", cookies, b)
 	}
 }
 
@@ -577,5 +580,28 @@ func TestPcap_WireGuard(t *testing.T) {
 				t.Errorf("flow %q, want %q (%+v)", got, tt.want, obs)
 			}
 		})
+	}
+}
+
+// TestChunkedLength finds where a chunked body ends on the wire, its
+// trailers included, or that the stream ended first.
+func TestChunkedLength(t *testing.T) {
+	tests := []struct {
+		in       string
+		n        int
+		complete bool
+	}{
+		{"4\r\nWiki\r\n5;ext=1\r\npedia\r\n0\r\n\r\nHTTP/1.1 200 OK", 30, true},
+		{"4\r\nWiki\r\n0\r\nX-Trailer: 1\r\n\r\nnext", 28, true},
+		{"4\nWiki\n0\n\nnext", 10, true},
+		{"4\r\nWi", 5, false},
+		{"zz\r\nWiki\r\n", 10, false},
+		{"4\r\nWiki\r\n0\r\nX-Trailer", 21, false},
+	}
+	for _, tt := range tests {
+		n, complete := chunkedLength([]byte(tt.in))
+		if n != tt.n || complete != tt.complete {
+			t.Errorf("%q: %d %v, want %d %v", tt.in, n, complete, tt.n, tt.complete)
+		}
 	}
 }
