@@ -3,6 +3,8 @@ package enrich
 import (
 	"bytes"
 	"compress/gzip"
+	"compress/zlib"
+	"io"
 	"strconv"
 	"strings"
 	"sync"
@@ -150,10 +152,90 @@ func (v *probeView) bodyText() string {
 	if v.done&doneBody == 0 {
 		v.done |= doneBody
 		if r := v.p.Response; r != nil {
-			v.body = r.Body.Text()
+			v.body = decodedBody(r, r.Body.Text())
 		}
 	}
 	return v.body
+}
+
+// decodedBody is the body as the browser would read it, where a capture
+// kept the bytes on the wire: a chunked transfer's chunks joined
+// (Transfer-Encoding: chunked, the text starting with a chunk size
+// line), a gzip or zlib content coding undone (Content-Encoding: gzip,
+// x-gzip, deflate, and the data starting with its magic). What a cut
+// capture holds is decoded as far as it goes; a body that does not
+// decode is read as it is. The stored body is never changed (the gzip
+// header's time, 10-fortinet's table key, is read from it).
+func decodedBody(r *ingest.Response, body string) string {
+	if len(body) < 4 || len(r.Headers) == 0 {
+		return body
+	}
+	var chunked bool
+	var coding string
+	for _, h := range r.Headers {
+		switch {
+		case strings.EqualFold(h.Name, "Transfer-Encoding"):
+			chunked = strings.Contains(strings.ToLower(h.Value), "chunked")
+		case strings.EqualFold(h.Name, "Content-Encoding"):
+			coding = strings.ToLower(strings.TrimSpace(h.Value))
+		}
+	}
+	if chunked {
+		if b, ok := dechunk(body); ok {
+			body = b
+		}
+	}
+	var zr io.Reader
+	switch {
+	case (coding == "gzip" || coding == "x-gzip") && strings.HasPrefix(body, "\x1f\x8b"):
+		g, err := gzip.NewReader(strings.NewReader(body))
+		if err != nil {
+			return body
+		}
+		zr = g
+	case coding == "deflate" && body[0] == 0x78:
+		z, err := zlib.NewReader(strings.NewReader(body))
+		if err != nil {
+			return body
+		}
+		zr = z
+	default:
+		return body
+	}
+	out, _ := io.ReadAll(io.LimitReader(zr, ingest.MaxBodyBytes)) // a cut stream: what came before the cut
+	if len(out) == 0 {
+		return body
+	}
+	return string(out)
+}
+
+// dechunk joins the chunks of a chunked transfer ("1f4\r\n<data>\r\n...0\r\n");
+// a body cut inside a chunk keeps what it has. false when body does not
+// start with a chunk size line.
+func dechunk(body string) (string, bool) {
+	var b strings.Builder
+	rest := body
+	for first := true; rest != ""; first = false {
+		line, after, ok := strings.Cut(rest, "\n")
+		size, _, _ := strings.Cut(strings.TrimRight(line, "\r"), ";")
+		n, err := strconv.ParseInt(strings.TrimSpace(size), 16, 64)
+		if !ok || err != nil || n < 0 || len(size) > 16 {
+			if first {
+				return "", false
+			}
+			break
+		}
+		if n == 0 {
+			break
+		}
+		if int64(len(after)) < n {
+			b.WriteString(after)
+			break
+		}
+		b.WriteString(after[:n])
+		rest = strings.TrimPrefix(strings.TrimPrefix(after[n:], "\r"), "\n")
+	}
+	return b.String(), true
 }
 
 func (v *probeView) bannerText() string {

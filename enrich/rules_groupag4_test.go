@@ -50,7 +50,7 @@ func TestRules_GroupAG4Tells(t *testing.T) {
 		{"zyxel model and build date", msf(443, "exploit/linux/http/other_check", "[+] The target appears to be vulnerable. This was determined by the model and build date: USG FLEX 100, 220315042158"),
 			wantMatch{Vendor: "Zyxel"}},
 		{"check point 9101 notify", ike("192.0.2.1\t(0.0.0.0) Notify message 9101 (Firewall-1) Message=\"User testing unknown.\\000\"\n\tHDR=(CKY-R=0000000000000000)\n"),
-			wantMatch{Vendor: "Check Point", Rule: "ag4-ike-checkpoint-notify-9101"}},
+			wantMatch{Vendor: "Check Point", Rule: "ike-scan-checkpoint-notify"}},
 		{"another notify type", ike("192.0.2.1\t(0.0.0.0) Notify message 14 (NO-PROPOSAL-CHOSEN)\n\tHDR=(CKY-R=0000000000000000, msgid=41a8534e)\n"),
 			wantMatch{}},
 		{"cloud key discovery", nmapSV(10001, "Ubiquiti Discovery Service", "Ubiquiti Discovery Service (v2 protocol, UCK-v2 software ver. 5.9.29); v2 protocol, UCK-v2 software ver. 5.9.29"),

@@ -32,6 +32,12 @@ func FuzzAdapters(f *testing.F) {
 		"sslscan-2.0.7-full.xml", "sslscan-1.11.13.xml", "ssh-audit-targets.json", "ssh-audit-2.5.0.json",
 		"shadowserver-scan_ssl.csv", "shadowserver-scan_snmp.csv", "shadowserver-scan_http_vulnerable.csv", "shadowserver-scan_telnet.csv",
 		"nessus-dd-many-vuln.xml", "nessus-goad-mini-corrupted.nessus", "openvas-dradis-v24.xml", "openvas-dd-one-vuln.xml", "openvas-dd-one-vuln.csv", "openvas-dd-report-detail-v2.csv", "nexpose-dd-dns.xml", "nexpose-dd-many-vulns.xml", "qualys-dd-sample-report.xml",
+		"transcript/curl-Iv-lab-rzd-https.txt", "transcript/openfortivpn-untrusted-replay.txt", "transcript/openconnect-fortinet-replay.txt", "transcript/wget-S-replay.txt",
+		"ikescan/netscreen-aggressive-multiline.txt", "ikescan/readme-examples.txt",
+		"har/mitmproxy-charles.har", "har/mitmproxy-with-bom.har", "burp/nuclei-burp-items.xml", "burp/dd-one_finding_with_blank_response.xml",
+		"nikto/dd-tdh.xml", "nikto/dd-tdh.json", "nikto/nikto-2.5.0.csv", "nikto/nikto-2.1.6-vulnos2.txt", "nikto/nikto-2.1.6-output.txt",
+		"zap/dd-zap-xml-plus-format.xml", "zap/zap-reports-basic-traditional-json-plus.json", "nuclei/nuclei-text-htb.txt", "nuclei/nuclei-text-timestamps.txt",
+		"httpx/httpx-1.1.5-text.txt",
 		"pcap/ssh.pcap", "pcap/wireguard.pcap", "pcap/zeek-snmpwalk-short.pcap", "pcap/openvpn_nohmac_tcp.pcapng"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
@@ -74,6 +80,12 @@ func FuzzAdapters(f *testing.F) {
 	f.Add([]byte(`<document><ssltest host="192.0.2.1" port="443"><cipher status="preferred" sslversion="TLSv1.2" cipher="X" id="0xC030"/><certificates><certificate type="full"><serial>10 (0xa)</serial><subject>/CN=x</subject><not-valid-after>Jan 2 03:04:05 2030 GMT</not-valid-after></certificate></certificates></ssltest></document>`))
 	f.Add([]byte("\"timestamp\",\"ip\",\"port\",\"banner\"\n\"2026-11-20 10:00:00\",\"192.0.2.1\",23,\"a\nb\"\n,\"::1\",x,\"c\\\"d\"\n\"timestamp\",\"src_ip\"\n1,2\n"))
 	f.Add([]byte(`[{"banner":{"raw":"SSH-2.0-x","protocol":"2.0"},"target":"2001:db8::1:22"},{"banner":{"raw":"SSH-2.0-y","protocol":[2,0]},"target":"localhost"}]`))
+	for _, seed := range toolOutputSeeds {
+		f.Add([]byte(seed))
+	}
+	// client transcripts: masked and impossible addresses, an echo, a certificate block
+	f.Add([]byte("* Connected to h (x.x.x.x) port 443 (#0)\n> GET / HTTP/1.1\n>\n< HTTP/2 200\n< a: b\n<\nHTTP/2 200\na: b\n\nbody\n* Connected to h ([::1]) port 0\n"))
+	f.Add([]byte("DEBUG:  gateway_addr: 192.0.2.1\nDEBUG:  gateway_port: 0\nERROR:  Gateway certificate:\nERROR:      issuer:\nERROR:          CN=x\nDEBUG:  http_receive:\nHTTP/1.1 200 OK\nContent-Length: 99\n\nx\n"))
 	names := slices.Sorted(maps.Keys(Adapters()))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		lines := bytes.Count(data, []byte{'\n'}) + 1
@@ -125,4 +137,20 @@ func FuzzAdapters(f *testing.F) {
 			}
 		}
 	})
+}
+
+// toolOutputSeeds are whole records of the har, burp, zap, nikto and the
+// nuclei and httpx text forms (their files' first 512 bytes hold none).
+var toolOutputSeeds = []string{
+	`{"log":{"entries":[{"startedDateTime":"2026-01-02T03:04:05Z","serverIPAddress":"[2001:db8::1]","request":{"method":"GET","url":"https://h/x?y","headers":[{"name":"Cookie","value":"s=1"}]},` +
+		`"response":{"status":"200","headers":[{"name":"Set-Cookie","value":"a"}],"content":{"size":99,"text":"aGk=","encoding":"base64"}},"_securityDetails":{"protocol":"TLS 1.3","validFrom":1e12}},{"request":{"url":"http://192.0.2.1:0/"},"response":{"status":0}}]}}`,
+	`<items burpVersion="x"><item><time>Sat Sep 30 20:11:32 IST 2023</time><url>http://192.0.2.1/</url><host ip="192.0.2.1">h</host><port>80</port>` +
+		`<request base64="true">R0VUIC8gSFRUUC8xLjENCg0K</request><response base64="true">SFRUUC8xLjEgMjAwIE9LDQoNCg==</response></item></items>`,
+	"<issues exportTime=\"Sat Sep 13 22:39:44 CEST 2014\"><issue><name>x</name><host ip=\"192.0.2.1\">https://h:8443</host><path>/</path><requestresponse><request>GET / HTTP/1.1\r\n\r\n</request><response>SSH-2.0-x</response></requestresponse></issue></issues>",
+	`<OWASPZAPReport created="2025-10-22T16:09:39Z"><site host="192.0.2.1" port="443" ssl="true"><alerts><alertitem><instances><instance><uri>https://192.0.2.1/a</uri><method>GET</method>` +
+		"<requestheader>  GET https://192.0.2.1/a HTTP/1.1\n  Authorization: x\n\n</requestheader><responseheader>\n  HTTP/1.1 200 OK\n  Server: x\n\n</responseheader><responsebody>b</responsebody></instance></instances></alertitem></alerts></site></OWASPZAPReport>",
+	"- Nikto v2.5.0\n+ Target IP:          192.0.2.1\n+ Target Hostname:    h\n+ Target Port:        443\n+ SSL Info:        Subject:  /CN=h\n                   Ciphers:  X\n                   Issuer:   /O=y/CN=z\n" +
+		"+ Start Time:         2021-06-14 09:07:03 (GMT-5)\n+ Server: x\n+ /: Retrieved x-powered-by header: PHP/7.\n+ 1 host(s) tested\n",
+	`[2022-09-01 05:54:26] [t:m] [matched] [global] [info] [http] https://192.0.2.1:8443/p ["a"b","c"] [LN: 1,2] [k="v"]` + "\n[INF] x\n",
+	"https://192.0.2.1:8443 [301,200] [t] [s] [x,y] [vhost] [192.0.2.1] [text/html] [12] [GET] [1.5ms] [https://192.0.2.1/x]\n",
 }

@@ -28,118 +28,15 @@ import (
 // object's other members go to header, in order, before the records that
 // follow them), or the object itself when it has none of them. A
 // document that is cut or malformed is reported with the line where
-// reading stopped; the records read before it are kept.
+// reading stopped; the records read before it are kept (jsonWalk).
 func auditJSON(r io.Reader, what string, members []string, bad func(LineError), header func(key string, raw json.RawMessage), each func(line int, rec json.RawMessage) error) error {
 	data, err := readJSONFeed(r, what)
 	if err != nil {
 		return err
 	}
-	data = bytes.TrimPrefix(data, []byte("\ufeff"))
-	lineAt := func(off int64) int { return 1 + bytes.Count(data[:min(max(off, 0), int64(len(data)))], []byte{'\n'}) }
-	skipSpace := func(off int64) int64 {
-		for off < int64(len(data)) && strings.ContainsRune(" \t\r\n,", rune(data[off])) {
-			off++
-		}
-		return off
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	// fail reports where reading stopped and ends the input: after a cut
-	// or a syntax error the rest cannot be told apart from its middle.
-	fail := func(at int64, ctx string, err error) error {
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			err = errors.New("the input ends inside a JSON value (cut file?)")
-		}
-		bad(LineError{lineAt(at), fmt.Errorf("%s: %s: %w", what, ctx, err)})
-		return errStopReading
-	}
-	// array reads the elements of an array whose '[' was read.
-	array := func(ctx string) error {
-		for dec.More() {
-			start := skipSpace(dec.InputOffset())
-			var rec json.RawMessage
-			if err := dec.Decode(&rec); err != nil {
-				return fail(start, ctx, err)
-			}
-			if err := each(lineAt(start), rec); err != nil {
-				return err
-			}
-		}
-		if _, err := dec.Token(); err != nil {
-			return fail(dec.InputOffset(), ctx, err)
-		}
-		return nil
-	}
-	err = auditDocs(data, dec, members, skipSpace, lineAt, fail, array, header, each)
-	if errors.Is(err, errStopReading) {
-		return nil
-	}
-	return err
-}
-
-// errStopReading ends the reading of an input after an error reported.
-var errStopReading = errors.New("stop reading")
-
-func auditDocs(data []byte, dec *json.Decoder, members []string, skipSpace func(int64) int64, lineAt func(int64) int, fail func(int64, string, error) error,
-	array func(string) error, header func(string, json.RawMessage), each func(int, json.RawMessage) error) error {
-	for {
-		start := skipSpace(dec.InputOffset())
-		tok, err := dec.Token()
-		if errors.Is(err, io.EOF) && start >= int64(len(data)) {
-			return nil
-		}
-		if err != nil {
-			return fail(start, "json", err)
-		}
-		switch tok {
-		case json.Delim('['):
-			if err := array("array"); err != nil {
-				return err
-			}
-			continue
-		case json.Delim('{'):
-		default:
-			return fail(start, "json", fmt.Errorf("want an object or an array, got %v", tok))
-		}
-		wrapped := false
-		for dec.More() {
-			kt, err := dec.Token()
-			if err != nil {
-				return fail(dec.InputOffset(), "json", err)
-			}
-			key, _ := kt.(string)
-			if slices.Contains(members, key) {
-				at := skipSpace(dec.InputOffset())
-				if at < int64(len(data)) && data[at] == ':' {
-					at = skipSpace(at + 1)
-				}
-				if at < int64(len(data)) && data[at] == '[' {
-					wrapped = true
-					if _, err := dec.Token(); err != nil {
-						return fail(at, key, err)
-					}
-					if err := array(key); err != nil {
-						return err
-					}
-					continue
-				}
-			}
-			var raw json.RawMessage
-			if err := dec.Decode(&raw); err != nil {
-				return fail(dec.InputOffset(), key, err)
-			}
-			if header != nil {
-				header(key, raw)
-			}
-		}
-		if _, err := dec.Token(); err != nil {
-			return fail(dec.InputOffset(), "json", err)
-		}
-		if !wrapped {
-			if err := each(lineAt(start), json.RawMessage(data[start:dec.InputOffset()])); err != nil {
-				return err
-			}
-		}
-	}
+	return jsonWalk{what: what, wrappers: members, header: header}.walk(data, 1, bad, func(line int, rec json.RawMessage, _ bool) error {
+		return each(line, rec)
+	})
 }
 
 // auditHost reads the host an auditor names as its target: an address

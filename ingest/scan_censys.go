@@ -68,77 +68,30 @@ func readFirstLine(br *bufio.Reader, max int) ([]byte, error) {
 }
 
 // censysDocs reads the JSON documents of data, whose first line is line
-// firstLine of the input.
+// firstLine of the input (jsonWalk: a top-level array's hosts one by one;
+// a document that does not parse is reported and reading resumes at the
+// next line that starts one). Numbers stay json.Number.
 func censysDocs(data []byte, firstLine int, src string, opt Options, emit Emit, bad func(LineError)) error {
-	return jsonStream(data, firstLine, true, bad, func(lineAt func(int64) int, start int64, doc any) error {
+	return jsonWalk{what: "censys", resync: true, values: true}.walk(data, firstLine, bad, func(line int, raw json.RawMessage, _ bool) error {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		var doc any
+		if err := dec.Decode(&doc); err != nil {
+			bad(LineError{line, fmt.Errorf("json: %w", err)})
+			return nil
+		}
 		hosts := censysHosts(doc)
 		if len(hosts) == 0 {
-			bad(LineError{lineAt(start), errors.New(`not a Censys host: want "ip" and "services"`)})
+			bad(LineError{line, errors.New(`not a Censys host: want "ip" and "services"`)})
 			return nil
 		}
 		for _, h := range hosts {
-			if err := censysHost(lineAt(start), h, src, opt, emit, bad); err != nil {
+			if err := censysHost(line, h, src, opt, emit, bad); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
-}
-
-// jsonStream decodes the JSON documents of data one after the other (JSON
-// lines, or pretty-printed documents back to back), whose first line is
-// line firstLine of the input, and passes each to fn with its offset and
-// a function giving the line of an offset. A document that does not parse
-// is reported and reading resumes at the next line that starts one.
-// useNumber keeps numbers as json.Number (for T = any).
-func jsonStream[T any](data []byte, firstLine int, useNumber bool, bad func(LineError), fn func(lineAt func(int64) int, start int64, doc T) error) error {
-	lineAt := func(off int64) int { return firstLine + bytes.Count(data[:min(off, int64(len(data)))], []byte{'\n'}) }
-	var base int64
-	newDec := func(b []byte) *json.Decoder {
-		dec := json.NewDecoder(bytes.NewReader(b))
-		if useNumber {
-			dec.UseNumber()
-		}
-		return dec
-	}
-	dec := newDec(data)
-	for {
-		start := base + dec.InputOffset()
-		for start < int64(len(data)) && strings.ContainsRune(" \t\r\n", rune(data[start])) {
-			start++
-		}
-		var doc T
-		err := dec.Decode(&doc)
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			bad(LineError{lineAt(start), fmt.Errorf("json: %w", err)})
-			// Resume at the next line that starts a document (JSON lines,
-			// or the next pretty-printed document).
-			next := censysResync(data, start+1)
-			if next < 0 {
-				return nil
-			}
-			base = next
-			dec = newDec(data[base:])
-			continue
-		}
-		if err := fn(lineAt, start, doc); err != nil {
-			return err
-		}
-	}
-}
-
-// censysResync returns the offset of the first line at or after from that
-// starts with "{" or "[" (a document's first character), or -1.
-func censysResync(data []byte, from int64) int64 {
-	for i := from; i < int64(len(data)); i++ {
-		if data[i-1] == '\n' && (data[i] == '{' || data[i] == '[') {
-			return i
-		}
-	}
-	return -1
 }
 
 // cmap is a decoded JSON object; cobj, carr, cstr and cstrs read its

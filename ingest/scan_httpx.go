@@ -110,11 +110,30 @@ type httpxRecord struct {
 
 // HTTPX reads ProjectDiscovery httpx's JSON lines (`httpx -json`, with or
 // without -irh, -irr, -irrb, -tls-grab, -favicon, -jarm, -td, -asn,
-// -hash). Each line is one service observation on the probed address and
-// port (docs/ingest-enrich.md says what is kept).
+// -hash), or the plain text it prints ("https://192.0.2.1 [200] [Title]
+// [tech]", read as far as its columns are unambiguous: scan_httpx_text.go;
+// each line is told by its first character). Each line is one service
+// observation on the probed address and port (docs/ingest-enrich.md says
+// what is kept).
 func HTTPX(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	src := opt.source("httpx")
 	return opt.nonBlankLines(r, "httpx", bad, func(n int, line []byte) error {
+		if t := bytes.TrimPrefix(line, []byte("\ufeff")); len(t) == 0 || t[0] != '{' {
+			// the plain text httpx prints (scan_httpx_text.go)
+			o, skip, err := httpxTextLine(string(t), src, opt)
+			switch {
+			case err != nil:
+				bad(LineError{n, err})
+				return nil
+			case skip != "":
+				opt.skip(n, skip)
+				if strings.Contains(skip, "is a name") {
+					opt.warn(n, fmt.Sprintf("%q: not read: %s", cutForError(strings.Fields(string(t))[0]), skip))
+				}
+				return nil
+			}
+			return emitChecked(n, o, emit, bad)
+		}
 		var h httpxRecord
 		if err := scanUnmarshal(line, &h); err != nil {
 			bad(LineError{n, fmt.Errorf("json: %w", err)})

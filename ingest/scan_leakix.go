@@ -17,12 +17,13 @@ import (
 // jsonRecords reads the records of a scanner's JSON output, whichever way
 // it was saved: JSON lines (read a line at a time), or documents read
 // whole (up to maxJSONFeed: one pretty-printed document, several one
-// after the other, or an array). each gets every object with the line it
-// starts on; a top-level array is unwrapped, and so is an object with any
-// of the members wrappers names (an API answer's "results"): their
-// arrays hold the records.
-// A document that does not parse is reported and reading resumes at the
-// next line that starts one.
+// after the other, or an array), through jsonWalk. each gets every
+// object with the line it starts on; a top-level array is unwrapped, and
+// so is an object with any of the members wrappers names (an API
+// answer's "results"): their arrays hold the records, element by
+// element, so a cut file keeps those before the cut. A document that
+// does not parse is reported and reading resumes at the next line that
+// starts one.
 func (o Options) jsonRecords(r io.Reader, what string, bad func(LineError), wrappers []string, each func(line int, rec []byte) error) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	first, err := readFirstLine(br, o.maxLine())
@@ -30,80 +31,22 @@ func (o Options) jsonRecords(r io.Reader, what string, bad func(LineError), wrap
 		return fmt.Errorf("read %s: %w", what, err)
 	}
 	r = io.MultiReader(bytes.NewReader(first), br)
+	walk := jsonWalk{what: what, wrappers: wrappers}
+	rec := func(line int, rec json.RawMessage, _ bool) error { return each(line, rec) }
 	if t := bytes.TrimSpace(first); len(t) > 0 && t[0] == '{' && json.Valid(t) {
 		return o.nonBlankLines(r, what, bad, func(n int, line []byte) error {
-			if line[0] == '{' {
-				return jsonDoc(line, func(int64) int { return n }, 0, bad, wrappers, each)
+			if line[0] == '{' && !slices.ContainsFunc(wrappers, func(k string) bool { return bytes.Contains(line, []byte(`"`+k+`"`)) }) {
+				return each(n, line) // a record a line: no wrapper to look for
 			}
-			return jsonDocs(line, n, bad, wrappers, each)
+			return walk.walk(line, n, bad, rec)
 		})
 	}
 	data, err := readJSONFeed(r, what)
 	if err != nil {
 		return err
 	}
-	return jsonDocs(data, 1, bad, wrappers, each)
-}
-
-// jsonDocs reads the JSON documents of data, whose first line is line
-// firstLine of the input.
-func jsonDocs(data []byte, firstLine int, bad func(LineError), wrappers []string, each func(line int, rec []byte) error) error {
-	return jsonStream(data, firstLine, false, bad, func(lineAt func(int64) int, start int64, doc json.RawMessage) error {
-		return jsonDoc(doc, lineAt, start, bad, wrappers, each)
-	})
-}
-
-// jsonDoc passes the records of one document to each: the elements of an
-// array (each with its own line), the records of the wrappers members of
-// an object, or the object itself.
-func jsonDoc(doc json.RawMessage, lineAt func(int64) int, start int64, bad func(LineError), wrappers []string, each func(line int, rec []byte) error) error {
-	doc = bytes.TrimSpace(doc)
-	var recs []json.RawMessage
-	switch {
-	case len(doc) > 0 && doc[0] == '[':
-		if err := json.Unmarshal(doc, &recs); err != nil {
-			bad(LineError{lineAt(start), fmt.Errorf("json: %w", err)})
-			return nil
-		}
-	case len(doc) > 0 && doc[0] == '{':
-		recs = []json.RawMessage{doc}
-		if !slices.ContainsFunc(wrappers, func(k string) bool { return bytes.Contains(doc, []byte(`"`+k+`"`)) }) {
-			break // a record, not an answer wrapping records
-		}
-		var obj map[string]json.RawMessage
-		if err := json.Unmarshal(doc, &obj); err != nil {
-			bad(LineError{lineAt(start), fmt.Errorf("json: %w", err)})
-			return nil
-		}
-		var inner []json.RawMessage
-		found := false
-		for _, k := range wrappers {
-			// Only a list (or null) wraps records: a record may have a
-			// member of that name of its own (a Shodan banner's "data").
-			var list []json.RawMessage
-			if v, ok := obj[k]; ok && json.Unmarshal(v, &list) == nil {
-				found = true
-				inner = append(inner, list...)
-			}
-		}
-		if found {
-			recs = inner
-		}
-	default:
-		bad(LineError{lineAt(start), errors.New("json: not an object or array")})
-		return nil
-	}
-	for _, rec := range recs {
-		// The record's own line: where its text starts in the document.
-		line := lineAt(start)
-		if i := bytes.Index(doc, rec); i > 0 {
-			line = lineAt(start + int64(i))
-		}
-		if err := each(line, rec); err != nil {
-			return err
-		}
-	}
-	return nil
+	walk.resync = true
+	return walk.walk(data, 1, bad, rec)
 }
 
 // leakixEvent is one LeakIX l9format event (L9Event of

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -68,21 +69,44 @@ type nucleiInfo struct {
 }
 
 // Nuclei reads ProjectDiscovery nuclei's results: -jsonl lines (-json
-// before v3, -jsonl-export), or -json-export's JSON array. Each result of
-// an HTTP, network (tcp), javascript or SSL template is one service
-// observation: the raw response and request as probes, the template as
-// detected (by nuclei). Results of DNS, file, code, whois, websocket and
+// before v3, -jsonl-export), -json-export's JSON array, or the plain text
+// nuclei prints and writes with -o ("[template-id:matcher] [http] [info]
+// https://192.0.2.1/path ["extracted"]", with or without colour codes and
+// time stamps; each line is told by its first character, so JSON and text
+// lines may be mixed). Each result of an HTTP, network (tcp), javascript
+// or SSL template is one service observation: the raw response and
+// request as probes (JSON only; the text has none), the template as
+// detected (by nuclei), its one extracted result as the detected version
+// when it carries one. Results of DNS, file, code, whois, websocket and
 // workflow templates name no service of the address and are counted as
-// skipped (docs/ingest-enrich.md says what is kept).
+// skipped, as are text results whose target has no port (a javascript
+// template's bare address) and nuclei's banner and log lines
+// (docs/ingest-enrich.md says what is kept).
 func Nuclei(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	src := opt.source("nuclei")
 	br := bufio.NewReaderSize(r, 64<<10)
 	head, _ := br.Peek(512)
 	if t := bytes.TrimLeft(head, " \t\r\n\ufeff"); len(t) > 0 && t[0] == '[' {
-		return nucleiArray(br, src, opt, emit, bad)
+		if u := bytes.TrimLeft(t[1:], " \t\r\n"); len(u) == 0 || u[0] == '{' || u[0] == ']' {
+			return nucleiArray(br, src, opt, emit, bad)
+		}
 	}
 	return opt.nonBlankLines(br, "nuclei", bad, func(n int, line []byte) error {
-		return nucleiRecord(n, line, src, opt, emit, bad)
+		if t := bytes.TrimPrefix(line, []byte("\ufeff")); len(t) > 0 && t[0] == '{' {
+			return nucleiRecord(n, t, src, opt, emit, bad)
+		}
+		x, skip, err := nucleiTextLine(string(line))
+		switch {
+		case err != nil:
+			bad(LineError{n, err})
+			return nil
+		case skip != "":
+			opt.skip(n, skip)
+			return nil
+		case x.TemplateID == "":
+			return nil
+		}
+		return nucleiResultRecord(n, &x, true, src, opt, emit, bad)
 	})
 }
 
@@ -126,6 +150,12 @@ func nucleiRecord(n int, data []byte, src string, opt Options, emit Emit, bad fu
 		bad(LineError{n, fmt.Errorf("json: %w", err)})
 		return nil
 	}
+	return nucleiResultRecord(n, &x, false, src, opt, emit, bad)
+}
+
+// nucleiResultRecord turns one result, read from JSON or from a text line
+// (text), into its observation.
+func nucleiResultRecord(n int, x *nucleiResult, text bool, src string, opt Options, emit Emit, bad func(LineError)) error {
 	id := firstNonEmpty(x.TemplateID, x.OldTemplateID)
 	if id == "" && x.Info == nil && x.Severity != "" && !strings.ContainsAny(x.Template, "/.") {
 		id = x.Template // nuclei v2.0 to v2.2
@@ -149,9 +179,23 @@ func nucleiRecord(n int, data []byte, src string, opt Options, emit Emit, bad fu
 		opt.skip(n, "nuclei "+typ+" result (no service of the address)")
 		return nil
 	}
+	if text {
+		if _, err := netip.ParseAddr(strings.Trim(hostOf(x.MatchedAt), "[]")); err != nil {
+			opt.skip(n, "nuclei text result whose target is a name (the text carries no ip; netintel does not resolve names)")
+			opt.warn(n, fmt.Sprintf("%s result on %q: not read: the target is a name and nuclei's text carries no ip", id, cutForError(x.MatchedAt)))
+			return nil
+		}
+	}
 	o, err := x.observation(id, typ, src, opt)
+	if text && errors.Is(err, errNucleiNoPort) {
+		opt.skip(n, "nuclei text result without a port (nuclei printed the bare address)")
+		return nil
+	}
 	return emitBuilt(n, o, err, emit, bad)
 }
+
+// errNucleiNoPort is a result that names no port.
+var errNucleiNoPort = errors.New("port: missing (no port, and none in host or matched-at)")
 
 func (x *nucleiResult) observation(id, typ, src string, opt Options) (Observation, error) {
 	matched := firstNonEmpty(x.MatchedAt, x.OldMatched)
@@ -231,7 +275,7 @@ func (x *nucleiResult) port(scheme, typ string) (int, error) {
 	case scheme == "http":
 		return 80, nil
 	}
-	return 0, errors.New("port: missing (no port, and none in host or matched-at)")
+	return 0, errNucleiNoPort
 }
 
 // hostPortOf returns the HOST:PORT part of a URL or of HOST:PORT/PATH.
@@ -387,7 +431,7 @@ func (x *nucleiResult) tls(id string) *TLS {
 // as one), the template's CPE, and its name, matcher, extracted results,
 // tags and severity as info.
 func (x *nucleiResult) detected(id, service string) *Detected {
-	d := &Detected{By: "nuclei", Service: service, Product: "nuclei:" + id}
+	d := &Detected{By: "nuclei", Service: service, Product: "nuclei:" + id, Version: extractedVersion(firstList(x.Extracted, x.OldExtracted))}
 	var info []string
 	add := func(k, v string) {
 		if v = strings.TrimSpace(v); v != "" {

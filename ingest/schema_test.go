@@ -106,6 +106,15 @@ func TestSchema_AdapterOutputValid(t *testing.T) {
 		{"sslyze", "sslyze-3.0.7.json", Options{}},
 		{"sslscan", "sslscan-2.0.7-full.xml", Options{}},
 		{"ssh-audit", "ssh-audit-targets.json", Options{}},
+		{"har", "har/mitmproxy-chrome.har", Options{}},
+		{"har", "har/mitmproxy-firefox.har", Options{}},
+		{"burp", "burp/nuclei-burp-items.xml", Options{}},
+		{"burp", "burp/dd-one_finding.xml", Options{}},
+		{"nikto", "nikto/dd-tdh.xml", Options{}},
+		{"nikto", "nikto/nikto-2.1.6-vulnos2.txt", Options{}},
+		{"nikto", "nikto/nikto-2.5.0.csv", Options{}},
+		{"nikto", "nikto/dd-juice-shop.json", Options{}},
+		{"httpx", "httpx/httpx-1.1.5-text.txt", Options{}},
 		{"pcap", "pcap/anyconnect-vpn.pcap", Options{}}, {"pcap", "pcap/wireguard.pcap", Options{}}, {"pcap", "pcap/suricata-ikev1-isakmp-main-mode.pcap", Options{}}, {"pcap", "pcap/zeek-snmpwalk-short.pcap", Options{}}, {"pcap", "pcap/openvpn.pcap", Options{}},
 	}
 	for _, f := range feeds {
