@@ -76,7 +76,12 @@ func bannerProbe(cl, s *tcpDir, clientFirst bool) (Probe, bool) {
 		}
 		return Probe{Name: "pcap:ssh", Banner: &Banner{Received: BytesBody(append(line, '\n'))}}, true
 	}
-	b := &Banner{Received: pcapBody(recv, int64(len(recv)), s.truncated && len(recv) == len(s.data))}
+	cut := s.truncated && len(recv) == len(s.data)
+	full := int64(len(recv))
+	if cut {
+		full = s.total // the direction's bytes, as far as they were counted
+	}
+	b := &Banner{Received: pcapBody(recv, full, cut)}
 	// What the client said first, when it spoke first.
 	if sent := cl.firstTurn(); clientFirst && len(sent) > 0 {
 		b.Sent = pcapBody(sent, int64(len(sent)), false)

@@ -605,3 +605,23 @@ func TestChunkedLength(t *testing.T) {
 		}
 	}
 }
+
+// TestPcap_LongBanner: a server's first bytes past the kept limit are
+// stored cut, flagged, with the length it sent.
+func TestPcap_LongBanner(t *testing.T) {
+	part := strings.Repeat("x", 35000)
+	pkts := tcpSession("192.0.2.10", "198.51.100.1", 40000, 7777, "", part)
+	// The server's second segment follows its first.
+	second := pkts[3]
+	second.seq += uint32(len(part))
+	pkts = append(pkts[:4], append([]testPkt{second}, pkts[4:]...)...)
+	pkts[len(pkts)-1].seq += uint32(len(part))
+	obs, bad, _, err := runPcap(t, writeCapture(t, 65535, pkts))
+	if err != nil || len(bad) > 0 || len(obs) != 1 {
+		t.Fatal(err, bad, len(obs))
+	}
+	r := obs[0].Service.Probes[0].Banner.Received
+	if !r.Truncated || r.Length != 70000 || r.SHA256 != "" || len(r.Bytes()) != pcapMaxBanner {
+		t.Errorf("received: truncated %v length %d sha256 %q, %d bytes kept", r.Truncated, r.Length, r.SHA256, len(r.Bytes()))
+	}
+}
