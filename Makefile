@@ -93,7 +93,7 @@ test: tools lint
 
 # System benchmarks size their own work and run once (-benchtime 1x); the
 # micro benchmarks (testutil.Micro) skip that pass and run for a fixed time.
-MICRO_BENCH = BenchmarkRulesMatch|BenchmarkDocCodec|BenchmarkStateCache|BenchmarkApply|BenchmarkDecodeObs|BenchmarkPattern|BenchmarkKeys_EncryptFile|BenchmarkLookupHandler|BenchmarkAppendLookup
+MICRO_BENCH = BenchmarkRulesMatch|BenchmarkDocCodec|BenchmarkStateCache|BenchmarkApply|BenchmarkDecodeObs|BenchmarkPattern|BenchmarkKeys_EncryptFile|BenchmarkLookupHandler|BenchmarkAppendLookup|BenchmarkPcap
 
 bench: tools
 	NETINTEL_BENCH_PASS=system $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./...

@@ -144,6 +144,7 @@ func Adapters() map[string]Adapter {
 		"openvas":            OpenVAS,
 		"nexpose":            Nexpose,
 		"qualys":             Qualys,
+		"pcap":               Pcap,
 	}
 }
 

@@ -37,7 +37,8 @@ func FuzzAdapters(f *testing.F) {
 		"har/mitmproxy-charles.har", "har/mitmproxy-with-bom.har", "burp/nuclei-burp-items.xml", "burp/dd-one_finding_with_blank_response.xml",
 		"nikto/dd-tdh.xml", "nikto/dd-tdh.json", "nikto/nikto-2.5.0.csv", "nikto/nikto-2.1.6-vulnos2.txt", "nikto/nikto-2.1.6-output.txt",
 		"zap/dd-zap-xml-plus-format.xml", "zap/zap-reports-basic-traditional-json-plus.json", "nuclei/nuclei-text-htb.txt", "nuclei/nuclei-text-timestamps.txt",
-		"httpx/httpx-1.1.5-text.txt"} {
+		"httpx/httpx-1.1.5-text.txt",
+		"pcap/ssh.pcap", "pcap/wireguard.pcap", "pcap/zeek-snmpwalk-short.pcap", "pcap/openvpn_nohmac_tcp.pcapng"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			f.Fatal(err)
@@ -48,6 +49,11 @@ func FuzzAdapters(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add([]byte(gvmDetectionReport))
+	for _, name := range []string{"pcap/http.pcapng", "pcap/mullvad_wireguard.pcap", "pcap/suricata-ikev1-isakmp-main-mode.pcap", "pcap/forticlient-one-handshake.pcap"} {
+		if b, err := os.ReadFile(filepath.Join("testdata", name)); err == nil {
+			f.Add(b) // whole: a capture's first 512 bytes hold a packet or two
+		}
+	}
 	f.Add([]byte(`<NessusClientData_v2><Report><ReportHost name="192.0.2.1"><HostProperties><tag name="HOST_END">Thu Mar 16 10:44:23 2023</tag>` +
 		`<tag name="cpe-0">cpe:/o:fortinet:fortios:7.2.4 -&gt; Fortinet FortiOS</tag></HostProperties><ReportItem port="443" protocol="tcp" svc_name="www" severity="0" pluginID="10863">` +
 		`<plugin_output>Subject Name: \n\nCommon Name: FGT\n\nSerial Number: 01 02\n</plugin_output><cpe>cpe:/o:fortinet:fortios</cpe></ReportItem></ReportHost></Report></NessusClientData_v2>`))
@@ -84,6 +90,10 @@ func FuzzAdapters(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		lines := bytes.Count(data, []byte{'\n'}) + 1
 		for _, name := range names {
+			lines := lines
+			if name == "pcap" {
+				lines = max(lines, len(data)/12+1) // a capture's records are numbered by packet; a packet takes 12 bytes at least
+			}
 			kind := "vpn"
 			if name == "proxy-list" {
 				kind = "socks5"

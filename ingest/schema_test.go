@@ -115,6 +115,7 @@ func TestSchema_AdapterOutputValid(t *testing.T) {
 		{"nikto", "nikto/nikto-2.5.0.csv", Options{}},
 		{"nikto", "nikto/dd-juice-shop.json", Options{}},
 		{"httpx", "httpx/httpx-1.1.5-text.txt", Options{}},
+		{"pcap", "pcap/anyconnect-vpn.pcap", Options{}}, {"pcap", "pcap/wireguard.pcap", Options{}}, {"pcap", "pcap/suricata-ikev1-isakmp-main-mode.pcap", Options{}}, {"pcap", "pcap/zeek-snmpwalk-short.pcap", Options{}}, {"pcap", "pcap/openvpn.pcap", Options{}},
 	}
 	for _, f := range feeds {
 		t.Run(f.format+"/"+f.file, func(t *testing.T) {

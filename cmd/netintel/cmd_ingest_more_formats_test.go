@@ -39,6 +39,7 @@ func TestIngestCommand_ListScannerAndReportFormats(t *testing.T) {
 		{[]string{"--format", "ssh-audit", "ssh-audit-2.5.0.json"}, "0 malformed"},
 		{[]string{"--format", "zoomeye", "zoomeye-v1-uncover.json"}, "0 malformed"},
 		{[]string{"--format", "netlas", "netlas-cookbook-response.json"}, "0 malformed"},
+		{[]string{"--format", "pcap", "pcap/wireguard.pcap"}, "3 observations read, 3 stored, 0 duplicates, 0 malformed"},
 	} {
 		var o, e bytes.Buffer
 		env := &Env{Stdout: &o, Stderr: &e, Getenv: func(string) string { return "" }}

@@ -84,6 +84,7 @@ var IngestFormatTable = []IngestFormat{
 	{Name: "pmacct", Help: "pmacct's print plugin output (nfacctd, sfacctd, pmacctd): json, csv or formatted: the remote-access protocol inferred per flow"},
 	{Name: "zeek", Help: "Zeek logs, TSV or JSON: conn.log flows (protocol inferred), ssl.log with x509.log certificates, http.log, ssh.log services"},
 	{Name: "suricata-eve", Help: "Suricata eve.json: flow/netflow events (protocol inferred), tls, http and ssh events as services"},
+	{Name: "pcap", Help: "packet captures, pcap or pcapng (gzip'd too): per server its HTTP exchanges, TLS handshake and certificate, SSH and other banners, IKE vendor IDs, SNMP sysDescr; WireGuard and OpenVPN recognised by their packets on any port, other remote-access protocols inferred per flow"},
 }
 
 // Derived from IngestFormatTable: the names of all formats, of the list
