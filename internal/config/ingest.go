@@ -78,6 +78,9 @@ var IngestFormatTable = []IngestFormat{
 	{Name: "nfdump", Help: "nfdump output (1.6 to 1.7.x): -o csv, csv-fast, line, long, extended or json: the remote-access protocol inferred per flow"},
 	{Name: "nfdump-csv", Help: "the same as nfdump (the name it had when it read csv only)"},
 	{Name: "pmacct", Help: "pmacct's print plugin output (nfacctd, sfacctd, pmacctd): json, csv or formatted: the remote-access protocol inferred per flow"},
+	{Name: "aws-vpc-flow", Help: "Amazon VPC Flow Logs: default or custom-format records (S3 files with their header line, .log.gz), CloudWatch Logs JSON (filter-log-events, get-log-events) and S3 exports: the remote-access protocol inferred per accepted flow"},
+	{Name: "gcp-vpc-flow", Help: "Google Cloud VPC Flow Logs as Cloud Logging entries (gcloud logging read --format=json, JSON lines sink files): the remote-access protocol inferred per flow"},
+	{Name: "azure-flow", Help: "Azure Network Watcher flow logs (PT1H.json): NSG flow logs v1/v2 and virtual network flow logs v4: the remote-access protocol inferred per allowed flow tuple"},
 	{Name: "zeek", Help: "Zeek logs, TSV or JSON: conn.log flows (protocol inferred), ssl.log with x509.log certificates, http.log, ssh.log services"},
 	{Name: "suricata-eve", Help: "Suricata eve.json: flow/netflow events (protocol inferred), tls, http and ssh events as services"},
 }
