@@ -142,7 +142,7 @@ func (l *awsFlowLayout) record(f []string) (rec FlowRecord, at time.Time, skip s
 			name, v = a.plainName, get(a.plain)
 		}
 		if v == awsAbsent {
-			return rec, at, "", fmt.Errorf("%s: no address (%q)", a.plainName, v)
+			return rec, at, "", fmt.Errorf("%s: no address (\"-\")", a.plainName)
 		}
 		addr, err := flowAddr(name, v)
 		if err != nil {
@@ -160,7 +160,7 @@ func (l *awsFlowLayout) record(f []string) (rec FlowRecord, at time.Time, skip s
 	}
 	n, err := strconv.Atoi(p)
 	if err != nil || n < 0 || n > 255 {
-		return rec, at, "", fmt.Errorf("protocol: not 0..255: %q", p)
+		return rec, at, "", fmt.Errorf("protocol: not 0..255: %q", clipText(p, 40))
 	}
 	rec.IPProto = n
 	if n == ipProtoTCP || n == ipProtoUDP {
@@ -175,7 +175,7 @@ func (l *awsFlowLayout) record(f []string) (rec FlowRecord, at time.Time, skip s
 			}
 			x, err := strconv.Atoi(v)
 			if err != nil || x < 0 || x > 65535 {
-				return rec, at, "", fmt.Errorf("%s: not 0..65535: %q", pt.name, v)
+				return rec, at, "", fmt.Errorf("%s: not 0..65535: %q", pt.name, clipText(v, 40))
 			}
 			*pt.to = x
 		}
@@ -191,7 +191,7 @@ func (l *awsFlowLayout) record(f []string) (rec FlowRecord, at time.Time, skip s
 		}
 		x, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || x < 0 {
-			return rec, at, "", fmt.Errorf("%s: not a count: %q", c.name, v)
+			return rec, at, "", fmt.Errorf("%s: not a count: %q", c.name, clipText(v, 40))
 		}
 		*c.to = x
 	}
@@ -205,7 +205,7 @@ func (l *awsFlowLayout) record(f []string) (rec FlowRecord, at time.Time, skip s
 		}
 		x, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || x <= 0 || x > 1e11 {
-			return rec, at, "", fmt.Errorf("%s: not seconds since 1970: %q", t.name, v)
+			return rec, at, "", fmt.Errorf("%s: not seconds since 1970: %q", t.name, clipText(v, 40))
 		}
 		return rec, time.Unix(x, 0).UTC(), "", nil
 	}
@@ -219,7 +219,8 @@ func (l *awsFlowLayout) record(f []string) (rec FlowRecord, at time.Time, skip s
 // event's RFC 3339 time); and CloudWatch Logs' JSON (`aws logs
 // filter-log-events` / `get-log-events` output, its events' message
 // members, and subscription payloads' logEvents), whose messages are
-// read in the default format. NODATA, SKIPDATA and REJECT records are
+// read in the default format; and S3's Parquet delivery (columns named
+// as the fields, with underscores). NODATA, SKIPDATA and REJECT records are
 // skipped with their reason; pkt-srcaddr/pkt-dstaddr are preferred to
 // srcaddr/dstaddr. Each flow's protocol is inferred (InferFlow),
 // observed at its end (else start; else the event's time, else
@@ -227,6 +228,9 @@ func (l *awsFlowLayout) record(f []string) (rec FlowRecord, at time.Time, skip s
 func AWSVPCFlow(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	src := opt.source("aws-vpc-flow")
 	br := bufio.NewReaderSize(r, 64*1024)
+	if isParquet(br) {
+		return awsFlowParquet(br, src, opt, emit, bad)
+	}
 	if isJSONList(br) {
 		return awsFlowJSON(br, src, opt, emit, bad)
 	}

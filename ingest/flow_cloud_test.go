@@ -350,3 +350,32 @@ func TestCloudFlow_BadInput(t *testing.T) {
 		t.Errorf("cut: unrecognised %v, malformed %v", got, c.bad)
 	}
 }
+
+// TestAWSVPCFlow_Parquet reads a Parquet file in the columns of S3's
+// Parquet delivery (the fields with underscores; Amazon Athena's table
+// for it) holding the default-format examples: the same records read,
+// skipped and mapped as from the text, each row its "line". The file was
+// written by DuckDB from aws-default.log (SOURCES.md): no Parquet file
+// delivered by AWS was found published. A damaged file fails whole,
+// without a crash.
+func TestAWSVPCFlow_Parquet(t *testing.T) {
+	t.Parallel()
+	text := runCloud(t, AWSVPCFlow, readFile(t, "cloudflow/aws-default.log"))
+	pq := readFile(t, "cloudflow/aws-default-duckdb.parquet")
+	got := runCloud(t, AWSVPCFlow, pq)
+	if len(got.bad) != 0 || len(got.obs) != 0 || !maps.EqualFunc(got.skipped, text.skipped, slices.Equal[[]int]) {
+		t.Errorf("parquet: bad %v, obs %d, skipped %v; want text's %v", got.bad, len(got.obs), got.skipped, text.skipped)
+	}
+	// the mapping: one flow with a remote-access port, through the same rows' layout
+	layout := newAWSFlowLayout([]string{"version", "account_id", "interface_id", "srcaddr", "dstaddr", "srcport", "dstport", "protocol", "packets", "bytes", "start", "end", "action", "log_status"})
+	if rec, at, skip, err := layout.record(strings.Fields("2 123456789010 eni-1235b8ca123456789 2001:db8:1234:a100:8d6e:3477:df66:f105 2001:db8:1234:a102:3304:8879:34cf:4071 34892 22 6 54 8855 1477913708 1477913820 ACCEPT OK")); err != nil || skip != "" ||
+		rec != tcp("2001:db8:1234:a100:8d6e:3477:df66:f105", 34892, "2001:db8:1234:a102:3304:8879:34cf:4071", 22, 54, 8855) || at.Unix() != 1477913820 {
+		t.Errorf("underscored names: %+v %v %q %v", rec, at, skip, err)
+	}
+	for _, cut := range []int{len(pq) / 2, len(pq) - 8, 8} {
+		err := AWSVPCFlow(strings.NewReader(pq[:cut]), Options{}, func(int, Observation) error { return nil }, func(LineError) {})
+		if err == nil || !strings.Contains(err.Error(), "parquet") {
+			t.Errorf("cut at %d: %v, want a parquet error", cut, err)
+		}
+	}
+}

@@ -34,7 +34,7 @@ func FuzzAdapters(f *testing.F) {
 		"nessus-dd-many-vuln.xml", "nessus-goad-mini-corrupted.nessus", "openvas-dradis-v24.xml", "openvas-dd-one-vuln.xml", "openvas-dd-one-vuln.csv", "openvas-dd-report-detail-v2.csv", "nexpose-dd-dns.xml", "nexpose-dd-many-vulns.xml", "qualys-dd-sample-report.xml",
 		"transcript/curl-Iv-lab-rzd-https.txt", "transcript/openfortivpn-untrusted-replay.txt", "transcript/openconnect-fortinet-replay.txt", "transcript/wget-S-replay.txt",
 		"ikescan/netscreen-aggressive-multiline.txt", "ikescan/readme-examples.txt",
-		"cloudflow/aws-default.log", "cloudflow/aws-v5-traffic-path.log", "cloudflow/aws-cli-get-log-events.json", "cloudflow/gcp-vpc-flows.jsonl", "cloudflow/azure-nsg-v2.json", "cloudflow/azure-vnet-v4.json"} {
+		"cloudflow/aws-default.log", "cloudflow/aws-v5-traffic-path.log", "cloudflow/aws-default-duckdb.parquet", "cloudflow/aws-cli-get-log-events.json", "cloudflow/gcp-vpc-flows.jsonl", "cloudflow/azure-nsg-v2.json", "cloudflow/azure-vnet-v4.json"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			f.Fatal(err)
