@@ -1,7 +1,6 @@
 package ingest
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -54,31 +53,35 @@ func GCPVPCFlow(r io.Reader, opt Options, emit Emit, bad func(LineError)) error 
 		return err
 	}
 	return jsonValues(data, bad, func(n int, v json.RawMessage, _ bool) error {
-		if t := bytes.TrimSpace(v); len(t) > 0 && t[0] == '{' {
-			var page struct {
-				Entries []json.RawMessage `json:"entries"`
+		// One decode tells an entries.list page from an entry, and reads the entry.
+		var doc struct {
+			Entries []json.RawMessage `json:"entries"`
+			gcpLogEntry
+		}
+		if err := json.Unmarshal(v, &doc); err != nil {
+			bad(LineError{n, fmt.Errorf("not a Cloud Logging entry: %w", err)})
+			return nil
+		}
+		if doc.Entries == nil {
+			return gcpFlowEntry(n, &doc.gcpLogEntry, src, opt, emit, bad)
+		}
+		for _, raw := range doc.Entries {
+			var e gcpLogEntry
+			if err := json.Unmarshal(raw, &e); err != nil {
+				bad(LineError{n, fmt.Errorf("entries: not a Cloud Logging entry: %w", err)})
+				continue
 			}
-			if json.Unmarshal(v, &page) == nil && page.Entries != nil {
-				for _, e := range page.Entries {
-					if err := gcpFlowEntry(n, e, src, opt, emit, bad); err != nil {
-						return err
-					}
-				}
-				return nil
+			if err := gcpFlowEntry(n, &e, src, opt, emit, bad); err != nil {
+				return err
 			}
 		}
-		return gcpFlowEntry(n, v, src, opt, emit, bad)
+		return nil
 	})
 }
 
 // gcpFlowEntry reads one LogEntry, which starts on line n (an
 // entries.list page's entries are reported on the page's line).
-func gcpFlowEntry(n int, v json.RawMessage, src string, opt Options, emit Emit, bad func(LineError)) error {
-	var e gcpLogEntry
-	if err := json.Unmarshal(v, &e); err != nil {
-		bad(LineError{n, fmt.Errorf("not a Cloud Logging entry: %w", err)})
-		return nil
-	}
+func gcpFlowEntry(n int, e *gcpLogEntry, src string, opt Options, emit Emit, bad func(LineError)) error {
 	if e.JSONPayload == nil || e.JSONPayload.Connection == nil {
 		if e.LogName != "" && !strings.Contains(e.LogName, "vpc_flows") {
 			opt.skip(n, gcpFlowOtherLog)

@@ -27,7 +27,18 @@ func readJSONFeed(r io.Reader, what string) ([]byte, error) {
 // line, and the walk stops there: nothing after it can be found again.
 func jsonValues(data []byte, bad func(LineError), each func(line int, v json.RawMessage, inArray bool) error) error {
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
-	lineAt := func(off int64) int { return 1 + bytes.Count(data[:min(int(off), len(data))], []byte{'\n'}) }
+	// lineAt counts on from the last offset asked (offsets only grow), so
+	// a file of many values is not counted from its start for each one.
+	lastOff, lastLine := 0, 1
+	lineAt := func(off int64) int {
+		o := min(int(off), len(data))
+		if o < lastOff {
+			lastOff, lastLine = 0, 1
+		}
+		lastLine += bytes.Count(data[lastOff:o], []byte{'\n'})
+		lastOff = o
+		return lastLine
+	}
 	// next is the offset of the next value's first byte at or after off.
 	next := func(off int64) int64 {
 		return int64(len(data) - len(bytes.TrimLeft(data[min(int(off), len(data)):], " \t\r\n,")))
