@@ -8,12 +8,15 @@ import (
 	"io"
 	"maps"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/netintel/netintel/internal/decompress"
+	"github.com/netintel/netintel/internal/testutil"
 )
 
 // cloudRun is what an adapter made of one input: observations, the
@@ -377,5 +380,43 @@ func TestAWSVPCFlow_Parquet(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "parquet") {
 			t.Errorf("cut at %d: %v, want a parquet error", cut, err)
 		}
+	}
+}
+
+// TestAWSVPCFlow_IngestFile puts S3 deliveries (.log.gz, as VPC Flow
+// Logs names them) through IngestFile into a real nats-server: the real
+// file's records counted as skipped; a record with a VPN port (the
+// constructed one of TestCloudFlow_Emitted) stored.
+func TestAWSVPCFlow_IngestFile(t *testing.T) {
+	t.Parallel()
+	n := testutil.StartNATS(t)
+	n.Ensure(t)
+	in := New(n.JS, testutil.Logger(t), nil, 16, time.Minute)
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		var buf bytes.Buffer
+		zw := gzip.NewWriter(&buf)
+		_, _ = io.WriteString(zw, content)
+		if err := zw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, buf.Bytes(), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	realFile := write("123456789012_vpcflowlogs_us-east-1_fl-abc123_20240101T0000Z_fe123456.log.gz", readFile(t, "cloudflow/aws-s3-datadog.log"))
+	st, err := in.IngestFile(t.Context(), "aws-vpc-flow", realFile, Options{})
+	if err != nil || st.Read != 0 || len(st.Malformed) != 0 || st.Skipped[flowUnrecognised] != 2 {
+		t.Errorf("real file: %v %v", st, err)
+	}
+	vpn := write("123456789012_vpcflowlogs_us-east-1_fl-abc123_20190826T1945Z_fe123457.log.gz",
+		"version srcaddr dstaddr pkt-srcaddr pkt-dstaddr srcport dstport protocol packets bytes start end action log-status\n"+
+			"3 10.0.1.5 10.0.0.220 10.0.1.5 203.0.113.5 43512 51820 17 1 176 1566848875 1566848933 ACCEPT OK\n"+
+			"3 10.0.1.5 10.0.0.220 10.0.1.5 203.0.113.5 43512 51820 17 1 176 1566848875 1566848933 REJECT OK\n")
+	st, err = in.IngestFile(t.Context(), "aws-vpc-flow", vpn, Options{})
+	if err != nil || st.Read != 1 || st.Published != 1 || st.Skipped[flowRejected] != 1 {
+		t.Errorf("vpn file: %v %v", st, err)
 	}
 }
