@@ -420,3 +420,18 @@ func TestAWSVPCFlow_IngestFile(t *testing.T) {
 		t.Errorf("vpn file: %v %v", st, err)
 	}
 }
+
+// TestAWSVPCFlow_Headers: files concatenated (zcat of several
+// deliveries) change format at each header line; a name VPC Flow Logs
+// does not have is warned of, its column passed over (the last header
+// and its L2TP record are constructed).
+func TestAWSVPCFlow_Headers(t *testing.T) {
+	t.Parallel()
+	in := readFile(t, "cloudflow/aws-s3-datadog.log") + "\n" + readFile(t, "cloudflow/aws-v5-traffic-path.log") +
+		"srcaddr dstaddr srcport dstport protocol packets bytes end colour\n192.0.2.1 198.51.100.2 40000 1701 17 3 300 1620000060 blue\n"
+	c := runCloud(t, AWSVPCFlow, in)
+	if len(c.bad) != 0 || !slices.Equal(c.skipped[flowUnrecognised], []int{2, 3, 6, 7}) || !slices.Equal(c.warned, []int{8}) || len(c.obs) != 1 ||
+		c.obs[0].IP != "198.51.100.2" || c.obs[0].Flow.Protocol != "l2tp" || c.obs[0].ObservedAt != "2021-05-03T00:01:00Z" {
+		t.Errorf("bad %v skipped %v warned %v obs %+v", c.bad, c.skipped, c.warned, c.obs)
+	}
+}
