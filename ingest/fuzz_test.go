@@ -38,7 +38,8 @@ func FuzzAdapters(f *testing.F) {
 		"nikto/dd-tdh.xml", "nikto/dd-tdh.json", "nikto/nikto-2.5.0.csv", "nikto/nikto-2.1.6-vulnos2.txt", "nikto/nikto-2.1.6-output.txt",
 		"zap/dd-zap-xml-plus-format.xml", "zap/zap-reports-basic-traditional-json-plus.json", "nuclei/nuclei-text-htb.txt", "nuclei/nuclei-text-timestamps.txt",
 		"httpx/httpx-1.1.5-text.txt",
-		"pcap/ssh.pcap", "pcap/wireguard.pcap", "pcap/zeek-snmpwalk-short.pcap", "pcap/openvpn_nohmac_tcp.pcapng"} {
+		"pcap/ssh.pcap", "pcap/wireguard.pcap", "pcap/zeek-snmpwalk-short.pcap", "pcap/openvpn_nohmac_tcp.pcapng",
+		"cloudflow/aws-default.log", "cloudflow/aws-v5-traffic-path.log", "cloudflow/aws-default-duckdb.parquet", "cloudflow/aws-cli-get-log-events.json", "cloudflow/gcp-vpc-flows.jsonl", "cloudflow/azure-nsg-v2.json", "cloudflow/azure-vnet-v4.json"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			f.Fatal(err)
@@ -71,6 +72,11 @@ func FuzzAdapters(f *testing.F) {
 	f.Add([]byte("#separator \\x09\n#fields\tts\tid.resp_h\tid.resp_p\tcert_chain_fps\n#types\ttime\taddr\tport\tvector[string]\n#path\tssl\n1\t192.0.2.1\t443\ta,b\n"))
 	f.Add([]byte(`{"event_type":"flow","src_ip":"192.0.2.1","dest_ip":"192.0.2.2","proto":"UDP","src_port":1,"dest_port":51820,"flow":{"pkts_toserver":1,"bytes_toserver":190,"end":"2026-11-20T10:00:00.000000+0000"}}` + "\n"))
 	f.Add([]byte(`{"url":"http://192.0.2.1","host_ip":"192.0.2.1","raw_header":"SFRUUC8xLjEgMjAwIE9LDQoNCg==","chain":[{"response":"HTTP/1.1 302 Found\r\nLocation: /x\r\n\r\n"}],"tls":{"certificate":"x"}}` + "\n"))
+	// cloud flow logs: an S3 header and a CloudWatch export line, events JSON, NSG v2 and VNet tuples, a Cloud Logging entry
+	f.Add([]byte("version srcaddr dstaddr srcport dstport protocol packets bytes end action log-status pkt-srcaddr\n2 192.0.2.1 192.0.2.2 1 4500 17 1 176 1 ACCEPT OK -\n2026-11-20T10:00:00.000Z 2 1 eni-1 192.0.2.1 192.0.2.2 5 500 17 1 60 1 2 ACCEPT OK\n"))
+	f.Add([]byte(`{"events":[{"timestamp":1,"message":"2 1 eni-1 192.0.2.1 192.0.2.2 5 1194 17 1 70 1 2 ACCEPT OK"},{"message":3}],"logEvents":[{}]}`))
+	f.Add([]byte(`{"records":[{"properties":{"Version":2,"flows":[{"flows":[{"flowTuples":["1542110379,10.5.16.4,203.0.113.117,59932,4500,U,O,A,E,1,176,1,120","1,2"]}]}]}},{"flowLogVersion":4,"flowRecords":{"flows":[{"flowGroups":[{"flowTuples":["1663146003606,10.0.0.6,192.0.2.1,23956,51820,17,O,E,NX,1,176,1,120",""]}]}]}},{"records":[]}]}`))
+	f.Add([]byte(`{"entries":[{"logName":"x/vpc_flows","jsonPayload":{"connection":{"src_ip":"192.0.2.1","dest_ip":"192.0.2.2","src_port":1,"dest_port":51820,"protocol":17},"bytes_sent":"176","packets_sent":"1","end_time":"2026-11-20T10:00:00Z"}},{"jsonPayload":{}}]}` + "\n"))
 	// the shapes people write observations in (docs/observation.md, "Other shapes read")
 	f.Add([]byte(`{"ip":"192.0.2.1","source":"s","observed_at":1795168800,"service":{"port":"443","probes":{"request":"GET https://h/x HTTP/1.1","response":"HTTP/1.1 200 OK\r\nServer: x\r\n\r\nb","tls":{"subject":{"common_name":["a"]},"sans":"DNS:a, IP Address:192.0.2.1"}}}}` + "\n"))
 	f.Add([]byte(`{"ip":"192.0.2.1","source":"s","observed_at":"2026-11-20 10:00:00","service":{"port":443,"probes":[{"banner":"> GET / HTTP/1.1\n>\n< HTTP/1.1 302 Found\n< Location: /x\n<\n"},{"banner":"PORT STATE SERVICE\n443/tcp open ssl/http X\n| ssl-cert: Subject: commonName=a/organizationName=b\n"},{"banner":"subject=C = US, O = x, CN = y\n"},{"response":{"headers":"HTTP/2 200\r\n:status: 200\r\nx: y"}}]}}` + "\n"))

@@ -54,8 +54,18 @@ type jsonWalk struct {
 func (w jsonWalk) walk(data []byte, firstLine int, bad func(LineError), each func(line int, rec json.RawMessage, inArray bool) error) error {
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	var base int64 // offset of the decoder's input in data
+	// lineAt counts on from the last offset asked (offsets only grow, but
+	// for a record's own line inside a document read before it), so a
+	// file of many records is not counted from its start for each one.
+	lastOff, lastLine := int64(0), firstLine
 	lineAt := func(off int64) int {
-		return firstLine + bytes.Count(data[:min(max(off, 0), int64(len(data)))], []byte{'\n'})
+		off = min(max(off, 0), int64(len(data)))
+		if off < lastOff {
+			lastOff, lastLine = 0, firstLine
+		}
+		lastLine += bytes.Count(data[lastOff:off], []byte{'\n'})
+		lastOff = off
+		return lastLine
 	}
 	skip := func(off int64) int64 {
 		for off < int64(len(data)) && bytes.IndexByte([]byte(" \t\r\n,"), data[off]) >= 0 {
