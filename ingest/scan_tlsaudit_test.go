@@ -61,17 +61,18 @@ func checkTLS(t *testing.T, o Observation, w tlsWant) {
 }
 
 // The FortiGate replay (testdata/SOURCES.md): one loopback service whose
-// certificate has the factory subject of a FortiGate.
+// certificate has the factory subject of a FortiGate, issued by a
+// Fortinet-style sub-CA as a unit's factory certificate is.
 var fortiReplay = tlsWant{version: "TLSv1.3", cipher: "TLS_AES_128_GCM_SHA256", subjectCN: "FG100ETK1800118", subjectO: "Fortinet",
-	issuerCN: "FG100ETK1800118", issuerO: "Fortinet", serial: "5a3c81d2", sha256: "2d21e6e2ad6633eea48c63e6c8275637f44548c59b5090313b64f59032cdd779",
-	notBefore: "2018-05-02T10:11:12Z", notAfter: "2038-01-19T03:14:07Z", selfSigned: true, ip: "127.0.0.1", port: 10443}
+	issuerCN: "fortinet-subca2001", issuerO: "Fortinet", serial: "5a3c81d2", sha256: "855e822fcf5820b134259a9839c6c1bdc6327dee0acc02ec9951aca45eefe43d",
+	notBefore: "2018-05-02T10:11:12Z", notAfter: "2038-01-19T03:14:07Z", ip: "127.0.0.1", port: 10443}
 
 func TestTestSSL_RealSamples(t *testing.T) {
 	t.Parallel()
 	withHTTP := fortiReplay
 	withHTTP.status, withHTTP.detectedSvc = 200, "http"
 	pretty := withHTTP
-	pretty.observedAt = "2026-11-27T20:16:40Z" // its startTime
+	pretty.observedAt = "2026-11-27T23:56:31Z" // its startTime
 	tests := []struct {
 		file    string
 		want    []tlsWant

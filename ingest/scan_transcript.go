@@ -395,7 +395,10 @@ func (t *transcript) curlCert(info string) {
 			}
 		}
 	case "SSL certificate verify result":
-		tl.SelfSigned = strings.Contains(v, "self-signed") || strings.Contains(v, "self signed")
+		// OpenSSL's X509_V_ERR 18 is the server's own certificate
+		// self-signed; 19, "self-signed certificate in certificate chain",
+		// is a chain ending in a CA the client does not trust.
+		tl.SelfSigned = strings.Contains(v, "(18)")
 		t.mode = tmNone
 	}
 }

@@ -59,11 +59,11 @@ func TestTranscript_Files(t *testing.T) {
 		self     bool
 		probes   []probe
 	}{
-		{file: "curl-v-h2-replay.txt", ip: "127.0.0.1", port: 18443, tlsVer: "TLSv1.3", subjectO: "Fortinet", cn: "FG100ETK1800118", self: true,
+		{file: "curl-v-h2-replay.txt", ip: "127.0.0.1", port: 18443, tlsVer: "TLSv1.3", subjectO: "Fortinet", cn: "FG100ETK1800118",
 			probes: []probe{{"GET", "/remote/login", 200, 10, `etag: "83-65132647"`, "<html><script", 131}}},
-		{file: "curl-iv-h2-replay.txt", ip: "127.0.0.1", port: 18443, tlsVer: "TLSv1.3", subjectO: "Fortinet", cn: "FG100ETK1800118", self: true,
+		{file: "curl-iv-h2-replay.txt", ip: "127.0.0.1", port: 18443, tlsVer: "TLSv1.3", subjectO: "Fortinet", cn: "FG100ETK1800118",
 			probes: []probe{{"GET", "/", 200, 10, "content-type: text/html", "<html><script", 131}}},
-		{file: "curl-Iv-h1-replay.txt", ip: "127.0.0.1", port: 18443, tlsVer: "TLSv1.3", subjectO: "Fortinet", cn: "FG100ETK1800118", self: true,
+		{file: "curl-Iv-h1-replay.txt", ip: "127.0.0.1", port: 18443, tlsVer: "TLSv1.3", subjectO: "Fortinet", cn: "FG100ETK1800118",
 			probes: []probe{{"HEAD", "/", 200, 10, "X-Frame-Options: SAMEORIGIN", "", 0}}},
 		{file: "curl-Iv-lab-rzd-http.txt", ip: "212.164.138.126", port: 80, host: "www.rzd.ru",
 			probes: []probe{{"HEAD", "/", 301, 5, "Location: https://www.rzd.ru:443/", "", 0}}},
@@ -82,10 +82,10 @@ func TestTranscript_Files(t *testing.T) {
 				{"POST", "/remote/logincheck", 200, 10, "X-Xss-Protection: 1; mode=block", "<html><script", 131},
 				{"GET", "/remote/logout", 200, 10, "Content-Type: text/html", "<html><script", 131},
 			}},
-		{file: "openssl-s_client-replay.txt", ip: "127.0.0.1", port: 18443, tlsVer: "TLSv1.3", subjectO: "Fortinet", cn: "FG100ETK1800118", self: true,
-			sha256: "33634a4fdca20a31000c676ff24f1262e7dbc657147e8a747bad194dfc9db205"}, // openssl x509 -outform der | sha256sum
+		{file: "openssl-s_client-replay.txt", ip: "127.0.0.1", port: 18443, tlsVer: "TLSv1.3", subjectO: "Fortinet", cn: "FG100ETK1800118",
+			sha256: "4017759e346c134a4889bfc34cb01fae89b0e4d206a02d798be62be28e2cfafd"}, // openssl x509 -outform der | sha256sum
 		{file: "openfortivpn-untrusted-replay.txt", ip: "127.0.0.1", port: 18443, subjectO: "Fortinet", cn: "FG100ETK1800118",
-			sha256: "653a0ef12d2cb1643dd685101a908f9b3489ecaf5de4a20aff649112673626d4"},
+			sha256: "4017759e346c134a4889bfc34cb01fae89b0e4d206a02d798be62be28e2cfafd"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -231,5 +231,31 @@ func TestTranscript_Bad(t *testing.T) {
 				t.Errorf("skipped %q, want %q", skipped, tt.skipped)
 			}
 		})
+	}
+}
+
+// TestTranscript_SelfSigned: curl's verify result 18 is the server's own
+// certificate self-signed; 19, a self-signed CA at the end of the chain,
+// is not.
+func TestTranscript_SelfSigned(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		result string
+		want   bool
+	}{
+		{"self-signed certificate (18), continuing anyway.", true},
+		{"self signed certificate (18), continuing anyway.", true},
+		{"self-signed certificate in certificate chain (19), continuing anyway.", false},
+		{"unable to get local issuer certificate (20), continuing anyway.", false},
+	} {
+		in := "* Connected to h (192.0.2.1) port 443 (#0)\n* Server certificate:\n*  subject: CN=x\n*  SSL certificate verify result: " + tt.result + "\n"
+		var got *TLS
+		err := Transcript(strings.NewReader(in), Options{}, func(_ int, o Observation) error {
+			got = o.Service.Probes[0].TLS
+			return nil
+		}, func(e LineError) { t.Errorf("bad: %v", e) })
+		if err != nil || got == nil || got.SelfSigned != tt.want {
+			t.Errorf("%q: TLS %+v err %v, want self-signed %v", tt.result, got, err, tt.want)
+		}
 	}
 }

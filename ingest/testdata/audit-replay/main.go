@@ -32,16 +32,36 @@ import (
 
 func main() {
 	tlsAddr := os.Args[1]
+	// The unit's certificate as a FortiGate's factory certificate is made:
+	// the unit's subject (recog's x509_subjects.xml example) issued by
+	// Fortinet's sub-CA, whose name is OU=Certificate Authority (the
+	// corpus's group AJ2 captures of real units); a self-issued FortiGate
+	// subject is what honeypots make (10-fortinet.yaml's guard).
+	caKey, _ := rsa.GenerateKey(rand.Reader, 2048)
+	caTmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(0x7d1),
+		Subject: pkix.Name{CommonName: "fortinet-subca2001", OrganizationalUnit: []string{"Certificate Authority"}, Organization: []string{"Fortinet"},
+			Locality: []string{"Sunnyvale"}, Province: []string{"California"}, Country: []string{"US"}},
+		NotBefore: time.Date(2016, 1, 1, 0, 0, 0, 0, time.UTC), NotAfter: time.Date(2038, 1, 19, 3, 14, 7, 0, time.UTC),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ca, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		log.Fatal(err)
+	}
 	key, _ := rsa.GenerateKey(rand.Reader, 2048)
 	tmpl := &x509.Certificate{
 		SerialNumber: big.NewInt(0x5a3c81d2),
 		Subject: pkix.Name{CommonName: "FG100ETK1800118", OrganizationalUnit: []string{"FortiGate"}, Organization: []string{"Fortinet"},
 			Locality: []string{"Sunnyvale"}, Province: []string{"California"}, Country: []string{"US"}},
-		Issuer:    pkix.Name{CommonName: "FG100ETK1800118"},
 		NotBefore: time.Date(2018, 5, 2, 10, 11, 12, 0, time.UTC), NotAfter: time.Date(2038, 1, 19, 3, 14, 7, 0, time.UTC),
 		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -54,7 +74,7 @@ func main() {
 		}
 		fmt.Fprint(w, body)
 	})
-	srv := &http.Server{Addr: tlsAddr, Handler: h, TLSConfig: &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}, MinVersion: tls.VersionTLS10}}
+	srv := &http.Server{Addr: tlsAddr, Handler: h, TLSConfig: &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der, caDER}, PrivateKey: key}}, MinVersion: tls.VersionTLS10}}
 	go func() { log.Fatal(srv.ListenAndServeTLS("", "")) }()
 
 	hk, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
