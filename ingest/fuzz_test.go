@@ -28,7 +28,7 @@ func FuzzAdapters(f *testing.F) {
 		"zoomeye-v1-uncover.json", "zoomeye-v2-api.json", "netlas-cookbook-response.json", "fofa-api-gofofa.jsonl", "fofa-gofofa-guide.jsonl", "fofa-gofofa-guide.csv",
 		"nmap-loopback.nmap", "whatweb.json", "whatweb-brief.txt", "nmap-fingerprint-strings.nmap",
 		"ip2proxy-px11.ipv4.csv", "ip2proxy-px11.ipv4.cidr.csv", "list-dshield-block.txt", "list-csirtg.csv", "tor-bulk-exit-list.txt", "proxy-monosans.json", "proxy-fate0.jsonl", "proxy-spys.txt", "GeoIP2-Anonymous-IP-Test.mmdb",
-		"testssl-3.0.8.json", "testssl-3.0.8-pretty.json", "testssl-3.0.8.csv", "sslyze-5.0.1.json", "sslyze-3.0.7.json",
+		"testssl-3.0.8.json", "testssl-3.0.8-pretty.json", "testssl-3.0.8.csv", "testssl-3.0.8-terminal.txt", "sslyze-5.0.1.json", "sslyze-3.0.7.json",
 		"sslscan-2.0.7-full.xml", "sslscan-1.11.13.xml", "ssh-audit-targets.json", "ssh-audit-2.5.0.json",
 		"shadowserver-scan_ssl.csv", "shadowserver-scan_snmp.csv", "shadowserver-scan_http_vulnerable.csv", "shadowserver-scan_telnet.csv",
 		"nessus-dd-many-vuln.xml", "nessus-goad-mini-corrupted.nessus", "openvas-dradis-v24.xml", "openvas-dd-one-vuln.xml", "openvas-dd-one-vuln.csv", "openvas-dd-report-detail-v2.csv", "nexpose-dd-dns.xml", "nexpose-dd-many-vulns.xml", "qualys-dd-sample-report.xml",

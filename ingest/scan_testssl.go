@@ -139,7 +139,13 @@ func TestSSL(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	case 0:
 		return nil
 	default:
-		err = testsslCSV(br, bad, flat)
+		// The terminal output names its target on a "Start ... -->> IP:PORT"
+		// line near its top; anything else is the CSV file.
+		if head, _ := br.Peek(16 << 10); bytes.Contains(head, []byte("-->> ")) {
+			err = opt.testsslText(br, bad, flat)
+		} else {
+			err = testsslCSV(br, bad, flat)
+		}
 	}
 	if err != nil {
 		return err
@@ -481,4 +487,129 @@ func testsslHeaders(v string) []Header {
 		}
 	}
 	return out
+}
+
+// testsslText reads what testssl.sh prints on a terminal (as it is pasted
+// into issues and reports, colours or not): each "Start ... -->>
+// IP:PORT (NAME) <<--" block's lines that carry the same facts as the
+// file output's findings, passed on as those findings: the service, the
+// negotiated protocol and cipher, each server certificate's serial,
+// SHA-256 fingerprint, common name, SANs, issuer and validity, the HTTP
+// status and the Server banner. A file with no "Start" line is refused.
+func (o Options) testsslText(r io.Reader, bad func(LineError), flat func(int, testsslFinding)) error {
+	var (
+		target        string // "NAME/IP"
+		port          string
+		cert          string // " <cert#N>" inside a numbered certificate block
+		last          string // the field of the last line, for continuation lines
+		sawStart, any bool
+	)
+	err := o.lines(r, "testssl.sh output", bad, func(n int, b []byte) error {
+		l := strings.TrimRight(ansiColour.ReplaceAllString(latin1(b), ""), " \t\r\n")
+		if m := testsslStart.FindStringSubmatch(l); m != nil {
+			sawStart, cert, last = true, "", ""
+			ip, p := m[1], m[2]
+			name := m[3]
+			if name == "" {
+				name = ip
+			}
+			target, port = name+"/"+strings.Trim(ip, "[]"), p
+			return nil
+		}
+		if !sawStart || target == "" {
+			return nil
+		}
+		if strings.HasPrefix(strings.TrimSpace(l), "Done ") && strings.Contains(l, "-->>") {
+			target = ""
+			return nil
+		}
+		if m := testsslCertBlock.FindStringSubmatch(l); m != nil {
+			cert = " <cert#" + m[1] + ">"
+			return nil
+		}
+		key, val := testsslField(l)
+		if key == "" {
+			// a continuation line: the second fingerprint
+			if last == "Fingerprints" {
+				if h, ok := strings.CutPrefix(strings.TrimSpace(l), "SHA256 "); ok {
+					flat(n, testsslFinding{ID: "cert_fingerprintSHA256" + cert, IP: target, Port: port, Finding: strings.TrimSpace(h)})
+				}
+			}
+			return nil
+		}
+		last = key
+		add := func(id, v string) {
+			any = true
+			flat(n, testsslFinding{ID: id, IP: target, Port: port, Finding: v})
+		}
+		switch key {
+		case "Service detected:":
+			add("service", val)
+		case "Negotiated protocol":
+			add("protocol_negotiated", val)
+		case "Negotiated cipher":
+			add("cipher_negotiated", val)
+		case "Serial":
+			add("cert_serialNumber"+cert, strings.Fields(val)[0])
+		case "Fingerprints":
+			if h, ok := strings.CutPrefix(val, "SHA256 "); ok {
+				add("cert_fingerprintSHA256"+cert, strings.TrimSpace(h))
+			}
+		case "Common Name (CN)":
+			add("cert_commonName"+cert, strings.Fields(val)[0])
+		case "subjectAltName (SAN)":
+			if !strings.HasPrefix(val, "missing") && !strings.HasPrefix(val, "--") {
+				add("cert_subjectAltName"+cert, val)
+			}
+		case "Issuer":
+			if strings.HasPrefix(val, "self-signed") {
+				val = "selfsigned"
+			}
+			add("cert_caIssuers"+cert, val)
+		case "Certificate Validity (UTC)", "Certificate Validity (local)", "Certificate Validity":
+			if m := testsslValidity.FindStringSubmatch(val); m != nil {
+				add("cert_notBefore"+cert, m[1])
+				add("cert_notAfter"+cert, m[2])
+			}
+		case "HTTP Status Code":
+			add("HTTP_status_code", val)
+		case "Server banner":
+			if !strings.HasPrefix(val, "(no") && val != "--" {
+				add("banner_server", val)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if !sawStart {
+		bad(LineError{1, errors.New(`not testssl.sh output: no findings file (JSON or CSV) and no "Start ... -->> IP:PORT (NAME) <<--" line`)})
+	} else if !any {
+		o.skip(1, "testssl.sh output: no finding this reader keeps")
+	}
+	return nil
+}
+
+var (
+	// testsslStart: " Start 2026-11-27 23:55:36        -->> 127.0.0.1:10443 (127.0.0.1) <<--"
+	testsslStart = regexp.MustCompile(`^\s*Start \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\s+-->> (\[[0-9A-Fa-f:.]+\]|[^\s:]+):(\d+) \(([^)]*)\) <<--`)
+	// testsslCertBlock: " Server Certificate #1" when a server has several.
+	testsslCertBlock = regexp.MustCompile(`^\s*Server Certificate #(\d+)`)
+	// testsslValidity: "4070 >= 60 days (2018-05-02 10:11 --> 2038-01-19 03:14)"
+	testsslValidity = regexp.MustCompile(`\((\d{4}-\d\d-\d\d \d\d:\d\d) --> (\d{4}-\d\d-\d\d \d\d:\d\d)\)`)
+)
+
+// testsslField splits one of testssl.sh's " Label    value" lines at the
+// run of spaces after its label; ("", "") for a continuation line (one
+// that starts with a long run of spaces) or a line of another shape.
+func testsslField(l string) (key, val string) {
+	t := strings.TrimLeft(l, " ")
+	if len(l)-len(t) > 3 || t == "" {
+		return "", ""
+	}
+	if i := strings.Index(t, "  "); i > 0 {
+		return strings.TrimSpace(t[:i]), strings.TrimSpace(t[i:])
+	}
+	return "", ""
 }

@@ -73,6 +73,9 @@ func TestTestSSL_RealSamples(t *testing.T) {
 	withHTTP.status, withHTTP.detectedSvc = 200, "http"
 	pretty := withHTTP
 	pretty.observedAt = "2026-11-27T23:56:31Z" // its startTime
+	terminal := withHTTP
+	terminal.subjectO = ""
+	terminal.notBefore, terminal.notAfter = "2018-05-02T10:11:00Z", "2038-01-19T03:14:00Z" // to the minute
 	tests := []struct {
 		file    string
 		want    []tlsWant
@@ -81,6 +84,10 @@ func TestTestSSL_RealSamples(t *testing.T) {
 		{"testssl-3.0.8.json", []tlsWant{withHTTP}, nil},
 		{"testssl-3.0.8-pretty.json", []tlsWant{pretty}, nil},
 		{"testssl-3.0.8.csv", []tlsWant{withHTTP}, nil},
+		// what testssl.sh printed on the terminal in the same run: the names'
+		// common names and the issuer's O and C ("fortinet-subca2001
+		// (Fortinet from US)"), no PEM
+		{"testssl-3.0.8-terminal.txt", []tlsWant{terminal}, nil},
 		// testssl.sh 3.0's CSV of www.defectdojo.org: its certificate from
 		// the PEM (testssl.sh 3.0 listed the dates in its host's local
 		// time: 20:28 for 18:28:09 UTC), GitHub's Server header; the
@@ -194,6 +201,16 @@ func TestTestSSL_Shapes(t *testing.T) {
 	r := runScan(t, "testssl", "a,b,c\n1,2,3\n")
 	if len(r.obs) != 0 || len(r.bad) != 1 || r.bad[0].Line != 1 || !strings.Contains(r.bad[0].Error(), `not testssl.sh's header`) {
 		t.Errorf("bad %v", r.bad)
+	}
+	// Terminal output with no target line is refused; a target named by
+	// a host name alone is skipped with its reason.
+	r = runScan(t, "testssl", " Testing all IPv4 addresses -->> nothing\n")
+	if len(r.obs) != 0 || len(r.bad) != 1 || r.bad[0].Line != 1 || !strings.Contains(r.bad[0].Error(), `not testssl.sh output`) {
+		t.Errorf("bad %v", r.bad)
+	}
+	r = runScan(t, "testssl", " Start 2026-11-27 23:55:36        -->> vpn.example.com:443 (vpn.example.com) <<--\n Common Name (CN)             FGT60E4Q16000000\n")
+	if len(r.obs) != 0 || len(r.bad) != 0 || len(r.skipped) != 1 || !strings.Contains(r.skipped[0], "host name with no IP address") {
+		t.Errorf("bad %v skipped %v", r.bad, r.skipped)
 	}
 }
 

@@ -61,7 +61,7 @@ var IngestFormatTable = []IngestFormat{
 	{Name: "nikto", Help: "Nikto -Format xml, json, csv or txt (and what it prints): per target IP and port the Server banner and the headers its findings quote as an HTTP probe, the certificate, the findings with their URIs as detected"},
 	{Name: "zap", Help: "OWASP ZAP traditional-xml-plus or traditional-json-plus report: each instance's response an HTTP probe of its site when the site's host is an address (ZAP records no address for a name)"},
 	{Name: "tlsx", Help: "ProjectDiscovery tlsx -json: the TLS handshake and certificate per host and port (version, cipher, subject, issuer, SANs, serial, jarm, ja3s)"},
-	{Name: "testssl", Help: "testssl.sh --jsonfile, --jsonfile-pretty or --csvfile: per address and port the certificates (PEM or the cert_* findings), negotiated protocol and cipher, the HTTP status, Server and application banners"},
+	{Name: "testssl", Help: "testssl.sh --jsonfile, --jsonfile-pretty, --csvfile or what it prints on a terminal: per address and port the certificates (PEM or the cert_* findings), negotiated protocol and cipher, the HTTP status, Server and application banners"},
 	{Name: "sslyze", Help: "sslyze --json_out (3.x to 6.x): per server location the certificate deployments' leaf certificates, highest TLS version and cipher"},
 	{Name: "sslscan", Help: "sslscan --xml (1.x, 2.x): per ssltest the certificate (subject, issuer, SANs, serial, validity, PEM with --show-certificate), preferred protocol and cipher"},
 	{Name: "ssh-audit", Help: "ssh-audit -j/-jj (one target or -T's array): the SSH identification line as a banner probe, host key fingerprints"},
