@@ -54,6 +54,9 @@ func Transcript(r io.Reader, opt Options, emit Emit, bad func(LineError)) error 
 	if err := t.flush(); err != nil {
 		return err
 	}
+	if err := t.emitAll(); err != nil {
+		return err
+	}
 	if !t.seen {
 		bad(LineError{1, errors.New("not a client transcript: no curl -v, wget, openconnect or openfortivpn connection or exchange found")})
 	}
@@ -87,6 +90,13 @@ type transcript struct {
 	echoSkip bool
 	// reqBody: the "> " lines after the request's empty line are its body.
 	reqBody bool
+	// services: the connections read, one per address and port (order:
+	// their keys as first met), emitted at the end.
+	services map[string]*tconn
+	order    []string
+	// fetch: the request openconnect named ("GET https://host/path") for
+	// an answer whose request it does not dump.
+	fetch *Request
 	// raw collects an openfortivpn http_send/http_receive block.
 	raw strings.Builder
 	// cert: which part of a certificate block the next lines fill.
@@ -124,16 +134,22 @@ type tconn struct {
 var (
 	// curl's progress meter, when a pasted terminal mixes it into the
 	// verbose lines: "  0     0    0     0    0     0      0      0 --:--:-- --:--:-- --:--:--     0".
-	curlMeter       = regexp.MustCompile(`^\s*(?:\d+(?:\.\d+)?[kMGTP]?\s+){8}(?:(?:--:--:--|\d+:\d\d:\d\d)\s+){3}\d+(?:\.\d+)?[kMGTP]?`)
-	curlConnected   = regexp.MustCompile(`^\* Connected to (\S+) \(([^)]*)\) port (\d+)`)
-	curlTrying      = regexp.MustCompile(`^\*\s+Trying \[?([0-9A-Fa-f.:]+?)\]?:(\d+)`)
-	wgetConnecting  = regexp.MustCompile(`^Connecting to (?:(\S+) \(\S+\)\|([^|]*)\|:(\d+)|\[?([0-9A-Fa-f.:]+?)\]?:(\d+))\.\.\. connected\.`)
-	sclientConnect  = regexp.MustCompile(`\bs_client\b.*\s-connect[ =](\S+)`)
-	sclientCipher   = regexp.MustCompile(`^New, (\S+), Cipher is (\S+)`)
-	wgetURL         = regexp.MustCompile(`^--\d{4}-\d\d-\d\d \d\d:\d\d:\d\d--\s+(\S+)`)
-	wgetIssuer      = regexp.MustCompile(`(?:cannot verify|The certificate of) .* issued by [‘'` + "`" + `"](.+?)[’'"]:?\s*$`)
-	wgetCommonName  = regexp.MustCompile(`certificate common name [‘'` + "`" + `"](.+?)[’'"] doesn't match`)
-	ocConnected     = regexp.MustCompile(`^(?:Connected to|Attempting to connect to server) \[?([0-9A-Fa-f.:]+?)\]?:(\d+)\s*$`)
+	curlMeter      = regexp.MustCompile(`^\s*(?:\d+(?:\.\d+)?[kMGTP]?\s+){8}(?:(?:--:--:--|\d+:\d\d:\d\d)\s+){3}\d+(?:\.\d+)?[kMGTP]?`)
+	curlConnected  = regexp.MustCompile(`^\* Connected to (\S+) \(([^)]*)\) port (\d+)`)
+	curlTrying     = regexp.MustCompile(`^\*\s+Trying \[?([0-9A-Fa-f.:]+?)\]?:(\d+)`)
+	wgetConnecting = regexp.MustCompile(`^Connecting to (?:(\S+) \(\S+\)\|([^|]*)\|:(\d+)|\[?([0-9A-Fa-f.:]+?)\]?:(\d+))\.\.\. connected\.`)
+	sclientConnect = regexp.MustCompile(`\bs_client\b.*\s-connect[ =](\S+)`)
+	sclientCipher  = regexp.MustCompile(`^New, (\S+), Cipher is (\S+)`)
+	wgetURL        = regexp.MustCompile(`^--\d{4}-\d\d-\d\d \d\d:\d\d:\d\d--\s+(\S+)`)
+	wgetIssuer     = regexp.MustCompile(`(?:cannot verify|The certificate of) .* issued by [‘'` + "`" + `"](.+?)[’'"]:?\s*$`)
+	wgetCommonName = regexp.MustCompile(`certificate common name [‘'` + "`" + `"](.+?)[’'"] doesn't match`)
+	ocConnected    = regexp.MustCompile(`^(?:Connected to|Attempting to connect to server) \[?([0-9A-Fa-f.:]+?)\]?:(\d+)\s*$`)
+	// clientStamp: a log line's time stamp: openconnect --timestamp's
+	// "[2024-04-30 11:03:48] ", OpenConnect-GUI's "2024-04-30 11:03:48 | 30e13b000 | ".
+	clientStamp = regexp.MustCompile(`^(?:\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?\] |\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \| [0-9A-Fa-fx]+ \| )`)
+	// ocFetch: the URL openconnect says it fetches ("GET https://host/path"),
+	// the request of the answer that follows when the traffic is not dumped.
+	ocFetch         = regexp.MustCompile(`^(GET|POST) https?://[^/\s]+(/\S*)?$`)
 	ocCipher        = regexp.MustCompile(`^Connected to HTTPS on \S+ with ciphersuite \((\S+?)\)-(.*)$`)
 	fortiConfigured = regexp.MustCompile(`^(?:Config(?:uration)? (host|port) = "([^"]*)"|(gateway_addr|gateway_port): (\S+))$`)
 	// openfortivpn's level prefixes are eight characters wide; what
@@ -150,6 +166,9 @@ func (t *transcript) line(n int, l string) error {
 	}
 	if m := curlMeter.FindStringIndex(l); m != nil {
 		l = l[m[1]:]
+	}
+	if m := clientStamp.FindStringIndex(l); m != nil {
+		l = l[m[1]:] // openconnect --timestamp, OpenConnect-GUI's log
 	}
 	// openfortivpn's log lines carry a level; the lines of a logged
 	// request or response and of the certificate names do not.
@@ -292,8 +311,23 @@ func (t *transcript) connection(n int, l string) (bool, error) {
 		t.tls().Version, t.tls().Cipher = ocTLSVersion(m[1]), strings.TrimSpace(m[2])
 		return true, nil
 	}
+	if m := ocFetch.FindStringSubmatch(l); m != nil {
+		t.endResponse()
+		path := m[2]
+		if path == "" {
+			path = "/"
+		}
+		t.fetch = &Request{Method: m[1], Path: path}
+		t.seen = true
+		return true, nil
+	}
 	if strings.HasPrefix(l, "Got HTTP response: ") {
 		t.endResponse()
+		if t.probe == nil && t.fetch != nil {
+			// no "> " request dumped: the request is the URL openconnect fetched
+			t.probe = &Probe{Request: t.fetch}
+		}
+		t.fetch = nil
 		t.ensureProbe()
 		proto, status, reason, ok := parseStatusLine(strings.TrimPrefix(l, "Got HTTP response: "))
 		if ok {
@@ -810,21 +844,61 @@ func (t *transcript) flush() error {
 	if c == nil {
 		return nil
 	}
-	var probes []Probe
-	if c.tls != nil {
-		probes = append(probes, Probe{Name: "tls", TLS: c.tls})
-	}
-	probes = append(probes, c.probes...)
-	if len(probes) == 0 {
+	if c.tls == nil && len(c.probes) == 0 {
 		t.opt.skip(c.line, "transcript: connection with no exchange or certificate")
 		return nil
 	}
-	o := Observation{Type: TypeService, IP: c.ip, Source: t.src, ObservedAt: t.opt.when(c.date),
-		Service: &Service{Port: c.port, Transport: "tcp", Probes: probes}}
-	if c.host != "" {
-		if _, err := netip.ParseAddr(c.host); err != nil {
-			o.Hostnames = hostNames(c.host)
+	// Connections to one address and port are one service: a client that
+	// reconnects (a redirect followed, a retry) adds its exchanges to it.
+	key := c.ip + " " + strconv.Itoa(c.port)
+	if prev := t.services[key]; prev != nil {
+		prev.probes = append(prev.probes, c.probes...)
+		if prev.tls == nil {
+			prev.tls = c.tls
+		}
+		if prev.host == "" {
+			prev.host = c.host
+		}
+		return nil
+	}
+	if t.services == nil {
+		t.services = map[string]*tconn{}
+	}
+	if len(t.order) >= maxTranscriptServices {
+		if err := t.emitAll(); err != nil {
+			return err
 		}
 	}
-	return emitChecked(c.line, o, t.emit, t.bad)
+	t.services[key] = c
+	t.order = append(t.order, key)
+	return nil
+}
+
+// maxTranscriptServices bounds the services a transcript holds before it
+// emits them (a transcript of a scan of many addresses).
+const maxTranscriptServices = 4096
+
+// emitAll emits the services read so far, in the order first met.
+func (t *transcript) emitAll() error {
+	for _, key := range t.order {
+		c := t.services[key]
+		var probes []Probe
+		if c.tls != nil {
+			probes = append(probes, Probe{Name: "tls", TLS: c.tls})
+		}
+		probes = append(probes, c.probes...)
+		o := Observation{Type: TypeService, IP: c.ip, Source: t.src, ObservedAt: t.opt.when(c.date),
+			Service: &Service{Port: c.port, Transport: "tcp", Probes: probes}}
+		if c.host != "" {
+			if _, err := netip.ParseAddr(c.host); err != nil {
+				o.Hostnames = hostNames(c.host)
+			}
+		}
+		if err := emitChecked(c.line, o, t.emit, t.bad); err != nil {
+			return err
+		}
+	}
+	clear(t.services)
+	t.order = t.order[:0]
+	return nil
 }

@@ -52,6 +52,42 @@ func TestTranscript_Rules(t *testing.T) {
 	}
 }
 
+// TestTranscript_RulesClientLogs runs openconnect's logs as users pasted
+// them into its issue trackers (group AJ7 kept them raw: timestamped
+// OpenConnect-GUI lines, answers whose request only the fetched URL
+// names, a reconnect to the same address) through the adapter and the
+// rules: one service per address and port, named where the answers carry
+// the product's tells; the two whose only tell was a redirect chain the
+// log does not print name nothing.
+func TestTranscript_RulesClientLogs(t *testing.T) {
+	t.Parallel()
+	rules, err := enrich.DefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ file, vendor string }{
+		{"gitlab-openconnect-245-nc-dssignin.txt", "Ivanti"},
+		{"gitlab-openconnect-459-pulse-ift-101.txt", "Ivanti"},
+		{"gitlab-openconnect-673-asa-context-cscou.txt", ""},
+		{"gitlab-openconnect-724-asa-404-object-moved.txt", "Cisco"},
+		{"gitlab-openconnect-825-asa-200-coop.txt", "Cisco"},
+		{"openconnect-gui-372-asa-404-upgrade.txt", "Cisco"},
+		{"pastebin-0kPwFYJ0-openconnect-juniper-nc.txt", ""},
+	} {
+		t.Run(tt.file, func(t *testing.T) {
+			t.Parallel()
+			fps := matchFile(t, rules, ingest.Transcript, "../testdata/scans/aj7/"+tt.file)
+			if len(fps) != 1 || fps[0].Vendor != tt.vendor {
+				var got []string
+				for _, fp := range fps {
+					got = append(got, fp.Vendor+" ("+fp.RuleID+")")
+				}
+				t.Errorf("services %q, want one named %q", got, tt.vendor)
+			}
+		})
+	}
+}
+
 // TestIKEScan_Rules runs ike-scan's output through the built-in rules: the
 // vendor IDs (58-ike.yaml), the Firewall-1 notify types and the backoff
 // guesses that name one vendor (58-ike-scan.yaml); a bare notify 14 and an
