@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 // cloudBenchInput repeats a real sample's records to n records: the
@@ -139,35 +138,6 @@ func BenchmarkCloudFlowAdapters(b *testing.B) {
 	}
 	for _, f := range formats {
 		data := cloudBenchInput(b, f.name, n)
-		b.Run(f.name, func(b *testing.B) {
-			for range b.N {
-				var base, took time.Duration
-				var obs, skipped int
-				for range rounds {
-					start := time.Now()
-					recs := f.baseline(data)
-					if d := time.Since(start); base == 0 || d < base {
-						base = d
-					}
-					start = time.Now()
-					obs, skipped = 0, 0
-					err := f.ad(bytes.NewReader(data), Options{Skipped: func(int, string) { skipped++ }},
-						func(int, Observation) error { obs++; return nil },
-						func(le LineError) { b.Fatalf("malformed: %v", le) })
-					if d := time.Since(start); took == 0 || d < took {
-						took = d
-					}
-					if err != nil || obs+skipped != n || recs != n {
-						b.Fatalf("err %v; %d observations + %d skipped, baseline %d records; want %d", err, obs, skipped, recs, n)
-					}
-				}
-				b.ReportMetric(float64(n)/took.Seconds(), "records/s")
-				b.ReportMetric(float64(n)/base.Seconds(), "baseline-records/s")
-				b.ReportMetric(took.Seconds()/base.Seconds(), "x-baseline")
-				b.Logf("%s: %d records (%d observations, %d skipped) in %s, %.0f/s; baseline %s, %.0f/s; %.2fx baseline time",
-					f.name, n, obs, skipped, took.Round(time.Millisecond), float64(n)/took.Seconds(),
-					base.Round(time.Millisecond), float64(n)/base.Seconds(), took.Seconds()/base.Seconds())
-			}
-		})
+		b.Run(f.name, func(b *testing.B) { benchAgainst(b, f.name, n, rounds, data, f.ad, f.baseline, true) })
 	}
 }
