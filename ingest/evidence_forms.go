@@ -85,7 +85,7 @@ func headerFromLine(line string) (Header, error) {
 	}
 	h, ok := headerLine([]byte(line))
 	if !ok || h.Name == "" {
-		return Header{}, fmt.Errorf("headers: line %q is not \"Name: value\"", truncateForError(line))
+		return Header{}, fmt.Errorf("headers: line %q is not \"Name: value\"", clipForError(line, 60))
 	}
 	return h, nil
 }
@@ -157,7 +157,7 @@ func (h *Headers) fromObject(dec *jsontext.Decoder) error {
 		case '[':
 			var vs []string
 			if err := jsonv2.UnmarshalDecode(dec, &vs); err != nil {
-				return fmt.Errorf("headers: %s: %w", truncateForError(name), err)
+				return fmt.Errorf("headers: %s: %w", clipForError(name, 60), err)
 			}
 			for _, v := range vs {
 				out = append(out, Header{Name: name, Value: v})
@@ -170,7 +170,7 @@ func (h *Headers) fromObject(dec *jsontext.Decoder) error {
 			}
 			out = append(out, Header{Name: name, Value: string(v)})
 		default:
-			return fmt.Errorf("headers: %s is %s, want a string or a list of strings", truncateForError(name), kindName(k))
+			return fmt.Errorf("headers: %s is %s, want a string or a list of strings", clipForError(name, 60), kindName(k))
 		}
 	}
 	if _, err := dec.ReadToken(); err != nil { // }
@@ -231,12 +231,13 @@ func kindName(k jsontext.Kind) string {
 	return "nothing"
 }
 
-// truncateForError shortens s for an error message.
-func truncateForError(s string) string {
-	if len(s) > 60 {
-		return s[:60] + "..."
+// clipForError shortens s to at most n bytes (a whole character
+// at the cut) and marks the cut, for quoting a value in an error message.
+func clipForError(s string, n int) string {
+	if len(s) <= n {
+		return s
 	}
-	return s
+	return cutUTF8(s, n) + "..."
 }
 
 // dn is DN without its methods.
@@ -289,14 +290,14 @@ func (d *DN) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 			vals = []string{v}
 		case '[':
 			if err := jsonv2.UnmarshalDecode(dec, &vals); err != nil {
-				return fmt.Errorf("%s: %w", truncateForError(name), err)
+				return fmt.Errorf("%s: %w", clipForError(name, 60), err)
 			}
 		case 'n':
 			if _, err := dec.ReadToken(); err != nil {
 				return err
 			}
 		default:
-			return fmt.Errorf("%s is %s, want a string or a list of strings", truncateForError(name), kindName(k))
+			return fmt.Errorf("%s is %s, want a string or a list of strings", clipForError(name, 60), kindName(k))
 		}
 		first := func(dst *string) {
 			if len(vals) > 0 && *dst == "" {
@@ -321,7 +322,7 @@ func (d *DN) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		case "dn":
 			first(&out.DN)
 		default:
-			return fmt.Errorf("unknown member %q (want cn, o, ou, c, st, l, email or dn)", truncateForError(name))
+			return fmt.Errorf("unknown member %q (want cn, o, ou, c, st, l, email or dn)", clipForError(name, 60))
 		}
 	}
 	if _, err := dec.ReadToken(); err != nil { // }
@@ -428,7 +429,7 @@ func requestFromText(s string) (Request, error) {
 	if !strings.ContainsAny(line, " \t") && (strings.HasPrefix(line, "/") || strings.HasPrefix(strings.ToLower(line), "http://") || strings.HasPrefix(strings.ToLower(line), "https://")) {
 		return Request{Path: line}, nil
 	}
-	return Request{}, fmt.Errorf("request: a string must be a raw HTTP request (\"GET /path HTTP/1.1\" and its headers), its first line or a path; got %q", truncateForError(s))
+	return Request{}, fmt.Errorf("request: a string must be a raw HTTP request (\"GET /path HTTP/1.1\" and its headers), its first line or a path; got %q", clipForError(s, 60))
 }
 
 // response is Response without its methods.
@@ -442,7 +443,7 @@ func (r *Response) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return stringOrObject(dec, r, func(s string) (Response, error) {
 		_, p, ok := exchangeFromText(strings.TrimLeft(s, " \t\r\n"))
 		if !ok {
-			return Response{}, fmt.Errorf("response: a string must be a raw HTTP response (\"HTTP/1.1 200 OK\", its headers and body); got %q", truncateForError(s))
+			return Response{}, fmt.Errorf("response: a string must be a raw HTTP response (\"HTTP/1.1 200 OK\", its headers and body); got %q", clipForError(s, 60))
 		}
 		return *p, nil
 	}, func(v response) Response { return Response(v) })

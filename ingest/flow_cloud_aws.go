@@ -160,7 +160,7 @@ func (l *awsFlowLayout) record(f []string) (rec FlowRecord, at time.Time, skip s
 	}
 	n, err := strconv.Atoi(p)
 	if err != nil || n < 0 || n > 255 {
-		return rec, at, "", fmt.Errorf("protocol: not 0..255: %q", clipText(p, 40))
+		return rec, at, "", fmt.Errorf("protocol: not 0..255: %q", clipForError(p, 40))
 	}
 	rec.IPProto = n
 	if n == ipProtoTCP || n == ipProtoUDP {
@@ -175,7 +175,7 @@ func (l *awsFlowLayout) record(f []string) (rec FlowRecord, at time.Time, skip s
 			}
 			x, err := strconv.Atoi(v)
 			if err != nil || x < 0 || x > 65535 {
-				return rec, at, "", fmt.Errorf("%s: not 0..65535: %q", pt.name, clipText(v, 40))
+				return rec, at, "", fmt.Errorf("%s: not 0..65535: %q", pt.name, clipForError(v, 40))
 			}
 			*pt.to = x
 		}
@@ -191,7 +191,7 @@ func (l *awsFlowLayout) record(f []string) (rec FlowRecord, at time.Time, skip s
 		}
 		x, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || x < 0 {
-			return rec, at, "", fmt.Errorf("%s: not a count: %q", c.name, clipText(v, 40))
+			return rec, at, "", fmt.Errorf("%s: not a count: %q", c.name, clipForError(v, 40))
 		}
 		*c.to = x
 	}
@@ -205,7 +205,7 @@ func (l *awsFlowLayout) record(f []string) (rec FlowRecord, at time.Time, skip s
 		}
 		x, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || x <= 0 || x > 1e11 {
-			return rec, at, "", fmt.Errorf("%s: not seconds since 1970: %q", t.name, clipText(v, 40))
+			return rec, at, "", fmt.Errorf("%s: not seconds since 1970: %q", t.name, clipForError(v, 40))
 		}
 		return rec, time.Unix(x, 0).UTC(), "", nil
 	}

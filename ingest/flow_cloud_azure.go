@@ -137,13 +137,13 @@ func azureFlowTuple(t string, vnet bool) (recs []FlowRecord, at time.Time, skip 
 		names = azureVNetTupleFields
 	}
 	fail := func(i int, msg string) error {
-		return fmt.Errorf("flow tuple %q: %s: %s", clipText(t, 120), names[i], msg)
+		return fmt.Errorf("flow tuple %q: %s: %s", clipForError(t, 120), names[i], msg)
 	}
 	switch {
 	case vnet && len(f) != 13:
-		return nil, at, "", fmt.Errorf("flow tuple %q: %d fields, want 13 (virtual network flow logs version 4)", clipText(t, 120), len(f))
+		return nil, at, "", fmt.Errorf("flow tuple %q: %d fields, want 13 (virtual network flow logs version 4)", clipForError(t, 120), len(f))
 	case !vnet && len(f) != 8 && len(f) != 13:
-		return nil, at, "", fmt.Errorf("flow tuple %q: %d fields, want 8 (NSG flow logs version 1) or 13 (version 2)", clipText(t, 120), len(f))
+		return nil, at, "", fmt.Errorf("flow tuple %q: %d fields, want 8 (NSG flow logs version 1) or 13 (version 2)", clipForError(t, 120), len(f))
 	}
 	denied := strings.TrimSpace(f[7]) == "D" // NSG: the decision; virtual network: the state
 	if denied {

@@ -161,17 +161,9 @@ func gcpInt(raw json.RawMessage, name string, max int64) (int64, error) {
 	x, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || x < 0 || (max >= 0 && x > max) {
 		if max >= 0 {
-			return 0, fmt.Errorf("%s: not 0..%d: %s", name, max, clipText(string(raw), 40))
+			return 0, fmt.Errorf("%s: not 0..%d: %s", name, max, clipForError(string(raw), 40))
 		}
-		return 0, fmt.Errorf("%s: not a count: %s", name, clipText(string(raw), 40))
+		return 0, fmt.Errorf("%s: not a count: %s", name, clipForError(string(raw), 40))
 	}
 	return x, nil
-}
-
-// clipText cuts s to at most n bytes for an error message, marking the cut.
-func clipText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
 }

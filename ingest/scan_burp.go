@@ -184,7 +184,7 @@ func burpAddress(h burpHost, hostname string) (netip.Addr, error) {
 	if s := strings.TrimSpace(h.IP); s != "" {
 		a, err := netip.ParseAddr(strings.Trim(s, "[]"))
 		if err != nil {
-			return a, fmt.Errorf("host ip: not an IP address: %q", cutForError(s))
+			return a, fmt.Errorf("host ip: not an IP address: %q", clipForError(s, 200))
 		}
 		return a.Unmap().WithZone(""), nil
 	}
@@ -195,7 +195,7 @@ func burpAddress(h burpHost, hostname string) (netip.Addr, error) {
 }
 
 func (it *burpItem) read(line, i int, opt Options, exported time.Time, g *serviceGroups, bad func(LineError)) {
-	name := fmt.Sprintf("item %d (%s)", i, cutForError(strings.TrimSpace(it.URL)))
+	name := fmt.Sprintf("item %d (%s)", i, clipForError(strings.TrimSpace(it.URL), 200))
 	hostname := strings.TrimSpace(it.Host.Name)
 	ip, err := burpAddress(it.Host, hostname)
 	if err != nil {
@@ -211,7 +211,7 @@ func (it *burpItem) read(line, i int, opt Options, exported time.Time, g *servic
 	if err != nil || port < 1 || port > 65535 {
 		u, uerr := url.Parse(strings.TrimSpace(it.URL))
 		if uerr != nil || u.Host == "" {
-			bad(LineError{line, fmt.Errorf("%s: port: must be 1..65535, got %q (and no port in url)", name, cutForError(it.Port))})
+			bad(LineError{line, fmt.Errorf("%s: port: must be 1..65535, got %q (and no port in url)", name, clipForError(it.Port, 200))})
 			return
 		}
 		if port, err = harPort(u, strings.ToLower(u.Scheme)); err != nil {
@@ -236,10 +236,10 @@ func (it *burpItem) read(line, i int, opt Options, exported time.Time, g *servic
 }
 
 func (is *burpIssue) read(line, i int, opt Options, exported time.Time, g *serviceGroups, bad func(LineError)) {
-	name := fmt.Sprintf("issue %d (%s at %s%s)", i, cutForError(strings.TrimSpace(is.Name)), cutForError(strings.TrimSpace(is.Host.Name)), cutForError(strings.TrimSpace(is.Path)))
+	name := fmt.Sprintf("issue %d (%s at %s%s)", i, clipForError(strings.TrimSpace(is.Name), 200), clipForError(strings.TrimSpace(is.Host.Name), 200), clipForError(strings.TrimSpace(is.Path), 200))
 	u, err := url.Parse(strings.TrimSpace(is.Host.Name))
 	if err != nil || u.Host == "" {
-		bad(LineError{line, fmt.Errorf("%s: host: not an origin (scheme://host[:port]): %q", name, cutForError(is.Host.Name))})
+		bad(LineError{line, fmt.Errorf("%s: host: not an origin (scheme://host[:port]): %q", name, clipForError(is.Host.Name, 200))})
 		return
 	}
 	ip, err := burpAddress(is.Host, u.Hostname())

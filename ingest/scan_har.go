@@ -161,10 +161,10 @@ func (e *harEntry) read(n, i int, opt Options, g *serviceGroups, bad func(LineEr
 	}
 	u, err := url.Parse(strings.TrimSpace(e.Request.URL))
 	if err != nil || u.Host == "" {
-		bad(LineError{n, fmt.Errorf("entry %d: request.url: not an absolute URL: %q", i, cutForError(e.Request.URL))})
+		bad(LineError{n, fmt.Errorf("entry %d: request.url: not an absolute URL: %q", i, clipForError(e.Request.URL, 200))})
 		return
 	}
-	name := fmt.Sprintf("entry %d (%s %s)", i, e.Request.Method, cutForError(e.Request.URL))
+	name := fmt.Sprintf("entry %d (%s %s)", i, e.Request.Method, clipForError(e.Request.URL, 200))
 	status, err := harStatus(e.Response.Status)
 	if err != nil {
 		bad(LineError{n, fmt.Errorf("%s: response.status: %w", name, err)})
@@ -231,7 +231,7 @@ func harStatus(v any) (int, error) {
 	}
 	st, err := strconv.Atoi(s)
 	if err != nil || st < 0 || st > 999 {
-		return 0, fmt.Errorf("not a status code: %q", cutForError(s))
+		return 0, fmt.Errorf("not a status code: %q", clipForError(s, 200))
 	}
 	return st, nil
 }
@@ -261,7 +261,7 @@ func harAddress(server, host string) (netip.Addr, error) {
 	if s := strings.Trim(strings.TrimSpace(server), "[]"); s != "" {
 		a, err := netip.ParseAddr(s)
 		if err != nil {
-			return netip.Addr{}, fmt.Errorf("serverIPAddress: not an IP address: %q", cutForError(server))
+			return netip.Addr{}, fmt.Errorf("serverIPAddress: not an IP address: %q", clipForError(server, 200))
 		}
 		return a.Unmap().WithZone(""), nil
 	}
@@ -334,7 +334,7 @@ func (b *harBodyIn) body() (*Body, error) {
 		}
 		data = d
 	default:
-		return nil, fmt.Errorf("encoding: want base64 or none, got %q", cutForError(b.Encoding))
+		return nil, fmt.Errorf("encoding: want base64 or none, got %q", clipForError(b.Encoding, 200))
 	}
 	size := int64(-1)
 	if b.Size != nil {
@@ -390,14 +390,6 @@ func harTLSVersion(p string) string {
 		return "SSLv" + strings.TrimSuffix(v, ".0")
 	}
 	return p
-}
-
-// cutForError shortens a value quoted in an error message.
-func cutForError(s string) string {
-	if len(s) > 200 {
-		return cutUTF8(s, 200) + "..."
-	}
-	return s
 }
 
 // serviceGroups collects the probes that records read apart (a HAR's

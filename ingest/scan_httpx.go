@@ -128,7 +128,7 @@ func HTTPX(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 			case skip != "":
 				opt.skip(n, skip)
 				if strings.Contains(skip, "is a name") {
-					opt.warn(n, fmt.Sprintf("%q: not read: %s", cutForError(strings.Fields(string(t))[0]), skip))
+					opt.warn(n, fmt.Sprintf("%q: not read: %s", clipForError(strings.Fields(string(t))[0], 200), skip))
 				}
 				return nil
 			}

@@ -52,11 +52,11 @@ func httpxTextLine(line string, src string, opt Options) (o Observation, skip st
 	target, rest, _ := strings.Cut(line, " ")
 	u, err := url.Parse(target)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return o, "", fmt.Errorf("not an httpx result line: want a URL then [columns], got %q", cutForError(target))
+		return o, "", fmt.Errorf("not an httpx result line: want a URL then [columns], got %q", clipForError(target, 200))
 	}
 	cols, tail := leadingGroups(rest)
 	if strings.TrimSpace(tail) != "" {
-		return o, "", fmt.Errorf("not an httpx result line: text after the columns: %q", cutForError(tail))
+		return o, "", fmt.Errorf("not an httpx result line: text after the columns: %q", clipForError(tail, 200))
 	}
 	resp := &Response{}
 	var ipCol, info []string

@@ -59,7 +59,7 @@ func Nikto(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 		case skip != "":
 			opt.skip(t.line, skip)
 			if strings.Contains(skip, "is a name") {
-				opt.warn(t.line, fmt.Sprintf("target %q port %d: not read: %s", cutForError(t.host), t.port, skip))
+				opt.warn(t.line, fmt.Sprintf("target %q port %d: not read: %s", clipForError(t.host, 200), t.port, skip))
 			}
 			return nil
 		}
@@ -86,7 +86,7 @@ func (t *niktoTarget) observation(src string, opt Options) (Observation, string,
 	if a, err := netip.ParseAddr(strings.Trim(strings.TrimSpace(t.ip), "[]")); err == nil {
 		ip = a.Unmap()
 	} else if t.ip != "" {
-		return Observation{}, "", fmt.Errorf("ip: not an IP address: %q", cutForError(t.ip))
+		return Observation{}, "", fmt.Errorf("ip: not an IP address: %q", clipForError(t.ip, 200))
 	} else if a, err := netip.ParseAddr(strings.Trim(strings.TrimSpace(t.host), "[]")); err == nil {
 		ip = a.Unmap()
 	}
@@ -217,7 +217,7 @@ func niktoXML(r io.Reader, bad func(LineError), out func(*niktoTarget) error) er
 				ssl: strings.HasPrefix(strings.ToLower(sc.SiteName), "https:")}
 			p, err := strconv.Atoi(strings.TrimSpace(sc.TargetPort))
 			if err != nil {
-				bad(LineError{line, fmt.Errorf("scandetails: targetport: not a port: %q", cutForError(sc.TargetPort))})
+				bad(LineError{line, fmt.Errorf("scandetails: targetport: not a port: %q", clipForError(sc.TargetPort, 200))})
 				return true, nil
 			}
 			t.port = p
@@ -349,7 +349,7 @@ func niktoCSV(r io.Reader, bad func(LineError), out func(*niktoTarget) error) er
 		host, ip, portS, ref, method, uri, msg := rec[0], rec[1], rec[2], rec[3], rec[4], rec[5], rec[6]
 		port, err := strconv.Atoi(strings.TrimSpace(portS))
 		if err != nil || port < 1 || port > 65535 {
-			bad(LineError{line, fmt.Errorf("port: must be 1..65535, got %q", cutForError(portS))})
+			bad(LineError{line, fmt.Errorf("port: must be 1..65535, got %q", clipForError(portS, 200))})
 			continue
 		}
 		key := ip + "|" + host + "|" + strconv.Itoa(port)
@@ -431,7 +431,7 @@ func niktoText(r io.Reader, opt Options, bad func(LineError), out func(*niktoTar
 		case line == "", strings.HasPrefix(line, "---"), strings.HasPrefix(line, "- Nikto"), strings.HasPrefix(line, "- ***"):
 			return nil
 		case !strings.HasPrefix(line, "+"):
-			bad(LineError{n, fmt.Errorf("not a Nikto line: want \"+ \" or \"- \" at its start, got %q", cutForError(line))})
+			bad(LineError{n, fmt.Errorf("not a Nikto line: want \"+ \" or \"- \" at its start, got %q", clipForError(line, 200))})
 			return nil
 		}
 		body := strings.TrimSpace(line[1:])
@@ -462,7 +462,7 @@ func niktoText(r io.Reader, opt Options, bad func(LineError), out func(*niktoTar
 				}
 				p, err := strconv.Atoi(val)
 				if err != nil {
-					bad(LineError{n, fmt.Errorf(`"+ Target Port": not a port: %q`, cutForError(val))})
+					bad(LineError{n, fmt.Errorf(`"+ Target Port": not a port: %q`, clipForError(val, 200))})
 					return nil
 				}
 				t.port = p
@@ -495,7 +495,7 @@ func niktoText(r io.Reader, opt Options, bad func(LineError), out func(*niktoTar
 			return nil
 		}
 		if t == nil {
-			bad(LineError{n, fmt.Errorf("finding before \"+ Target IP\": %q", cutForError(body))})
+			bad(LineError{n, fmt.Errorf("finding before \"+ Target IP\": %q", clipForError(body, 200))})
 			return nil
 		}
 		// -Format txt writes the method first ("+ GET The anti-clickjacking ...").

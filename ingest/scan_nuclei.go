@@ -182,7 +182,7 @@ func nucleiResultRecord(n int, x *nucleiResult, text bool, src string, opt Optio
 	if text {
 		if _, err := netip.ParseAddr(strings.Trim(hostOf(x.MatchedAt), "[]")); err != nil {
 			opt.skip(n, "nuclei text result whose target is a name (the text carries no ip; netintel does not resolve names)")
-			opt.warn(n, fmt.Sprintf("%s result on %q: not read: the target is a name and nuclei's text carries no ip", id, cutForError(x.MatchedAt)))
+			opt.warn(n, fmt.Sprintf("%s result on %q: not read: the target is a name and nuclei's text carries no ip", id, clipForError(x.MatchedAt, 200)))
 			return nil
 		}
 	}

@@ -166,7 +166,7 @@ func zapTime(s string) time.Time {
 }
 
 func (s *zapSite) read(line int, at time.Time, opt Options, g *serviceGroups, bad func(LineError)) {
-	name := fmt.Sprintf("site %q", cutForError(s.Name))
+	name := fmt.Sprintf("site %q", clipForError(s.Name, 200))
 	var exchanges, plain int
 	for _, a := range s.Alerts {
 		for _, in := range a.Instances {
@@ -194,7 +194,7 @@ func (s *zapSite) read(line int, at time.Time, opt Options, g *serviceGroups, ba
 	}
 	port, err := strconv.Atoi(strings.TrimSpace(s.Port))
 	if err != nil || port < 1 || port > 65535 {
-		bad(LineError{line, fmt.Errorf("%s: port: must be 1..65535, got %q", name, cutForError(s.Port))})
+		bad(LineError{line, fmt.Errorf("%s: port: must be 1..65535, got %q", name, clipForError(s.Port, 200))})
 		return
 	}
 	seen := map[string]bool{}
