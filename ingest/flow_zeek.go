@@ -453,22 +453,6 @@ func zeekSerial(s string) string {
 	return s
 }
 
-// zeekTLSVersion writes Zeek's version names ("TLSv12") as the other
-// scanners do ("TLSv1.2").
-func zeekTLSVersion(v string) string {
-	switch v {
-	case "TLSv10":
-		return "TLSv1.0"
-	case "TLSv11":
-		return "TLSv1.1"
-	case "TLSv12":
-		return "TLSv1.2"
-	case "TLSv13":
-		return "TLSv1.3"
-	}
-	return v
-}
-
 // ssl builds the TLS probe of an ssl.log record. A record whose leaf
 // certificate is not read yet waits for it (final: emit it as it is).
 func (st *zeekState) ssl(n int, rec zeekRec, final bool) error {
@@ -504,7 +488,7 @@ func (st *zeekState) ssl(n int, rec zeekRec, final bool) error {
 			t.Issuer = ParseDN(s)
 		}
 	}
-	t.Version, t.Cipher, t.JA3S = zeekTLSVersion(rec.str("version")), rec.str("cipher"), rec.str("ja3s")
+	t.Version, t.Cipher, t.JA3S = tlsVersionText(rec.str("version")), rec.str("cipher"), rec.str("ja3s")
 	if t.empty() {
 		st.opt.skip(n, "zeek ssl record with no version, cipher or certificate")
 		return nil

@@ -404,7 +404,7 @@ func censysTLS(s cmap) *TLS {
 		}
 	}
 	if tl := cobj(s["tls"]); tl != nil {
-		t.Version = censysTLSVersion(cstr(tl["version_selected"]))
+		t.Version = tlsVersionText(cstr(tl["version_selected"]))
 		t.Cipher = cstr(tl["cipher_selected"])
 		t.JA3S, t.JA4S = cstr(tl["ja3s"]), cstr(tl["ja4s"])
 	}
@@ -416,21 +416,6 @@ func censysTLS(s cmap) *TLS {
 		return nil
 	}
 	return t
-}
-
-// censysTLSVersion writes "TLSv1_2" (v2) and "tlsv1_3" (Platform) as the
-// other scanners do ("TLSv1.2").
-func censysTLSVersion(v string) string {
-	l := strings.ToLower(v)
-	switch {
-	case strings.HasPrefix(l, "tlsv1_") && len(l) == 7:
-		return "TLSv1." + l[6:]
-	case l == "tlsv1":
-		return "TLSv1.0"
-	case l == "sslv3":
-		return "SSLv3"
-	}
-	return v
 }
 
 // censysDN reads a name: the distinguished name string and the attribute

@@ -369,3 +369,31 @@ func peekFirstByte(r io.Reader, what string) (*bufio.Reader, byte, error) {
 		}
 	}
 }
+
+// tlsVersionText writes a TLS or SSL protocol version as the probes do
+// ("TLSv1.2", "SSLv3") from any of the spellings the tools write:
+// sslyze's "TLS_1_2", tlsx's "tls12", Zeek's "TLSv12", Censys's
+// "TLSv1_2", testssl.sh's "TLS1.2" and "TLSv1", openconnect's "TLS1.2", a
+// browser's "TLS 1.2", "SSL_3_0" and "ssl30". Any other value (a DTLS or
+// QUIC version, a tool's own word) is returned as it is.
+func tlsVersionText(v string) string {
+	k := strings.NewReplacer(" ", "", "_", "", ".", "").Replace(strings.ToUpper(v))
+	if strings.HasPrefix(k, "TLSV") || strings.HasPrefix(k, "SSLV") {
+		k = k[:3] + k[4:]
+	}
+	switch k {
+	case "SSL2", "SSL20":
+		return "SSLv2"
+	case "SSL3", "SSL30":
+		return "SSLv3"
+	case "TLS1", "TLS10":
+		return "TLSv1.0"
+	case "TLS11":
+		return "TLSv1.1"
+	case "TLS12":
+		return "TLSv1.2"
+	case "TLS13":
+		return "TLSv1.3"
+	}
+	return v
+}

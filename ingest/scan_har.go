@@ -361,7 +361,7 @@ func (e *harEntry) tls() *TLS {
 	if d == nil {
 		return nil
 	}
-	t := &TLS{Version: harTLSVersion(d.Protocol), Cipher: d.Cipher, SANs: slices.Clone(d.SANList)}
+	t := &TLS{Version: tlsVersionText(d.Protocol), Cipher: d.Cipher, SANs: slices.Clone(d.SANList)}
 	if d.SubjectName != "" {
 		t.Subject = &DN{CN: d.SubjectName}
 	}
@@ -378,18 +378,6 @@ func (e *harEntry) tls() *TLS {
 		return nil
 	}
 	return t
-}
-
-// harTLSVersion writes Chrome's "TLS 1.2" as the other scanners do ("TLSv1.2").
-func harTLSVersion(p string) string {
-	p = strings.TrimSpace(p)
-	if v, ok := strings.CutPrefix(p, "TLS "); ok {
-		return "TLSv" + v
-	}
-	if v, ok := strings.CutPrefix(p, "SSL "); ok {
-		return "SSLv" + strings.TrimSuffix(v, ".0")
-	}
-	return p
 }
 
 // serviceGroups collects the probes that records read apart (a HAR's

@@ -522,7 +522,7 @@ func (h *httpxRecord) tls() *TLS {
 	jarm := firstNonEmpty(h.JarmHash, h.Jarm)
 	if x == nil && h.OldTLS != nil {
 		o := h.OldTLS
-		t := &TLS{Version: tlsxVersion(o.Version), SANs: o.DNSNames, SHA256: strings.ToLower(o.Fingerprint), JARM: jarm}
+		t := &TLS{Version: tlsVersionText(o.Version), SANs: o.DNSNames, SHA256: strings.ToLower(o.Fingerprint), JARM: jarm}
 		if len(o.CommonName) > 0 || len(o.Org) > 0 {
 			t.Subject = &DN{CN: first(o.CommonName), O: o.Org}
 			t.Subject.DN = t.Subject.Join(",", false)
@@ -570,24 +570,6 @@ func tlsxDN(dn, cn string, org []string) *DN {
 		d.O = org
 	}
 	return d
-}
-
-// tlsxVersion writes tlsx's version names ("tls12") as the other
-// scanners do ("TLSv1.2").
-func tlsxVersion(v string) string {
-	switch strings.ToLower(v) {
-	case "ssl30":
-		return "SSLv3"
-	case "tls10":
-		return "TLSv1.0"
-	case "tls11":
-		return "TLSv1.1"
-	case "tls12":
-		return "TLSv1.2"
-	case "tls13":
-		return "TLSv1.3"
-	}
-	return v
 }
 
 // rfc3339 rewrites a time stamp in RFC 3339 (UTC); "" when s is none.

@@ -413,7 +413,7 @@ func (x *nucleiResult) tls(id string) *TLS {
 		}
 	case "tls-version":
 		if len(ex) > 0 {
-			t.Version = tlsxVersion(ex[0])
+			t.Version = tlsVersionText(ex[0])
 		}
 	case "self-signed-ssl":
 		t.SelfSigned = true

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 )
 
@@ -188,7 +187,7 @@ func sslyzeObservation(ip string, loc *sslyzeLocation, probing *sslyzeProbing, r
 	}
 	version, cipher := "", ""
 	if probing != nil {
-		version, cipher = sslyzeVersion(probing.Highest), probing.Cipher
+		version, cipher = tlsVersionText(probing.Highest), probing.Cipher
 	}
 	if len(probes) == 0 {
 		if version == "" && cipher == "" {
@@ -278,24 +277,4 @@ func (n *sslyzeName) dn() *DN {
 		return nil
 	}
 	return d
-}
-
-// sslyzeVersion writes sslyze's TlsVersionEnum names ("TLS_1_2") as the
-// other scanners do ("TLSv1.2").
-func sslyzeVersion(v string) string {
-	switch strings.ToUpper(v) {
-	case "SSL_2_0":
-		return "SSLv2"
-	case "SSL_3_0":
-		return "SSLv3"
-	case "TLS_1_0":
-		return "TLSv1.0"
-	case "TLS_1_1":
-		return "TLSv1.1"
-	case "TLS_1_2":
-		return "TLSv1.2"
-	case "TLS_1_3":
-		return "TLSv1.3"
-	}
-	return v
 }

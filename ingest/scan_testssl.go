@@ -383,7 +383,7 @@ func (t *testsslTarget) observation(src string, opt Options) (Observation, error
 				c.Issuer = &DN{CN: v}
 			}
 		case "protocol_negotiated":
-			version = testsslVersion(strings.TrimPrefix(v, "Default protocol "))
+			version = tlsVersionText(strings.TrimPrefix(v, "Default protocol "))
 		case "cipher_negotiated":
 			cipher, _, _ = strings.Cut(v, ",")
 			cipher = strings.TrimSpace(cipher)
@@ -448,27 +448,6 @@ func (t *testsslTarget) observation(src string, opt Options) (Observation, error
 	// rDNS: "--" for none, else the names, space-separated.
 	o.Hostnames = auditNames(append([]string{t.name}, strings.Fields(strings.ReplaceAll(t.rdns, "--", ""))...)...)
 	return o, nil
-}
-
-// testsslVersion writes testssl.sh's protocol names ("TLS1.2", "TLSv1.3",
-// "SSLv3") as the other scanners do ("TLSv1.2").
-func testsslVersion(v string) string {
-	v = strings.TrimSpace(v)
-	switch strings.ToUpper(strings.ReplaceAll(strings.ReplaceAll(v, " ", ""), "_", ".")) {
-	case "SSLV2":
-		return "SSLv2"
-	case "SSLV3":
-		return "SSLv3"
-	case "TLS1", "TLS1.0", "TLSV1", "TLSV1.0":
-		return "TLSv1.0"
-	case "TLS1.1", "TLSV1.1":
-		return "TLSv1.1"
-	case "TLS1.2", "TLSV1.2":
-		return "TLSv1.2"
-	case "TLS1.3", "TLSV1.3":
-		return "TLSv1.3"
-	}
-	return v
 }
 
 // testsslHeaders reads banner_application: the header lines testssl.sh

@@ -101,7 +101,7 @@ func (x *tlsxResponse) evidence() *TLS {
 		t.NotAfter = rfc3339(firstNonEmpty(x.NotAfter, x.OldNotAfter))
 	}
 	t.SelfSigned = t.SelfSigned || x.SelfSigned || x.OldSelfSigned
-	t.Version, t.Cipher = tlsxVersion(firstNonEmpty(x.Version, x.OldVersion)), x.Cipher
+	t.Version, t.Cipher = tlsVersionText(firstNonEmpty(x.Version, x.OldVersion)), x.Cipher
 	t.JARM, t.JA3S = x.JarmHash, x.JA3S
 	if t.empty() {
 		return nil

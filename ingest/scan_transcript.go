@@ -308,7 +308,7 @@ func (t *transcript) connection(n int, l string) (bool, error) {
 		return true, t.open(n, "", m[1], m[2])
 	}
 	if m := ocCipher.FindStringSubmatch(l); m != nil && t.conn != nil {
-		t.tls().Version, t.tls().Cipher = ocTLSVersion(m[1]), strings.TrimSpace(m[2])
+		t.tls().Version, t.tls().Cipher = tlsVersionText(m[1]), strings.TrimSpace(m[2])
 		return true, nil
 	}
 	if m := ocFetch.FindStringSubmatch(l); m != nil {
@@ -447,14 +447,6 @@ func certDate(v string) string {
 		}
 	}
 	return ""
-}
-
-// ocTLSVersion reads openconnect's "(TLS1.2)" as the usual "TLSv1.2".
-func ocTLSVersion(v string) string {
-	if rest, ok := strings.CutPrefix(v, "TLS"); ok && !strings.HasPrefix(rest, "v") {
-		return "TLSv" + rest
-	}
-	return v
 }
 
 // request reads a "> " line: a request line starts an exchange, a header
