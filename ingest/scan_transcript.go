@@ -453,13 +453,12 @@ func certDate(v string) string {
 // line adds to it, an empty one ends the header block.
 func (t *transcript) request(n int, l string) {
 	t.seen = true
-	if method, target, proto, ok := requestLine(l); ok {
+	if method, target, ok := requestLine(l); ok {
 		t.endProbe()
 		if t.conn == nil && t.pendingIP != "" {
 			_ = t.open(n, "", t.pendingIP, strconv.Itoa(t.pendingPort))
 		}
 		t.probe = &Probe{Request: &Request{Method: method, Path: target}}
-		_ = proto
 		t.mode, t.reqBody = tmRequest, false
 		return
 	}
@@ -469,12 +468,9 @@ func (t *transcript) request(n int, l string) {
 	}
 	switch {
 	case t.reqBody:
-		// What openconnect sends after the header block (a form, an XML
-		// document); curl prints no request body.
-		if p.Request.Body == nil {
-			p.Request.Body = TextBody("")
-		}
-		p.Request.Body.Data += l + "\n"
+		// What openconnect sends after the header block (a login form, an
+		// XML document with the user's credentials) is not kept, as no
+		// request body is (withoutCredentials).
 		return
 	case l == "":
 		t.reqBody = true
@@ -489,12 +485,12 @@ func (t *transcript) request(n int, l string) {
 }
 
 // requestLine reads "GET /path HTTP/1.1".
-func requestLine(l string) (method, target, proto string, ok bool) {
+func requestLine(l string) (method, target string, ok bool) {
 	f := strings.Fields(l)
 	if len(f) != 3 || !strings.HasPrefix(f[2], "HTTP/") || !isToken(f[0]) {
-		return "", "", "", false
+		return "", "", false
 	}
-	return f[0], f[1], f[2], true
+	return f[0], f[1], true
 }
 
 func isToken(s string) bool {
@@ -733,23 +729,9 @@ func (t *transcript) endForti() {
 	}
 	switch mode {
 	case tmFortiSend:
-		first, rest, _ := strings.Cut(raw, "\n")
-		method, target, _, ok := requestLine(strings.TrimSpace(first))
+		req, ok := parseHTTPRequest([]byte(strings.TrimLeft(raw, "\n")))
 		if !ok {
 			return
-		}
-		req := &Request{Method: method, Path: target}
-		for _, hl := range strings.Split(rest, "\n") {
-			hl = strings.TrimSpace(hl)
-			if hl == "" {
-				break
-			}
-			if h, ok := headerLine([]byte(hl)); ok {
-				if strings.EqualFold(h.Name, "Host") {
-					req.Host = h.Value
-				}
-				req.Headers = append(req.Headers, h)
-			}
 		}
 		t.probe = &Probe{Request: req}
 	case tmFortiRecv:
@@ -816,6 +798,9 @@ func (t *transcript) endProbe() {
 	if p.Response != nil && body != "" {
 		p.Response.Body = TextBody(body)
 	}
+	// A client's own credentials (Authorization, Cookie, a login form's
+	// body) are not the server's evidence and are not kept.
+	withoutCredentials(p.Request)
 	if t.conn == nil {
 		if !t.hidden {
 			t.opt.skip(t.n, "transcript: an exchange on no connection the transcript shows (no \"Connected to\" line with an address before it)")

@@ -259,3 +259,41 @@ func TestTranscript_SelfSigned(t *testing.T) {
 		}
 	}
 }
+
+// TestTranscript_NoCredentials: what a client sent of its user's
+// credentials (an Authorization or Cookie header, an openconnect login
+// form's body, openfortivpn's logged POST) is not kept; the request's
+// method, path and other headers are.
+func TestTranscript_NoCredentials(t *testing.T) {
+	t.Parallel()
+	for name, in := range map[string]string{
+		"curl": "* Connected to h (192.0.2.1) port 443 (#0)\n> POST /remote/logincheck HTTP/1.1\n> Host: h\n> Authorization: Basic dXNlcjpzM2NyZXQ=\n> Cookie: SVPNCOOKIE=s3cret\n>\n< HTTP/1.1 200 OK\n<\n",
+		"openconnect": "Connected to 192.0.2.1:443\n> POST / HTTP/1.1\n> Host: h\n> Cookie: webvpn=s3cret\n>\n> <auth><username>u</username><password>s3cret</password></auth>\nGot HTTP response: HTTP/1.1 200 OK\nContent-Length: 0\n",
+		"openfortivpn": "DEBUG:  gateway_addr: 192.0.2.1\nDEBUG:  gateway_port: 443\nDEBUG:  http_send:\nPOST /remote/logincheck HTTP/1.1\nHost: h\nCookie: SVPNCOOKIE=s3cret\n\nusername=u&credential=s3cret\nDEBUG:  http_receive:\nHTTP/1.1 200 OK\n\n",
+	} {
+		var got []Observation
+		err := Transcript(strings.NewReader(in), Options{}, func(_ int, o Observation) error {
+			got = append(got, o)
+			return nil
+		}, func(e LineError) { t.Errorf("%s: bad: %v", name, e) })
+		if err != nil || len(got) != 1 {
+			t.Fatalf("%s: %d observations, err %v", name, len(got), err)
+		}
+		b, _, err := got[0].Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), "s3cret") || strings.Contains(string(b), "dXNlcjpz") {
+			t.Errorf("%s: a credential was kept: %s", name, b)
+		}
+		var req *Request
+		for _, p := range got[0].Service.Probes {
+			if p.Request != nil {
+				req = p.Request
+			}
+		}
+		if req == nil || req.Method != "POST" || req.Host != "h" || len(req.Headers) != 1 || req.Headers[0].Name != "Host" || req.Body != nil {
+			t.Errorf("%s: request %+v, want POST with its Host header alone", name, req)
+		}
+	}
+}
