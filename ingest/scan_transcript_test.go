@@ -267,8 +267,8 @@ func TestTranscript_SelfSigned(t *testing.T) {
 func TestTranscript_NoCredentials(t *testing.T) {
 	t.Parallel()
 	for name, in := range map[string]string{
-		"curl": "* Connected to h (192.0.2.1) port 443 (#0)\n> POST /remote/logincheck HTTP/1.1\n> Host: h\n> Authorization: Basic dXNlcjpzM2NyZXQ=\n> Cookie: SVPNCOOKIE=s3cret\n>\n< HTTP/1.1 200 OK\n<\n",
-		"openconnect": "Connected to 192.0.2.1:443\n> POST / HTTP/1.1\n> Host: h\n> Cookie: webvpn=s3cret\n>\n> <auth><username>u</username><password>s3cret</password></auth>\nGot HTTP response: HTTP/1.1 200 OK\nContent-Length: 0\n",
+		"curl":         "* Connected to h (192.0.2.1) port 443 (#0)\n> POST /remote/logincheck HTTP/1.1\n> Host: h\n> Authorization: Basic dXNlcjpzM2NyZXQ=\n> Cookie: SVPNCOOKIE=s3cret\n>\n< HTTP/1.1 200 OK\n<\n",
+		"openconnect":  "Connected to 192.0.2.1:443\n> POST / HTTP/1.1\n> Host: h\n> Cookie: webvpn=s3cret\n>\n> <auth><username>u</username><password>s3cret</password></auth>\nGot HTTP response: HTTP/1.1 200 OK\nContent-Length: 0\n",
 		"openfortivpn": "DEBUG:  gateway_addr: 192.0.2.1\nDEBUG:  gateway_port: 443\nDEBUG:  http_send:\nPOST /remote/logincheck HTTP/1.1\nHost: h\nCookie: SVPNCOOKIE=s3cret\n\nusername=u&credential=s3cret\nDEBUG:  http_receive:\nHTTP/1.1 200 OK\n\n",
 	} {
 		var got []Observation
