@@ -258,6 +258,9 @@ func httpProbes(cl, s *tcpDir) (probes []Probe, host string) {
 		if host == "" {
 			host = q.Host
 		}
+		// the client's credentials (Authorization, Cookie, a login form's
+		// body) are the user's, not the server's evidence
+		withoutCredentials(q)
 		reqs = append(reqs, q)
 		if !more || method == "CONNECT" {
 			break
