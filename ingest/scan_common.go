@@ -397,3 +397,20 @@ func tlsVersionText(v string) string {
 	}
 	return v
 }
+
+// credentialHeaders are the request headers that carry the client's
+// credentials (a browser's session, a tester's token): not evidence of
+// the server, and secrets netintel must not store.
+var credentialHeaders = map[string]bool{"cookie": true, "authorization": true, "proxy-authorization": true,
+	"x-api-key": true, "x-auth-token": true, "x-csrf-token": true, "x-xsrf-token": true}
+
+// withoutCredentials drops what a recorded request carries of its
+// client's credentials: the credential headers and the body (a login
+// form's password). What the server answered is kept whole.
+func withoutCredentials(q *Request) {
+	if q == nil {
+		return
+	}
+	q.Headers = slices.DeleteFunc(q.Headers, func(h Header) bool { return credentialHeaders[strings.ToLower(strings.TrimSpace(h.Name))] })
+	q.Body = nil
+}
