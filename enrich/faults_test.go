@@ -2,6 +2,8 @@ package enrich
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -222,12 +224,18 @@ func TestWorker_StateBucketUnavailable(t *testing.T) {
 	time.Sleep(4 * time.Second)
 	setNoAck(false)
 	e.waitIdle(t)
-	sameState(t, dump(t, NewState(e.nats.JS, "ipstate")), want)
+	// What was dead-lettered, and why, is reported before the state is
+	// compared: a missing record is most often a dead-lettered one.
+	for _, reason := range []string{"malformed", "failed", "unsettled"} {
+		if n := testutil.ToFloat64(w.m.dead.WithLabelValues(reason)); n != 0 {
+			t.Errorf("%v observations dead-lettered as %s", n, reason)
+		}
+	}
+	got := dump(t, NewState(e.nats.JS, "ipstate"))
+	explainMissing(t, e, got, want)
+	sameState(t, got, want)
 	if n := testutil.ToFloat64(w.m.retries.WithLabelValues("unavailable")); n == 0 {
 		t.Error("no write was retried as unavailable: the outage was not met")
-	}
-	if n := testutil.ToFloat64(w.m.dead.WithLabelValues("failed")); n != 0 {
-		t.Errorf("%v observations dead-lettered", n)
 	}
 	dl, err := e.nats.JS.Stream(ctx, "DEADLETTER")
 	if err != nil {
@@ -364,4 +372,104 @@ func consumerTotals(t testing.TB, cons []jetstream.Consumer) (acked, delivered u
 		pending += info.NumAckPending
 	}
 	return acked, delivered, pending
+}
+
+// explainMissing logs, when got lacks records of want, what tells a lost
+// observation from a short walk: whether each missing record can be read
+// by its key, what the enrich consumers still hold, and what the
+// dead-letter stream received (with each letter's error).
+func explainMissing(t testing.TB, e *testEnv, got, want map[string]string) {
+	t.Helper()
+	var missing []string
+	for k := range want {
+		if _, ok := got[k]; !ok {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) == 0 {
+		return
+	}
+	slices.Sort(missing)
+	st := NewState(e.nats.JS, "ipstate")
+	for _, k := range missing[:min(len(missing), 5)] {
+		r, ok, err := st.Get(t.Context(), k)
+		t.Logf("missing %s: read by key: found %v, err %v, sources %v", k, ok, err, r.Sources)
+	}
+	acked, delivered, pending := consumerTotals(t, enrichConsumers(t, e.nats.JS))
+	t.Logf("%d records missing; enrich consumers: acked %d, delivered %d, awaiting acknowledgement %d", len(missing), acked, delivered, pending)
+	dl, err := e.nats.JS.Stream(t.Context(), "DEADLETTER")
+	if err != nil {
+		t.Logf("dead-letter stream: %v", err)
+		return
+	}
+	info, err := dl.Info(t.Context())
+	if err != nil {
+		t.Logf("dead-letter stream: %v", err)
+		return
+	}
+	t.Logf("dead-letter stream holds %d messages", info.State.Msgs)
+	for seq := info.State.FirstSeq; seq <= info.State.LastSeq && seq < info.State.FirstSeq+5; seq++ {
+		if m, err := dl.GetMsg(t.Context(), seq); err == nil {
+			t.Logf("dead letter %d: %s (deliveries %s)", seq, m.Header.Get(ErrorHeader), m.Header.Get(DeliveriesHeader))
+		}
+	}
+}
+
+// A key whose write keeps losing races (another writer answers between
+// each read and write of it) is written again beside the loop until it
+// wins: its observation is stored, and never dead-lettered for the
+// contention, though enrich.max_failures is 1 (any failure would send
+// it there on its first delivery).
+func TestWorker_KeptConflictingIsWrittenAgain(t *testing.T) {
+	e := newEnv(t, 5*time.Second, 1)
+	ctx := t.Context()
+	const ip = "192.0.2.78"
+	key := "h." + ip
+	kv, err := e.nats.JS.KeyValue(ctx, "ipstate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var races atomic.Int32
+	var w *Worker
+	e.startWorkerWith(t, e.cfg.Enrich, func(x *Worker) {
+		w = x
+		x.afterLoad = func(ctx context.Context, keys []string) {
+			if !slices.Contains(keys, key) || races.Load() >= 2*maxAttempts {
+				return
+			}
+			// Another writer stores the record again between this
+			// write's read and its write: the write conflicts.
+			if cur, err := kv.Get(ctx, key); err == nil {
+				if _, err := kv.Put(ctx, key, cur.Value()); err == nil {
+					races.Add(1)
+				}
+			}
+		}
+	})
+	pub := ingest.NewPublisher(e.nats.JS, 1)
+	for i, kind := range []string{"vpn_exit", "open_proxy"} {
+		o := ingest.Observation{Type: ingest.TypeSignal, IP: ip, Source: "t", ObservedAt: fmt.Sprintf("2026-11-20T10:0%d:00Z", i), Signal: &ingest.Signal{Kind: kind}}
+		if err := pub.Publish(ctx, &o); err != nil {
+			t.Fatal(err)
+		}
+		if err := pub.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		e.waitIdle(t)
+	}
+	if n := races.Load(); n < 2*maxAttempts {
+		t.Fatalf("the other writer won %d races, want %d: the loop gave up early or never met it", n, 2*maxAttempts)
+	}
+	r, ok, err := NewState(e.nats.JS, "ipstate").Get(ctx, ip)
+	if err != nil || !ok || !slices.Contains(r.Classifications, "proxy") {
+		t.Errorf("%s = %+v %v %v: the contended observation was not stored", ip, r, ok, err)
+	}
+	for _, reason := range []string{"failed", "unsettled"} {
+		if n := testutil.ToFloat64(w.m.dead.WithLabelValues(reason)); n != 0 {
+			t.Errorf("%v observations dead-lettered as %s", n, reason)
+		}
+	}
+	if n := testutil.ToFloat64(w.m.retries.WithLabelValues("conflict")); n < 2*maxAttempts {
+		t.Errorf("%v conflicts retried, want at least %d", n, 2*maxAttempts)
+	}
 }

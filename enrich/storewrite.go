@@ -25,11 +25,14 @@ type writeEnv struct {
 	processed *prometheus.CounterVec // stored observations by type
 	log       *slog.Logger
 	ackWait   time.Duration
+	// afterLoad, when set, is called with the keys of a write once their
+	// records are read, before they are written (tests race it there).
+	afterLoad func(ctx context.Context, keys []string)
 }
 
 // writeEnv returns the worker's part of a group write.
 func (w *Worker) writeEnv() writeEnv {
-	return writeEnv{rules: w.rules, lookups: w.m.lookups, processed: w.m.processed, log: w.log, ackWait: w.ackWait}
+	return writeEnv{rules: w.rules, lookups: w.m.lookups, processed: w.m.processed, log: w.log, ackWait: w.ackWait, afterLoad: w.afterLoad}
 }
 
 // record is what a write of one key starts from.
@@ -68,6 +71,9 @@ func (s *Store) writeGroups(ctx context.Context, c *stateCache, keys []string, g
 	bufs := writeBufferPool.Get().(*writeBuffers)
 	defer writeBufferPool.Put(bufs)
 	recs := s.loadRecords(ctx, c, keys, first, bufs, failed, env)
+	if env.afterLoad != nil {
+		env.afterLoad(ctx, keys)
+	}
 	acks, err := s.acks()
 	if err != nil {
 		for _, k := range keys {

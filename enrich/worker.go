@@ -82,6 +82,9 @@ type Worker struct {
 	// beforeStore, when set, is called with each batch's context before
 	// its state is written (tests stop a worker there).
 	beforeStore func(context.Context)
+	// afterLoad, when set, is called between the read and the write of a
+	// batch's records (writeEnv.afterLoad).
+	afterLoad func(ctx context.Context, keys []string)
 	// parked tracks the goroutines writing keys of an unavailable shard
 	// again (park); Run waits for them.
 	parked sync.WaitGroup
@@ -373,7 +376,8 @@ func stateKey(o *ingest.Observation) string {
 	return "h." + strings.ReplaceAll(o.IP, ":", "_")
 }
 
-// maxAttempts bounds the write retries of one key within a batch.
+// maxAttempts bounds the write retries of one key within a loop's batch;
+// a key that loses more races is written again beside the loop (park).
 const maxAttempts = 8
 
 // stateAckWait is how long a state write may go unacknowledged before its
@@ -385,7 +389,8 @@ const stateAckWait = 15 * time.Second
 // after the state it changed is stored.
 //
 // A key whose write lost a race to another writer is re-read and written
-// again, up to maxAttempts times. A key whose write failed because the
+// again, up to maxAttempts times within the loop, then beside it (park),
+// for as long as it takes. A key whose write failed because the
 // state bucket is unavailable for a moment (no stream leader during an
 // election, no acknowledgement in time) is written again after a pause
 // growing to unavailableMaxWait, for as long as that lasts, its messages
@@ -462,27 +467,23 @@ func (w *Worker) storeKeys(ctx context.Context, keys []string, groups map[string
 		if len(conflicts) > 0 {
 			w.m.retries.WithLabelValues("conflict").Add(float64(len(conflicts)))
 			// A parked write races the loops that took newer batches
-			// of its keys meanwhile: it is not given up for that.
+			// of its keys meanwhile: it is not given up for that. A
+			// key the loop lost maxAttempts races for (writers that
+			// keep answering late, a replica that serves reads behind
+			// its leader) is parked too: contention is no fault of its
+			// observations, and failing them would dead-letter those
+			// already delivered enrich.max_failures times by earlier
+			// ack waits, though nothing is wrong with them.
 			if races++; races >= maxAttempts && !background {
-				for _, k := range conflicts {
-					w.fail(ctx, groups[k], errors.New("state write kept conflicting"))
-				}
+				w.log.Warn("state writes kept conflicting, writing again in the background", "keys", len(conflicts))
+				w.parkByShard(ctx, conflicts, groups)
 				conflicts = nil
 			}
 		}
 		if len(unavailable) > 0 && !background {
 			w.m.retries.WithLabelValues("unavailable").Add(float64(len(unavailable)))
 			w.log.Warn("state bucket unavailable, writing again in the background", "keys", len(unavailable), "err", cause)
-			// One goroutine per shard: the keys of a shard that answers
-			// are not held to the wait for one that does not.
-			n := len(w.store.shards)
-			byShard := map[int][]string{}
-			for _, k := range unavailable {
-				byShard[ShardOf(k, n)] = append(byShard[ShardOf(k, n)], k)
-			}
-			for _, ks := range byShard {
-				w.park(ctx, ks, groups)
-			}
+			w.parkByShard(ctx, unavailable, groups)
 			unavailable = nil
 		}
 		if len(unavailable) > 0 {
@@ -498,6 +499,19 @@ func (w *Worker) storeKeys(ctx context.Context, keys []string, groups map[string
 			inProgress(unavailable, groups)
 		}
 		keys = append(append(conflicts, unavailable...), busy...)
+	}
+}
+
+// parkByShard parks keys (park), one goroutine per shard: the keys of a
+// shard that answers are not held to the wait for one that does not.
+func (w *Worker) parkByShard(ctx context.Context, keys []string, groups map[string][]*item) {
+	n := len(w.store.shards)
+	byShard := map[int][]string{}
+	for _, k := range keys {
+		byShard[ShardOf(k, n)] = append(byShard[ShardOf(k, n)], k)
+	}
+	for _, ks := range byShard {
+		w.park(ctx, ks, groups)
 	}
 }
 
