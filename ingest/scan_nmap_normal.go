@@ -49,17 +49,22 @@ func NmapNormal(r io.Reader, opt Options, emit Emit, bad func(LineError)) error 
 				started = t
 			}
 			return nil
-		case strings.HasPrefix(line, "Nmap scan report for "):
+		case strings.HasPrefix(line, "Nmap scan report for "), normalOldHost.MatchString(line):
 			if err := flush(); err != nil {
 				return err
 			}
 			sawScan = true
-			ip, name, err := scanReportHost(strings.TrimPrefix(line, "Nmap scan report for "))
+			old := !strings.HasPrefix(line, "Nmap scan report for ")
+			at := strings.TrimPrefix(line, "Nmap scan report for ")
+			if old {
+				at = normalOldHost.FindStringSubmatch(line)[1]
+			}
+			ip, name, err := scanReportHost(at)
 			if err != nil {
 				bad(LineError{n, err})
 				return nil
 			}
-			host = &normalHost{line: n, ip: ip, name: name}
+			host = &normalHost{line: n, ip: ip, name: name, old: old}
 			return nil
 		case host == nil:
 			return nil
@@ -108,6 +113,10 @@ type normalHost struct {
 	// reason: the port table's header has nmap's REASON column (--reason,
 	// -v with -sV), printed between SERVICE and VERSION.
 	reason bool
+	// old: the block began with "Interesting ports on", as nmap 5.00 and
+	// older print a host's report; their script lines may carry one more
+	// space after the bar ("|  snmp-sysdescr: ...", "|_ sshv1: ...").
+	old bool
 }
 
 var (
@@ -115,6 +124,13 @@ var (
 	normalScript   = regexp.MustCompile(`^` + nmapScriptID + `(?: (.*))?$`)
 	normalFPStart  = regexp.MustCompile(`^SF-Port(\d+)-(TCP|UDP):`)
 	normalHeader   = regexp.MustCompile(`^PORT\s+STATE\s+SERVICE(\s+REASON)?\b`)
+	// normalOldHost is a host report's first line as nmap printed it up to
+	// 5.00 ("Interesting ports on NAME (IP):", "Interesting ports on IP:");
+	// 5.20 and later print "Nmap scan report for".
+	normalOldHost = regexp.MustCompile(`^Interesting ports on (.+):$`)
+	// normalOldScript is a script block's first line of that output, its
+	// id after "| ", "|_", "|  " or "|_ ".
+	normalOldScript = regexp.MustCompile(`^\|[_ ] ?([a-z][a-z0-9]*(?:-[a-z0-9]+)*):(?: (.*))?$`)
 	// normalReason is the REASON column's value ("syn-ack", "udp-response",
 	// "syn-ack ttl 63") before the VERSION column.
 	normalReason = regexp.MustCompile(`^\S+(?:\s+ttl\s+\d+)?(?:\s+(.*))?$`)
@@ -170,6 +186,10 @@ func (h *normalHost) read(n int, line string) {
 			p.Scripts = append(p.Scripts, nmapScript{ID: m[1], Output: m[2]})
 			return
 		}
+		if m := normalOldScript.FindStringSubmatch(line); h.old && m != nil {
+			p.Scripts = append(p.Scripts, nmapScript{ID: m[1], Output: strings.TrimSpace(m[2])})
+			return
+		}
 		if len(p.Scripts) == 0 {
 			return
 		}
@@ -178,6 +198,10 @@ func (h *normalHost) read(n int, line string) {
 		text := strings.TrimPrefix(line[1:], " ")
 		if strings.HasPrefix(line, "|_") {
 			text = line[2:]
+		}
+		if h.old {
+			// nmap 5.00 indents a script's further lines by two spaces more than its first
+			text = strings.TrimSpace(text)
 		}
 		if sc.Output == "" {
 			sc.Output = text

@@ -369,3 +369,28 @@ PORT   STATE SERVICE
 		t.Errorf("xml 22/tcp: %s", mustJSON(t, rx.obs[0]))
 	}
 }
+
+// nmap 5.00 and older began a host's report with "Interesting ports on"
+// (5.20 and later: "Nmap scan report for") and indented script output by
+// one more space: a real terminal paste of that era (testdata/SOURCES.md,
+// an ASA's sysDescr through snmp-sysdescr) is read, where it was refused
+// as having no scan report.
+func TestNmapNormal_InterestingPortsOn(t *testing.T) {
+	t.Parallel()
+	r := runScan(t, "nmap-normal", readFile(t, "nmap-5.00-interesting-ports.nmap"))
+	if len(r.bad) != 0 || len(r.obs) != 3 || len(r.skipped) != 1 {
+		t.Fatalf("bad %v, %d services, skipped %v", r.bad, len(r.obs), r.skipped)
+	}
+	snmp := r.obs[0]
+	if snmp.IP != "192.0.2.250" || snmp.Service.Port != 161 || snmp.Service.Transport != "udp" || len(snmp.Service.Probes) != 1 ||
+		snmp.Service.Probes[0].Name != "nmap:snmp-sysdescr" || snmp.Service.Probes[0].Banner == nil ||
+		snmp.Service.Probes[0].Banner.Received.Data != "Cisco Adaptive Security Appliance Version 8.2(5)\nSystem uptime: 84 days, 18:39:55.00 (732479500 timeticks)" {
+		t.Errorf("snmp-sysdescr: %s", mustJSON(t, snmp))
+	}
+	for i, ip := range []string{"192.0.2.250", "192.0.2.251"} {
+		o := r.obs[i+1]
+		if o.IP != ip || o.Service.Port != 22 || o.Service.Detected == nil || o.Service.Detected.Service != "ssh" {
+			t.Errorf("ssh %d: %s", i, mustJSON(t, o))
+		}
+	}
+}
