@@ -292,8 +292,9 @@ func hostPortOf(s string) string {
 
 // httpProbe builds the HTTP exchange: the raw request (method, path,
 // headers in order, Host) and response (status line, headers in order,
-// body); without them (-omit-raw) the request is read from curl-command,
-// else it is a GET of matched-at's path.
+// body); without the raw request (-omit-raw) it is read from
+// curl-command, else it is a GET of matched-at's path. A result without a
+// response makes no probe: a request alone is not the server's answer.
 func (x *nucleiResult) httpProbe(matched, host string) (Probe, bool) {
 	var p Probe
 	if q, ok := parseHTTPRequest([]byte(x.Request)); ok {
