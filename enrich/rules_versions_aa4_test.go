@@ -16,7 +16,7 @@ import (
 // net-snmp's numeric, iso., enterprises. and MIB-named lines), alone or
 // beside a sysDescr; the look-alikes that must not take a release from
 // them (Panorama, BIG-IQ and Policy Secure answering the same MIBs: no
-// version, and neither BIG-IP nor Connect Secure named; a generic object
+// version, and neither PAN-OS, BIG-IP nor Connect Secure named; a generic object
 // name without its MIB and another enterprise's subtree: nothing named);
 // and batch 2's suffixes (RouterOS pre-releases, IVE and SonicOS
 // hotfixes, a beta tag that gives no release) and RouterOS 2.x's sshd;
@@ -47,7 +47,7 @@ func TestRules_VersionFormsAA4(t *testing.T) {
 		// PAN-OS: panSysSwVersion
 		{"panSysSwVersion snmprec", snmp("1.3.6.1.2.1.1.1.0|4|Palo Alto Networks PA-3000 series firewall\n1.3.6.1.2.1.1.2.0|6|1.3.6.1.4.1.25461\n1.3.6.1.4.1.25461.2.1.2.1.1.0|4|9.0.7"), wantMatch{Vendor: "Palo Alto Networks", Version: "9.0.7", Band: "9.0.x"}},
 		{"panSysSwVersion by name alone", snmp("PAN-COMMON-MIB::panSysSwVersion.0 = STRING: 10.2.4-h3\nPAN-COMMON-MIB::panSysHwVersion.0 = STRING: 2.0"), wantMatch{Vendor: "Palo Alto Networks", Version: "10.2.4-h3"}},
-		{"panSysSwVersion of a Panorama", snmp("SNMPv2-MIB::sysDescr.0 = STRING: Palo Alto Networks Panorama\nPAN-COMMON-MIB::panSysSwVersion.0 = STRING: 10.1.9"), wantMatch{Vendor: "Palo Alto Networks", StrictVersion: true, StrictBand: true}},
+		{"panSysSwVersion of a Panorama", snmp("SNMPv2-MIB::sysDescr.0 = STRING: Palo Alto Networks Panorama\nPAN-COMMON-MIB::panSysSwVersion.0 = STRING: 10.1.9"), wantMatch{}}, // a management server, a negative since round AK4
 		// NetScaler: sysBuildVersion and the sysDescr as a walk line
 		{"sysBuildVersion by name", snmp(`NS-ROOT-MIB::sysBuildVersion.0 = STRING: "NetScaler NS8.1: Build 69.4, Date: Jan 28 2010, 02:00:43  "`), wantMatch{Vendor: "Citrix", Version: "8.1-69.4", Band: "8.1.x"}},
 		{"sysBuildVersion snmprec", snmp("1.3.6.1.4.1.5951.4.1.1.1.0|4|NetScaler NS12.0: Build 57.19.nc, Date: Feb 26 2018, 07:24:38"), wantMatch{Vendor: "Citrix", Version: "12.0-57.19"}},
