@@ -54,9 +54,45 @@ var versionTemplates = map[string]string{
 	"mikrotik-routeros-old": "RouterOS's version on the old configuration page",
 }
 
-// excluded templates are in scope but too loose to name a vendor, each
-// with the reason (docs/rules-sources.md).
-var excluded = map[string]string{}
+// excluded templates are in scope but too loose to name a vendor, or
+// name a product that is none of the remote-access and edge lines the
+// rules name (docs/rules.md, "What the rules name"), each with the reason
+// (docs/rules-sources.md). The second kind, found by group AK4 (Ivanti's
+// Cloud Services Appliance console named Ivanti on a negative): a
+// management console, a mail or web gateway, a NAS or a home router of a
+// family's vendor is a plain login page to someone who asks which
+// remote-access appliance answers, and naming its vendor there is naming
+// a vendor on a negative.
+var excluded = map[string]string{
+	"cisco-firepower-panel":                          notRemoteAccess + " (Firepower Management Center, a management console)",
+	"f5-next-central-manager":                        notRemoteAccess + " (BIG-IP Next Central Manager, a management console)",
+	"netscaler-console-panel":                        notRemoteAccess + " (NetScaler Console, formerly ADM, a management console)",
+	"paloalto-expedition-panel":                      notRemoteAccess + " (Expedition, a configuration migration tool)",
+	"sonicwall-analyzer-login":                       notRemoteAccess + " (SonicWall Analyzer, a reporting console)",
+	"ivanti-csa-panel":                               notRemoteAccess + " (Cloud Services Appliance, an endpoint-management gateway; a negative in group AK4)",
+	"sophos-mobile-panel":                            notRemoteAccess + " (Sophos Mobile, device management)",
+	"sophos-web-appliance":                           notRemoteAccess + " (Sophos Web Appliance, a web proxy)",
+	"sonicwall-email-security-detect":                notRemoteAccess + " (SonicWall Email Security, a mail gateway)",
+	"forcepoint":                                     notRemoteAccess + " (Forcepoint Email Security's login)",
+	"forcepoint-applicance":                          notRemoteAccess + " (the Forcepoint Appliance manager of the web and mail security appliances; the NGFW's console is the SMC)",
+	"fortiadc-panel":                                 notRemoteAccess + " (FortiADC, an application delivery controller without a VPN)",
+	"kemp-loadmaster-panel":                          notRemoteAccess + " (Kemp LoadMaster, a load balancer)",
+	"qnap-qts-panel":                                 notRemoteAccess + " (QNAP QTS, a NAS)",
+	"netgear-version-detect":                         notRemoteAccess + " (a Netgear home router)",
+	"zyxel-router-panel":                             notRemoteAccess + " (a Zyxel home router, not a ZyWALL/USG)",
+	"zyxel-vmg1312b10d-login":                        notRemoteAccess + " (a Zyxel DSL modem, not a ZyWALL/USG)",
+	"zyxel-vsg1432b101-login":                        notRemoteAccess + " (a Zyxel DSL modem, not a ZyWALL/USG)",
+	"nuclei-favicon-ubiquiti-unms":                   notRemoteAccess + " (Ubiquiti UNMS, a network management console)",
+	"nuclei-favicon-netgear":                         notRemoteAccess + " (a Netgear device's favicon: routers, switches, NAS)",
+	"nuclei-favicon-netgear-readynas":                notRemoteAccess + " (Netgear ReadyNAS)",
+	"nuclei-favicon-netgear-network":                 notRemoteAccess + " (a Netgear switch's or router's favicon)",
+	"nuclei-fingerprinthub-teamviewer":               notRemoteAccess + " (a page naming TeamViewer, not an appliance)",
+	"nuclei-fingerprinthub-tp_link-omada-controller": notRemoteAccess + " (TP-Link Omada, a network management console)",
+	"nuclei-fingerprinthub-ubiquiti-unms":            notRemoteAccess + " (Ubiquiti UNMS, a network management console)",
+}
+
+// notRemoteAccess begins the reason of an exclusion for its product.
+const notRemoteAccess = "not a remote-access or edge product line the rules name"
 
 func vendorOf(t *template, rel string) (scope, bool) {
 	key := strings.ToLower(t.ID + " " + rel)
