@@ -41,6 +41,15 @@ def is_waf(self):
     return False
 `
 
+const watchguardPlugin = `NAME = 'WatchGuard (WatchGuard Technologies)'
+
+def is_waf(self):
+    if self.matchHeader(('X-ServedBy', 'WG-TEST')) and \
+        self.matchStatus(403):
+        return True
+    return False
+`
+
 const sophosOdd = `NAME = 'UTM Web Protection (Sophos)'
 
 def is_waf(self):
@@ -73,7 +82,8 @@ func svc(status int, headers []ingest.Header, body string) *ingest.Service {
 func TestGenerate_Translates(t *testing.T) {
 	fsys := fstest.MapFS{
 		"p/fortiweb.py":   {Data: []byte(fortiwebPlugin)},
-		"p/kemp.py":       {Data: []byte(kempPlugin)},
+		"p/kemp.py":       {Data: []byte(kempPlugin)}, // out of scope since round AK
+		"p/watchguard.py": {Data: []byte(watchguardPlugin)},
 		"p/sophos.py":     {Data: []byte(sophosOdd)},
 		"p/cloudflare.py": {Data: []byte(outOfScope)},
 		"p/LICENSE":       {Data: []byte("x")},
@@ -82,7 +92,7 @@ func TestGenerate_Translates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Plugins != 4 || st.Rules != 2 || st.Skipped["plugin not in scope"] != 1 || st.Skipped["statement not read: for x in range(3):"] != 1 ||
+	if st.Plugins != 5 || st.Rules != 2 || st.Skipped["plugin not in scope"] != 2 || st.Skipped["statement not read: for x in range(3):"] != 1 ||
 		st.SkippedTells["weak alternative (short literal or only a vendor's name)"] != 2 {
 		t.Fatalf("stats %+v\n%s", st, out)
 	}
@@ -100,8 +110,9 @@ func TestGenerate_Translates(t *testing.T) {
 		{"schema: one part missing", "", svc(403, nil, "test page blocked")},
 		{"vendor's name alone", "", svc(200, nil, "Fortinet Networks reseller page")},
 		{"short header value", "", svc(200, h("Server", "FT"), "")},
-		{"header and status", "Progress Kemp", svc(403, h("X-ServedBy", "KEMP-TEST"), "")},
-		{"header, other status", "", svc(200, h("X-ServedBy", "KEMP-TEST"), "")},
+		{"header and status", "WatchGuard", svc(403, h("X-ServedBy", "WG-TEST"), "")},
+		{"header, other status", "", svc(200, h("X-ServedBy", "WG-TEST"), "")},
+		{"a load balancer out of scope", "", svc(403, h("X-ServedBy", "KEMP-TEST"), "")},
 		{"out of scope", "", svc(200, h("Server", "cloudflare-test-server"), "")},
 	}
 	for _, tt := range tests {
