@@ -28,3 +28,22 @@ func TestRules_AKMix(t *testing.T) {
 		{"a page about Horizon", tcpService(443, title("Migrating from VMware Horizon to Citrix")), wantMatch{}},
 	})
 }
+
+// TestRules_FrameworkCookieOrderSparesSESSID checks the exemption round
+// AK7 added to the framework-cookie-order guard (01-conditions.yaml): a
+// GlobalProtect prelogin answer whose SESSID cookie PAN-OS writes in Go's
+// attribute order is still named by paloalto-globalprotect, while the
+// same answer with any other cookie in that order (a Go honeypot's) is
+// guarded and names nothing.
+func TestRules_FrameworkCookieOrderSparesSESSID(t *testing.T) {
+	body := "<prelogin-response><status>Success</status><ccusername/><autosubmit>false</autosubmit></prelogin-response>"
+	prelogin := func(cookie string) *ingest.Service {
+		return tcpService(443, headerProbe("POST", "/global-protect/prelogin.esp", 200, body,
+			ingest.Header{Name: "Content-Type", Value: "application/xml; charset=UTF-8"},
+			ingest.Header{Name: "Set-Cookie", Value: cookie}))
+	}
+	checkMatches(t, []matchCase{
+		{"PAN-OS's SESSID in Go's order", prelogin("SESSID=0123abcd-4567-89ab-cdef-0123456789ab; Path=/; HttpOnly; Secure"), wantMatch{Vendor: "Palo Alto Networks"}},
+		{"another cookie in Go's order", prelogin("session=abc; Path=/; HttpOnly; Secure"), wantMatch{}},
+	})
+}
