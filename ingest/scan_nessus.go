@@ -74,17 +74,7 @@ func Nessus(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 		}
 		return false, nil
 	})
-	switch {
-	case errors.Is(err, errNessusV1):
-		bad(LineError{1, errNessusV1})
-		return nil
-	case errors.Is(err, errNotNessus), err == nil && !sawRoot:
-		bad(LineError{1, errNotNessus})
-		return nil
-	case errors.Is(err, errStop):
-		return nil
-	}
-	return err
+	return endXMLReport(err, sawRoot, errNotNessus, bad, errNessusV1, errNotNessus)
 }
 
 var (

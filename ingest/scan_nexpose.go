@@ -57,17 +57,7 @@ func Nexpose(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 		}
 		return false, nil
 	})
-	switch {
-	case errors.Is(err, errNexposeSimple), errors.Is(err, errNotNexpose):
-		bad(LineError{1, err})
-		return nil
-	case err == nil && !sawReport:
-		bad(LineError{1, errNotNexpose})
-		return nil
-	case errors.Is(err, errStop):
-		return nil
-	}
-	return err
+	return endXMLReport(err, sawReport, errNotNexpose, bad, errNexposeSimple, errNotNexpose)
 }
 
 var (

@@ -236,17 +236,7 @@ func niktoXML(r io.Reader, bad func(LineError), out func(*niktoTarget) error) er
 		}
 		return false, nil
 	})
-	switch {
-	case errors.Is(err, errNotNikto):
-		bad(LineError{1, err})
-		return nil
-	case errors.Is(err, errStop):
-		return nil
-	case err == nil && !sawRoot:
-		bad(LineError{1, errNotNikto})
-		return nil
-	}
-	return err
+	return endXMLReport(err, sawRoot, errNotNikto, bad, errNotNikto)
 }
 
 var errNotNikto = errors.New("not a Nikto XML report: no <niktoscan> element")

@@ -58,17 +58,7 @@ func Qualys(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 		}
 		return false, nil
 	})
-	switch {
-	case errors.Is(err, errQualysScan):
-		bad(LineError{1, err})
-		return nil
-	case err == nil && !sawReport:
-		bad(LineError{1, errNotQualys})
-		return nil
-	case errors.Is(err, errStop):
-		return nil
-	}
-	return err
+	return endXMLReport(err, sawReport, errNotQualys, bad, errQualysScan)
 }
 
 var (

@@ -71,6 +71,28 @@ func installedKey(text string) string {
 	return strings.Join(keys, "\n")
 }
 
+// endXMLReport settles the walk of an XML report (xmlReport) whose callback
+// stops with a refusal (one of refusals: not this report, or a form to
+// export otherwise), reported at line 1, or with errStop (already
+// reported); a walk that ended without the report's root element is
+// reported as notIt. Any other error is returned.
+func endXMLReport(err error, sawRoot bool, notIt error, bad func(LineError), refusals ...error) error {
+	for _, r := range refusals {
+		if errors.Is(err, r) {
+			bad(LineError{1, r})
+			return nil
+		}
+	}
+	switch {
+	case errors.Is(err, errStop):
+		return nil
+	case err == nil && !sawRoot:
+		bad(LineError{1, notIt})
+		return nil
+	}
+	return err
+}
+
 // xmlReport walks an XML report one element at a time, keeping the path
 // of open elements, so an adapter can decode the elements it wants whole
 // (a host, a result) without holding the file. fn is called for each

@@ -107,17 +107,7 @@ func zapXML(r io.Reader, opt Options, g *serviceGroups, bad func(LineError)) err
 		}
 		return false, nil
 	})
-	switch {
-	case errors.Is(err, errNotZAP):
-		bad(LineError{1, err})
-		return nil
-	case errors.Is(err, errStop):
-		return nil
-	case err == nil && !sawRoot:
-		bad(LineError{1, errNotZAP})
-		return nil
-	}
-	return err
+	return endXMLReport(err, sawRoot, errNotZAP, bad, errNotZAP)
 }
 
 func zapJSON(r io.Reader, opt Options, g *serviceGroups, bad func(LineError)) error {
