@@ -316,7 +316,7 @@ func jsonRanges(r io.Reader, arrays []string, header func(key string, raw json.R
 		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
-	lineAt := func(off int64) int { return 1 + bytes.Count(data[:off], []byte{'\n'}) }
+	lineAt := lineCounter(data, 1)
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return fmt.Errorf("parse %s: not a JSON object", what)
 	}

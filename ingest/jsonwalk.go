@@ -47,18 +47,14 @@ type jsonWalk struct {
 	values bool
 }
 
-// walk passes every record of data to each, with the line it starts on
-// (firstLine is data's first line in the input) and whether it was an
-// array's element. What does not parse is reported through bad with the
-// line where reading stopped.
-func (w jsonWalk) walk(data []byte, firstLine int, bad func(LineError), each func(line int, rec json.RawMessage, inArray bool) error) error {
-	data = bytes.TrimPrefix(data, []byte("\ufeff"))
-	var base int64 // offset of the decoder's input in data
-	// lineAt counts on from the last offset asked (offsets only grow, but
-	// for a record's own line inside a document read before it), so a
-	// file of many records is not counted from its start for each one.
+// lineCounter returns the line of an offset in data, data's first line
+// being firstLine. It counts on from the last offset asked (offsets
+// mostly grow: a record's own line inside a document read before it
+// starts the count again), so a file of many records is not counted from
+// its start for each one. Offsets outside data are taken as its ends.
+func lineCounter(data []byte, firstLine int) func(off int64) int {
 	lastOff, lastLine := int64(0), firstLine
-	lineAt := func(off int64) int {
+	return func(off int64) int {
 		off = min(max(off, 0), int64(len(data)))
 		if off < lastOff {
 			lastOff, lastLine = 0, firstLine
@@ -67,6 +63,16 @@ func (w jsonWalk) walk(data []byte, firstLine int, bad func(LineError), each fun
 		lastOff = off
 		return lastLine
 	}
+}
+
+// walk passes every record of data to each, with the line it starts on
+// (firstLine is data's first line in the input) and whether it was an
+// array's element. What does not parse is reported through bad with the
+// line where reading stopped.
+func (w jsonWalk) walk(data []byte, firstLine int, bad func(LineError), each func(line int, rec json.RawMessage, inArray bool) error) error {
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
+	var base int64 // offset of the decoder's input in data
+	lineAt := lineCounter(data, firstLine)
 	skip := func(off int64) int64 {
 		for off < int64(len(data)) && bytes.IndexByte([]byte(" \t\r\n,"), data[off]) >= 0 {
 			off++

@@ -19,7 +19,7 @@ func jsonArray(r io.Reader, what string, each func(line int, raw json.RawMessage
 	if t, err := dec.Token(); err != nil || t != json.Delim('[') {
 		return fmt.Errorf("parse %s: not a JSON array", what)
 	}
-	lineAt := func(off int64) int { return 1 + bytes.Count(data[:off], []byte{'\n'}) }
+	lineAt := lineCounter(data, 1)
 	for dec.More() {
 		start := dec.InputOffset()
 		for start < int64(len(data)) && strings.ContainsRune(" \t\r\n,", rune(data[start])) {

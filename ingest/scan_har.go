@@ -105,7 +105,7 @@ func HAR(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 // HAR log is one malformed record at line 1; a syntax error inside the
 // entries ends them there (the entries before it are read).
 func harEntries(data []byte, bad func(LineError), each func(line, i int, raw json.RawMessage)) error {
-	lineAt := func(off int64) int { return 1 + bytes.Count(data[:min(int(off), len(data))], []byte{'\n'}) }
+	lineAt := lineCounter(data, 1)
 	dec := json.NewDecoder(bytes.NewReader(data))
 	notHAR := errors.New(`not a HAR file: want {"log": {"entries": [...]}}`)
 	// enter reads '{' and the members up to key, skipping the others.

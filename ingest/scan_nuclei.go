@@ -118,7 +118,7 @@ func nucleiArray(r io.Reader, src string, opt Options, emit Emit, bad func(LineE
 	if err != nil {
 		return err
 	}
-	lineAt := func(off int64) int { return 1 + bytes.Count(data[:min(off, int64(len(data)))], []byte{'\n'}) }
+	lineAt := lineCounter(data, 1)
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if _, err := dec.Token(); err != nil {
 		bad(LineError{1, fmt.Errorf("json: %w", err)})
