@@ -3,13 +3,10 @@ package cluster
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -33,27 +30,11 @@ func startTaggedCluster(t *testing.T, n int) *natsCluster {
 // startTagged starts node i with its tag (a config file: nats-server has
 // no flag for tags) and the flags startCluster gives.
 func startTagged(c *natsCluster, i int) {
-	nd := c.nodes[i]
-	conf := filepath.Join(nd.dir, "tags.conf")
+	conf := filepath.Join(c.nodes[i].dir, "tags.conf")
 	if err := os.WriteFile(conf, []byte(fmt.Sprintf("server_tags: [\"shard:%d\"]\n", i)), 0o600); err != nil {
 		c.t.Fatal(err)
 	}
-	var routes []string
-	for _, o := range c.nodes {
-		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", o.cport))
-	}
-	cmd := exec.Command(c.bin, "-c", conf, "-a", "127.0.0.1", "-p", strconv.Itoa(nd.port),
-		"--server_name", nd.name, "--cluster_name", c.name,
-		"--cluster", fmt.Sprintf("nats://127.0.0.1:%d", nd.cport), "--routes", strings.Join(routes, ","),
-		"-js", "-sd", filepath.Join(nd.dir, "js"))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
-	if err := cmd.Start(); err != nil {
-		c.t.Fatalf("start %s: %v", nd.name, err)
-	}
-	nd.cmd = cmd
-	nd.done = make(chan struct{})
-	go func() { _ = cmd.Wait(); close(nd.done) }()
+	c.run(i, "-c", conf)
 }
 
 // shardHosts publishes a tor-exit signal for addresses 10.9.x.y, i in
