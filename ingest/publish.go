@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -146,6 +147,9 @@ type Ingester struct {
 	client      *http.Client
 	// now is the clock a fetch's listed_at is read from (tests set it).
 	now func() time.Time
+	// out, when set, receives every observation as a JSON line instead
+	// of the stream (NewDryRun).
+	out io.Writer
 }
 
 // New returns an ingester publishing to js. reg may be nil.
@@ -155,6 +159,16 @@ func New(js jetstream.JetStream, log *slog.Logger, reg prometheus.Registerer, ma
 	}
 	return &Ingester{js: js, log: log.With("stage", "ingest"), metrics: NewMetrics(reg), maxInFlight: maxInFlight,
 		timeout: fetchTimeout, client: &http.Client{Timeout: fetchTimeout}, now: time.Now}
+}
+
+// NewDryRun returns an ingester that publishes nothing: it writes every
+// valid observation to w as one JSON line, as the stream would store it
+// (what the observations format reads back). Stats.Published counts the
+// lines written; nothing is de-duplicated.
+func NewDryRun(w io.Writer, log *slog.Logger, fetchTimeout time.Duration) *Ingester {
+	in := New(nil, log, nil, 0, fetchTimeout)
+	in.out = w
+	return in
 }
 
 // SetClock replaces the clock IngestFile reads a fetch's time (listed_at)
@@ -246,7 +260,13 @@ func (in *Ingester) Ingest(ctx context.Context, format string, r io.Reader, opt 
 	}
 	defer dr.Close()
 	r = dr
-	pub := NewPublisher(in.js, in.maxInFlight)
+	var pub *Publisher
+	var write *bufio.Writer
+	if in.out != nil {
+		write = bufio.NewWriterSize(in.out, 64<<10)
+	} else {
+		pub = NewPublisher(in.js, in.maxInFlight)
+	}
 	var listed string
 	if !opt.ListedAt.IsZero() {
 		listed = ipmodel.FormatTime(opt.ListedAt)
@@ -259,7 +279,16 @@ func (in *Ingester) Ingest(ctx context.Context, format string, r io.Reader, opt 
 		if c := ipmodel.MoreRestricted(o.Class, opt.Class); c != ipmodel.DataStandard {
 			o.Class = c
 		}
-		return pub.Publish(ctx, &o)
+		if write == nil {
+			return pub.Publish(ctx, &o)
+		}
+		data, _, err := o.Encode()
+		if err != nil {
+			return err
+		}
+		st.Published++
+		write.Write(data)
+		return write.WriteByte('\n')
 	}, func(le LineError) {
 		in.metrics.bad.WithLabelValues(format).Inc()
 		if len(st.Malformed) < maxReportedErrors {
@@ -267,8 +296,15 @@ func (in *Ingester) Ingest(ctx context.Context, format string, r io.Reader, opt 
 			in.log.Warn("malformed record skipped", "format", format, "line", le.Line, "err", le.Err)
 		}
 	})
-	ferr := pub.Flush(ctx)
-	st.Published, st.Duplicates, st.LastSeq = pub.Published, pub.Duplicates, pub.Last
+	var ferr error
+	if write != nil {
+		if ferr = write.Flush(); ferr != nil {
+			ferr = fmt.Errorf("write observations: %w", ferr)
+		}
+	} else {
+		ferr = pub.Flush(ctx)
+		st.Published, st.Duplicates, st.LastSeq = pub.Published, pub.Duplicates, pub.Last
+	}
 	in.metrics.published.WithLabelValues(format).Add(float64(st.Published))
 	in.metrics.duplicates.WithLabelValues(format).Add(float64(st.Duplicates))
 	skipped := 0

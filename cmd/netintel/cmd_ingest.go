@@ -22,7 +22,8 @@ import (
 func ingestCommands() []*command {
 	return []*command{
 		&command{name: "ingest", summary: "read feed files or URLs into the observation stream of a running system",
-			usage: []string{"ingest --format FORMAT [--kind K --provider P] [--wait] [--data-dir DIR | --nats URL] FILE_OR_URL..."},
+			usage: []string{"ingest --format FORMAT [--kind K --provider P] [--wait] [--data-dir DIR | --nats URL] FILE_OR_URL...",
+				"ingest --format FORMAT --dry-run FILE_OR_URL... > observations.ndjson"},
 			desc: `Read feed files or URLs of one format into the observation stream of a running
 	system (` + "`netintel run`" + `, or the NATS of a deployment), one after the other: a file
 	that fails is said and the others still go in. FILE_OR_URL may be gzip, bzip2
@@ -31,10 +32,17 @@ func ingestCommands() []*command {
 	closing line counts what was read and stored, with the time and the rate.
 	With --wait the command returns only once the enrich workers have applied
 	every observation it published to the IP state (their acknowledgement
-	floor has passed the last sequence it published).`,
+	floor has passed the last sequence it published).
+
+	With --dry-run no system is needed and nothing is published: the
+	observations the files hold are written to stdout, one JSON line each,
+	exactly as they would be stored (` + "`--format observations`" + ` reads them
+	back), and the counts and problems go to stderr. It shows what a
+	file of yours becomes before it goes in.`,
 			examples: []string{
 				"netintel ingest --data-dir data --format tor-exits samples/tor-exit-addresses",
 				"netintel ingest --data-dir data --format cidr-list --kind cdn --provider Cloudflare --wait samples/cloudflare-ips-v4.txt",
+				"netintel ingest --format nmap-xml --dry-run scan.xml | jq -c '.service.probes[0]'",
 				"zstd feed.ndjson && netintel ingest --nats nats://10.0.0.5:4222 --format observations --wait --wait-timeout 10m feed.ndjson.zst",
 			},
 			notes: ingestNotes(),
@@ -63,6 +71,7 @@ func cmdIngest(ctx context.Context, env *Env, args []string) error {
 	confidence := fs.Float64("confidence", 0, "confidence 0..1 of the feed's claims (default: the format's)")
 	wait := fs.Bool("wait", false, "return only when enrichment has applied every observation published")
 	waitTimeout := fs.Duration("wait-timeout", 0, "with --wait: give up after this long (0 = no limit); the observations stay queued")
+	dryRun := fs.Bool("dry-run", false, "publish nothing: write the observations to stdout as JSON lines (no running system needed)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -83,8 +92,20 @@ func cmdIngest(ctx context.Context, env *Env, args []string) error {
 	if *confidence < 0 || *confidence > 1 {
 		return errors.New("ingest: --confidence must be 0..1")
 	}
+	if *dryRun && *wait {
+		return usageError{errors.New("ingest: --wait and --dry-run do not go together: a dry run publishes nothing to wait for")}
+	}
 	cfg, err := cf.loadConfig()
 	if err != nil {
+		return err
+	}
+	opt := ingest.Options{Source: *source, Kind: *kind, Provider: *provider, Confidence: *confidence, MaxLineBytes: cfg.Ingest.MaxLineBytes}
+	if *dryRun {
+		log, err := cf.logger(env)
+		if err != nil {
+			return err
+		}
+		_, err = ingestFiles(ctx, env, ingest.NewDryRun(env.Stdout, log, cfg.Ingest.FetchTimeout), *format, fs.Args(), opt, true)
 		return err
 	}
 	ncfg := cfg.NATS
@@ -110,19 +131,36 @@ func cmdIngest(ctx context.Context, env *Env, args []string) error {
 	}
 	defer b.Close()
 	in := ingest.New(b.JS, log, nil, cfg.Ingest.MaxInFlight, cfg.Ingest.FetchTimeout)
-	// Several files of one format go in one after the other; one that
-	// fails is said and the others still go in (the command then fails).
+	all, err := ingestFiles(ctx, env, in, *format, fs.Args(), opt, false)
+	if err != nil {
+		return err
+	}
+	if !*wait {
+		return nil
+	}
+	return waitApplied(ctx, env, b.JS, all, *waitTimeout)
+}
+
+// ingestFiles reads paths in format one after the other: a file that
+// fails is said and the others still go in (the command then fails). A
+// dry run's counts go to stderr, its stdout being the observations.
+func ingestFiles(ctx context.Context, env *Env, in *ingest.Ingester, format string, paths []string, opt ingest.Options, dry bool) (ingest.Stats, error) {
 	var errs []error
 	all := ingest.Stats{LastSeq: map[string]uint64{}}
-	for _, path := range fs.Args() {
+	say := env.Stdout
+	if dry {
+		say = env.Stderr
+	}
+	for _, path := range paths {
 		m := newMeter(env, "ingest "+filepath.Base(path), "", 0)
-		st, err := in.IngestFile(ctx, *format, path, ingest.Options{Source: *source, Kind: *kind, Provider: *provider,
-			Confidence: *confidence, MaxLineBytes: cfg.Ingest.MaxLineBytes, Progress: m.set})
+		o := opt
+		o.Progress = m.set
+		st, err := in.IngestFile(ctx, format, path, o)
 		took := m.done()
 		if err == nil && st.Read == 0 && len(st.Malformed) > 0 {
 			// Nothing in the file fit: most likely the wrong --format. One line
 			// says so, rather than one per record.
-			errs = append(errs, fmt.Errorf("ingest: nothing in %s reads as %s: first record that did not fit: %v", path, *format, st.Malformed[0]))
+			errs = append(errs, fmt.Errorf("ingest: nothing in %s reads as %s: first record that did not fit: %v", path, format, st.Malformed[0]))
 			continue
 		}
 		for _, le := range st.Malformed {
@@ -137,21 +175,19 @@ func cmdIngest(ctx context.Context, env *Env, args []string) error {
 		}
 		el := time.Since(m.start)
 		name := ""
-		if fs.NArg() > 1 {
+		if len(paths) > 1 {
 			name = path + ": "
 		}
-		fmt.Fprintf(env.Stdout, "%s%s; %s read %s (%.1f observations/s)\n", name, st, humanBytes(st.Bytes), took, float64(st.Read)/max(el.Seconds(), 1e-3))
+		summary := st.String()
+		if dry {
+			summary = strings.Replace(summary, " stored, 0 duplicates,", " written (dry run: nothing published),", 1)
+		}
+		fmt.Fprintf(say, "%s%s; %s read %s (%.1f observations/s)\n", name, summary, humanBytes(st.Bytes), took, float64(st.Read)/max(el.Seconds(), 1e-3))
 		for subj, seq := range st.LastSeq {
 			all.LastSeq[subj] = max(all.LastSeq[subj], seq)
 		}
 	}
-	if len(errs) > 0 {
-		return errors.Join(errs...)
-	}
-	if !*wait {
-		return nil
-	}
-	return waitApplied(ctx, env, b.JS, all, *waitTimeout)
+	return all, errors.Join(errs...)
 }
 
 // waitApplied waits until enrichment has applied what st published

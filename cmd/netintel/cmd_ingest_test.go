@@ -6,9 +6,12 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/netintel/netintel/enrich"
 	"github.com/netintel/netintel/internal/config"
@@ -202,4 +205,61 @@ func startEnrich(t *testing.T) (*testutil.NATS, *config.Config) {
 	go func() { done <- w.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 	return n, cfg
+}
+
+// TestIngestCommand_DryRun: --dry-run needs no system and writes to stdout
+// the very lines the stream stores for the same file (read back from a
+// real nats-server), which --format observations reads back unchanged;
+// the counts go to stderr, and --wait with it is refused.
+func TestIngestCommand_DryRun(t *testing.T) {
+	t.Parallel()
+	const file = "../../ingest/testdata/nmap-complex.xml"
+	dry, errOut, code := runCLI(t, "ingest", "--format", "nmap-xml", "--dry-run", file)
+	if code != 0 || !strings.Contains(errOut, "nmap-xml: 4 observations read, 4 written (dry run: nothing published), 0 malformed") {
+		t.Fatalf("dry run: exit %d, stderr %q", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSuffix(dry, "\n"), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("dry run wrote %d lines, want 4:\n%s", len(lines), dry)
+	}
+
+	n := testutil.StartNATS(t)
+	n.Ensure(t)
+	if out, errOut, code := runCLI(t, "ingest", "--nats", n.URL, "--format", "nmap-xml", file); code != 0 || !strings.Contains(out, "4 stored") {
+		t.Fatalf("ingest: exit %d, %q %q", code, out, errOut)
+	}
+	cons, err := n.JS.OrderedConsumer(t.Context(), "OBSERVATIONS", jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored []string
+	for range 4 {
+		m, err := cons.Next(jetstream.FetchMaxWait(5 * time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored = append(stored, string(m.Data()))
+	}
+	// The stream orders by subject partition's arrival; compare as sets.
+	slices.Sort(stored)
+	sorted := slices.Sorted(slices.Values(lines))
+	if !slices.Equal(stored, sorted) {
+		t.Errorf("dry run and stream differ:\ndry:    %q\nstored: %q", sorted, stored)
+	}
+
+	p := filepath.Join(t.TempDir(), "obs.ndjson")
+	if err := os.WriteFile(p, []byte(dry), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	again, _, code := runCLI(t, "ingest", "--format", "observations", "--dry-run", p)
+	if code != 0 || again != dry {
+		t.Errorf("observations read back: exit %d\n%s\nwant\n%s", code, again, dry)
+	}
+
+	if _, errOut, code := runCLI(t, "ingest", "--format", "nmap-xml", "--dry-run", "--wait", file); code == 0 || !strings.Contains(errOut, "--wait and --dry-run do not go together") {
+		t.Errorf("--wait --dry-run: exit %d, %q", code, errOut)
+	}
+	if out, errOut, code := runCLI(t, "ingest", "--format", "masscan", "--dry-run", file); code == 0 || out != "" || !strings.Contains(errOut, "reads as masscan") {
+		t.Errorf("wrong format dry run: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
 }
