@@ -267,12 +267,7 @@ func awsFlowEmit(n int, f []string, eventAt time.Time, layout *awsFlowLayout, sr
 		return nil
 	}
 	rec, at, skip, err := layout.record(f)
-	switch {
-	case err != nil:
-		bad(LineError{n, err})
-		return nil
-	case skip != "":
-		opt.skip(n, skip)
+	if opt.settled(n, skip, err, bad) {
 		return nil
 	}
 	if at.IsZero() {

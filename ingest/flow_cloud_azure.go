@@ -104,12 +104,7 @@ func azureFlowRecordEmit(find *jsonStringFinder, n int, where string, v json.Raw
 	for _, t := range tuples {
 		line := find.line(t, n)
 		recs, at, skip, err := azureFlowTuple(t, vnet)
-		switch {
-		case err != nil:
-			bad(LineError{line, err})
-			continue
-		case skip != "":
-			opt.skip(line, skip)
+		if opt.settled(line, skip, err, bad) {
 			continue
 		}
 		if err := emitFlowFirst(line, recs, at, src, opt, emit, bad); err != nil {

@@ -46,6 +46,21 @@ func (o Options) skip(line int, reason string) {
 	}
 }
 
+// settled reports a record a reader refused (err: malformed, to bad) or
+// left out on purpose (skip: Options.Skipped), and says whether it was
+// either; the caller goes on to the next record when it was.
+func (o Options) settled(line int, skip string, err error, bad func(LineError)) bool {
+	switch {
+	case err != nil:
+		bad(LineError{line, err})
+	case skip != "":
+		o.skip(line, skip)
+	default:
+		return false
+	}
+	return true
+}
+
 // when returns the time a scanner record gives, or the options' time, or
 // now, formatted for observed_at.
 func (o Options) when(t time.Time) string {

@@ -121,13 +121,8 @@ func HTTPX(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 		if t := bytes.TrimPrefix(line, []byte("\ufeff")); len(t) == 0 || t[0] != '{' {
 			// the plain text httpx prints (scan_httpx_text.go)
 			o, skip, err := httpxTextLine(string(t), src, opt)
-			switch {
-			case err != nil:
-				bad(LineError{n, err})
-				return nil
-			case skip != "":
-				opt.skip(n, skip)
-				if strings.Contains(skip, "is a name") {
+			if opt.settled(n, skip, err, bad) {
+				if err == nil && strings.Contains(skip, "is a name") {
 					opt.warn(n, fmt.Sprintf("%q: not read: %s", clipForError(strings.Fields(string(t))[0], 200), skip))
 				}
 				return nil

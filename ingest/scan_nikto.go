@@ -52,13 +52,8 @@ func Nikto(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	}
 	out := func(t *niktoTarget) error {
 		o, skip, err := t.observation(src, opt)
-		switch {
-		case err != nil:
-			bad(LineError{t.line, err})
-			return nil
-		case skip != "":
-			opt.skip(t.line, skip)
-			if strings.Contains(skip, "is a name") {
+		if opt.settled(t.line, skip, err, bad) {
+			if err == nil && strings.Contains(skip, "is a name") {
 				opt.warn(t.line, fmt.Sprintf("target %q port %d: not read: %s", clipForError(t.host, 200), t.port, skip))
 			}
 			return nil

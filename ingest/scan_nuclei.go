@@ -96,14 +96,7 @@ func Nuclei(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 			return nucleiRecord(n, t, src, opt, emit, bad)
 		}
 		x, skip, err := nucleiTextLine(string(line))
-		switch {
-		case err != nil:
-			bad(LineError{n, err})
-			return nil
-		case skip != "":
-			opt.skip(n, skip)
-			return nil
-		case x.TemplateID == "":
+		if opt.settled(n, skip, err, bad) || x.TemplateID == "" {
 			return nil
 		}
 		return nucleiResultRecord(n, &x, true, src, opt, emit, bad)
