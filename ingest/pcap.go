@@ -3,6 +3,7 @@ package ingest
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/binary"
@@ -198,6 +199,11 @@ const (
 const (
 	pcapNothing  = "connection or flow with nothing recognised"
 	pcapRepeated = "service as an earlier connection showed it"
+	// A UDP flow one end of which sent nothing: a probe no one answered
+	// (nmap's IKE or OpenVPN probe to a closed port draws an ICMP
+	// unreachable, which is not the flow's) or a capture of one
+	// direction. Nothing says a server of any protocol is there.
+	pcapUnanswered = "udp flow never answered (a probe, or one direction captured)"
 )
 
 // pcapKey names a connection or flow by its ends, the smaller first.
@@ -605,7 +611,7 @@ func (st *pcapState) finishConn(k pcapKey, c *pcapConn) error {
 		obs = st.flowObservations(c, nil)
 	}
 	if len(obs) == 0 {
-		st.opt.skip(c.line, pcapNothing)
+		st.opt.skip(c.line, cmp.Or(c.skipped, pcapNothing))
 	}
 	for _, o := range obs {
 		if o.Service != nil {

@@ -24,6 +24,9 @@ type pcapConn struct {
 	// firstData is the end that sent the first payload; -1 none yet.
 	firstData int
 	udp       *udpFlow
+	// skipped, when set, is why the connection showed nothing (else
+	// pcapNothing).
+	skipped string
 }
 
 func (c *pcapConn) closed() bool { return c.rst || c.dir[0].fin || c.dir[1].fin }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -629,5 +630,59 @@ func TestPcap_LongBanner(t *testing.T) {
 	r := obs[0].Service.Probes[0].Banner.Received
 	if !r.Truncated || r.Length != 70000 || r.SHA256 != "" || len(r.Bytes()) != pcapMaxBanner {
 		t.Errorf("received: truncated %v length %d sha256 %q, %d bytes kept", r.Truncated, r.Length, r.SHA256, len(r.Bytes()))
+	}
+}
+
+// TestPcap_UnansweredUDPProbe: a scanner's IKE or OpenVPN probe that no
+// one answered (the port closed or filtered) makes no VPN endpoint of its
+// target; the same probe answered does.
+func TestPcap_UnansweredUDPProbe(t *testing.T) {
+	ike := func(initiator bool) []byte {
+		b := make([]byte, 28)
+		copy(b, []byte{1, 2, 3, 4, 5, 6, 7, 8}) // initiator SPI
+		if !initiator {
+			copy(b[8:], []byte{9, 10, 11, 12, 13, 14, 15, 16})
+		}
+		b[17], b[18] = 0x10, 2 // IKEv1, identity protection
+		binary.BigEndian.PutUint32(b[24:], 28)
+		return b
+	}
+	probe := func(dport uint16, payload []byte) testPkt {
+		return testPkt{src: "192.0.2.10", dst: "198.51.100.7", sport: 40000, dport: dport, udp: true, payload: payload}
+	}
+	answer := func(sport uint16, payload []byte) testPkt {
+		return testPkt{src: "198.51.100.7", dst: "192.0.2.10", sport: sport, dport: 40000, udp: true, payload: payload}
+	}
+	tests := []struct {
+		name string
+		pkts []testPkt
+		want string
+	}{
+		{"IKE probe, no answer", []testPkt{probe(500, ike(true)), probe(500, ike(true))}, ""},
+		{"IKE probe answered", []testPkt{probe(500, ike(true)), answer(500, ike(false))}, "ikev2 500"},
+		{"NAT-T port, no answer", []testPkt{probe(4500, []byte{0xff})}, ""},
+		{"L2TP port, no answer", []testPkt{probe(1701, []byte{0xc8, 2, 0, 12})}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var skipped []string
+			opt := Options{Skipped: func(_ int, r string) { skipped = append(skipped, r) }}
+			var got []string
+			err := Pcap(bytes.NewReader(writeCapture(t, 65535, tt.pkts)), opt, func(_ int, o Observation) error {
+				if o.Flow != nil {
+					got = append(got, fmt.Sprintf("%s %d", o.Flow.Protocol, o.Flow.Port))
+				}
+				return nil
+			}, func(e LineError) { t.Errorf("malformed: %v", e) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Join(got, ",") != tt.want {
+				t.Errorf("flows %q, want %q", got, tt.want)
+			}
+			if tt.want == "" && !slices.Contains(skipped, pcapUnanswered) {
+				t.Errorf("skipped %q, want %q", skipped, pcapUnanswered)
+			}
+		})
 	}
 }

@@ -317,6 +317,10 @@ func openvpnTCP(cli, srv []byte) (float64, bool) {
 // their handshakes, IKE with the responder's vendor IDs, SNMP's sysDescr;
 // else what flow inference makes of the ports and counters.
 func (st *pcapState) udpObservations(c *pcapConn) []Observation {
+	if c.pkts[0] == 0 || c.pkts[1] == 0 {
+		c.skipped = pcapUnanswered
+		return nil
+	}
 	u := c.udp
 	if u == nil {
 		return st.flowObservations(c, nil)
