@@ -133,6 +133,19 @@ func openCapture(r io.Reader) (captureReader, error) {
 			return nil, unknownLinkError(pr.LinkType())
 		}
 		return pcapReader{pr}, nil
+	case 0xa1b2cd34, 0x34cdb2a1:
+		// Alexey Kuznetzov's modified pcap, which libpcap reads: made the
+		// standard layout and read as such.
+		order := binary.ByteOrder(binary.LittleEndian)
+		if magic[0] == 0xa1 {
+			order = binary.BigEndian
+		}
+		hdr := make([]byte, 24)
+		if _, err := io.ReadFull(br, hdr); err != nil {
+			return nil, fmt.Errorf("pcap: file too short for a capture header: %w", err)
+		}
+		order.PutUint32(hdr[0:4], 0xa1b2c3d4)
+		return openCapture(io.MultiReader(bytes.NewReader(hdr), &modifiedPcap{r: br, order: order}))
 	case 0x0a0d0d0a:
 		nr, err := pcapgo.NewNgReader(br, pcapgo.NgReaderOptions{WantMixedLinkType: true, SkipUnknownVersion: true})
 		if err != nil {
@@ -140,7 +153,55 @@ func openCapture(r io.Reader) (captureReader, error) {
 		}
 		return ngReader{nr}, nil
 	}
-	return nil, fmt.Errorf("pcap: not a pcap or pcapng capture: the file starts % x (pcap starts d4 c3 b2 a1 or a1 b2 c3 d4, pcapng 0a 0d 0d 0a)", magic)
+	return nil, fmt.Errorf("pcap: not a pcap or pcapng capture: the file starts % x (pcap starts d4 c3 b2 a1 or a1 b2 c3 d4, the modified pcap 34 cd b2 a1, pcapng 0a 0d 0d 0a)", magic)
+}
+
+// modifiedPcap passes the records of a modified pcap (magic a1b2cd34,
+// from Alexey Kuznetzov's patched libpcap; libpcap and Wireshark read
+// it) through in the standard layout: each record header carries 8
+// bytes more (interface index, protocol, packet type, padding) after the
+// standard 16, which are dropped.
+type modifiedPcap struct {
+	r     io.Reader
+	order binary.ByteOrder
+	head  []byte // the current record's standard header, not yet read
+	left  int    // bytes of the current record's packet not yet read
+	cut   bool   // the file ended inside a record header
+}
+
+func (m *modifiedPcap) Read(p []byte) (int, error) {
+	if len(m.head) == 0 && m.left == 0 {
+		if m.cut {
+			return 0, io.ErrUnexpectedEOF
+		}
+		var h [24]byte
+		n, err := io.ReadFull(m.r, h[:])
+		switch {
+		case n == 0:
+			return 0, err
+		case n < 24:
+			// A cut record header: what there is, then the damage, for
+			// pcapgo to report.
+			m.head, m.cut = append(m.head[:0], h[:min(n, 16)]...), true
+		default:
+			m.head = append(m.head[:0], h[:16]...)
+			m.left = int(m.order.Uint32(h[8:12]))
+		}
+	}
+	if len(m.head) > 0 {
+		n := copy(p, m.head)
+		m.head = m.head[n:]
+		return n, nil
+	}
+	if len(p) > m.left {
+		p = p[:m.left]
+	}
+	n, err := m.r.Read(p)
+	m.left -= n
+	if err == io.EOF && m.left > 0 {
+		err = io.ErrUnexpectedEOF // the file ends inside a packet
+	}
+	return n, err
 }
 
 // pcapLinkRead reports whether packets of link type lt are decoded.

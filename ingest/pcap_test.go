@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -684,5 +685,44 @@ func TestPcap_UnansweredUDPProbe(t *testing.T) {
 				t.Errorf("skipped %q, want %q", skipped, pcapUnanswered)
 			}
 		})
+	}
+}
+
+// TestPcap_ModifiedFormat: a capture in the modified pcap layout (magic
+// a1b2cd34, 8 more bytes a record header), as libpcap reads it, gives the
+// observations the standard file gives; cut inside a record header, what
+// came before still goes in.
+func TestPcap_ModifiedFormat(t *testing.T) {
+	std := writeCapture(t, 65535, tcpSession("192.0.2.10", "198.51.100.7", 40000, 80,
+		"GET / HTTP/1.1\r\nHost: a\r\n\r\n", "HTTP/1.1 200 OK\r\nServer: x\r\nContent-Length: 2\r\n\r\nok"))
+	mod := bytes.Clone(std[:24])
+	binary.LittleEndian.PutUint32(mod, 0xa1b2cd34)
+	last := 0
+	for b := std[24:]; len(b) >= 16; {
+		n := int(binary.LittleEndian.Uint32(b[8:12]))
+		last = len(mod)
+		mod = append(mod, b[:16]...)
+		mod = append(mod, 2, 0, 0, 0, 0, 8, 0, 0) // ifindex 2, protocol, packet type, pad
+		mod = append(mod, b[16:16+n]...)
+		b = b[16+n:]
+	}
+	want, _, _, err := runPcap(t, std)
+	if err != nil || len(want) == 0 {
+		t.Fatalf("standard: %v, %d observations", err, len(want))
+	}
+	got, bad, _, err := runPcap(t, mod)
+	if err != nil || len(bad) > 0 {
+		t.Fatalf("modified: %v %v", err, bad)
+	}
+	g, _ := json.Marshal(got)
+	w, _ := json.Marshal(want)
+	if !bytes.Equal(g, w) {
+		t.Errorf("modified pcap read as\n%s\nwant\n%s", g, w)
+	}
+	// Cut in the last record's header: the damage is reported, what came
+	// before goes in.
+	got, bad, _, err = runPcap(t, mod[:last+20])
+	if err != nil || len(bad) != 1 || !strings.Contains(bad[0].Err.Error(), "capture cut or damaged") || len(got) != len(want) {
+		t.Errorf("cut in a record header: %v %v, %d observations", err, bad, len(got))
 	}
 }
