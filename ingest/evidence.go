@@ -722,7 +722,9 @@ func ParseDN(s string) *DN {
 	if strings.HasPrefix(s, "/") {
 		parts = strings.Split(s[1:], "/")
 	} else {
-		parts = splitDN(s)
+		for _, p := range splitDN(s) {
+			parts = append(parts, splitSlashAttrs(p)...)
+		}
 	}
 	for _, p := range parts {
 		k, v, ok := strings.Cut(p, "=")
@@ -750,6 +752,27 @@ func ParseDN(s string) *DN {
 		}
 	}
 	return d
+}
+
+// joinedAttr finds "/<attribute>=" inside an RDN's value: OpenSSL's
+// one-line form joins an attribute it has no short name for to the one
+// before it (Suricata 4.x prints "CN=host/emailAddress=a@b").
+var joinedAttr = regexp.MustCompile(`/(?i:emailAddress|CN|O|OU|C|ST|L|E)=`)
+
+// splitSlashAttrs splits one RDN where joinedAttr finds another attribute
+// joined to it.
+func splitSlashAttrs(p string) []string {
+	idx := joinedAttr.FindAllStringIndex(p, -1)
+	if idx == nil {
+		return []string{p}
+	}
+	out := make([]string, 0, len(idx)+1)
+	from := 0
+	for _, m := range idx {
+		out = append(out, p[from:m[0]])
+		from = m[0] + 1
+	}
+	return append(out, p[from:])
 }
 
 // splitDN splits an RFC 4514 name at its unescaped commas (and plus

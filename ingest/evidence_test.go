@@ -173,6 +173,11 @@ func TestParseDN(t *testing.T) {
 		{"CN=FGT60F,OU=FortiGate,O=Fortinet,L=Sunnyvale,ST=California,C=US", DN{CN: "FGT60F", OU: []string{"FortiGate"}, O: []string{"Fortinet"}, L: "Sunnyvale", ST: "California", C: "US"}},
 		{"/C=US/ST=CA/O=Palo Alto Networks/CN=gp.example.com/emailAddress=a@b", DN{CN: "gp.example.com", O: []string{"Palo Alto Networks"}, ST: "CA", C: "US", Email: "a@b"}},
 		{`CN=a\, b,O="x, y"`, DN{CN: "a, b", O: []string{"x, y"}}},
+		// Suricata 4.x: OpenSSL's one-line form joins the e-mail address to the CN.
+		{"C=US, ST=CA, L=Santa Clara, O=Palo Alto Networks, OU=Support, CN=localhost/emailAddress=support@paloaltonetworks.com",
+			DN{CN: "localhost", O: []string{"Palo Alto Networks"}, OU: []string{"Support"}, L: "Santa Clara", ST: "CA", C: "US", Email: "support@paloaltonetworks.com"}},
+		// a slash that starts no attribute stays in the value
+		{"CN=vpn/portal, O=a/b", DN{CN: "vpn/portal", O: []string{"a/b"}}},
 	}
 	for _, tt := range tests {
 		got := ParseDN(tt.in)

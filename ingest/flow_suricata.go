@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
@@ -25,7 +26,14 @@ type suricataEvent struct {
 	DestIP    string          `json:"dest_ip"`
 	DestPort  *int            `json:"dest_port"`
 	Proto     json.RawMessage `json:"proto"`
+	// Direction of an alert's packet (Suricata 7): to_server, to_client.
+	Direction string `json:"direction"`
 	Flow      *struct {
+		// The flow's client and server (an alert's flow member, Suricata 7).
+		SrcIP         string `json:"src_ip"`
+		DestIP        string `json:"dest_ip"`
+		SrcPort       *int   `json:"src_port"`
+		DestPort      *int   `json:"dest_port"`
 		PktsToServer  int64  `json:"pkts_toserver"`
 		PktsToClient  int64  `json:"pkts_toclient"`
 		BytesToServer int64  `json:"bytes_toserver"`
@@ -81,38 +89,66 @@ type suricataEvent struct {
 //     the custom-logged response headers (server, set_cookie, location,
 //     www_authenticate, ...);
 //   - ssh events: the server's software version as Detected;
-//   - every other event type (alert, dns, fileinfo, stats, anomaly, ...)
-//     is counted as skipped.
+//   - alert events that carry the flow's tls, http or ssh metadata (as
+//     EVE logs them with an alert's app-layer metadata on): the same
+//     evidence, on the flow's server: the alert's packet may go either
+//     way, so the server is the flow member's dest_ip (Suricata 7), else
+//     the source when the alert's direction is to_client, else the end on
+//     the lower port (a server's port against a client's ephemeral one);
+//   - every other event type (dns, fileinfo, stats, anomaly, ike, snmp,
+//     ...) is counted as skipped; ike events list the vendor IDs of both
+//     ends together, which would give a responder its initiator's.
 func Suricata(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	src := opt.source("suricata")
-	return opt.nonBlankLines(r, "suricata eve", bad, func(n int, line []byte) error {
-		var ev suricataEvent
-		if err := scanUnmarshal(line, &ev); err != nil {
-			bad(LineError{n, fmt.Errorf("json: %w", err)})
-			return nil
+	br := bufio.NewReaderSize(r, 64*1024)
+	if jsonDocuments(br) {
+		// Events exported as a JSON array or pretty-printed (jq -s, a
+		// SIEM's export) rather than EVE's one line each.
+		data, err := readJSONFeed(br, "suricata eve")
+		if err != nil {
+			return err
 		}
-		if ev.EventType == "" {
-			bad(LineError{n, errors.New(`not a Suricata EVE event: want "event_type"`)})
-			return nil
-		}
-		switch ev.EventType {
-		case "flow", "netflow":
-			return ev.flow(n, src, opt, emit, bad)
-		case "tls", "http", "ssh":
-			o, err := ev.service(src, opt)
-			if err != nil {
-				bad(LineError{n, err})
-				return nil
-			}
-			if o == nil {
-				opt.skip(n, "suricata "+ev.EventType+" event with no server evidence")
-				return nil
-			}
-			return emitChecked(n, *o, emit, bad)
-		}
-		opt.skip(n, "suricata "+ev.EventType+" event not read")
-		return nil
+		return jsonValues(data, bad, func(n int, v json.RawMessage, _ bool) error {
+			return suricataRecord(n, v, src, opt, emit, bad)
+		})
+	}
+	return opt.nonBlankLines(br, "suricata eve", bad, func(n int, line []byte) error {
+		return suricataRecord(n, line, src, opt, emit, bad)
 	})
+}
+
+// suricataRecord reads one EVE event.
+func suricataRecord(n int, line []byte, src string, opt Options, emit Emit, bad func(LineError)) error {
+	var ev suricataEvent
+	if err := scanUnmarshal(line, &ev); err != nil {
+		bad(LineError{n, fmt.Errorf("json: %w", err)})
+		return nil
+	}
+	if ev.EventType == "" {
+		bad(LineError{n, errors.New(`not a Suricata EVE event: want "event_type"`)})
+		return nil
+	}
+	switch ev.EventType {
+	case "flow", "netflow":
+		return ev.flow(n, src, opt, emit, bad)
+	case "tls", "http", "ssh", "alert":
+		o, err := ev.service(src, opt)
+		if err != nil {
+			bad(LineError{n, err})
+			return nil
+		}
+		if o == nil {
+			if ev.EventType == "alert" {
+				opt.skip(n, "suricata alert event without tls, http or ssh metadata")
+			} else {
+				opt.skip(n, "suricata "+ev.EventType+" event with no server evidence")
+			}
+			return nil
+		}
+		return emitChecked(n, *o, emit, bad)
+	}
+	opt.skip(n, "suricata "+ev.EventType+" event not read")
+	return nil
 }
 
 // suricataTime reads EVE's time stamps ("2022-02-08T09:40:29.080710-0500",
@@ -218,50 +254,72 @@ func (ev *suricataEvent) flow(n int, src string, opt Options, emit Emit, bad fun
 // service builds the observation of a tls, http or ssh event; nil when
 // the event carries nothing about the server.
 func (ev *suricataEvent) service(src string, opt Options) (*Observation, error) {
-	ip, err := netip.ParseAddr(strings.TrimSpace(ev.DestIP))
-	if err != nil {
-		return nil, fmt.Errorf("dest_ip: not an IP address: %q", ev.DestIP)
+	ipText, portp, ipField, portField := ev.DestIP, ev.DestPort, "dest_ip", "dest_port"
+	if ev.EventType == "alert" {
+		ipText, portp, ipField, portField = ev.alertServer()
 	}
-	if ev.DestPort == nil || *ev.DestPort < 1 || *ev.DestPort > 65535 {
-		return nil, errors.New("dest_port: must be 1..65535")
+	ip, err := netip.ParseAddr(strings.TrimSpace(ipText))
+	if err != nil {
+		return nil, fmt.Errorf("%s: not an IP address: %q", ipField, ipText)
+	}
+	if portp == nil || *portp < 1 || *portp > 65535 {
+		return nil, errors.New(portField + ": must be 1..65535")
 	}
 	proto, err := ev.proto()
 	if err != nil {
 		return nil, err
 	}
 	o := &Observation{Type: TypeService, IP: ip.Unmap().String(), Source: src, ObservedAt: opt.when(suricataTime(ev.Timestamp))}
-	s := &Service{Port: *ev.DestPort, Transport: transportName(proto)}
-	switch ev.EventType {
-	case "tls":
-		t, sni := ev.tls()
-		if t == nil {
-			return nil, nil
+	s := &Service{Port: *portp, Transport: transportName(proto)}
+	all := ev.EventType == "alert" // an alert carries any of them
+	if ev.EventType == "tls" || all {
+		if t, sni := ev.tls(); t != nil {
+			s.Probes = append(s.Probes, Probe{Name: "suricata.tls", TLS: t})
+			if sni != "" {
+				o.Hostnames = append(o.Hostnames, sni)
+			}
 		}
-		s.Probes = []Probe{{Name: "suricata.tls", TLS: t}}
-		if sni != "" {
-			o.Hostnames = []string{sni}
+	}
+	if ev.EventType == "http" || all {
+		if p, host := ev.http(); p != nil {
+			s.Probes = append(s.Probes, *p)
+			if host != "" && !slices.Contains(o.Hostnames, host) {
+				o.Hostnames = append(o.Hostnames, host)
+			}
 		}
-	case "http":
-		p, host := ev.http()
-		if p == nil {
-			return nil, nil
+	}
+	if ev.EventType == "ssh" || all {
+		if ev.SSH != nil && ev.SSH.Server != nil && ev.SSH.Server.SoftwareVersion != "" {
+			sv := ev.SSH.Server
+			s.Detected = &Detected{By: "suricata", Service: "ssh", Product: sv.SoftwareVersion}
+			if sv.ProtoVersion != "" {
+				s.Detected.Info = "protocol " + sv.ProtoVersion
+			}
 		}
-		s.Probes = []Probe{*p}
-		if host != "" {
-			o.Hostnames = []string{host}
-		}
-	case "ssh":
-		if ev.SSH == nil || ev.SSH.Server == nil || ev.SSH.Server.SoftwareVersion == "" {
-			return nil, nil
-		}
-		sv := ev.SSH.Server
-		s.Detected = &Detected{By: "suricata", Service: "ssh", Product: sv.SoftwareVersion}
-		if sv.ProtoVersion != "" {
-			s.Detected.Info = "protocol " + sv.ProtoVersion
-		}
+	}
+	if len(s.Probes) == 0 && s.Detected == nil {
+		return nil, nil
 	}
 	o.Service = s
 	return o, nil
+}
+
+// alertServer is the server end of an alert's flow (see Suricata): the
+// flow member's dest_ip, else the source of a to_client packet, else the
+// end on the lower port (the destination on a tie); with the member it
+// was read from, for an error.
+func (ev *suricataEvent) alertServer() (ip string, port *int, ipField, portField string) {
+	if f := ev.Flow; f != nil && f.DestIP != "" && f.DestPort != nil {
+		return f.DestIP, f.DestPort, "flow.dest_ip", "flow.dest_port"
+	}
+	switch {
+	case ev.Direction == "to_client":
+		return ev.SrcIP, ev.SrcPort, "src_ip", "src_port"
+	case ev.Direction == "to_server":
+	case ev.SrcPort != nil && ev.DestPort != nil && *ev.SrcPort < *ev.DestPort:
+		return ev.SrcIP, ev.SrcPort, "src_ip", "src_port"
+	}
+	return ev.DestIP, ev.DestPort, "dest_ip", "dest_port"
 }
 
 func (ev *suricataEvent) tls() (*TLS, string) {

@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -157,7 +158,7 @@ func TestSuricata_RealSample(t *testing.T) {
 		t.Fatalf("obs %d bad %v", len(r.obs), r.bad)
 	}
 	c := countReasons(r.skipped)
-	if c[flowUnrecognised] != 7 || c["suricata dns event not read"] != 1 || c["suricata alert event not read"] != 1 ||
+	if c[flowUnrecognised] != 7 || c["suricata dns event not read"] != 1 || c["suricata alert event without tls, http or ssh metadata"] != 1 ||
 		c["suricata smtp event not read"] != 1 || c["suricata tls event with no server evidence"] != 1 {
 		t.Errorf("skipped %v", c)
 	}
@@ -217,5 +218,46 @@ func TestSuricata_Flows(t *testing.T) {
 	}
 	if f := r.obs[2]; f.IP != "203.0.113.10" || f.Flow.Protocol != "ipsec" || f.ObservedAt != "2026-11-20T10:00:01Z" {
 		t.Errorf("esp = %s", mustJSON(t, f))
+	}
+}
+
+// TestSuricata_Alerts: alerts go in with the flow's app-layer metadata, on
+// the flow's server whichever way the alert's packet went: a real export
+// (a pretty-printed JSON array of Suricata 4.x alerts, the subject in
+// OpenSSL's one-line form) and Suricata 7's direction and flow members.
+func TestSuricata_Alerts(t *testing.T) {
+	t.Parallel()
+	r := runScan(t, "suricata-eve", readFile(t, "suricata-alerts-wrccdc2018.json"))
+	if len(r.obs) != 2 || len(r.bad) != 0 || countReasons(r.skipped)["suricata alert event without tls, http or ssh metadata"] != 1 {
+		t.Fatalf("obs %s bad %v skipped %v", mustJSON(t, r.obs), r.bad, r.skipped)
+	}
+	h := r.obs[0]
+	if h.IP != "64.135.77.30" || h.Service.Port != 80 || h.Service.Probes[0].Request.Path == "" || h.Hostnames[0] != "cfg.crawler.com" {
+		t.Errorf("http alert = %s", mustJSON(t, h))
+	}
+	tls := r.obs[1].Service.Probes[0].TLS
+	if r.obs[1].IP != "10.47.1.1" || r.obs[1].Service.Port != 443 || tls.Subject.CN != "d92c11ece94546685d283c62baa542e1f4e65323e4c865aa71cd5bff8dfc95b7" ||
+		tls.Subject.Email != "support@paloaltonetworks.com" || tls.Issuer.CN != "localhost" || tls.Issuer.OU[0] != "Support" {
+		t.Errorf("tls alert = %s", mustJSON(t, r.obs[1]))
+	}
+
+	// The server's own packet raised the alert: the server is the source.
+	const tlsMeta = `"tls":{"subject":"CN=vpn.example.com","issuerdn":"CN=vpn.example.com","version":"TLS 1.2"}`
+	lines := strings.Join([]string{
+		`{"timestamp":"2025-01-02T03:04:05.000000+0000","event_type":"alert","src_ip":"198.51.100.7","src_port":443,"dest_ip":"192.0.2.10","dest_port":51000,"proto":"TCP","direction":"to_client",` + tlsMeta + `}`,
+		// Suricata 7's flow member names the client and the server.
+		`{"timestamp":"2025-01-02T03:04:05.000000+0000","event_type":"alert","src_ip":"198.51.100.8","src_port":40000,"dest_ip":"192.0.2.10","dest_port":51000,"proto":"TCP",` + tlsMeta + `,"flow":{"src_ip":"192.0.2.10","dest_ip":"198.51.100.8","src_port":51000,"dest_port":40000}}`,
+		// No direction: the lower port is the server's.
+		`{"timestamp":"2025-01-02T03:04:05.000000+0000","event_type":"alert","src_ip":"198.51.100.9","src_port":10443,"dest_ip":"192.0.2.10","dest_port":51000,"proto":"TCP",` + tlsMeta + `}`,
+		`{"timestamp":"2025-01-02T03:04:05.000000+0000","event_type":"alert","src_ip":"192.0.2.10","src_port":51000,"dest_ip":"198.51.100.10","dest_port":8443,"proto":"TCP","direction":"to_server",` + tlsMeta + `}`,
+	}, "\n")
+	r = runScan(t, "suricata-eve", lines)
+	var got []string
+	for _, o := range r.obs {
+		got = append(got, fmt.Sprintf("%s:%d", o.IP, o.Service.Port))
+	}
+	want := "198.51.100.7:443 198.51.100.8:40000 198.51.100.9:10443 198.51.100.10:8443"
+	if strings.Join(got, " ") != want || len(r.bad) != 0 {
+		t.Errorf("servers %v, want %s (bad %v)", got, want, r.bad)
 	}
 }
