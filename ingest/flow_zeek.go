@@ -303,6 +303,8 @@ func zeekGuessPath(rec zeekRec) string {
 		return "software"
 	case rec.has("port_num") && rec.has("issuer_subject"):
 		return "known_certs"
+	case rec.has("display_string") || rec.has("community") && rec.has("get_requests"):
+		return "snmp"
 	}
 	return ""
 }
@@ -324,8 +326,10 @@ func (st *zeekState) record(n int, path string, rec zeekRec) error {
 		return st.software(n, rec)
 	case "known_certs":
 		return st.knownCert(n, rec)
+	case "snmp":
+		return st.snmp(n, rec)
 	case "":
-		st.bad(LineError{n, errors.New("not a Zeek log record: no #path or _path, and not a conn, ssl, x509, http, ssh, software or known_certs record")})
+		st.bad(LineError{n, errors.New("not a Zeek log record: no #path or _path, and not a conn, ssl, x509, http, ssh, software, known_certs or snmp record")})
 		return nil
 	}
 	st.opt.skip(n, "zeek "+path+" log not read")
@@ -345,7 +349,16 @@ func (st *zeekState) endpoint(rec zeekRec) (netip.Addr, int, error) {
 	return a.Unmap(), int(p), nil
 }
 
-func (st *zeekState) when(rec zeekRec) string { return st.opt.when(rec.time("ts")) }
+// when is a service record's ts; one that is there but not a time (Zeek's
+// test logs write XXXXXXXXXX.XXXXXX) is warned of, and the record goes in
+// at the file's time.
+func (st *zeekState) when(n int, rec zeekRec) string {
+	at := rec.time("ts")
+	if at.IsZero() && rec.str("ts") != "" {
+		st.opt.warn(n, fmt.Sprintf("ts: not a time: %q: observed at the file's time", clipForError(rec.str("ts"), 40)))
+	}
+	return st.opt.when(at)
+}
 
 func (st *zeekState) conn(n int, rec zeekRec) error {
 	orig, err := flowAddr("id.orig_h", rec.str("id.orig_h"))
@@ -497,7 +510,7 @@ func (st *zeekState) ssl(n int, rec zeekRec, final bool) error {
 	if strings.HasPrefix(rec.str("version"), "DTLS") {
 		transport = "udp"
 	}
-	o := Observation{Type: TypeService, IP: ip.String(), Source: st.src, ObservedAt: st.when(rec),
+	o := Observation{Type: TypeService, IP: ip.String(), Source: st.src, ObservedAt: st.when(n, rec),
 		Service: &Service{Port: port, Transport: transport, Probes: []Probe{{Name: "zeek.ssl", TLS: t}}}}
 	if sni := rec.str("server_name"); sni != "" {
 		o.Hostnames = []string{sni}
@@ -526,13 +539,32 @@ func (st *zeekState) http(n int, rec zeekRec) error {
 		st.opt.skip(n, "zeek http record with no request or response")
 		return nil
 	}
-	o := Observation{Type: TypeService, IP: ip.String(), Source: st.src, ObservedAt: st.when(rec),
+	o := Observation{Type: TypeService, IP: ip.String(), Source: st.src, ObservedAt: st.when(n, rec),
 		Service: &Service{Port: port, Transport: "tcp", Probes: []Probe{p}}}
 	if h := hostOf(q.Host); h != "" {
 		if _, err := netip.ParseAddr(h); err != nil {
 			o.Hostnames = []string{h}
 		}
 	}
+	return emitChecked(n, o, st.emit, st.bad)
+}
+
+// snmp reads an snmp.log record: the agent's system description
+// (display_string, which Zeek takes from a response's sysDescr) as a
+// banner of the responder's port, the form the SNMP rules read.
+func (st *zeekState) snmp(n int, rec zeekRec) error {
+	ip, port, err := st.endpoint(rec)
+	if err != nil {
+		st.bad(LineError{n, err})
+		return nil
+	}
+	d := rec.str("display_string")
+	if d == "" {
+		st.opt.skip(n, "zeek snmp record with no display_string (sysDescr)")
+		return nil
+	}
+	o := Observation{Type: TypeService, IP: ip.String(), Source: st.src, ObservedAt: st.when(n, rec),
+		Service: &Service{Port: port, Transport: "udp", Probes: []Probe{{Name: "zeek.snmp", Banner: &Banner{Received: TextBody(validUTF8(d))}}}}}
 	return emitChecked(n, o, st.emit, st.bad)
 }
 
@@ -547,7 +579,7 @@ func (st *zeekState) ssh(n int, rec zeekRec) error {
 		st.opt.skip(n, "zeek ssh record with no server software")
 		return nil
 	}
-	o := Observation{Type: TypeService, IP: ip.String(), Source: st.src, ObservedAt: st.when(rec),
+	o := Observation{Type: TypeService, IP: ip.String(), Source: st.src, ObservedAt: st.when(n, rec),
 		Service: &Service{Port: port, Transport: "tcp", Probes: []Probe{{Name: "zeek.ssh", Banner: &Banner{Received: TextBody(server)}}}}}
 	return emitChecked(n, o, st.emit, st.bad)
 }
@@ -588,7 +620,7 @@ func (st *zeekState) software(n int, rec zeekRec) error {
 		st.opt.skip(n, "zeek software record of a server with no port")
 		return nil
 	}
-	o := Observation{Type: TypeService, IP: ip.Unmap().String(), Source: st.src, ObservedAt: st.when(rec),
+	o := Observation{Type: TypeService, IP: ip.Unmap().String(), Source: st.src, ObservedAt: st.when(n, rec),
 		Service: &Service{Port: int(port), Transport: "tcp", Probes: []Probe{p}}}
 	return emitChecked(n, o, st.emit, st.bad)
 }
@@ -619,7 +651,7 @@ func (st *zeekState) knownCert(n int, rec zeekRec) error {
 		st.opt.skip(n, "zeek known_certs record with no subject, issuer or serial")
 		return nil
 	}
-	o := Observation{Type: TypeService, IP: ip.Unmap().String(), Source: st.src, ObservedAt: st.when(rec),
+	o := Observation{Type: TypeService, IP: ip.Unmap().String(), Source: st.src, ObservedAt: st.when(n, rec),
 		Service: &Service{Port: int(port), Transport: "tcp", Probes: []Probe{{Name: "zeek.known_certs", TLS: t}}}}
 	return emitChecked(n, o, st.emit, st.bad)
 }

@@ -261,3 +261,35 @@ func TestSuricata_Alerts(t *testing.T) {
 		t.Errorf("servers %v, want %s (bad %v)", got, want, r.bad)
 	}
 }
+
+// TestZeek_SNMP: snmp.log's display_string (the agent's sysDescr) is a
+// banner of the responder's UDP port, in TSV (the header of Zeek's own
+// baseline, testing/btest/Baseline/scripts.base.protocols.snmp.v3) and
+// JSON; a record without one is skipped; a ts that is not a time (Zeek's
+// test logs) is warned of and the record goes in.
+func TestZeek_SNMP(t *testing.T) {
+	t.Parallel()
+	tsv := "#separator \\x09\n#set_separator\t,\n#empty_field\t(empty)\n#unset_field\t-\n#path\tsnmp\n" +
+		"#fields\tts\tuid\tid.orig_h\tid.orig_p\tid.resp_h\tid.resp_p\tduration\tversion\tcommunity\tget_requests\tget_bulk_requests\tget_responses\tset_requests\tdisplay_string\tup_since\n" +
+		"#types\ttime\tstring\taddr\tport\taddr\tport\tinterval\tstring\tstring\tcount\tcount\tcount\tcount\tstring\ttime\n" +
+		"1700000000.000000\tC1\t192.0.2.10\t54211\t198.51.100.7\t161\t0.001171\t2c\tpublic\t1\t0\t1\t0\tCisco Adaptive Security Appliance Version 9.8(4)\t-\n" +
+		"XXXXXXXXXX.XXXXXX\tC2\t192.0.2.10\t54212\t198.51.100.8\t161\t0.001171\t2c\tpublic\t1\t0\t1\t0\tRouterOS RB4011iGS+\t-\n" +
+		"1700000000.000000\tC3\t192.0.2.10\t54213\t198.51.100.9\t161\t11.133819\t3\t-\t0\t0\t0\t0\t-\t-\n"
+	r, warns := runScanWarn(t, "zeek", tsv)
+	if len(r.obs) != 2 || len(r.bad) != 0 || countReasons(r.skipped)["zeek snmp record with no display_string (sysDescr)"] != 1 {
+		t.Fatalf("obs %s bad %v skipped %v", mustJSON(t, r.obs), r.bad, r.skipped)
+	}
+	o := r.obs[0]
+	if o.IP != "198.51.100.7" || o.Service.Port != 161 || o.Service.Transport != "udp" || o.ObservedAt != "2023-11-14T22:13:20Z" ||
+		o.Service.Probes[0].Banner.Received.Text() != "Cisco Adaptive Security Appliance Version 9.8(4)" {
+		t.Errorf("snmp = %s", mustJSON(t, o))
+	}
+	if len(warns) != 1 || !strings.Contains(warns[0], `ts: not a time: "XXXXXXXXXX.XXXXXX"`) {
+		t.Errorf("warnings %q", warns)
+	}
+	// JSON without _path, known by its fields.
+	r = runScan(t, "zeek", `{"ts":1700000000.0,"uid":"C4","id.orig_h":"192.0.2.10","id.orig_p":50085,"id.resp_h":"198.51.100.7","id.resp_p":161,"duration":0.0,"version":"2c","community":"public","get_requests":1,"get_bulk_requests":0,"get_responses":1,"set_requests":0,"display_string":"SonicWALL TZ 470 (SonicOS 7.0.1-5035)"}`)
+	if len(r.obs) != 1 || r.obs[0].Service.Probes[0].Banner.Received.Text() != "SonicWALL TZ 470 (SonicOS 7.0.1-5035)" {
+		t.Errorf("json snmp: %s %v %v", mustJSON(t, r.obs), r.bad, r.skipped)
+	}
+}
