@@ -48,7 +48,14 @@ func cmdProbe(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	src := liveSource{svc}
-	before, seen, err := src.Progress(ctx)
+	// A cluster in an election (a node lost) answers no request for a
+	// moment: the command waits it out (bus.Retry) as the roles do.
+	var before probe.Progress
+	var seen uint64
+	err = bus.Retry(ctx, s.Log, "probe progress", func() (err error) {
+		before, seen, err = src.Progress(ctx)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("read progress: %w", err)
 	}
@@ -57,7 +64,10 @@ func cmdProbe(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stdout, "a TLD check is already running (run %s, %d/%d TLDs); following it\n", before.RunID, before.ProcessedTLDs, before.TotalTLDs)
 		prevRun = ""
 	} else {
-		if _, err := svc.Request(ctx); err != nil {
+		if err := bus.Retry(ctx, s.Log, "probe request", func() error {
+			_, err := svc.Request(ctx)
+			return err
+		}); err != nil {
 			return err
 		}
 		fmt.Fprintln(env.Stdout, "TLD check requested")
