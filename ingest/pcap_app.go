@@ -355,6 +355,12 @@ func tlsVersionName(v uint16) string {
 		return "DTLSv1.0"
 	case 0xfefd:
 		return "DTLSv1.2"
+	case 0xfefc:
+		return "DTLSv1.3"
+	case 0x0100:
+		// DTLS before RFC 4347's number (OpenSSL's DTLS1_BAD_VER), which
+		// Cisco's AnyConnect DTLS still speaks, as ocserv does for it.
+		return "DTLSv0.9"
 	}
 	return fmt.Sprintf("0x%04x", v)
 }
@@ -363,14 +369,20 @@ func tlsVersionName(v uint16) string {
 // cipher and JA3S, and the leaf certificate the server sent (TLS 1.2 and
 // older; TLS 1.3 encrypts it). nil when the server's hello is not there.
 func tlsProbe(cli, srv []byte) (*TLS, string) {
+	return tlsProbeMessages(tlsHandshake(cli), tlsHandshake(srv))
+}
+
+// tlsProbeMessages is tlsProbe of each end's handshake messages (TLS's
+// framing: a stream's, or DTLS's joined from their fragments).
+func tlsProbeMessages(cli, srv []byte) (*TLS, string) {
 	var sni string
-	tlsMessages(tlsHandshake(cli), func(typ byte, body []byte) {
+	tlsMessages(cli, func(typ byte, body []byte) {
 		if typ == tlsClientHello && sni == "" {
 			sni = clientHelloSNI(body)
 		}
 	})
 	var t *TLS
-	tlsMessages(tlsHandshake(srv), func(typ byte, body []byte) {
+	tlsMessages(srv, func(typ byte, body []byte) {
 		switch typ {
 		case tlsServerHello:
 			if t == nil {

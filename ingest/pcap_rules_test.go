@@ -154,9 +154,18 @@ func TestPcap_RealCaptures(t *testing.T) {
 		// Entrust certificate, the same on every connection: stored once),
 		// a Code42 server, Slack (TLS taken up after the certificate) and
 		// plain HTTP; nothing in clear says Cisco, and nothing is a VPN
-		// by its packets (the DTLS tunnel on UDP 443 is not read).
-		{"anyconnect-vpn.pcap", []string{"8.37.102.91 pcap:tls -> ", "99.86.34.156 pcap:tls -> ", "8.37.96.194 pcap:tls -> ",
+		// by its packets. The DTLS tunnel on UDP 443 opens with Cisco's
+		// pre-standard DTLS (0x0100) resuming the TLS session: its
+		// ServerHello, no certificate.
+		{"anyconnect-vpn.pcap", []string{"8.37.102.91 pcap:tls -> ", "8.37.102.91 pcap:dtls -> ", "99.86.34.156 pcap:tls -> ", "8.37.96.194 pcap:tls -> ",
 			"184.25.56.77 pcap:http -> ", "184.25.56.77 pcap:http -> ", "10.0.0.149 pcap:http -> ", "10.0.0.151 pcap:http -> "}, func(t *testing.T, got []pcapSeen) {
+			for _, s := range got {
+				if s.o.Service != nil && s.o.Service.Probes[0].Name == "pcap:dtls" {
+					if d := s.o.Service.Probes[0].TLS; s.o.Service.Transport != "udp" || s.o.Service.Port != 443 || d.Version != "DTLSv0.9" || d.Subject != nil {
+						t.Errorf("DTLS %s %+v", s.o.Service.Transport, d)
+					}
+				}
+			}
 			tl := got[0].o.Service.Probes[0].TLS
 			if tl.Subject == nil || tl.Subject.CN != "*.pandion.viasat.com" || tl.Cipher != "TLS_RSA_WITH_AES_256_CBC_SHA" || tl.JA3S != "82f0d8a75fa483d1cfe4b7085b784d7e" ||
 				!slices.Contains(tl.SANs, "pandion.viasat.com") || tl.NotBefore != "2019-02-05T21:43:58Z" {
@@ -182,6 +191,29 @@ func TestPcap_RealCaptures(t *testing.T) {
 		// in the capture; its UDP 5004 sessions are SoftEther's own protocol:
 		// nothing.
 		{"softether.pcap", nil, nil},
+		// DTLS: certificates sent in several fragments (joined), and a
+		// server's lone datagram (a ServerHello names its sender the
+		// server although the client's side was not captured).
+		{"dtls_certificate_fragments.pcap", []string{"35.210.59.134 pcap:dtls -> ", "104.153.87.149 pcap:dtls -> "}, func(t *testing.T, got []pcapSeen) {
+			for _, s := range got {
+				d := s.o.Service.Probes[0].TLS
+				switch s.o.IP {
+				case "35.210.59.134":
+					if d.Version != "DTLSv1.0" || d.Subject.CN != "*.opera-mini.net" || s.o.Service.Port != 44443 || s.o.Service.Transport != "udp" {
+						t.Errorf("opera %+v", d)
+					}
+				case "104.153.87.149":
+					if d.Version != "DTLSv1.2" || d.Subject.CN != "*.discord.gg" || d.Issuer.CN != "Sectigo RSA Domain Validation Secure Server CA" {
+						t.Errorf("discord %+v", d)
+					}
+				}
+			}
+		}},
+		{"dtls_certificate.pcapng", []string{"191.62.60.190 pcap:dtls -> "}, func(t *testing.T, got []pcapSeen) {
+			if d := got[0].o.Service.Probes[0].TLS; d.Subject.CN != "www.update.microsoft.com" || d.Version != "DTLSv1.2" {
+				t.Errorf("DTLS %+v", d)
+			}
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {

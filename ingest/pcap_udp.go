@@ -38,6 +38,92 @@ type udpFlow struct {
 	ikeVIDs  [2][]string
 	snmp     string // sysDescr of a response
 	snmpFrom int
+
+	// DTLS: each end's handshake messages in the clear, reassembled from
+	// their fragments (by message_seq), in TLS's framing.
+	dtls [2]dtlsMessages
+}
+
+// dtlsMessages are one end's DTLS handshake messages in the clear: the
+// whole ones in TLS's framing (type, 3-byte length, body), which the TLS
+// reading takes as a stream's, and the one being joined from fragments.
+type dtlsMessages struct {
+	done    []byte
+	cur     []byte // the fragments of the message being joined
+	curType byte
+	curLen  int
+	curSeq  int
+	seen    map[[2]int]bool // message_seq and type of the messages done
+	stopped bool            // past the handshake in the clear, or past the budget
+}
+
+// dtlsBudget is the most of one end's DTLS handshake kept (a chain of
+// certificates fits).
+const dtlsBudget = 64 << 10
+
+// add reads the handshake records of a DTLS datagram (RFC 6347: a
+// 13-byte record header, then messages whose 12-byte header says which
+// part of which message the fragment is). A message's fragments are
+// taken in order; a retransmitted message is taken once, and the reading
+// stops at the first ChangeCipherSpec or application data record (what
+// follows is encrypted).
+func (d *dtlsMessages) add(b []byte) {
+	for !d.stopped && len(b) >= 13 {
+		if b[1] != 0xfe && (b[1] != 0x01 || b[2] != 0x00) { // DTLS 1.x, or Cisco's pre-standard 0x0100
+			return
+		}
+		typ, n := b[0], int(binary.BigEndian.Uint16(b[11:13]))
+		if len(b) < 13+n {
+			return
+		}
+		rec := b[13 : 13+n]
+		b = b[13+n:]
+		if typ != 22 {
+			d.stopped = typ == 20 || typ == 23
+			continue
+		}
+		for len(rec) >= 12 {
+			mt := rec[0]
+			length := int(rec[1])<<16 | int(rec[2])<<8 | int(rec[3])
+			seq := int(binary.BigEndian.Uint16(rec[4:6]))
+			off := int(rec[6])<<16 | int(rec[7])<<8 | int(rec[8])
+			flen := int(rec[9])<<16 | int(rec[10])<<8 | int(rec[11])
+			if len(rec) < 12+flen {
+				return
+			}
+			frag := rec[12 : 12+flen]
+			rec = rec[12+flen:]
+			if len(d.done)+4+length > dtlsBudget {
+				d.stopped = true
+				return
+			}
+			switch {
+			case d.seen[[2]int{seq, int(mt)}] || off+flen > length:
+				continue // a retransmission, or not a fragment of its message
+			case off == 0 && (len(d.cur) == 0 || seq != d.curSeq):
+				d.cur, d.curType, d.curLen, d.curSeq = d.cur[:0], mt, length, seq
+			case seq != d.curSeq || mt != d.curType || off != len(d.cur):
+				continue // out of order: the message is not joined
+			}
+			d.cur = append(d.cur, frag...)
+			if len(d.cur) == d.curLen {
+				if d.seen == nil {
+					d.seen = map[[2]int]bool{}
+				}
+				d.seen[[2]int{seq, int(mt)}] = true
+				d.done = append(d.done, mt, byte(length>>16), byte(length>>8), byte(length))
+				d.done = append(d.done, d.cur...)
+				d.cur = d.cur[:0]
+			}
+		}
+	}
+}
+
+// hasServerHello reports whether the messages hold a ServerHello.
+func (d *dtlsMessages) hasServerHello() bool {
+	found := false
+	tlsMessages(d.done, func(typ byte, _ []byte) { found = found || typ == tlsServerHello })
+	return found
 }
 
 // udpSize is how many bytes a UDP flow keeps (counted in the reader's
@@ -48,6 +134,9 @@ func (c *pcapConn) udpSize() int {
 		return 0
 	}
 	n := len(u.first[0]) + len(u.first[1]) + len(u.wgInit[0]) + len(u.wgInit[1]) + len(u.wgAnswer) + len(u.snmp)
+	for _, d := range u.dtls {
+		n += len(d.done) + len(d.cur)
+	}
 	for _, vids := range u.ikeVIDs {
 		for _, v := range vids {
 			n += len(v)
@@ -88,6 +177,9 @@ func (c *pcapConn) udpPacket(side int, p *pkt) {
 		if d, ok := snmpSysDescr(b); ok {
 			u.snmp, u.snmpFrom = d, side
 		}
+	}
+	if len(b) >= 13 && b[0] >= 20 && b[0] <= 23 && !p.cut {
+		u.dtls[side].add(b)
 	}
 }
 
@@ -316,13 +408,19 @@ func openvpnTCP(cli, srv []byte) (float64, bool) {
 // udpObservations are what a UDP flow showed: WireGuard and OpenVPN by
 // their handshakes, IKE with the responder's vendor IDs, SNMP's sysDescr;
 // else what flow inference makes of the ports and counters.
+//
+// A flow one end of which sent nothing names a server only by what the
+// other end's packets say of themselves (an IKE response, an SNMP
+// response, a DTLS ServerHello): a request no one answered, an IKE
+// initiation, or the counters alone name nothing (pcapUnanswered).
 func (st *pcapState) udpObservations(c *pcapConn) []Observation {
-	if c.pkts[0] == 0 || c.pkts[1] == 0 {
-		c.skipped = pcapUnanswered
-		return nil
-	}
+	oneWay := c.pkts[0] == 0 || c.pkts[1] == 0
 	u := c.udp
 	if u == nil {
+		if oneWay {
+			c.skipped = pcapUnanswered
+			return nil
+		}
 		return st.flowObservations(c, nil)
 	}
 	var out []Observation
@@ -348,7 +446,7 @@ func (st *pcapState) udpObservations(c *pcapConn) []Observation {
 	if conf, ok := openvpnHandshake(u.first[cl], u.first[1-cl]); ok {
 		return append(out, st.payloadFlow(c, c.end(1-cl), "udp", "openvpn", conf))
 	}
-	if u.ike {
+	if u.ike && !(oneWay && (u.ikeInit < 0 || u.seen[1-u.ikeInit] == 0)) {
 		resp := c.udpServerSide()
 		if u.ikeInit >= 0 {
 			resp = 1 - u.ikeInit
@@ -366,6 +464,24 @@ func (st *pcapState) udpObservations(c *pcapConn) []Observation {
 	}
 	if u.snmp != "" {
 		out = append(out, st.service(c, c.end(u.snmpFrom), "udp", Probe{Name: "pcap:snmp", Banner: &Banner{Received: TextBody(validUTF8(u.snmp))}}))
+	}
+	for srv := range 2 {
+		if u.dtls[srv].hasServerHello() {
+			if t, sni := tlsProbeMessages(u.dtls[1-srv].done, u.dtls[srv].done); t != nil {
+				o := st.service(c, c.end(srv), "udp", Probe{Name: "pcap:dtls", TLS: t})
+				if sni != "" {
+					o.Hostnames = []string{sni}
+				}
+				out = append(out, o)
+			}
+			break
+		}
+	}
+	if oneWay {
+		if len(out) == 0 {
+			c.skipped = pcapUnanswered
+		}
+		return out
 	}
 	var veto []string
 	if u.seen[0]+u.seen[1] > 0 {
