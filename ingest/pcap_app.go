@@ -51,7 +51,18 @@ func (st *pcapState) tcpObservations(c *pcapConn) []Observation {
 		// A banner is the first bytes: only where the connection's start
 		// was seen (its SYN or SYN-ACK), or the bytes say what they are.
 		if p, ok := bannerProbe(cl, s, c.firstData == 1-server); ok && (c.synFrom >= 0 || c.synAckFrom >= 0 || p.Name == "pcap:ssh") {
-			out = append(out, st.service(c, srv, "tcp", p))
+			o := st.service(c, srv, "tcp", p)
+			// STARTTLS (SMTP, IMAP, POP3, FTP, LDAP, XMPP) or RDP's X.224
+			// negotiation: the TLS handshake after the plain exchange.
+			if sh := tlsAfter(s.data, tlsServerHello); sh != nil {
+				if t, sni := tlsProbe(tlsAfter(cl.data, tlsClientHello), sh); t != nil {
+					o.Service.Probes = append(o.Service.Probes, Probe{Name: "pcap:tls", TLS: t})
+					if sni != "" {
+						o.Hostnames = []string{sni}
+					}
+				}
+			}
+			out = append(out, o)
 		}
 	}
 	var veto []string
@@ -324,6 +335,28 @@ func tlsHandshake(b []byte) []byte {
 		b = b[5+n:]
 	}
 	return hs
+}
+
+// tlsAfter is where a TLS handshake starts after a plain exchange in b
+// (past its first byte): the first handshake record whose first message
+// is of type msg and fits in it; nil when there is none.
+func tlsAfter(b []byte, msg byte) []byte {
+	for i := 1; i+9 <= len(b); i++ {
+		j := bytes.IndexByte(b[i:], 22)
+		if j < 0 {
+			return nil
+		}
+		i += j
+		if i+9 > len(b) {
+			return nil
+		}
+		rec := int(binary.BigEndian.Uint16(b[i+3 : i+5]))
+		hs := int(b[i+6])<<16 | int(b[i+7])<<8 | int(b[i+8])
+		if b[i+1] == 3 && b[i+2] <= 4 && b[i+5] == msg && rec >= 4 && rec <= 1<<14+2048 && hs >= 34 && (hs+4 <= rec || msg == tlsServerHello && hs+4 > rec && hs < 1<<16) {
+			return b[i:]
+		}
+	}
+	return nil
 }
 
 // tlsMessages calls f with each whole handshake message of hs.

@@ -209,6 +209,23 @@ func TestPcap_RealCaptures(t *testing.T) {
 				}
 			}
 		}},
+		// A client's SSLv2-format hello upgraded to TLS 1.0: the server's
+		// handshake is read (NetScreen's signature server, not an
+		// appliance: named by nothing).
+		{"suricata-sslv2-tls-upgrade.pcap", []string{"10.157.4.11 pcap:tls -> "}, func(t *testing.T, got []pcapSeen) {
+			if d := got[0].o.Service.Probes[0].TLS; d.Version != "TLSv1.0" || d.Subject.CN != "sigdb.secteam.netscreen.com" {
+				t.Errorf("TLS %+v", d)
+			}
+		}},
+		// STARTTLS: the greeting as the banner, and the handshake after
+		// the plain exchange as a TLS probe of the same service.
+		{"zeek-smtp-starttls.pcap", []string{"74.125.142.26 pcap:banner -> "}, func(t *testing.T, got []pcapSeen) {
+			ps := got[0].o.Service.Probes
+			if len(ps) != 2 || !strings.HasPrefix(ps[0].Banner.Received.Text(), "220 mx.google.com ESMTP") || ps[1].Name != "pcap:tls" ||
+				ps[1].TLS.Subject == nil || ps[1].TLS.Subject.CN != "mx.google.com" {
+				t.Errorf("probes %+v", ps)
+			}
+		}},
 		{"dtls_certificate.pcapng", []string{"191.62.60.190 pcap:dtls -> "}, func(t *testing.T, got []pcapSeen) {
 			if d := got[0].o.Service.Probes[0].TLS; d.Subject.CN != "www.update.microsoft.com" || d.Version != "DTLSv1.2" {
 				t.Errorf("DTLS %+v", d)
