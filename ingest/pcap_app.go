@@ -42,11 +42,11 @@ func (st *pcapState) tcpObservations(c *pcapConn) []Observation {
 		}
 	default:
 		if conf, ok := openvpnTCP(cl.data, s.data); ok {
-			return append(out, st.payloadFlow(c, srv, "tcp", "openvpn", conf))
+			return append(out, st.openvpnTCPObservations(c, srv, conf, cl.data, s.data)...)
 		}
 		if conf, ok := openvpnTCP(s.data, cl.data); ok {
 			// The ends were taken the wrong way round (no SYN seen).
-			return append(out, st.payloadFlow(c, c.end(1-server), "tcp", "openvpn", conf))
+			return append(out, st.openvpnTCPObservations(c, c.end(1-server), conf, s.data, cl.data)...)
 		}
 		// A banner is the first bytes: only where the connection's start
 		// was seen (its SYN or SYN-ACK), or the bytes say what they are.
@@ -71,6 +71,33 @@ func (st *pcapState) tcpObservations(c *pcapConn) []Observation {
 		veto = []string{"openvpn"}
 	}
 	return append(out, st.flowObservations(c, veto)...)
+}
+
+// openvpnTCPObservations are an OpenVPN over TCP session's flow and the
+// TLS handshake its control channel carries (openvpnTLS), each packet
+// after its 2-byte length.
+func (st *pcapState) openvpnTCPObservations(c *pcapConn, srv netip.AddrPort, conf float64, cli, ser []byte) []Observation {
+	out := []Observation{st.payloadFlow(c, srv, "tcp", "openvpn", conf)}
+	split := func(b []byte) [][]byte {
+		var pkts [][]byte
+		for len(b) >= 2 {
+			n := int(binary.BigEndian.Uint16(b))
+			if n == 0 || len(b) < 2+n {
+				break
+			}
+			pkts = append(pkts, b[2:2+n])
+			b = b[2+n:]
+		}
+		return pkts
+	}
+	if t, sni := openvpnTLS(split(cli), split(ser)); t != nil {
+		o := st.service(c, srv, "tcp", Probe{Name: "pcap:openvpn-tls", TLS: t})
+		if sni != "" {
+			o.Hostnames = []string{sni}
+		}
+		out = append(out, o)
+	}
+	return out
 }
 
 // bannerProbe is the first bytes the server sent (its SSH identification

@@ -1,6 +1,7 @@
 package ingest_test
 
 import (
+	"fmt"
 	"os"
 	"slices"
 	"strconv"
@@ -95,17 +96,35 @@ func TestPcap_RealCaptures(t *testing.T) {
 		// (twice), 1194, 443 and 1234.
 		{"openvpn.pcap", []string{"10.251.71.30 flow openvpn -> OpenVPN", "46.101.231.218 flow openvpn -> OpenVPN", "127.0.0.1 flow openvpn -> OpenVPN",
 			"139.59.151.137 flow openvpn -> OpenVPN", "139.59.151.137 flow openvpn -> OpenVPN", "85.134.13.165 flow openvpn -> OpenVPN",
-			"107.161.86.131 flow openvpn -> OpenVPN", "217.138.197.43 flow openvpn -> OpenVPN"}, func(t *testing.T, got []pcapSeen) {
-			var ports []string
+			"107.161.86.131 flow openvpn -> OpenVPN", "217.138.197.43 flow openvpn -> OpenVPN",
+			// the TLS handshakes the control channels carry (TLS 1.3's
+			// certificate encrypted)
+			"10.251.71.30 pcap:openvpn-tls -> ", "46.101.231.218 pcap:openvpn-tls -> ", "139.59.151.137 pcap:openvpn-tls -> ",
+			"85.134.13.165 pcap:openvpn-tls -> ", "107.161.86.131 pcap:openvpn-tls -> ", "217.138.197.43 pcap:openvpn-tls -> "}, func(t *testing.T, got []pcapSeen) {
+			var ports, certs []string
 			for _, s := range got {
-				ports = append(ports, s.o.Flow.Transport+"/"+strconv.Itoa(s.o.Flow.Port))
+				if s.o.Flow != nil {
+					ports = append(ports, s.o.Flow.Transport+"/"+strconv.Itoa(s.o.Flow.Port))
+					continue
+				}
+				tl := s.o.Service.Probes[0].TLS
+				cn := "-"
+				if tl.Subject != nil {
+					cn = tl.Subject.CN + " by " + tl.Issuer.CN
+				}
+				certs = append(certs, fmt.Sprintf("%s/%d %s %s", s.o.Service.Transport, s.o.Service.Port, tl.Version, cn))
 			}
 			slices.Sort(ports)
+			slices.Sort(certs)
 			if strings.Join(ports, " ") != "tcp/1194 tcp/443 tcp/443 udp/1194 udp/1234 udp/13680 udp/13680 udp/443" {
 				t.Errorf("ports %v", ports)
 			}
+			if want := "tcp/1194 TLSv1.0 PRO3 by PRO3|tcp/443 TLSv1.0 OpenVPN Server by OpenVPN CA|udp/1194 TLSv1.2 openvpn2.vpnunlimitedapp.com by server.vpnunlimitedapp.com|" +
+				"udp/1234 TLSv1.3 -|udp/13680 TLSv1.2 OpenVPN Server by OpenVPN CA|udp/443 TLSv1.3 -"; strings.Join(certs, "|") != want {
+				t.Errorf("control channel TLS %q, want %q", strings.Join(certs, "|"), want)
+			}
 		}},
-		{"openvpn_nohmac_tcp.pcapng", []string{"10.251.71.30 flow openvpn -> OpenVPN"}, nil},
+		{"openvpn_nohmac_tcp.pcapng", []string{"10.251.71.30 flow openvpn -> OpenVPN", "10.251.71.30 pcap:openvpn-tls -> "}, nil},
 		// tls-crypt hides the session id: the layout alone, on IPv6 loopback.
 		{"openvpn-tlscrypt.pcap", []string{"::1 flow openvpn -> OpenVPN"}, func(t *testing.T, got []pcapSeen) {
 			if c := got[0].o.Flow.Confidence; c != 0.8 {

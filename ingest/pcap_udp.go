@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/hex"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -42,7 +43,19 @@ type udpFlow struct {
 	// DTLS: each end's handshake messages in the clear, reassembled from
 	// their fragments (by message_seq), in TLS's framing.
 	dtls [2]dtlsMessages
+
+	// OpenVPN: each end's control packets (P_CONTROL_V1), kept when the
+	// end's first packet was a hard reset, up to ovpnCtlBudget.
+	ovpnCtl  [2][][]byte
+	ovpnKept [2]int
 }
+
+// ovpnCtlBudget is the most of one end's OpenVPN control packets kept
+// (the TLS handshake in them: a chain of certificates fits).
+const ovpnCtlBudget = 64 << 10
+
+// ovpnControlV1 is OpenVPN's control packet opcode.
+const ovpnControlV1 = 4
 
 // dtlsMessages are one end's DTLS handshake messages in the clear: the
 // whole ones in TLS's framing (type, 3-byte length, body), which the TLS
@@ -180,6 +193,11 @@ func (c *pcapConn) udpPacket(side int, p *pkt) {
 	}
 	if len(b) >= 13 && b[0] >= 20 && b[0] <= 23 && !p.cut {
 		u.dtls[side].add(b)
+	}
+	if op := u.first[side][0] >> 3; b[0]>>3 == ovpnControlV1 && !p.cut && (op == ovpnHardResetClientV2 || op == ovpnHardResetClientV3 || op == ovpnHardResetServerV2) &&
+		u.ovpnKept[side]+len(b) <= ovpnCtlBudget {
+		u.ovpnCtl[side] = append(u.ovpnCtl[side], bytes.Clone(b))
+		u.ovpnKept[side] += len(b)
 	}
 }
 
@@ -385,6 +403,58 @@ func openvpnHandshake(cli, srv []byte) (float64, bool) {
 	return confPayloadLayout, true
 }
 
+// openvpnTLS reads the TLS handshake OpenVPN's control channel carries
+// (the server's certificate among it): each end's P_CONTROL_V1 packets'
+// payloads joined in their message packet id's order, a retransmission
+// taken once. With tls-auth each packet carries an HMAC (16 to 64 bytes)
+// and a replay id before its acknowledgements: the layouts are tried in
+// turn, and the one whose payloads start a TLS handshake both ways is
+// read. tls-crypt encrypts it all: nothing.
+func openvpnTLS(cli, srv [][]byte) (*TLS, string) {
+	for _, hmac := range []int{0, 20, 32, 16, 48, 64} {
+		c, s := ovpnControlStream(cli, hmac), ovpnControlStream(srv, hmac)
+		if isTLSStream(c) && isTLSStream(s) {
+			return tlsProbe(c, s)
+		}
+	}
+	return nil, ""
+}
+
+// ovpnControlStream joins the payloads of an end's control packets read
+// with an HMAC of hmac bytes (0: none).
+func ovpnControlStream(pkts [][]byte, hmac int) []byte {
+	payloads := map[uint32][]byte{}
+	for _, b := range pkts {
+		if len(b) < 10 || b[0]>>3 != ovpnControlV1 {
+			continue
+		}
+		off := 9
+		if hmac > 0 {
+			off += hmac + 8 // the HMAC, the replay packet id and time
+		}
+		if off >= len(b) {
+			continue
+		}
+		n := int(b[off])
+		off += 1 + 4*n
+		if n > 0 {
+			off += 8 // the peer's session id
+		}
+		if n > 8 || off+4 > len(b) {
+			continue
+		}
+		id := binary.BigEndian.Uint32(b[off : off+4])
+		if _, dup := payloads[id]; !dup {
+			payloads[id] = b[off+4:]
+		}
+	}
+	var out []byte
+	for _, id := range slices.Sorted(maps.Keys(payloads)) {
+		out = append(out, payloads[id]...)
+	}
+	return out
+}
+
 // openvpnTCP is openvpnHandshake over TCP, each packet after its 2-byte
 // length.
 func openvpnTCP(cli, srv []byte) (float64, bool) {
@@ -444,7 +514,16 @@ func (st *pcapState) udpObservations(c *pcapConn) []Observation {
 	}
 	cl := c.firstFrom
 	if conf, ok := openvpnHandshake(u.first[cl], u.first[1-cl]); ok {
-		return append(out, st.payloadFlow(c, c.end(1-cl), "udp", "openvpn", conf))
+		srv := c.end(1 - cl)
+		out = append(out, st.payloadFlow(c, srv, "udp", "openvpn", conf))
+		if t, sni := openvpnTLS(u.ovpnCtl[cl], u.ovpnCtl[1-cl]); t != nil {
+			o := st.service(c, srv, "udp", Probe{Name: "pcap:openvpn-tls", TLS: t})
+			if sni != "" {
+				o.Hostnames = []string{sni}
+			}
+			out = append(out, o)
+		}
+		return out
 	}
 	if u.ike && !(oneWay && (u.ikeInit < 0 || u.seen[1-u.ikeInit] == 0)) {
 		resp := c.udpServerSide()
