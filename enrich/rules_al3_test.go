@@ -35,5 +35,11 @@ func TestRules_AL3PPTPReplyVendor(t *testing.T) {
 		{"identity MikroTik, another vendor", bannerService(1723, "tcp", sccrp("MikroTik", "Linux")), wantMatch{}},
 		{"request, not reply", bannerService(1723, "tcp", strings.Replace(sccrp("ixia", "MikroTik"), "\x00\x02", "\x00\x01", 1)), wantMatch{}},
 		{"the words on another protocol", bannerService(1723, "tcp", "220 MikroTik"), wantMatch{}},
+		// group AL1 found the same tell in its captures at the same time:
+		// its look-alikes (nDPI's Windows RRAS reply) and edges
+		{"routeros reply, empty host name", bannerService(1723, "tcp", sccrp("", "MikroTik")), wantMatch{Vendor: "MikroTik"}},
+		{"windows rras reply", bannerService(1723, "tcp", sccrp("", "Microsoft")), wantMatch{}},
+		{"vendor field longer", bannerService(1723, "tcp", sccrp("", "MikroTikX")), wantMatch{}},
+		{"mikrotik in a text banner", bannerService(1723, "tcp", "\x00MikroTik\x00 hello"), wantMatch{}},
 	})
 }
