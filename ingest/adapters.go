@@ -486,14 +486,10 @@ var signalKindOf = map[string]string{
 // silently dropped).
 func NDJSON(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	br := bufio.NewReaderSize(r, 64*1024)
-	if jsonDocuments(br) {
-		data, err := readJSONFeed(br, "observations")
-		if err != nil {
-			return err
-		}
-		return jsonValues(data, bad, func(n int, v json.RawMessage, _ bool) error {
-			return readObservationJSON(n, v, true, opt, emit, bad)
-		})
+	if ok, err := eachJSONDocument(br, "observations", bad, func(n int, v []byte) error {
+		return readObservationJSON(n, v, true, opt, emit, bad)
+	}); ok {
+		return err
 	}
 	return opt.lines(br, "observations", bad, func(n int, b []byte) error {
 		line := bytes.TrimSpace(b)
@@ -516,6 +512,21 @@ func jsonDocuments(br *bufio.Reader) bool {
 	}
 	first, _, _ := bytes.Cut(head, []byte{'\n'})
 	return head[0] == '[' || !json.Valid(bytes.TrimSpace(first))
+}
+
+// eachJSONDocument calls each with every record of br when it holds JSON
+// documents (jsonDocuments: an array, objects over several lines) rather
+// than JSON lines, and says whether it did; a reader of lines reads br
+// when it did not.
+func eachJSONDocument(br *bufio.Reader, what string, bad func(LineError), each func(n int, v []byte) error) (bool, error) {
+	if !jsonDocuments(br) {
+		return false, nil
+	}
+	data, err := readJSONFeed(br, what)
+	if err != nil {
+		return true, err
+	}
+	return true, jsonValues(data, bad, func(n int, v json.RawMessage, _ bool) error { return each(n, v) })
 }
 
 // readObservationJSON reads one observation, or the observation of a capture

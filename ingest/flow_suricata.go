@@ -101,16 +101,12 @@ type suricataEvent struct {
 func Suricata(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	src := opt.source("suricata")
 	br := bufio.NewReaderSize(r, 64*1024)
-	if jsonDocuments(br) {
-		// Events exported as a JSON array or pretty-printed (jq -s, a
-		// SIEM's export) rather than EVE's one line each.
-		data, err := readJSONFeed(br, "suricata eve")
-		if err != nil {
-			return err
-		}
-		return jsonValues(data, bad, func(n int, v json.RawMessage, _ bool) error {
-			return suricataRecord(n, v, src, opt, emit, bad)
-		})
+	// Events exported as a JSON array or pretty-printed (jq -s, a SIEM's
+	// export) rather than EVE's one line each.
+	if ok, err := eachJSONDocument(br, "suricata eve", bad, func(n int, v []byte) error {
+		return suricataRecord(n, v, src, opt, emit, bad)
+	}); ok {
+		return err
 	}
 	return opt.nonBlankLines(br, "suricata eve", bad, func(n int, line []byte) error {
 		return suricataRecord(n, line, src, opt, emit, bad)

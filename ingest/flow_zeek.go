@@ -553,34 +553,30 @@ func (st *zeekState) http(n int, rec zeekRec) error {
 // (display_string, which Zeek takes from a response's sysDescr) as a
 // banner of the responder's port, the form the SNMP rules read.
 func (st *zeekState) snmp(n int, rec zeekRec) error {
-	ip, port, err := st.endpoint(rec)
-	if err != nil {
-		st.bad(LineError{n, err})
-		return nil
-	}
-	d := rec.str("display_string")
-	if d == "" {
-		st.opt.skip(n, "zeek snmp record with no display_string (sysDescr)")
-		return nil
-	}
-	o := Observation{Type: TypeService, IP: ip.String(), Source: st.src, ObservedAt: st.when(n, rec),
-		Service: &Service{Port: port, Transport: "udp", Probes: []Probe{{Name: "zeek.snmp", Banner: &Banner{Received: TextBody(validUTF8(d))}}}}}
-	return emitChecked(n, o, st.emit, st.bad)
+	return st.banner(n, rec, "display_string", "udp", "zeek.snmp", "zeek snmp record with no display_string (sysDescr)")
 }
 
+// ssh reads an ssh.log record: the server's software string as a banner.
 func (st *zeekState) ssh(n int, rec zeekRec) error {
+	return st.banner(n, rec, "server", "tcp", "zeek.ssh", "zeek ssh record with no server software")
+}
+
+// banner reads a record whose field is the server's own text: a banner
+// probe named probe on the responder's port; a record without it is
+// skipped, saying missing.
+func (st *zeekState) banner(n int, rec zeekRec, field, transport, probe, missing string) error {
 	ip, port, err := st.endpoint(rec)
 	if err != nil {
 		st.bad(LineError{n, err})
 		return nil
 	}
-	server := rec.str("server")
-	if server == "" {
-		st.opt.skip(n, "zeek ssh record with no server software")
+	text := rec.str(field)
+	if text == "" {
+		st.opt.skip(n, missing)
 		return nil
 	}
 	o := Observation{Type: TypeService, IP: ip.String(), Source: st.src, ObservedAt: st.when(n, rec),
-		Service: &Service{Port: port, Transport: "tcp", Probes: []Probe{{Name: "zeek.ssh", Banner: &Banner{Received: TextBody(server)}}}}}
+		Service: &Service{Port: port, Transport: transport, Probes: []Probe{{Name: probe, Banner: &Banner{Received: TextBody(validUTF8(text))}}}}}
 	return emitChecked(n, o, st.emit, st.bad)
 }
 
