@@ -6,8 +6,10 @@ import (
 	"regexp/syntax"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // pattern is a rule's case-insensitive regular expression with, where the
@@ -226,15 +228,56 @@ func (p *pattern) possible(s string) bool {
 	if !anyFold(s, p.lits) {
 		// A literal with a letter that folds beyond ASCII (k to the
 		// Kelvin sign, s to the long s) rules out only an input without
-		// those runes; checked last, as most inputs lack them.
-		return p.asciiOnly && hasFoldRune(s)
+		// those runes; checked last, as most inputs lack them. An input
+		// with them (a binary body holds the long s's two bytes about
+		// once in 64 KiB by chance) is asked again with them folded.
+		return p.asciiOnly && hasFoldRune(s) && p.possibleFolded(foldedRunes(s))
 	}
 	for _, g := range p.also {
 		if !anyFold(s, g) {
-			return p.asciiOnly && hasFoldRune(s)
+			return p.asciiOnly && hasFoldRune(s) && p.possibleFolded(foldedRunes(s))
 		}
 	}
 	return true
+}
+
+// possibleFolded is possible's literal test of an input whose two runes
+// that fold into ASCII are written as the letters they fold to.
+func (p *pattern) possibleFolded(f string) bool {
+	if !anyFold(f, p.lits) {
+		return false
+	}
+	for _, g := range p.also {
+		if !anyFold(f, g) {
+			return false
+		}
+	}
+	return true
+}
+
+// foldRunes writes the Kelvin sign as k and the long s as s: with them so
+// written, an ASCII literal occurs in an input under Unicode's simple case
+// folding exactly when it occurs under ASCII's.
+var foldRunes = strings.NewReplacer("\u212a", "k", "\u017f", "s")
+
+// foldedCache keeps the last input foldedRunes wrote out (held, so that
+// its memory is not another string's while it is compared), as the
+// patterns of one observation ask it of the same body one after another.
+var foldedCache struct {
+	sync.Mutex
+	src, folded string
+}
+
+// foldedRunes is s with foldRunes applied, the last answer reused.
+func foldedRunes(s string) string {
+	foldedCache.Lock()
+	defer foldedCache.Unlock()
+	if len(s) == len(foldedCache.src) && unsafe.StringData(s) == unsafe.StringData(foldedCache.src) {
+		return foldedCache.folded
+	}
+	f := foldRunes.Replace(s)
+	foldedCache.src, foldedCache.folded = s, f
+	return f
 }
 
 // anyFold reports whether s contains one of lits (ASCII lower case) in any
