@@ -147,8 +147,8 @@ func (c *pcapConn) udpSize() int {
 		return 0
 	}
 	n := len(u.first[0]) + len(u.first[1]) + len(u.wgInit[0]) + len(u.wgInit[1]) + len(u.wgAnswer) + len(u.snmp)
-	for _, d := range u.dtls {
-		n += len(d.done) + len(d.cur)
+	for i, d := range u.dtls {
+		n += len(d.done) + len(d.cur) + u.ovpnKept[i]
 	}
 	for _, vids := range u.ikeVIDs {
 		for _, v := range vids {
