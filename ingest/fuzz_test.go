@@ -50,7 +50,8 @@ func FuzzAdapters(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add([]byte(gvmDetectionReport))
-	for _, name := range []string{"pcap/http.pcapng", "pcap/mullvad_wireguard.pcap", "pcap/suricata-ikev1-isakmp-main-mode.pcap", "pcap/forticlient-one-handshake.pcap"} {
+	for _, name := range []string{"pcap/http.pcapng", "pcap/mullvad_wireguard.pcap", "pcap/suricata-ikev1-isakmp-main-mode.pcap", "pcap/forticlient-one-handshake.pcap",
+		"pcap/dtls_certificate_fragments.pcap", "pcap/zeek-smtp-starttls.pcap", "pcap/openvpn_nohmac_tcp.pcapng", "suricata-alerts-wrccdc2018.json"} {
 		if b, err := os.ReadFile(filepath.Join("testdata", name)); err == nil {
 			f.Add(b) // whole: a capture's first 512 bytes hold a packet or two
 		}
