@@ -180,7 +180,7 @@ func TestPcap_RealCaptures(t *testing.T) {
 			"184.25.56.77 pcap:http -> ", "184.25.56.77 pcap:http -> ", "10.0.0.149 pcap:http -> ", "10.0.0.151 pcap:http -> "}, func(t *testing.T, got []pcapSeen) {
 			for _, s := range got {
 				if s.o.Service != nil && s.o.Service.Probes[0].Name == "pcap:dtls" {
-					if d := s.o.Service.Probes[0].TLS; s.o.Service.Transport != "udp" || s.o.Service.Port != 443 || d.Version != "DTLSv0.9" || d.Subject != nil {
+					if d := s.o.Service.Probes[0].TLS; s.o.Service.Transport != "udp" || s.o.Service.Port != 443 || d.Version != "DTLSv0.9" || d.Cipher != "TLS_DHE_RSA_WITH_AES_256_CBC_SHA" || d.Subject != nil {
 						t.Errorf("DTLS %s %+v", s.o.Service.Transport, d)
 					}
 				}

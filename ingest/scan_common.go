@@ -341,11 +341,33 @@ func cipherName(code uint64) string {
 	if code > 0xFFFF {
 		return ""
 	}
+	if name, ok := ianaCiphers[uint16(code)]; ok {
+		return name
+	}
 	name := tls.CipherSuiteName(uint16(code))
 	if strings.HasPrefix(name, "0x") {
 		return strings.ToLower(name)
 	}
 	return name
+}
+
+// ianaCiphers are IANA's names of the suites crypto/tls does not know
+// that appliances and their clients still negotiate (DHE, the NULL
+// suites, CBC with SHA-2), so a probe says TLS_DHE_RSA_WITH_AES_256_CBC_SHA
+// where it said 0x0039 (AnyConnect's DTLS, old IVE and NetScreen answers).
+var ianaCiphers = map[uint16]string{
+	0x0001: "TLS_RSA_WITH_NULL_MD5", 0x0002: "TLS_RSA_WITH_NULL_SHA", 0x0004: "TLS_RSA_WITH_RC4_128_MD5",
+	0x0013: "TLS_DHE_DSS_WITH_3DES_EDE_CBC_SHA", 0x0016: "TLS_DHE_RSA_WITH_3DES_EDE_CBC_SHA",
+	0x0032: "TLS_DHE_DSS_WITH_AES_128_CBC_SHA", 0x0033: "TLS_DHE_RSA_WITH_AES_128_CBC_SHA",
+	0x0038: "TLS_DHE_DSS_WITH_AES_256_CBC_SHA", 0x0039: "TLS_DHE_RSA_WITH_AES_256_CBC_SHA",
+	0x003b: "TLS_RSA_WITH_NULL_SHA256", 0x003d: "TLS_RSA_WITH_AES_256_CBC_SHA256",
+	0x0041: "TLS_RSA_WITH_CAMELLIA_128_CBC_SHA", 0x0045: "TLS_DHE_RSA_WITH_CAMELLIA_128_CBC_SHA",
+	0x0067: "TLS_DHE_RSA_WITH_AES_128_CBC_SHA256", 0x006b: "TLS_DHE_RSA_WITH_AES_256_CBC_SHA256",
+	0x0084: "TLS_RSA_WITH_CAMELLIA_256_CBC_SHA", 0x0088: "TLS_DHE_RSA_WITH_CAMELLIA_256_CBC_SHA",
+	0x0096: "TLS_RSA_WITH_SEED_CBC_SHA", 0x009d: "TLS_RSA_WITH_AES_256_GCM_SHA384",
+	0x009e: "TLS_DHE_RSA_WITH_AES_128_GCM_SHA256", 0x009f: "TLS_DHE_RSA_WITH_AES_256_GCM_SHA384",
+	0xc024: "TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA384", 0xc028: "TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA384",
+	0xccaa: "TLS_DHE_RSA_WITH_CHACHA20_POLY1305_SHA256",
 }
 
 // canonicalHeader restores a header name a scanner folded to lower case
