@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/netintel/netintel/internal/ipmodel"
 )
 
 // Zeek logs: TSV as Zeek writes by default (the "#separator", "#fields",
@@ -416,11 +418,46 @@ func (st *zeekState) conn(n int, rec zeekRec) error {
 		fwd.SrcPort, fwd.DstPort = int(c[0]), int(c[1])
 		rev.SrcPort, rev.DstPort = int(c[1]), int(c[0])
 	}
+	if p := zeekServiceProtocol(rec.str("service"), int(c[1])); p != "" && ports {
+		// Zeek's analyzers confirmed the protocol in the packets: named
+		// (basis label) on the responder, whatever its port.
+		conf := confPayload
+		if st.opt.Confidence > 0 && conf > st.opt.Confidence {
+			conf = st.opt.Confidence
+		}
+		o := Observation{Type: TypeFlow, IP: resp.Unmap().String(), Source: st.src, ObservedAt: ipmodel.FormatTime(at),
+			Flow: &Flow{Port: int(c[1]), Transport: transportName(proto), Protocol: p, Confidence: conf, Packets: c[2] + c[4], Bytes: c[3] + c[5]}}
+		return emitChecked(n, o, st.emit, st.bad)
+	}
 	recs := []FlowRecord{fwd}
 	if c[4] > 0 {
 		recs = append(recs, rev)
 	}
 	return emitFlowFirst(n, recs, at, st.src, st.opt, st.emit, st.bad)
+}
+
+// zeekServiceProtocol is the remote-access protocol conn.log's service
+// names, "" for none: the service is the list of the analyzers that
+// confirmed their protocol in the connection's packets (Zeek's ssh;
+// corelight's spicy plugins' spicy_openvpn_*, spicy_wireguard,
+// spicy_ipsec_ike_udp and spicy_ipsec_*). IKE on 4500 is written ipsec, as
+// the pcap reader writes it.
+func zeekServiceProtocol(service string, port int) string {
+	for _, s := range strings.Split(strings.ToLower(service), ",") {
+		switch s = strings.TrimSpace(s); {
+		case strings.Contains(s, "openvpn"):
+			return "openvpn"
+		case strings.Contains(s, "wireguard"):
+			return "wireguard"
+		case strings.Contains(s, "ipsec_ike") && port != 4500:
+			return "ikev2"
+		case strings.Contains(s, "ipsec"):
+			return "ipsec"
+		case s == "ssh":
+			return "ssh"
+		}
+	}
+	return ""
 }
 
 // x509 holds a certificate for the ssl.log records that name it.

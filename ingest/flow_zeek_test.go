@@ -293,3 +293,28 @@ func TestZeek_SNMP(t *testing.T) {
 		t.Errorf("json snmp: %s %v %v", mustJSON(t, r.obs), r.bad, r.skipped)
 	}
 }
+
+// TestZeek_ConnServiceVerdict: conn.log's service, the analyzers that
+// confirmed a protocol in the packets, names the protocol on the responder
+// whatever the port (basis label); without one the inference reads the
+// counters as before. The OpenVPN record is corelight/zeek-spicy-openvpn's
+// baseline tests/baseline/analyzer.openvpn/conn.log.filtered @b6a49d74
+// (BSD-3-Clause), its XXXXXXXXXX.XXXXXX time written as a time.
+func TestZeek_ConnServiceVerdict(t *testing.T) {
+	t.Parallel()
+	head := "#separator \\x09\n#path\tconn\n#fields\tts\tuid\tid.orig_h\tid.orig_p\tid.resp_h\tid.resp_p\tproto\tservice\tduration\torig_bytes\tresp_bytes\tconn_state\tmissed_bytes\thistory\torig_pkts\torig_ip_bytes\tresp_pkts\tresp_ip_bytes\ttunnel_parents\n" +
+		"#types\ttime\tstring\taddr\tport\taddr\tport\tenum\tstring\tinterval\tcount\tcount\tstring\tcount\tstring\tcount\tcount\tcount\tcount\tset[string]\n"
+	rows := "1700000000.000000\tCHhAvVGS1DHFjwGM9\t192.168.88.3\t50568\t46.246.122.61\t1198\tudp\tspicy_openvpn_udp,ssl\t44.271572\t5825\t8524\tSF\t0\tDd\t57\t7421\t48\t9868\t-\n" +
+		"1700000000.000000\tC2\t192.0.2.10\t500\t198.51.100.7\t500\tudp\tspicy_ipsec_ike_udp\t1.0\t900\t900\tSF\t0\tDd\t4\t1012\t4\t1012\t-\n" +
+		"1700000000.000000\tC3\t192.0.2.10\t40000\t198.51.100.8\t2222\ttcp\tssh\t3.0\t2000\t3000\tSF\t0\tShADadFf\t20\t3000\t20\t4000\t-\n" +
+		"1700000000.000000\tC4\t192.0.2.10\t40001\t198.51.100.9\t443\ttcp\tssl,http\t3.0\t2000\t3000\tSF\t0\tShADadFf\t20\t3000\t20\t4000\t-\n"
+	r := runScan(t, "zeek", head+rows)
+	var got []string
+	for _, o := range r.obs {
+		got = append(got, fmt.Sprintf("%s %s/%d %s %v %q", o.IP, o.Flow.Transport, o.Flow.Port, o.Flow.Protocol, o.Flow.Confidence, o.Flow.Basis))
+	}
+	want := []string{`46.246.122.61 udp/1198 openvpn 0.95 ""`, `198.51.100.7 udp/500 ikev2 0.95 ""`, `198.51.100.8 tcp/2222 ssh 0.95 ""`}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") || len(r.bad) != 0 {
+		t.Errorf("flows\n%s\nwant\n%s\n(bad %v, skipped %v)", strings.Join(got, "\n"), strings.Join(want, "\n"), r.bad, r.skipped)
+	}
+}
