@@ -260,9 +260,7 @@ func emitFlowFirst(line int, recs []FlowRecord, at time.Time, src string, opt Op
 		opt.skip(line, flowUnrecognised)
 		return nil
 	}
-	if opt.Confidence > 0 && m.Flow.Confidence > opt.Confidence {
-		m.Flow.Confidence = opt.Confidence
-	}
+	m.Flow.Confidence = opt.capConfidence(m.Flow.Confidence)
 	o := Observation{Type: TypeFlow, IP: m.Server.String(), Source: src, ObservedAt: ipmodel.FormatTime(at), Flow: &m.Flow}
 	return emitChecked(line, o, emit, bad)
 }

@@ -421,12 +421,9 @@ func (st *zeekState) conn(n int, rec zeekRec) error {
 	if p := zeekServiceProtocol(rec.str("service"), int(c[1])); p != "" && ports {
 		// Zeek's analyzers confirmed the protocol in the packets: named
 		// (basis label) on the responder, whatever its port.
-		conf := confPayload
-		if st.opt.Confidence > 0 && conf > st.opt.Confidence {
-			conf = st.opt.Confidence
-		}
 		o := Observation{Type: TypeFlow, IP: resp.Unmap().String(), Source: st.src, ObservedAt: ipmodel.FormatTime(at),
-			Flow: &Flow{Port: int(c[1]), Transport: transportName(proto), Protocol: p, Confidence: conf, Packets: c[2] + c[4], Bytes: c[3] + c[5]}}
+			Flow: &Flow{Port: int(c[1]), Transport: transportName(proto), Protocol: p, Confidence: st.opt.capConfidence(confPayload),
+				Packets: c[2] + c[4], Bytes: c[3] + c[5]}}
 		return emitChecked(n, o, st.emit, st.bad)
 	}
 	recs := []FlowRecord{fwd}

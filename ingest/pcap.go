@@ -698,6 +698,16 @@ func (st *pcapState) finishConn(k pcapKey, c *pcapConn) error {
 	return nil
 }
 
+// tlsService is a service observation of the server end of c with the
+// TLS handshake t read as probe name, the client's SNI its host name.
+func (st *pcapState) tlsService(c *pcapConn, server netip.AddrPort, transport, name string, t *TLS, sni string) Observation {
+	o := st.service(c, server, transport, Probe{Name: name, TLS: t})
+	if sni != "" {
+		o.Hostnames = []string{sni}
+	}
+	return o
+}
+
 // service returns a service observation of the server end of c.
 func (st *pcapState) service(c *pcapConn, server netip.AddrPort, transport string, probes ...Probe) Observation {
 	return Observation{Type: TypeService, IP: server.Addr().Unmap().String(), Source: st.src, ObservedAt: st.when(c),
@@ -731,9 +741,7 @@ func (st *pcapState) flowObservations(c *pcapConn, veto []string) []Observation 
 		if !ok || slices.Contains(veto, m.Flow.Protocol) {
 			continue
 		}
-		if st.opt.Confidence > 0 && m.Flow.Confidence > st.opt.Confidence {
-			m.Flow.Confidence = st.opt.Confidence
-		}
+		m.Flow.Confidence = st.opt.capConfidence(m.Flow.Confidence)
 		return []Observation{{Type: TypeFlow, IP: m.Server.Unmap().String(), Source: st.src, ObservedAt: st.when(c), Flow: &m.Flow}}
 	}
 	return nil
@@ -742,10 +750,7 @@ func (st *pcapState) flowObservations(c *pcapConn, veto []string) []Observation 
 // payloadFlow is a flow observation of a protocol its packets showed
 // (basis label, the reader named it, at conf).
 func (st *pcapState) payloadFlow(c *pcapConn, server netip.AddrPort, transport, protocol string, conf float64) Observation {
-	if st.opt.Confidence > 0 && conf > st.opt.Confidence {
-		conf = st.opt.Confidence
-	}
 	return Observation{Type: TypeFlow, IP: server.Addr().Unmap().String(), Source: st.src, ObservedAt: st.when(c),
-		Flow: &Flow{Port: int(server.Port()), Transport: transport, Protocol: protocol, Confidence: conf,
+		Flow: &Flow{Port: int(server.Port()), Transport: transport, Protocol: protocol, Confidence: st.opt.capConfidence(conf),
 			Packets: c.pkts[0] + c.pkts[1], Bytes: c.bytes[0] + c.bytes[1]}}
 }

@@ -34,11 +34,7 @@ func (st *pcapState) tcpObservations(c *pcapConn) []Observation {
 		}
 	case isTLSStream(cl.data) || isTLSStream(s.data):
 		if t, sni := tlsProbe(cl.data, s.data); t != nil {
-			o := st.service(c, srv, "tcp", Probe{Name: "pcap:tls", TLS: t})
-			if sni != "" {
-				o.Hostnames = []string{sni}
-			}
-			out = append(out, o)
+			out = append(out, st.tlsService(c, srv, "tcp", "pcap:tls", t, sni))
 		}
 	default:
 		if conf, ok := openvpnTCP(cl.data, s.data); ok {
@@ -78,24 +74,8 @@ func (st *pcapState) tcpObservations(c *pcapConn) []Observation {
 // after its 2-byte length.
 func (st *pcapState) openvpnTCPObservations(c *pcapConn, srv netip.AddrPort, conf float64, cli, ser []byte) []Observation {
 	out := []Observation{st.payloadFlow(c, srv, "tcp", "openvpn", conf)}
-	split := func(b []byte) [][]byte {
-		var pkts [][]byte
-		for len(b) >= 2 {
-			n := int(binary.BigEndian.Uint16(b))
-			if n == 0 || len(b) < 2+n {
-				break
-			}
-			pkts = append(pkts, b[2:2+n])
-			b = b[2+n:]
-		}
-		return pkts
-	}
-	if t, sni := openvpnTLS(split(cli), split(ser)); t != nil {
-		o := st.service(c, srv, "tcp", Probe{Name: "pcap:openvpn-tls", TLS: t})
-		if sni != "" {
-			o.Hostnames = []string{sni}
-		}
-		out = append(out, o)
+	if t, sni := openvpnTLS(ovpnTCPPackets(cli, 0), ovpnTCPPackets(ser, 0)); t != nil {
+		out = append(out, st.tlsService(c, srv, "tcp", "pcap:openvpn-tls", t, sni))
 	}
 	return out
 }

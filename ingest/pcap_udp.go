@@ -455,20 +455,32 @@ func ovpnControlStream(pkts [][]byte, hmac int) []byte {
 	return out
 }
 
-// openvpnTCP is openvpnHandshake over TCP, each packet after its 2-byte
-// length.
-func openvpnTCP(cli, srv []byte) (float64, bool) {
-	pkt := func(b []byte) []byte {
-		if len(b) < 3 {
-			return nil
-		}
+// ovpnTCPPackets splits an OpenVPN over TCP stream into its packets, each
+// after its 2-byte length, up to the first that is empty or cut, at most
+// limit of them (0: all).
+func ovpnTCPPackets(b []byte, limit int) [][]byte {
+	var pkts [][]byte
+	for len(b) >= 2 && (limit == 0 || len(pkts) < limit) {
 		n := int(binary.BigEndian.Uint16(b))
-		if n < 14 || n > 1600 || len(b) < 2+n {
-			return nil
+		if n == 0 || len(b) < 2+n {
+			break
 		}
-		return b[2 : 2+n]
+		pkts = append(pkts, b[2:2+n])
+		b = b[2+n:]
 	}
-	c, s := pkt(cli), pkt(srv)
+	return pkts
+}
+
+// openvpnTCP is openvpnHandshake over TCP, of each end's first packet
+// (14 to 1,600 bytes).
+func openvpnTCP(cli, srv []byte) (float64, bool) {
+	first := func(b []byte) []byte {
+		if p := ovpnTCPPackets(b, 1); len(p) > 0 && len(p[0]) >= 14 && len(p[0]) <= 1600 {
+			return p[0]
+		}
+		return nil
+	}
+	c, s := first(cli), first(srv)
 	if c == nil || s == nil {
 		return 0, false
 	}
@@ -517,11 +529,7 @@ func (st *pcapState) udpObservations(c *pcapConn) []Observation {
 		srv := c.end(1 - cl)
 		out = append(out, st.payloadFlow(c, srv, "udp", "openvpn", conf))
 		if t, sni := openvpnTLS(u.ovpnCtl[cl], u.ovpnCtl[1-cl]); t != nil {
-			o := st.service(c, srv, "udp", Probe{Name: "pcap:openvpn-tls", TLS: t})
-			if sni != "" {
-				o.Hostnames = []string{sni}
-			}
-			out = append(out, o)
+			out = append(out, st.tlsService(c, srv, "udp", "pcap:openvpn-tls", t, sni))
 		}
 		return out
 	}
@@ -547,11 +555,7 @@ func (st *pcapState) udpObservations(c *pcapConn) []Observation {
 	for srv := range 2 {
 		if u.dtls[srv].hasServerHello() {
 			if t, sni := tlsProbeMessages(u.dtls[1-srv].done, u.dtls[srv].done); t != nil {
-				o := st.service(c, c.end(srv), "udp", Probe{Name: "pcap:dtls", TLS: t})
-				if sni != "" {
-					o.Hostnames = []string{sni}
-				}
-				out = append(out, o)
+				out = append(out, st.tlsService(c, c.end(srv), "udp", "pcap:dtls", t, sni))
 			}
 			break
 		}

@@ -46,6 +46,15 @@ func (o Options) skip(line int, reason string) {
 	}
 }
 
+// capConfidence is conf, lowered to the feed's --confidence where one is
+// given and is lower (a flow's protocol is never surer than its source).
+func (o Options) capConfidence(conf float64) float64 {
+	if o.Confidence > 0 && conf > o.Confidence {
+		return o.Confidence
+	}
+	return conf
+}
+
 // settled reports a record a reader refused (err: malformed, to bad) or
 // left out on purpose (skip: Options.Skipped), and says whether it was
 // either; the caller goes on to the next record when it was.

@@ -54,8 +54,8 @@ func NmapNormal(r io.Reader, opt Options, emit Emit, bad func(LineError)) error 
 				return err
 			}
 			sawScan = true
-			old := !strings.HasPrefix(line, "Nmap scan report for ")
-			at := strings.TrimPrefix(line, "Nmap scan report for ")
+			at, current := strings.CutPrefix(line, "Nmap scan report for ")
+			old := !current
 			if old {
 				at = normalOldHost.FindStringSubmatch(line)[1]
 			}
