@@ -132,13 +132,6 @@ func (d *dtlsMessages) add(b []byte) {
 	}
 }
 
-// hasServerHello reports whether the messages hold a ServerHello.
-func (d *dtlsMessages) hasServerHello() bool {
-	found := false
-	tlsMessages(d.done, func(typ byte, _ []byte) { found = found || typ == tlsServerHello })
-	return found
-}
-
 // udpSize is how many bytes a UDP flow keeps (counted in the reader's
 // budget).
 func (c *pcapConn) udpSize() int {
@@ -552,11 +545,11 @@ func (st *pcapState) udpObservations(c *pcapConn) []Observation {
 	if u.snmp != "" {
 		out = append(out, st.service(c, c.end(u.snmpFrom), "udp", Probe{Name: "pcap:snmp", Banner: &Banner{Received: TextBody(validUTF8(u.snmp))}}))
 	}
+	// The server is the end whose messages hold a ServerHello (the probe
+	// is nil for the other).
 	for srv := range 2 {
-		if u.dtls[srv].hasServerHello() {
-			if t, sni := tlsProbeMessages(u.dtls[1-srv].done, u.dtls[srv].done); t != nil {
-				out = append(out, st.tlsService(c, c.end(srv), "udp", "pcap:dtls", t, sni))
-			}
+		if t, sni := tlsProbeMessages(u.dtls[1-srv].done, u.dtls[srv].done); t != nil {
+			out = append(out, st.tlsService(c, c.end(srv), "udp", "pcap:dtls", t, sni))
 			break
 		}
 	}
