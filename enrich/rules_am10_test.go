@@ -69,6 +69,12 @@ func TestRules_AM10LogForms(t *testing.T) {
 			"OpenVPN", "am8-openvpn-server-client-lines"),
 		nothing("OpenVPN client's data channel line",
 			`Tue Aug 12 08:26:30 2025 Incoming Data Channel: Cipher 'AES-256-GCM' initialized with 256 bit key`),
+		named("Check Point Log Exporter JSON",
+			`{"action": "Log In","identity_src": "AD Query","loguid": "{0x1abcde0,0x1abcde0,0x1abcde0,0x1abcde0}","originsicname": "cn=ab_mgmt,o=ab-12e3ba..2ab6cd","product": "Identity Awareness"}`,
+			"Check Point", "log-checkpoint"),
+		named("Ivanti Connect Secure JSON syslog",
+			`577 <134>1 2024-12-04T01:18:24-05:00 test.com PulseSecure: - - - {"message_id":"ADM22668","date":"2024-12-04","opaque_id":"2304","user":"user@test.com","realm_name":"","roles":"","raw_message":"Login succeeded for adminuser/System Local"}`,
+			"Ivanti", "am10-ivanti-ics-json-syslog"),
 		nothing("Meraki MX AnyConnect event",
 			`1673614753.814828766 FW_MX_01 events anyconnect_vpn_connect user id 'john.doe@example.com' local ip 10.0.0.4 connected from 198.51.100.7`),
 	})
