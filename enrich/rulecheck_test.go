@@ -112,6 +112,18 @@ func bannerService(port int, transport, text string) *ingest.Service {
 	return &ingest.Service{Port: port, Transport: transport, Probes: []ingest.Probe{{Banner: &ingest.Banner{Received: ingest.TextBody(text)}}}}
 }
 
+// namedSyslog is a case of a log line on a syslog service (514/udp) that
+// the rules must name vendor's (by rule, when rule is not empty).
+func namedSyslog(name, text, vendor, rule string) matchCase {
+	return matchCase{name: name, svc: bannerService(514, "udp", text), want: wantMatch{Vendor: vendor, Rule: rule}}
+}
+
+// unnamedSyslog is a case of a log line on a syslog service that the rules
+// must not name.
+func unnamedSyslog(name, text string) matchCase {
+	return matchCase{name: name, svc: bannerService(514, "udp", text)}
+}
+
 // matchCase is one row of a rules test table: a service and what the
 // built-in rules must name for it.
 type matchCase struct {
