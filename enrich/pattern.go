@@ -222,33 +222,25 @@ func literalsScore(lits []string) int {
 
 // possible is false only when s cannot match.
 func (p *pattern) possible(s string) bool {
-	if len(p.lits) == 0 {
+	if len(p.lits) == 0 || p.literalsIn(s) {
 		return true
 	}
-	if !anyFold(s, p.lits) {
-		// A literal with a letter that folds beyond ASCII (k to the
-		// Kelvin sign, s to the long s) rules out only an input without
-		// those runes; checked last, as most inputs lack them. An input
-		// with them (a binary body holds the long s's two bytes about
-		// once in 64 KiB by chance) is asked again with them folded.
-		return p.asciiOnly && hasFoldRune(s) && p.possibleFolded(foldedRunes(s))
-	}
-	for _, g := range p.also {
-		if !anyFold(s, g) {
-			return p.asciiOnly && hasFoldRune(s) && p.possibleFolded(foldedRunes(s))
-		}
-	}
-	return true
+	// A literal with a letter that folds beyond ASCII (k to the Kelvin
+	// sign, s to the long s) rules out only an input without those runes;
+	// checked last, as most inputs lack them. An input with them (a binary
+	// body holds the long s's two bytes about once in 64 KiB by chance) is
+	// asked again with them folded.
+	return p.asciiOnly && hasFoldRune(s) && p.literalsIn(foldedRunes(s))
 }
 
-// possibleFolded is possible's literal test of an input whose two runes
-// that fold into ASCII are written as the letters they fold to.
-func (p *pattern) possibleFolded(f string) bool {
-	if !anyFold(f, p.lits) {
+// literalsIn reports whether s holds one of the pattern's literals and
+// one of each further group (p.also), in any ASCII case.
+func (p *pattern) literalsIn(s string) bool {
+	if !anyFold(s, p.lits) {
 		return false
 	}
 	for _, g := range p.also {
-		if !anyFold(f, g) {
+		if !anyFold(s, g) {
 			return false
 		}
 	}
