@@ -14,20 +14,12 @@ import (
 // firewall's cloud client certificate, and another product's localhost CA
 // with an OU of Support.
 func TestRules_AL4PANOSDefaultCertificate(t *testing.T) {
-	rules, err := DefaultRules()
-	if err != nil {
-		t.Fatal(err)
-	}
 	cert := func(subject, issuer string) *ingest.Service {
 		return &ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{{TLS: &ingest.TLS{Subject: ingest.ParseDN(subject), Issuer: ingest.ParseDN(issuer)}}}}
 	}
 	const hex = "d92c11ece94546685d283c62baa542e1f4e65323e4c865aa71cd5bff8dfc95b7"
 	pan := wantMatch{Vendor: "Palo Alto Networks", Rule: "al4-panos-default-certificate"}
-	tests := []struct {
-		name string
-		svc  *ingest.Service
-		want wantMatch
-	}{
+	checkMatches(t, []matchCase{
 		{"suricata rendering", cert("C=US, ST=CA, L=Santa Clara, O=Palo Alto Networks, CN="+hex+"/emailAddress=support@paloaltonetworks.com",
 			"C=US, ST=CA, L=Santa Clara, O=Palo Alto Networks, OU=Support, CN=localhost/emailAddress=support@paloaltonetworks.com"), pan},
 		{"zeek rendering", cert("emailAddress=support@paloaltonetworks.com,CN="+hex+",O=Palo Alto Networks,L=Santa Clara,ST=CA,C=US",
@@ -40,10 +32,5 @@ func TestRules_AL4PANOSDefaultCertificate(t *testing.T) {
 			"CN=Palo Alto Networks SSL CA 1,O=Palo Alto Networks,C=US"), wantMatch{}},
 		{"another product's localhost CA", cert("CN=appliance.example.com,O=Example Networks", "CN=localhost,OU=Support,O=Example Networks"), wantMatch{}},
 		{"a short hex common name", cert("CN=0ed5ec94,O=Palo Alto Networks", ""), wantMatch{}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			checkMatch(t, rules, tt.svc, tt.want)
-		})
-	}
+	})
 }
