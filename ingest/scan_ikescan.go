@@ -38,6 +38,9 @@ func IKEScan(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 		byIP  = map[string]*host{}
 		last  *host // the host whose -M field lines follow
 		seen  bool
+		// stray: the first line holding a responder's result that does not
+		// start it (a paste reflowed into running text), 0 if none.
+		stray int
 		// recvd: when the backoff table saw an address's first packet.
 		recvd = map[string]time.Time{}
 	)
@@ -65,6 +68,9 @@ func IKEScan(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 		switch {
 		case strings.HasPrefix(l, "Starting ike-scan ") || strings.HasPrefix(l, "Ending ike-scan "):
 			seen, last = true, nil
+			if stray == 0 && ikeStray.MatchString(l) {
+				stray = n
+			}
 			return nil
 		case l == "":
 			last = nil
@@ -89,6 +95,9 @@ func IKEScan(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 		}
 		m := ikeHost.FindStringSubmatch(l)
 		if m == nil {
+			if stray == 0 && ikeStray.MatchString(l) {
+				stray = n
+			}
 			last = nil
 			return nil
 		}
@@ -107,6 +116,11 @@ func IKEScan(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 		bad(LineError{1, errors.New(`not ike-scan output: no "Starting ike-scan" line and no responder line`)})
 		return nil
 	}
+	if len(hosts) == 0 && stray > 0 {
+		// ike-scan writes each result on a line of its own, starting with the
+		// address; a result inside running text is not read, and said so.
+		bad(LineError{stray, errors.New(`ike-scan: a responder's result not at the start of a line (reflowed text?): want "ADDR<TAB>Main Mode Handshake returned ..." on its own line`)})
+	}
 	for _, h := range hosts {
 		o := Observation{Type: TypeService, IP: h.ip, Source: src, ObservedAt: opt.when(recvd[h.ip]),
 			Service: &Service{Port: 500, Transport: "udp", Probes: []Probe{{Name: "ike-scan",
@@ -119,6 +133,8 @@ func IKEScan(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 }
 
 var (
+	// ikeStray: a responder's result anywhere in a line.
+	ikeStray = regexp.MustCompile(`\b(?:Main Mode|Aggressive Mode|IKEv2 SA_INIT) Handshake returned|\bNotify message \d+`)
 	// ikeHost: a responder's line: the scanned address, the answering one
 	// in parentheses where it differs, and what came back.
 	ikeHost = regexp.MustCompile(`^(\S+)\s+(?:\((\S+)\)\s+)?((?:Main Mode|Aggressive Mode|IKEv2 SA_INIT|IKE) Handshake returned.*|(?:IKEv2 )?Notify message \d+.*)$`)

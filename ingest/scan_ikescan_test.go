@@ -93,4 +93,23 @@ func TestIKEScan_Bad(t *testing.T) {
 	if len(bad) != 1 || !strings.Contains(bad[0], "not ike-scan output") {
 		t.Errorf("errors %q, want the file refused", bad)
 	}
+	// A blog's paste reflowed into running text: the header is there, the
+	// result is inside a line; nothing is read, and the line is named.
+	bad, n = nil, 0
+	reflowed := "Starting ike-scan 1.9 with 1 hosts (http://www.nta-monitor.com/tools/ike-scan/)\nThe scan: 192.0.2.1 Main Mode Handshake returned HDR=(CKY-R=1234) SA=(Enc=3DES Hash=SHA1) VID=afcad71368a1f1c96b8696fc77570100 (Dead Peer Detection v1.0) Ending ike-scan 1.9: 1 hosts scanned\n"
+	if err := IKEScan(strings.NewReader(reflowed), Options{}, func(int, Observation) error { n++; return nil }, func(e LineError) { bad = append(bad, e.Error()) }); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 || len(bad) != 1 || !strings.Contains(bad[0], "line 2") || !strings.Contains(bad[0], "not at the start of a line") {
+		t.Errorf("%d services, errors %q; want none and one naming line 2", n, bad)
+	}
+	// the whole run flowed into its header line
+	bad, n = nil, 0
+	oneLine := strings.ReplaceAll(strings.Replace(reflowed, "The scan: ", "", 1), "\n", " ")
+	if err := IKEScan(strings.NewReader(oneLine), Options{}, func(int, Observation) error { n++; return nil }, func(e LineError) { bad = append(bad, e.Error()) }); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 || len(bad) != 1 || !strings.Contains(bad[0], "line 1") || !strings.Contains(bad[0], "not at the start of a line") {
+		t.Errorf("%d services, errors %q; want none and one naming line 1", n, bad)
+	}
 }
