@@ -1,6 +1,10 @@
 package enrich
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/netintel/netintel/ingest"
+)
 
 // TestRules_RoundANProducts checks the product lines round AN's merge set
 // apart from the family they share an API with: a BIG-IQ's iControl REST
@@ -36,5 +40,15 @@ func TestRules_RoundANProducts(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			checkMatch(t, rules, tcpService(443, headerProbe("GET", tt.path, 200, tt.body)), tt.want)
 		})
+	}
+	// the /VERSION file in a shell session names the product it describes
+	for _, tt := range []struct {
+		text string
+		want wantMatch
+	}{
+		{"Product: BIG-IQ\nVersion: 8.2.0\nBuild: 0.0.310\nEdition: Final\n", wantMatch{Vendor: "F5", Product: "BIG-IQ", Version: "8.2.0", StrictVersion: true}},
+		{"Product: BIG-IP\nVersion: 15.1.2.1\nBuild: 0.0.10\nEdition: Final\n", wantMatch{Vendor: "F5", Product: "BIG-IP", Version: "15.1.2.1", StrictVersion: true}},
+	} {
+		checkMatch(t, rules, tcpService(22, ingest.Probe{Banner: &ingest.Banner{Received: ingest.TextBody(tt.text)}}), tt.want)
 	}
 }
