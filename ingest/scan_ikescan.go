@@ -63,14 +63,18 @@ func IKEScan(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 		hosts = append(hosts, h)
 		return h
 	}
+	// noteStray keeps the first line that holds a result ikeHost did not read.
+	noteStray := func(n int, l string) {
+		if stray == 0 && ikeStray.MatchString(l) {
+			stray = n
+		}
+	}
 	err := opt.lines(r, "ike-scan output", bad, func(n int, b []byte) error {
 		l := strings.TrimRight(latin1(b), " \t\r\n")
 		switch {
 		case strings.HasPrefix(l, "Starting ike-scan ") || strings.HasPrefix(l, "Ending ike-scan "):
 			seen, last = true, nil
-			if stray == 0 && ikeStray.MatchString(l) {
-				stray = n
-			}
+			noteStray(n, l)
 			return nil
 		case l == "":
 			last = nil
@@ -95,9 +99,7 @@ func IKEScan(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 		}
 		m := ikeHost.FindStringSubmatch(l)
 		if m == nil {
-			if stray == 0 && ikeStray.MatchString(l) {
-				stray = n
-			}
+			noteStray(n, l)
 			last = nil
 			return nil
 		}
@@ -132,12 +134,15 @@ func IKEScan(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	return nil
 }
 
+// ikeResult: what ike-scan prints of a responder's answer.
+const ikeResult = `(?:(?:Main Mode|Aggressive Mode|IKEv2 SA_INIT|IKE) Handshake returned|(?:IKEv2 )?Notify message \d+)`
+
 var (
-	// ikeStray: a responder's result anywhere in a line.
-	ikeStray = regexp.MustCompile(`\b(?:Main Mode|Aggressive Mode|IKEv2 SA_INIT) Handshake returned|\bNotify message \d+`)
 	// ikeHost: a responder's line: the scanned address, the answering one
 	// in parentheses where it differs, and what came back.
-	ikeHost = regexp.MustCompile(`^(\S+)\s+(?:\((\S+)\)\s+)?((?:Main Mode|Aggressive Mode|IKEv2 SA_INIT|IKE) Handshake returned.*|(?:IKEv2 )?Notify message \d+.*)$`)
+	ikeHost = regexp.MustCompile(`^(\S+)\s+(?:\((\S+)\)\s+)?(` + ikeResult + `.*)$`)
+	// ikeStray: a responder's result anywhere in a line.
+	ikeStray = regexp.MustCompile(`\b` + ikeResult)
 	// ikeGuess: the backoff table's verdict on a host.
 	ikeGuess = regexp.MustCompile(`^(\S+)\s+Implementation guess: (.+)$`)
 	// ikeBackoff: a row of the backoff table: address, packet number,
