@@ -52,8 +52,6 @@ func TestRules_GroupU5Versions(t *testing.T) {
 		{"netscaler show ns version", cli("> show ns version\n\tNetScaler NS13.1: Build 49.13.nc, Date: Jul 10 2023, 12:00:59   (64-bit)\n Done\n"), "Citrix", "13.1-49.13", ""},
 		// a Junos router: Juniper Networks, its release (not an SRX: no SRX product or class)
 		{"junos router show version", cli("Hostname: lab\nModel: mx240\nJunos: 13.3R1.4\nJUNOS Base OS boot [13.3R1.4]\n"), "Juniper Networks", "13.3R1.4", ""},
-		// F5's other product: its own name and release, not BIG-IP's (round AN)
-		{"big-iq cat /VERSION", cli("Product: BIG-IQ\nVersion: 8.2.0\nBuild: 0.0.310\n"), "F5", "8.2.0", ""},
 		// the same router's answer as XML over NETCONF
 		{"mx netconf software information", svc(830, ingest.Probe{Banner: &ingest.Banner{Received: ingest.TextBody("<software-information><product-model>mx240</product-model><junos-version>21.4R3-S5.4</junos-version></software-information>")}}), "Juniper Networks", "21.4R3-S5.4", ""},
 		// Junos element names without a release name nothing
