@@ -24,3 +24,13 @@ func TestRules_AO2Classes(t *testing.T) {
 		{name: "init script restart", svc: bannerService(22, "tcp", "# service nginx restart\nRestarting nginx: nginx.\n"), want: wantMatch{}},
 	})
 }
+
+// TestRules_AO2NetScalerAaad checks the aaad.debug class (batch 4): the AAA
+// daemon's source-path prefix names NetScaler; a C program's own
+// file[line] prefix without the netscaler/aaad path does not.
+func TestRules_AO2NetScalerAaad(t *testing.T) {
+	checkMatches(t, []matchCase{
+		{name: "aaad ldap driver line", svc: bannerService(22, "tcp", "Mon Mar  4 10:00:01 2024 /home/build/rs_131_x/usr.src/usr.bin/nsaaad/../../netscaler/aaad/ldap_drv.c[612]: receive_ldap_user_search_event built group string for bob of:VPN\n"), want: wantMatch{Vendor: "Citrix", Rule: "ao2-netscaler-aaad-debug-source-path"}},
+		{name: "another daemon's file[line] prefix", svc: bannerService(22, "tcp", "Mon Mar  4 10:00:01 2024 /src/app/auth/ldap_drv.c[612]: start_ldap_auth attempting to auth bob\n"), want: wantMatch{}},
+	})
+}
