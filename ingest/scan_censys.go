@@ -23,7 +23,9 @@ import (
 // protocol, cert.parsed, tls, endpoints[].http). The input is one JSON
 // document or many (JSON lines, pretty-printed documents one after the
 // other, or an array of hosts), each a host, an API response wrapping one
-// ("result", "resource", "host_v1"), or a search page ("hits"). Each
+// ("result", "resource", "host_v1"), or a search page ("hits"); and the
+// IPv4 dataset's documents of Search API v1 and the BigQuery export
+// (scan_censys_legacy.go). Each
 // service of a host is one service observation (docs/ingest-enrich.md).
 func Censys(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	src := opt.source("censys")
@@ -157,6 +159,11 @@ func censysHosts(doc any) []cmap {
 	if m["ip"] != nil && m["services"] != nil {
 		return []cmap{m}
 	}
+	if legacy := censysLegacyPorts(m); len(legacy) > 0 {
+		// the IPv4 dataset's document (scan_censys_legacy.go): its ports
+		// are its members, "ip" beside them
+		return []cmap{m}
+	}
 	for _, k := range []string{"result", "resource", "host_v1", "host"} {
 		if v, ok := m[k]; ok {
 			if hs := censysHosts(v); len(hs) > 0 {
@@ -171,6 +178,9 @@ func censysHosts(doc any) []cmap {
 }
 
 func censysHost(line int, h cmap, src string, opt Options, emit Emit, bad func(LineError)) error {
+	if h["services"] == nil {
+		return censysLegacyHost(line, h, src, opt, emit, bad)
+	}
 	a, err := netip.ParseAddr(cstr(h["ip"]))
 	if err != nil {
 		bad(LineError{line, fmt.Errorf("ip: not an IP address: %q", cstr(h["ip"]))})
@@ -386,21 +396,12 @@ func censysTLS(s cmap) *TLS {
 		}
 	}
 	if c := cobj(s["cert"]); c != nil {
-		p := cobj(c["parsed"])
-		t.Subject = censysDN(cstr(p["subject_dn"]), cobj(p["subject"]))
-		t.Issuer = censysDN(cstr(p["issuer_dn"]), cobj(p["issuer"]))
-		t.SANs = append(cstrs(cpath(p, "extensions", "subject_alt_name", "dns_names")), cstrs(cpath(p, "extensions", "subject_alt_name", "ip_addresses"))...)
+		censysParsedCert(t, cobj(c["parsed"]))
 		if len(t.SANs) == 0 {
 			t.SANs = cstrs(c["names"])
 		}
-		t.SHA256 = strings.ToLower(cstr(c["fingerprint_sha256"]))
-		if sn := cstr(p["serial_number"]); sn != "" {
-			t.Serial = decimalSerial(sn)
-		}
-		t.NotBefore = rfc3339(cstr(cpath(p, "validity_period", "not_before")))
-		t.NotAfter = rfc3339(cstr(cpath(p, "validity_period", "not_after")))
-		if ss, ok := cpath(p, "signature", "self_signed").(bool); ok {
-			t.SelfSigned = ss
+		if v := cstr(c["fingerprint_sha256"]); v != "" {
+			t.SHA256 = strings.ToLower(v)
 		}
 	}
 	if tl := cobj(s["tls"]); tl != nil {
@@ -416,6 +417,29 @@ func censysTLS(s cmap) *TLS {
 		return nil
 	}
 	return t
+}
+
+// censysParsedCert reads a parsed certificate in zcrypto's JSON form (the
+// Platform's cert.parsed, the IPv4 dataset's tls.certificate.parsed):
+// names, SANs, serial, validity (validity_period's not_before/not_after,
+// or the older validity's start/end), self-signed, and its SHA-256 where
+// it carries one.
+func censysParsedCert(t *TLS, p cmap) {
+	if p == nil {
+		return
+	}
+	t.Subject = censysDN(cstr(p["subject_dn"]), cobj(p["subject"]))
+	t.Issuer = censysDN(cstr(p["issuer_dn"]), cobj(p["issuer"]))
+	t.SANs = append(cstrs(cpath(p, "extensions", "subject_alt_name", "dns_names")), cstrs(cpath(p, "extensions", "subject_alt_name", "ip_addresses"))...)
+	t.SHA256 = strings.ToLower(cstr(p["fingerprint_sha256"]))
+	if sn := cstr(p["serial_number"]); sn != "" {
+		t.Serial = decimalSerial(sn)
+	}
+	t.NotBefore = rfc3339(firstNonEmpty(cstr(cpath(p, "validity_period", "not_before")), cstr(cpath(p, "validity", "start"))))
+	t.NotAfter = rfc3339(firstNonEmpty(cstr(cpath(p, "validity_period", "not_after")), cstr(cpath(p, "validity", "end"))))
+	if ss, ok := cpath(p, "signature", "self_signed").(bool); ok {
+		t.SelfSigned = ss
+	}
 }
 
 // censysDN reads a name: the distinguished name string and the attribute

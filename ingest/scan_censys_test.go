@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -120,5 +121,50 @@ func TestCensys_Favicons(t *testing.T) {
 		ps[1].Response.Body.MMH3 == nil || *ps[1].Response.Body.MMH3 != -1658992314 || ps[1].Response.Body.Length != 1150 ||
 		ps[1].Response.Body.SHA256 != "5c4e137d4bcf2a86fbab08a0a416ecfbaff97cd410254a1dd4dd9d3d36eb3762" {
 		t.Errorf("platform probes = %s", mustJSON(t, ps))
+	}
+}
+
+// Censys's IPv4 dataset (Search API v1, BigQuery): ports as members
+// ("443", "p22"), the protocol's grab beneath, flat field names folded
+// back, and a document without "ip" refused with the field named.
+func TestCensys_IPv4Dataset(t *testing.T) {
+	t.Parallel()
+	r := runScan(t, "censys", readFile(t, "censys-ipv4-v1.jsonl"))
+	if len(r.obs) != 6 || len(r.bad) != 1 || !strings.Contains(r.bad[0].Err.Error(), "ip: missing") || r.bad[0].Line != 4 {
+		t.Fatalf("obs %d bad %v", len(r.obs), r.bad)
+	}
+	byPort := map[string]Observation{}
+	for _, o := range r.obs {
+		byPort[o.IP+":"+strconv.Itoa(o.Service.Port)] = o
+	}
+	ssh := byPort["192.0.2.10:22"]
+	if b := ssh.Service.Probes[0].Banner; b == nil || b.Received.Text() != "SSH-1.5-Cisco-1.25" || ssh.Service.Detected.Service != "ssh" {
+		t.Errorf("ssh = %s", mustJSON(t, ssh))
+	}
+	web := byPort["192.0.2.10:80"].Service.Probes[0]
+	if web.Request.Method != "GET" || web.Response.Status != 401 || web.Response.Reason != "Unauthorized" || web.Response.Protocol != "HTTP/1.1" ||
+		headerValues(web.Response.Headers, "Server")[0] != "cisco-IOS" || len(headerValues(web.Response.Headers, "WWW-Authenticate")) != 1 {
+		t.Errorf("http = %s", mustJSON(t, web))
+	}
+	tl := byPort["192.0.2.10:443"].Service.Probes[0].TLS
+	if tl == nil || tl.Subject.CN != "CISCO." || tl.Issuer.CN != "CISCO." || !tl.SelfSigned || tl.Serial != "0" ||
+		tl.NotBefore != "1993-04-10T17:00:49Z" || tl.NotAfter != "2003-04-08T17:00:49Z" ||
+		tl.SHA256 != "26917c533b12ffc9f1e72d526a7503f2c479cd3718e6db9c8b681ebe28f90c14" || tl.Version != "SSLv3" {
+		t.Errorf("tls = %s", mustJSON(t, tl))
+	}
+	// flat names: one HTTP exchange with its certificate
+	flat := byPort["192.0.2.11:443"].Service.Probes
+	if len(flat) != 1 || flat[0].Response.Status != 200 || flat[0].Response.Title != "Example portal" ||
+		headerValues(flat[0].Response.Headers, "Server")[0] != "xxxxxxxx-xxxxx" || flat[0].TLS == nil || flat[0].TLS.Subject.CN != "portal.example.com" {
+		t.Errorf("flat = %s", mustJSON(t, flat))
+	}
+	// BigQuery's p<port> columns; DNS over UDP with no grab read but the
+	// identification kept
+	bq := byPort["192.0.2.12:22"]
+	if bq.Service.Probes[0].Banner.Received.Text() != "SSH-2.0-OpenSSH_7.4" || bq.Service.Detected.Product != "OpenSSH" || bq.Service.Detected.Version != "7.4" {
+		t.Errorf("p22 = %s", mustJSON(t, bq))
+	}
+	if dns := byPort["192.0.2.12:53"]; dns.Service.Transport != "udp" || len(dns.Service.Probes) != 0 || dns.Service.Detected.Service != "dns" {
+		t.Errorf("p53 = %s", mustJSON(t, dns))
 	}
 }

@@ -1,0 +1,293 @@
+package ingest
+
+import (
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"maps"
+	"net/netip"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Censys's IPv4 dataset (2015-2021: Search API v1's /view/ipv4/IP, the
+// BigQuery and bulk exports, and the zgrab 1 documents they were built
+// from) keeps a host as one document: "ip", and per port a member named
+// by the port ("443"; "p443" in BigQuery, whose columns cannot start with
+// a digit), holding the protocol's name ("https", "ssh", "ftp",
+// "https_www") over that protocol's grab:
+//
+//	get        HTTP: status_code, status_line, headers (lower-case names
+//	           with underscores, one value each; "unknown": [{key, value}]),
+//	           body, body_sha256, title
+//	tls        certificate.parsed (zcrypto), version, cipher_suite
+//	banner     a string, or {banner} (FTP, telnet), or {raw} (SSH)
+//	v2.banner  SSH: {raw, software, version}
+//	starttls   SMTP, IMAP, POP3: {banner, ehlo, tls}
+//	metadata   the dataset's identification: product, manufacturer,
+//	           version, description
+//
+// A search answer with chosen fields names them flat
+// ("443.https.tls.certificate.parsed.subject_dn"): they are folded back
+// into the tree. Each port's protocol is one service observation.
+var censysLegacyPort = regexp.MustCompile(`^p?(\d{1,5})$`)
+
+// censysLegacyPorts are the port members of a document (flat dotted names
+// folded first), sorted by port.
+func censysLegacyPorts(m cmap) []string {
+	censysUnflatten(m)
+	var out []string
+	for k, v := range m {
+		if censysLegacyPort.MatchString(k) && cobj(v) != nil {
+			out = append(out, k)
+		}
+	}
+	slices.SortFunc(out, func(a, b string) int { return censysPortOf(a) - censysPortOf(b) })
+	return out
+}
+
+func censysPortOf(k string) int {
+	n, _ := strconv.Atoi(strings.TrimPrefix(k, "p"))
+	return n
+}
+
+// censysUnflatten folds members named "443.https.get.title" into
+// m["443"]["https"]["get"]["title"] (a member already nested wins).
+func censysUnflatten(m cmap) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		head, rest, ok := strings.Cut(k, ".")
+		if !ok || !censysLegacyPort.MatchString(head) {
+			continue
+		}
+		v := m[k]
+		delete(m, k)
+		node := m
+		parts := append([]string{head}, strings.Split(rest, ".")...)
+		for i, p := range parts {
+			if i == len(parts)-1 {
+				if _, ok := node[p]; !ok {
+					node[p] = v
+				}
+				break
+			}
+			next := cobj(node[p])
+			if next == nil {
+				if _, taken := node[p]; taken {
+					break
+				}
+				next = cmap{}
+				node[p] = next
+			}
+			node = next
+		}
+	}
+}
+
+// censysLegacyUDP are the dataset's protocols it grabbed over UDP.
+var censysLegacyUDP = map[string]bool{"dns": true, "ntp": true, "bacnet": true, "upnp": true, "ipmi": true, "snmp": true, "coap": true, "ike": true}
+
+func censysLegacyHost(line int, h cmap, src string, opt Options, emit Emit, bad func(LineError)) error {
+	ip := cstr(h["ip"])
+	if ip == "" {
+		bad(LineError{line, errors.New(`ip: missing (a Censys IPv4 document names its host in "ip")`)})
+		return nil
+	}
+	a, err := netip.ParseAddr(ip)
+	if err != nil {
+		bad(LineError{line, fmt.Errorf("ip: not an IP address: %q", ip)})
+		return nil
+	}
+	var claims []Claim
+	if as := cobj(h["autonomous_system"]); as != nil {
+		claims = opt.scanClaim("censys", cstr(as["name"]), cstr(as["asn"]))
+	}
+	at := opt.when(scanTime(firstNonEmpty(cstr(h["updated_at"]), cstr(h["timestamp"]))))
+	for _, k := range censysLegacyPorts(h) {
+		port := censysPortOf(k)
+		if port < 1 || port > 65535 {
+			bad(LineError{line, fmt.Errorf("%s: not a port (1..65535)", k)})
+			continue
+		}
+		byProto := cobj(h[k])
+		for _, proto := range slices.Sorted(maps.Keys(byProto)) {
+			g := cobj(byProto[proto])
+			if g == nil {
+				continue
+			}
+			transport := "tcp"
+			if censysLegacyUDP[strings.ToLower(proto)] {
+				transport = "udp"
+			}
+			svc := &Service{Port: port, Transport: transport, Probes: censysLegacyProbes(g), Detected: censysLegacyDetected(proto, g)}
+			if len(svc.Probes) == 0 && svc.Detected == nil {
+				if opt.Skipped != nil {
+					opt.Skipped(line, fmt.Sprintf("%s.%s: no grab the adapter reads", k, proto))
+				}
+				continue
+			}
+			o := Observation{Type: TypeService, IP: a.Unmap().String(), Source: src, ObservedAt: at, Claims: claims, Service: svc}
+			if err := emitChecked(line, o, emit, bad); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// censysLegacyProbes maps one protocol's grab: the HTTP exchange with the
+// handshake's certificate, else the banner (with the STARTTLS
+// certificate), else the handshake alone.
+func censysLegacyProbes(g cmap) []Probe {
+	t := censysLegacyTLS(cobj(g["tls"]))
+	st := cobj(g["starttls"])
+	if t == nil && st != nil {
+		t = censysLegacyTLS(cobj(st["tls"]))
+	}
+	var probes []Probe
+	for _, method := range []string{"get", "post", "head"} {
+		if r := cobj(g[method]); r != nil {
+			probes = append(probes, censysLegacyHTTP(strings.ToUpper(method), r, t))
+		}
+	}
+	if len(probes) > 0 {
+		return probes
+	}
+	banner := censysLegacyBanner(g)
+	if banner == "" && st != nil {
+		banner = firstNonEmpty(censysLegacyBanner(st), cstr(st["ehlo"]))
+	}
+	if banner != "" {
+		return []Probe{{Banner: &Banner{Received: BytesBody([]byte(banner))}, TLS: t}}
+	}
+	if t != nil {
+		return []Probe{{TLS: t}}
+	}
+	return nil
+}
+
+// censysLegacyBanner is what the server sent first: banner as a string,
+// banner.banner, banner.raw, v2.banner.raw (SSH).
+func censysLegacyBanner(g cmap) string {
+	if s := cstr(g["banner"]); s != "" {
+		return s
+	}
+	for _, b := range []cmap{cobj(g["banner"]), cobj(cpath(g, "v2", "banner"))} {
+		if b == nil {
+			continue
+		}
+		if s := firstNonEmpty(cstr(b["banner"]), cstr(b["raw"])); s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+func censysLegacyHTTP(method string, r cmap, t *TLS) Probe {
+	p := Probe{Name: "http", TLS: t, Request: &Request{Method: method, Path: "/"}}
+	resp := &Response{Title: cstr(r["title"])}
+	resp.Status, _ = strconv.Atoi(cstr(r["status_code"]))
+	if proto, rest, ok := strings.Cut(cstr(r["status_line"]), " "); ok {
+		resp.Protocol = proto
+		if code, reason, ok := strings.Cut(rest, " "); ok {
+			if resp.Status == 0 {
+				resp.Status, _ = strconv.Atoi(code)
+			}
+			resp.Reason = strings.TrimSpace(reason)
+		}
+	}
+	resp.Headers = censysLegacyHeaders(cobj(r["headers"]))
+	if body := cstr(r["body"]); body != "" {
+		resp.Body = BytesBody([]byte(body))
+	} else if sum := censysLegacySHA256(cstr(r["body_sha256"])); sum != "" {
+		// the dataset kept only the body's hash
+		resp.Body = &Body{SHA256: sum}
+	}
+	p.Response = resp
+	return p
+}
+
+// censysLegacySHA256 reads a SHA-256 written as hex or, as zgrab 1 wrote
+// it, base64; "" when it is neither.
+func censysLegacySHA256(s string) string {
+	if v := strings.ToLower(s); isHex(v, 64) {
+		return v
+	}
+	if b, err := base64.StdEncoding.DecodeString(s); err == nil && len(b) == 32 {
+		return hex.EncodeToString(b)
+	}
+	return ""
+}
+
+// censysLegacyHeaders reads the header map: one value a name (a list is
+// read too), "unknown" a list of {key, value}; sorted by name.
+func censysLegacyHeaders(m cmap) []Header {
+	var out []Header
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if k == "unknown" {
+			for _, u := range carr(m[k]) {
+				kv := cobj(u)
+				vals := cstrs(kv["value"])
+				if s := cstr(kv["value"]); s != "" {
+					vals = []string{s}
+				}
+				for _, v := range vals {
+					out = append(out, Header{Name: canonicalHeader(strings.ToLower(cstr(kv["key"]))), Value: v})
+				}
+			}
+			continue
+		}
+		vals := cstrs(m[k])
+		if s := cstr(m[k]); s != "" {
+			vals = []string{s}
+		}
+		for _, v := range vals {
+			out = append(out, Header{Name: canonicalHeader(k), Value: v})
+		}
+	}
+	return out
+}
+
+func censysLegacyTLS(tl cmap) *TLS {
+	if tl == nil {
+		return nil
+	}
+	t := &TLS{Version: tlsVersionText(cstr(tl["version"]))}
+	if cs := cobj(tl["cipher_suite"]); cs != nil {
+		t.Cipher = cstr(cs["name"])
+	}
+	censysParsedCert(t, cobj(cpath(tl, "certificate", "parsed")))
+	if t.SHA256 != "" && !isHex(t.SHA256, 64) {
+		t.SHA256 = ""
+	}
+	if t.empty() {
+		return nil
+	}
+	return t
+}
+
+// censysLegacyDetected is the dataset's identification of the grab
+// (metadata beside it or inside the grab it names) under the protocol's
+// name.
+func censysLegacyDetected(proto string, g cmap) *Detected {
+	d := &Detected{By: "censys", Service: proto}
+	md := cobj(g["metadata"])
+	for _, k := range []string{"get", "banner", "starttls", "v2"} {
+		if md == nil {
+			md = cobj(cpath(g, k, "metadata"))
+		}
+	}
+	if md != nil {
+		d.Product, d.Version = cstr(md["product"]), cstr(md["version"])
+		var info []string
+		for _, k := range []string{"manufacturer", "description"} {
+			if v := cstr(md[k]); v != "" && v != d.Product {
+				info = append(info, k+": "+v)
+			}
+		}
+		d.Info = strings.Join(info, "; ")
+	}
+	return d
+}
