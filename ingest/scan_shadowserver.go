@@ -448,7 +448,9 @@ func (l *shadowserverLayout) dn(rec []string, prefix string) *DN {
 // says of it.
 func (l *shadowserverLayout) detected(rec []string) *Detected {
 	d := &Detected{By: "shadowserver", Service: shadowserverService(l, rec)}
-	vendor, model := l.get(rec, "device_vendor"), l.get(rec, "device_model")
+	// the Ubiquiti discovery report names the device by modelfull /
+	// modelshort (model_full / model_short in later layouts) and firmware
+	vendor, model := l.get(rec, "device_vendor"), l.get(rec, "device_model", "modelfull", "model_full", "modelshort", "model_short")
 	switch {
 	case vendor != "" && model != "" && !strings.HasPrefix(strings.ToLower(model), strings.ToLower(vendor)):
 		d.Product = vendor + " " + model
@@ -459,7 +461,7 @@ func (l *shadowserverLayout) detected(rec []string) *Detected {
 	default:
 		d.Product = l.get(rec, "product")
 	}
-	d.Version = l.get(rec, "device_version")
+	d.Version = l.get(rec, "device_version", "firmware")
 	if d.Version == "" && !l.has("sysdesc") && !l.has("dns_version") && !l.has("ipmi_version") && !l.has("stratum") {
 		// scan_snmp's, scan_dns's, scan_ipmi's and scan_ntp's version is
 		// the protocol's, not a product's.

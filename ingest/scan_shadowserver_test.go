@@ -65,6 +65,20 @@ func TestShadowserver_Samples(t *testing.T) {
 				t.Errorf("row 2 = %s", mustJSON(t, p))
 			}
 		}},
+		// the Ubiquiti discovery report names the device by modelshort and
+		// its firmware: kept as what Shadowserver identified
+		{file: "shadowserver-accessible-ubiquiti.csv", services: 2, check: func(t *testing.T, obs []Observation) {
+			o := obs[0]
+			if o.Service.Port != 10001 || o.Service.Transport != "udp" || len(o.Service.Probes) != 0 {
+				t.Errorf("row 1 = %s", mustJSON(t, o))
+			}
+			if d := o.Service.Detected; d == nil || d.Service != "ubiquiti" || d.Product != "AG5-HP" || d.Version != "XM.ar7240.v6.0.4-licensed.30805.170505.1649" {
+				t.Errorf("detected = %s", mustJSON(t, o.Service.Detected))
+			}
+			if d := obs[1].Service.Detected; d.Product != "LB5" || d.Version != "XW.ar934x.v6.0.4.30805.170505.1510" {
+				t.Errorf("row 2 detected = %s", mustJSON(t, d))
+			}
+		}},
 		{file: "shadowserver-scan_ssl.csv", services: 3, check: func(t *testing.T, obs []Observation) {
 			o := obs[0]
 			p := o.Service.Probes[0]
