@@ -94,6 +94,12 @@ func bannerProbe(cl, s *tcpDir, clientFirst bool) (Probe, bool) {
 		}
 		return Probe{Name: "pcap:ssh", Banner: &Banner{Received: BytesBody(append(line, '\n'))}}, true
 	}
+	if telnetOptionsOnly(recv) {
+		// A telnet server's first turn is option negotiation; its login
+		// text (a prompt, a banner naming the device) follows the
+		// client's answer: the server's bytes across the exchange.
+		recv = s.data
+	}
 	cut := s.truncated && len(recv) == len(s.data)
 	full := int64(len(recv))
 	if cut {
@@ -105,6 +111,33 @@ func bannerProbe(cl, s *tcpDir, clientFirst bool) (Probe, bool) {
 		b.Sent = pcapBody(sent, int64(len(sent)), false)
 	}
 	return Probe{Name: "pcap:banner", Banner: b}, true
+}
+
+// telnetOptionsOnly reports whether b is nothing but telnet commands
+// (RFC 854: IAC DO/DONT/WILL/WONT option, IAC SB ... IAC SE, IAC and one
+// command byte).
+func telnetOptionsOnly(b []byte) bool {
+	if len(b) < 2 || b[0] != 0xff {
+		return false
+	}
+	for i := 0; i < len(b); {
+		if b[i] != 0xff || i+1 >= len(b) {
+			return false
+		}
+		switch cmd := b[i+1]; {
+		case cmd >= 251 && cmd <= 254: // WILL, WONT, DO, DONT
+			i += 3
+		case cmd == 250: // SB ... IAC SE
+			end := bytes.Index(b[i+2:], []byte{0xff, 240})
+			if end < 0 {
+				return false
+			}
+			i += 2 + end + 2
+		default:
+			i += 2
+		}
+	}
+	return true
 }
 
 // pcapBody is a body of b: whole (with its SHA-256), or the first part of

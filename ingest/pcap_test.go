@@ -726,3 +726,25 @@ func TestPcap_ModifiedFormat(t *testing.T) {
 		t.Errorf("cut in a record header: %v %v, %d observations", err, bad, len(got))
 	}
 }
+
+// TestPcap_TelnetLoginText: a telnet server's first turn is option
+// negotiation; the banner is its bytes across the exchange, so the login
+// text that follows the client's answer is kept.
+func TestPcap_TelnetLoginText(t *testing.T) {
+	srvOpts := "\xff\xfb\x01\xff\xfb\x03\xff\xfd\x18\xff\xfd\x1f"
+	cliOpts := "\xff\xfd\x01\xff\xfd\x03\xff\xfb\x18\xff\xfb\x1f"
+	login := "\r\n\r\nUser Access Verification\r\n\r\nUsername: "
+	obs, bad, _, err := runPcap(t, writeCapture(t, 65535, tcpSession("192.0.2.10", "198.51.100.1", 40000, 23, "", srvOpts, cliOpts, login)))
+	if err != nil || len(bad) > 0 || len(obs) != 1 {
+		t.Fatal(err, bad, len(obs))
+	}
+	b := obs[0].Service.Probes[0].Banner
+	if got := string(b.Received.Bytes()); got != srvOpts+login {
+		t.Errorf("received %q", got)
+	}
+	// a server that sends text first keeps its first turn alone
+	obs, _, _, _ = runPcap(t, writeCapture(t, 65535, tcpSession("192.0.2.10", "198.51.100.1", 40001, 2323, "", "login: ", "admin\r\n", "Password: ")))
+	if got := string(obs[0].Service.Probes[0].Banner.Received.Bytes()); got != "login: " {
+		t.Errorf("text first: received %q", got)
+	}
+}
