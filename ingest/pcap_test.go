@@ -568,6 +568,8 @@ func TestPcap_WireGuard(t *testing.T) {
 		{"standard, port 5060", []testPkt{udp(40000, 5060, true, msg(1, 148, idx, 4)), udp(40000, 5060, false, msg(2, 92, idx, 8))}, "wireguard 5060 0.95"},
 		{"a provider's longer messages", []testPkt{udp(40000, 51820, true, msg(1, 204, idx, 4)), udp(40000, 51820, false, msg(2, 100, idx, 8))}, "wireguard 51820 0.95"},
 		{"cookie reply", []testPkt{udp(40000, 443, true, msg(1, 148, idx, 4)), udp(40000, 443, false, msg(3, 64, idx, 4))}, "wireguard 443 0.95"},
+		// a long capture: six rekeyed sessions, six receiver indices each way
+		{"handshake after many rekeyed sessions", wgRekeyed(udp, msg, idx), "wireguard 51000 0.95"},
 		{"answer naming another index", []testPkt{udp(40000, 51821, true, msg(1, 148, idx, 4)), udp(40000, 51821, false, msg(2, 92, other, 8))}, ""},
 		{"not WireGuard on its port", []testPkt{udp(40000, 51820, true, append([]byte{1, 0, 0, 0}, []byte("not a handshake, a longer text")...)),
 			udp(40000, 51820, false, []byte{2, 0, 0, 0, 9})}, ""},
@@ -589,6 +591,23 @@ func TestPcap_WireGuard(t *testing.T) {
 			}
 		})
 	}
+}
+
+// wgRekeyed is a long WireGuard capture between two ends: six sessions,
+// each a handshake (the peers rekey every two minutes) and transport data
+// under the session's own receiver indices, so more indices than a
+// capture without its handshakes would be allowed.
+func wgRekeyed(udp func(uint16, uint16, bool, []byte) testPkt, msg func(byte, int, []byte, int) []byte, idx []byte) []testPkt {
+	var pkts []testPkt
+	for i := range 6 {
+		in, re := []byte{byte(i + 1), 0, 0, 0}, []byte{byte(i + 11), 0, 0, 0}
+		if i == 0 {
+			in = idx
+		}
+		pkts = append(pkts, udp(40000, 51000, true, msg(1, 148, in, 4)), udp(40000, 51000, false, msg(2, 92, in, 8)),
+			udp(40000, 51000, true, msg(4, 96, re, 4)), udp(40000, 51000, false, msg(4, 96, in, 4)))
+	}
+	return pkts
 }
 
 // TestChunkedLength finds where a chunked body ends on the wire, its

@@ -27,12 +27,13 @@ type udpFlow struct {
 	first [2][]byte
 
 	// WireGuard: the last initiation each end sent, the answer.
-	wgInit    [2][]byte
-	wgAnswer  []byte
-	wgServer  int // end that answered an initiation, -1 none
-	wgData    [2]int
-	wgRecv    [2][]uint32 // receiver indices of transport data, per end
-	wgInvalid bool
+	wgInit       [2][]byte
+	wgAnswer     []byte
+	wgServer     int // end that answered an initiation, -1 none
+	wgData       [2]int
+	wgRecv       [2][]uint32 // receiver indices of transport data, per end
+	wgHandshakes int         // handshake messages seen (each may start a session)
+	wgInvalid    bool
 
 	ike      bool // an IKE message was read
 	ikeInit  int  // the initiator's end, -1 unknown
@@ -215,6 +216,7 @@ func (u *udpFlow) wireguard(side int, b []byte) {
 			return
 		}
 		u.wgInit[side] = bytes.Clone(b)
+		u.wgHandshakes++
 	case 2, 3:
 		// A response, or a cookie reply (a responder under load): its
 		// receiver index (at 8 in a response, 4 in a cookie reply) is the
@@ -230,6 +232,7 @@ func (u *udpFlow) wireguard(side int, b []byte) {
 			u.wgInvalid = true
 			return
 		}
+		u.wgHandshakes++
 		if in := u.wgInit[1-side]; in != nil && bytes.Equal(b[at:at+4], in[4:8]) && u.wgServer < 0 {
 			u.wgServer, u.wgAnswer = side, bytes.Clone(b)
 		}
@@ -240,9 +243,11 @@ func (u *udpFlow) wireguard(side int, b []byte) {
 			u.wgInvalid = true
 			return
 		}
-		// One receiver index per session, a new one per handshake.
+		// One receiver index per session, a new one per handshake: a few
+		// before the capture, and one more for each handshake it holds
+		// (peers rekey every two minutes).
 		if r := binary.LittleEndian.Uint32(b[4:8]); !slices.Contains(u.wgRecv[side], r) {
-			if len(u.wgRecv[side]) >= 4 {
+			if len(u.wgRecv[side]) >= 4+u.wgHandshakes {
 				u.wgInvalid = true
 				return
 			}
