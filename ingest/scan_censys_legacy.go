@@ -121,13 +121,9 @@ func censysLegacyHost(line int, h cmap, src string, opt Options, emit Emit, bad 
 			if censysLegacyUDP[strings.ToLower(proto)] {
 				transport = "udp"
 			}
+			// a protocol with no grab read still says what the port speaks,
+			// as v2's service_name does
 			svc := &Service{Port: port, Transport: transport, Probes: censysLegacyProbes(g), Detected: censysLegacyDetected(proto, g)}
-			if len(svc.Probes) == 0 && svc.Detected == nil {
-				if opt.Skipped != nil {
-					opt.Skipped(line, fmt.Sprintf("%s.%s: no grab the adapter reads", k, proto))
-				}
-				continue
-			}
 			o := Observation{Type: TypeService, IP: a.Unmap().String(), Source: src, ObservedAt: at, Claims: claims, Service: svc}
 			if err := emitChecked(line, o, emit, bad); err != nil {
 				return err
