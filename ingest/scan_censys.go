@@ -159,9 +159,10 @@ func censysHosts(doc any) []cmap {
 	if m["ip"] != nil && m["services"] != nil {
 		return []cmap{m}
 	}
-	if legacy := censysLegacyPorts(m); len(legacy) > 0 {
-		// the IPv4 dataset's document (scan_censys_legacy.go): its ports
-		// are its members, "ip" beside them
+	// the IPv4 dataset's document (scan_censys_legacy.go): its ports are
+	// its members, "ip" beside them
+	censysUnflatten(m)
+	if len(censysLegacyPorts(m)) > 0 {
 		return []cmap{m}
 	}
 	for _, k := range []string{"result", "resource", "host_v1", "host"} {
@@ -358,27 +359,45 @@ func censysHTTP(q, r cmap, banner []byte, t *TLS) Probe {
 }
 
 // censysHeaders reads a header map: v2's {"Content_Type": ["..."],
-// "_encoding": {...}} or the Platform's {"Content-Type": {"headers":
-// ["..."]}}; names back to their usual spelling, sorted.
+// "_encoding": {...}}, the Platform's {"Content-Type": {"headers":
+// ["..."]}}, or the IPv4 dataset's zgrab form, one value a name
+// ({"server": "..."}) and "unknown": [{key, value}] for names outside
+// zgrab's list; names back to their usual spelling, sorted.
 func censysHeaders(m cmap) []Header {
 	var out []Header
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		if strings.HasPrefix(k, "_") {
-			continue
-		}
-		vals := cstrs(m[k])
-		if o := cobj(m[k]); o != nil {
-			vals = cstrs(o["headers"])
-		}
-		name := k
-		if strings.Contains(k, "_") {
-			name = canonicalHeader(strings.ToLower(k))
-		}
+	add := func(name string, vals []string) {
 		for _, v := range vals {
 			out = append(out, Header{Name: name, Value: v})
 		}
 	}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		switch {
+		case strings.HasPrefix(k, "_"):
+		case k == "unknown":
+			for _, u := range carr(m[k]) {
+				kv := cobj(u)
+				add(canonicalHeader(strings.ToLower(cstr(kv["key"]))), censysValues(kv["value"]))
+			}
+		// folded to lower case with underscores (content_type, server)
+		case strings.Contains(k, "_") || !strings.ContainsAny(k, "-ABCDEFGHIJKLMNOPQRSTUVWXYZ"):
+			add(canonicalHeader(strings.ToLower(k)), censysValues(m[k]))
+		default:
+			add(k, censysValues(m[k]))
+		}
+	}
 	return out
+}
+
+// censysValues are a header's values: a list, one string, or the
+// Platform's {"headers": [...]}.
+func censysValues(v any) []string {
+	if s := cstr(v); s != "" {
+		return []string{s}
+	}
+	if o := cobj(v); o != nil {
+		return cstrs(o["headers"])
+	}
+	return cstrs(v)
 }
 
 // censysTLS reads the certificate (v2 tls.certificates.leaf_data, the

@@ -35,10 +35,9 @@ import (
 // into the tree. Each port's protocol is one service observation.
 var censysLegacyPort = regexp.MustCompile(`^p?(\d{1,5})$`)
 
-// censysLegacyPorts are the port members of a document (flat dotted names
-// folded first), sorted by port.
+// censysLegacyPorts are the port members of a document (censysHosts folds
+// flat dotted names first), sorted by port.
 func censysLegacyPorts(m cmap) []string {
-	censysUnflatten(m)
 	var out []string
 	for k, v := range m {
 		if censysLegacyPort.MatchString(k) && cobj(v) != nil {
@@ -194,7 +193,7 @@ func censysLegacyHTTP(method string, r cmap, t *TLS) Probe {
 			resp.Reason = strings.TrimSpace(reason)
 		}
 	}
-	resp.Headers = censysLegacyHeaders(cobj(r["headers"]))
+	resp.Headers = censysHeaders(cobj(r["headers"]))
 	if body := cstr(r["body"]); body != "" {
 		resp.Body = BytesBody([]byte(body))
 	} else if sum := censysLegacySHA256(cstr(r["body_sha256"])); sum != "" {
@@ -215,35 +214,6 @@ func censysLegacySHA256(s string) string {
 		return hex.EncodeToString(b)
 	}
 	return ""
-}
-
-// censysLegacyHeaders reads the header map: one value a name (a list is
-// read too), "unknown" a list of {key, value}; sorted by name.
-func censysLegacyHeaders(m cmap) []Header {
-	var out []Header
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		if k == "unknown" {
-			for _, u := range carr(m[k]) {
-				kv := cobj(u)
-				vals := cstrs(kv["value"])
-				if s := cstr(kv["value"]); s != "" {
-					vals = []string{s}
-				}
-				for _, v := range vals {
-					out = append(out, Header{Name: canonicalHeader(strings.ToLower(cstr(kv["key"]))), Value: v})
-				}
-			}
-			continue
-		}
-		vals := cstrs(m[k])
-		if s := cstr(m[k]); s != "" {
-			vals = []string{s}
-		}
-		for _, v := range vals {
-			out = append(out, Header{Name: canonicalHeader(k), Value: v})
-		}
-	}
-	return out
 }
 
 func censysLegacyTLS(tl cmap) *TLS {
