@@ -13,7 +13,7 @@ import "testing"
 func TestRules_AO13ThinLogs(t *testing.T) {
 	const (
 		bar   = "ao13-barracuda-cloudgen-box-service-lines"
-		cp    = "ao13-checkpoint-log-exporter-escaped-sic-and-lea-quoted"
+		cp    = "log-checkpoint"
 		ns    = "ao13-netscaler-sslvpn-context-bash-httpaccess-aaad"
 		apm   = "ao13-f5-apm-rfc5424-procid-field"
 		f5    = "ao13-f5-bigip-sd-id-12276"
