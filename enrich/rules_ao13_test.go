@@ -12,9 +12,9 @@ import "testing"
 // structured data, a pipe log of another product.
 func TestRules_AO13ThinLogs(t *testing.T) {
 	const (
-		bar   = "ao13-barracuda-cloudgen-box-service-lines"
+		bar   = "log-barracuda-cloudgen"
 		cp    = "log-checkpoint"
-		ns    = "ao13-netscaler-sslvpn-context-bash-httpaccess-aaad"
+		ns    = "log-netscaler"
 		apm   = "ao13-f5-apm-rfc5424-procid-field"
 		f5    = "ao13-f5-bigip-sd-id-12276"
 		pulse = "ao13-pulse-secure-pipe-layout"
