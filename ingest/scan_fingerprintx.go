@@ -14,7 +14,8 @@ import (
 )
 
 // fingerprintxRecord is one line of praetorian fingerprintx's --json
-// output (and of nerva, its successor): the service's name is "protocol"
+// output (and of nerva, its successor, which writes the HTTP plugin's
+// members in snake_case): the service's name is "protocol"
 // (v1.1 on) or "service" (before), its details the plugin's "metadata".
 type fingerprintxRecord struct {
 	Host      string                     `json:"host"`
@@ -91,7 +92,15 @@ func (rec *fingerprintxRecord) evidence(proto string) ([]Probe, *Detected) {
 	}
 	used := map[string]bool{}
 	var probes []Probe
-	if raw, ok := md["responseHeaders"]; ok {
+	// fingerprintx writes camelCase (statusCode, responseHeaders); nerva,
+	// its successor, snake_case (status_code, response_headers).
+	headersKey, codeKey := "responseHeaders", "statusCode"
+	if _, ok := md[headersKey]; !ok {
+		if _, ok := md["response_headers"]; ok {
+			headersKey, codeKey = "response_headers", "status_code"
+		}
+	}
+	if raw, ok := md[headersKey]; ok {
 		var hm map[string][]string
 		_ = json.Unmarshal(raw, &hm)
 		resp := &Response{}
@@ -101,7 +110,7 @@ func (rec *fingerprintxRecord) evidence(proto string) ([]Probe, *Detected) {
 			}
 		}
 		var code int
-		if raw, ok := md["statusCode"]; ok {
+		if raw, ok := md[codeKey]; ok {
 			_ = json.Unmarshal(raw, &code)
 		}
 		status := getStr("status")
@@ -115,7 +124,7 @@ func (rec *fingerprintxRecord) evidence(proto string) ([]Probe, *Detected) {
 			resp.Status = code
 		}
 		probes = append(probes, Probe{Name: proto, Request: &Request{Method: "GET", Path: "/"}, Response: resp})
-		used["responseHeaders"], used["statusCode"], used["status"] = true, true, true
+		used[headersKey], used[codeKey], used["status"] = true, true, true
 	}
 	if banner := getStr("banner"); banner != "" {
 		probes = append(probes, Probe{Name: proto, Banner: &Banner{Received: TextBody(banner)}})

@@ -286,3 +286,28 @@ func TestHTTPX_FaviconMD5(t *testing.T) {
 		t.Errorf("bad md5 kept: %s", mustJSON(t, f))
 	}
 }
+
+// TestFingerprintx_NervaSnakeCase: nerva, fingerprintx's successor, writes
+// the HTTP plugin's status and headers as status_code and
+// response_headers; they are the probe's answer as fingerprintx's
+// camelCase members are (a Cloudflare edge's 301 a design note pastes,
+// group AP5), and its product claims stay detected.
+func TestFingerprintx_NervaSnakeCase(t *testing.T) {
+	t.Parallel()
+	r := runScan(t, "fingerprintx", readFile(t, "nerva-cloudflare-edge.jsonl"))
+	if len(r.obs) != 1 || len(r.bad) != 0 {
+		t.Fatalf("obs %d bad %v", len(r.obs), r.bad)
+	}
+	o := r.obs[0]
+	if len(o.Service.Probes) != 1 || o.Service.Probes[0].Response == nil {
+		t.Fatalf("probes = %s", mustJSON(t, o.Service.Probes))
+	}
+	p := o.Service.Probes[0]
+	if p.Response.Status != 301 || p.Response.Reason != "Moved Permanently" || headerValues(p.Response.Headers, "Server")[0] != "cloudflare" ||
+		headerValues(p.Response.Headers, "Location")[0] != "https://www.example.com/" || len(headerValues(p.Response.Headers, "Server-Timing")) != 2 {
+		t.Errorf("answer = %s", mustJSON(t, p.Response))
+	}
+	if d := o.Service.Detected; d.Version != "cloudflare" || !slices.Contains(d.CPE, "cpe:2.3:o:checkpoint:gaia:*:*:*:*:*:*:*:*") || strings.Contains(d.Info, "status_code") || strings.Contains(d.Info, "response_headers") {
+		t.Errorf("detected = %s", mustJSON(t, d))
+	}
+}
