@@ -74,6 +74,7 @@ const (
 	fTLSJA3S
 	fTLSJA4S
 	fTLSVersion
+	fTLSCipher
 	fTLSNotBefore
 	fTLSNotAfter
 	fBanner
@@ -114,7 +115,7 @@ var simpleFields = map[string]fieldKind{
 	"method": fMethod, "path": fPath, "headers": fHeaders, "path_prefix": fPathPrefix, "status": fStatus, "reason": fReason,
 	"cookie": fCookie, "title": fTitle, "body": fBody, "body.head": fBodyHead, "body.truncated": fBodyTruncated, "body.sha256": fBodySHA256, "body.md5": fBodyMD5, "body.mmh3": fBodyMMH3,
 	"tls.san": fTLSSAN, "tls.serial": fTLSSerial, "tls.sha256": fTLSSHA256, "tls.jarm": fTLSJARM,
-	"tls.ja3s": fTLSJA3S, "tls.ja4s": fTLSJA4S, "tls.version": fTLSVersion, "tls.not_before": fTLSNotBefore,
+	"tls.ja3s": fTLSJA3S, "tls.ja4s": fTLSJA4S, "tls.version": fTLSVersion, "tls.cipher": fTLSCipher, "tls.not_before": fTLSNotBefore,
 	"tls.not_after": fTLSNotAfter, "banner": fBanner, "banner.sent": fBannerSent, "probe": fProbeName,
 	"port": fPort, "transport": fTransport, "detected.service": fDetectedService, "detected.product": fDetectedProduct,
 	"detected.version": fDetectedVersion, "detected.info": fDetectedInfo, "detected.cpe": fDetectedCPE, "flow": fFlow,
@@ -251,6 +252,8 @@ func (f field) eachTLS(t *ingest.TLS, fn func(string) bool) bool {
 		return nonEmpty(t.JA4S)
 	case fTLSVersion:
 		return nonEmpty(t.Version)
+	case fTLSCipher:
+		return nonEmpty(t.Cipher)
 	case fTLSNotBefore:
 		return nonEmpty(t.NotBefore)
 	case fTLSNotAfter:

@@ -377,6 +377,12 @@ var ianaCiphers = map[uint16]string{
 	0x009e: "TLS_DHE_RSA_WITH_AES_128_GCM_SHA256", 0x009f: "TLS_DHE_RSA_WITH_AES_256_GCM_SHA384",
 	0xc024: "TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA384", 0xc028: "TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA384",
 	0xccaa: "TLS_DHE_RSA_WITH_CHACHA20_POLY1305_SHA256",
+	// the pre-shared-key suites (RFC 4279, 5487, 7905) ocserv's DTLS negotiates with OpenConnect
+	// from a key derived of the CSTP session (its dtls-psk, on by default since 0.11.5)
+	0x008c: "TLS_PSK_WITH_AES_128_CBC_SHA", 0x008d: "TLS_PSK_WITH_AES_256_CBC_SHA",
+	0x00a8: "TLS_PSK_WITH_AES_128_GCM_SHA256", 0x00a9: "TLS_PSK_WITH_AES_256_GCM_SHA384",
+	0x00ae: "TLS_PSK_WITH_AES_128_CBC_SHA256", 0x00af: "TLS_PSK_WITH_AES_256_CBC_SHA384",
+	0xccab: "TLS_PSK_WITH_CHACHA20_POLY1305_SHA256",
 }
 
 // canonicalHeader restores a header name a scanner folded to lower case
