@@ -103,6 +103,12 @@ func (n *nexposeNode) emit(line int, src string, opt Options, at time.Time, emit
 	if fp := bestFingerprint(n.OS); fp != nil {
 		osInfo = "os: " + strings.Join(nonBlank(fp.Vendor, fp.Product, fp.Version), " ")
 	}
+	if len(n.Endpoint) == 0 {
+		// a node Nexpose fingerprinted (its OS) without an endpoint: nothing
+		// a service observation can carry; counted, not dropped unsaid
+		opt.skip(line, "nexpose: node without endpoints")
+		return nil
+	}
 	for _, e := range n.Endpoint {
 		if e.Status != "open" {
 			opt.skip(line, "nexpose: endpoint "+e.Status)

@@ -64,7 +64,7 @@ func Nikto(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	case '<':
 		return niktoXML(br, bad, out)
 	case '{', '[':
-		return niktoJSON(br, bad, out)
+		return niktoJSON(br, bad, opt.skip, out)
 	case 0:
 		return nil
 	}
@@ -269,7 +269,7 @@ type niktoHost struct {
 	} `json:"vulnerabilities"`
 }
 
-func niktoJSON(r io.Reader, bad func(LineError), out func(*niktoTarget) error) error {
+func niktoJSON(r io.Reader, bad func(LineError), skip func(int, string), out func(*niktoTarget) error) error {
 	data, err := readJSONFeed(r, "nikto")
 	if err != nil {
 		return err
@@ -281,6 +281,14 @@ func niktoJSON(r io.Reader, bad func(LineError), out func(*niktoTarget) error) e
 			return nil
 		}
 		if h.IP == "" && h.Host == "" {
+			// Nikto's record of a target it never reached: no address, and
+			// its one finding the error ("ERROR: Cannot resolve hostname
+			// ..."): counted as skipped with Nikto's words, as sslyze's and
+			// testssl's could-not-connect records are
+			if len(h.Vulns) > 0 && strings.HasPrefix(strings.TrimSpace(h.Vulns[0].Msg), "ERROR:") {
+				skip(n, "nikto did not scan the target: "+clipForError(strings.TrimSpace(h.Vulns[0].Msg), 200))
+				return nil
+			}
 			bad(LineError{n, errors.New(`not a Nikto host: want "ip" or "host"`)})
 			return nil
 		}

@@ -173,7 +173,15 @@ func scanAddress(ip, host string) (addr, name string, err error) {
 		name = host
 	}
 	for _, s := range []string{ip, host} {
-		if a, err := netip.ParseAddr(strings.Trim(strings.TrimSpace(s), "[]")); err == nil {
+		s = strings.Trim(strings.TrimSpace(s), "[]")
+		a, err := netip.ParseAddr(s)
+		if err != nil && strings.HasSuffix(s, ".") {
+			// an address written as a fully qualified name, with the root's
+			// dot (nuclei's "ip":"10.10.10.10." of a name it resolved:
+			// DefectDojo's nuclei/issue_9201.json)
+			a, err = netip.ParseAddr(strings.TrimSuffix(s, "."))
+		}
+		if err == nil {
 			return a.Unmap().String(), name, nil
 		}
 	}
