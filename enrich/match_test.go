@@ -784,3 +784,53 @@ rules:
 		t.Errorf("nmemo = %d", rs.nmemo)
 	}
 }
+
+// TestRules_FileGuard: a file's `guard` guards every rule of the file
+// beside the rule's own guard, and no rule of another file.
+func TestRules_FileGuard(t *testing.T) {
+	rules, err := parseDocs([]namedDoc{{"a.yaml", []byte(`version: 2
+guard: {header.server: '^cloudflare$'}
+rules:
+  - id: a-plain
+    vendor: Acme
+    product: VPN
+    protocol_family: https
+    match: {body: 'AcmeVPN'}
+  - id: a-own-guard
+    vendor: Acme
+    product: Portal
+    protocol_family: https
+    guard: {header.server: '^nginx'}
+    match: {body: 'AcmePortal'}
+`)}, {"b.yaml", []byte(`version: 2
+rules:
+  - id: b-plain
+    vendor: Bolt
+    product: VPN
+    protocol_family: https
+    match: {body: 'BoltVPN'}
+`)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer := func(server, body string) *ingest.Service {
+		return &ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{{Request: &ingest.Request{Method: "GET", Path: "/"},
+			Response: &ingest.Response{Status: 200, Headers: ingest.Headers{{Name: "Server", Value: server}}, Body: ingest.TextBody(body)}}}}
+	}
+	for _, tt := range []struct{ name, server, body, want string }{
+		{"plain rule named", "Acme", "AcmeVPN", "a-plain"},
+		{"file guard refuses", "cloudflare", "AcmeVPN", ""},
+		{"own guard kept", "nginx/1.25", "AcmePortal", ""},
+		{"file guard beside own guard", "cloudflare", "AcmePortal", ""},
+		{"own guard's rule named", "Acme", "AcmePortal", "a-own-guard"},
+		{"another file unguarded", "cloudflare", "BoltVPN", "b-plain"},
+	} {
+		fp, ok := rules.Match(answer(tt.server, tt.body), nil)
+		if got := fp.RuleID; !ok && got != "" || got != tt.want {
+			t.Errorf("%s: named by %q, want %q", tt.name, got, tt.want)
+		}
+	}
+	if _, err := ParseRules([]byte("version: 2\nguard: {nosuch: x}\nrules:\n  - {id: x, vendor: V, product: P, protocol_family: f, match: {body: x}}\n"), "g.yaml"); err == nil || !strings.Contains(err.Error(), "g.yaml: rule x: file guard") {
+		t.Errorf("bad file guard: %v", err)
+	}
+}

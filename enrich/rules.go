@@ -64,6 +64,8 @@ type rulesFile struct {
 	// Conditions are named conditions any rule of any file may use
 	// (`{use: NAME}`).
 	Conditions map[string]yaml.Node `yaml:"conditions"`
+	// Guard is a guard of every rule of the file, beside each rule's own.
+	Guard yaml.Node `yaml:"guard"`
 }
 
 type ruleSpec struct {
@@ -271,6 +273,14 @@ func parseDocs(docs []namedDoc) (*Rules, error) {
 				r.match = cp.parse(&spec.Match, "match")
 			}
 			r.guard = cp.parse(&spec.Guard, "guard")
+			if pf.f.Guard.Kind != 0 {
+				fg := cp.parse(&pf.f.Guard, "file guard")
+				if r.guard == nil {
+					r.guard = fg
+				} else {
+					r.guard = anyOf{fg, r.guard}
+				}
+			}
 			for j, v := range spec.Versions {
 				r.versions = append(r.versions, compileVersion(where, fmt.Sprintf("versions[%d]", j), v, tables, &errs))
 			}
