@@ -99,15 +99,15 @@ func (n *nexposeNode) emit(line int, src string, opt Options, at time.Time, emit
 		bad(LineError{line, fmt.Errorf("node: address: not an IP address: %q", n.Address)})
 		return nil
 	}
-	osInfo := ""
-	if fp := bestFingerprint(n.OS); fp != nil {
-		osInfo = "os: " + strings.Join(nonBlank(fp.Vendor, fp.Product, fp.Version), " ")
-	}
 	if len(n.Endpoint) == 0 {
 		// a node Nexpose fingerprinted (its OS) without an endpoint: nothing
 		// a service observation can carry; counted, not dropped unsaid
 		opt.skip(line, "nexpose: node without endpoints")
 		return nil
+	}
+	osInfo := ""
+	if fp := bestFingerprint(n.OS); fp != nil {
+		osInfo = "os: " + strings.Join(nonBlank(fp.Vendor, fp.Product, fp.Version), " ")
 	}
 	for _, e := range n.Endpoint {
 		if e.Status != "open" {
