@@ -1,0 +1,26 @@
+package enrich
+
+import "testing"
+
+// Group AQ2 (95-aq2-clients.yaml): client logs that name the gateway's product, each rule
+// with a line of the same client that does not (the rule must not read the client alone).
+func TestRules_AQ2ClientLogs(t *testing.T) {
+	const snxRule = "aq2-checkpoint-snx-java-component-classes"
+	const jvpnRule = "aq2-ivanti-jvpn-dsid-cookie-lines"
+	const f5Rule = "aq2-f5-f5fpc-connection-status-logon-failed"
+	const horizonRule = "aq2-horizon-client-log-adam-entry-names"
+	const seRule = "aq2-softether-client-now-connected-session"
+	checkMatches(t, []matchCase{
+		{"snx java component frame", bannerService(443, "tcp", "java.net.ConnectException: Connection refused\n\tat SNXNMComponent.initPipe(SNXNMComponent.java:425)\n"), wantMatch{Vendor: "Check Point", Rule: snxRule}},
+		{"snx java logger line", bannerService(443, "tcp", "14/12/2022 11:07:57 INFO [CpComponent] (CpComponent initPipe) Trying to create socket to 127.0.0.1:5555\n"), wantMatch{Vendor: "Check Point", Rule: snxRule}},
+		{"a java stack trace of another program", bannerService(443, "tcp", "java.net.ConnectException: Connection refused\n\tat java.base/java.net.Socket.connect(Socket.java:609)\n\tat Client.connect(Client.java:138)\n"), wantMatch{}},
+		{"jvpn dsid cookies", bannerService(443, "tcp", "Transfer went ok\nGot DSID=, dfirst=1441369008, dlast=1441369008\nUnable to get DSID, exiting\n"), wantMatch{Vendor: "Ivanti", Rule: jvpnRule}},
+		{"jvpn transfer only", bannerService(443, "tcp", "Transfer went ok\n"), wantMatch{}},
+		{"f5fpc logon failed", bannerService(443, "tcp", "Logon denied\nConnection Status: logon failed\nServer certificate verification failed.\n"), wantMatch{Vendor: "F5", Rule: f5Rule}},
+		{"a lone connection status word", bannerService(443, "tcp", "Connection Status: connected\n"), wantMatch{}},
+		{"horizon launch item", bannerService(443, "tcp", "vmware-view 33685| Launch:349: Start launching 'cn=vdi-outdoor,ou=applications,dc=vdi,dc=vmware,dc=int'.\n"), wantMatch{Vendor: "VMware", Rule: horizonRule}},
+		{"another directory's dn", bannerService(443, "tcp", "bind dn cn=admin,ou=people,dc=example,dc=int\n"), wantMatch{}},
+		{"softether client now connected", bannerService(443, "tcp", "VPN Connection Setting \"...\": Now connected. Session name: \"SID-####-1742\"\n"), wantMatch{Vendor: "SoftEther", Rule: seRule}},
+		{"softether client before the server answered", bannerService(443, "tcp", "VPN Connection Setting \"...\": Connection operation starting (this is now 1 times).\n"), wantMatch{}},
+	})
+}
