@@ -10,6 +10,7 @@ func TestRules_AQ2ClientLogs(t *testing.T) {
 	const f5Rule = "aq2-f5-f5fpc-connection-status-logon-failed"
 	const horizonRule = "aq2-horizon-client-log-adam-entry-names"
 	const seRule = "aq2-softether-client-now-connected-session"
+	const nattRule = "aq2-checkpoint-snx-rs-natt-reply"
 	checkMatches(t, []matchCase{
 		{"snx java component frame", bannerService(443, "tcp", "java.net.ConnectException: Connection refused\n\tat SNXNMComponent.initPipe(SNXNMComponent.java:425)\n"), wantMatch{Vendor: "Check Point", Rule: snxRule}},
 		{"snx java logger line", bannerService(443, "tcp", "14/12/2022 11:07:57 INFO [CpComponent] (CpComponent initPipe) Trying to create socket to 127.0.0.1:5555\n"), wantMatch{Vendor: "Check Point", Rule: snxRule}},
@@ -21,6 +22,8 @@ func TestRules_AQ2ClientLogs(t *testing.T) {
 		{"horizon launch item", bannerService(443, "tcp", "vmware-view 33685| Launch:349: Start launching 'cn=vdi-outdoor,ou=applications,dc=vdi,dc=vmware,dc=int'.\n"), wantMatch{Vendor: "VMware", Rule: horizonRule}},
 		{"another directory's dn", bannerService(443, "tcp", "bind dn cn=admin,ou=people,dc=example,dc=int\n"), wantMatch{}},
 		{"softether client now connected", bannerService(443, "tcp", "VPN Connection Setting \"...\": Now connected. Session name: \"SID-####-1742\"\n"), wantMatch{Vendor: "SoftEther", Rule: seRule}},
+		{"snx-rs natt reply", bannerService(443, "tcp", "DEBUG snxcore::tunnel::ipsec::natt: Received NAT-T reply from 192.0.2.74: srcport: 4500, dstport: 4500, hash: 4ae71336e44bf9bf79d2752e234818a5\n"), wantMatch{Vendor: "Check Point", Rule: nattRule}},
+		{"snx-rs natt probe unanswered", bannerService(443, "tcp", "DEBUG snxcore::tunnel::ipsec::natt: Sending NAT-T probe to 192.0.2.74\n"), wantMatch{}},
 		{"softether client before the server answered", bannerService(443, "tcp", "VPN Connection Setting \"...\": Connection operation starting (this is now 1 times).\n"), wantMatch{}},
 	})
 }
