@@ -11,6 +11,7 @@ func TestRules_AQ2ClientLogs(t *testing.T) {
 	const horizonRule = "aq2-horizon-client-log-adam-entry-names"
 	const seRule = "aq2-softether-client-now-connected-session"
 	const nattRule = "aq2-checkpoint-snx-rs-natt-reply"
+	const pendRule = "aq2-openvpn-server-pending-auth-lines"
 	checkMatches(t, []matchCase{
 		{"snx java component frame", bannerService(443, "tcp", "java.net.ConnectException: Connection refused\n\tat SNXNMComponent.initPipe(SNXNMComponent.java:425)\n"), wantMatch{Vendor: "Check Point", Rule: snxRule}},
 		{"snx java logger line", bannerService(443, "tcp", "14/12/2022 11:07:57 INFO [CpComponent] (CpComponent initPipe) Trying to create socket to 127.0.0.1:5555\n"), wantMatch{Vendor: "Check Point", Rule: snxRule}},
@@ -24,6 +25,9 @@ func TestRules_AQ2ClientLogs(t *testing.T) {
 		{"softether client now connected", bannerService(443, "tcp", "VPN Connection Setting \"...\": Now connected. Session name: \"SID-####-1742\"\n"), wantMatch{Vendor: "SoftEther", Rule: seRule}},
 		{"snx-rs natt reply", bannerService(443, "tcp", "DEBUG snxcore::tunnel::ipsec::natt: Received NAT-T reply from 192.0.2.74: srcport: 4500, dstport: 4500, hash: 4ae71336e44bf9bf79d2752e234818a5\n"), wantMatch{Vendor: "Check Point", Rule: nattRule}},
 		{"snx-rs natt probe unanswered", bannerService(443, "tcp", "DEBUG snxcore::tunnel::ipsec::natt: Sending NAT-T probe to 192.0.2.74\n"), wantMatch{}},
+		{"openvpn server sends auth pending", bannerService(1194, "udp", "SENT CONTROL [openvpn-login]: 'AUTH_PENDING,timeout 120' (status=1)\n"), wantMatch{Vendor: "OpenVPN", Rule: pendRule}},
+		{"openvpn client receives auth pending", bannerService(1194, "udp", "2024-10-14 11:15:30.986467 [LOG] Auth pending request received, timeout: 120\n"), wantMatch{}},
+		{"access server log of the same command", bannerService(1194, "udp", "2024-05-07T13:45:47-0500 [stdout#info] [OVPN 1] OUT: 'MANAGEMENT: CMD 'client-pending-auth 13 1 \"WEB_AUTH::x\" 120''\n"), wantMatch{Vendor: "OpenVPN Inc."}},
 		{"softether client before the server answered", bannerService(443, "tcp", "VPN Connection Setting \"...\": Connection operation starting (this is now 1 times).\n"), wantMatch{}},
 	})
 }
