@@ -14,6 +14,8 @@ func TestRules_AQ4Classes(t *testing.T) {
 	checkMatches(t, []matchCase{
 		{name: "asav lina console", svc: bannerService(22, "tcp", "info: Running in kvm virtual environment.\nLina to use serial port /dev/ttyS0 for console IO\nConfiguring packages on first boot....\n"), want: wantMatch{Vendor: "Cisco", Rule: "aq4-asa-lina-boot-console"}},
 		{name: "linaro toolchain line", svc: bannerService(22, "tcp", "Linux version 4.9.0 (gcc version 7.3.1 (Linaro GCC 7.3-2018.05))\nLinaro to use serial port /dev/ttyS0\n"), want: wantMatch{}},
+		{name: "asa rommon platform", svc: bannerService(22, "tcp", "Cisco Systems ROMMON Version (1.0(12)11) #4: Thu May  1 14:50:05 PDT 2008\n\nPlatform ASA5505\n\nUse BREAK or ESC to interrupt boot.\n"), want: wantMatch{Vendor: "Cisco", Rule: "aq4-asa-rommon-platform"}},
+		{name: "ios rommon", svc: bannerService(22, "tcp", "System Bootstrap, Version 15.0(1r)M16, RELEASE SOFTWARE (fc1)\nCISCO2911/K9 platform with 524288 Kbytes of main memory\nReadonly ROMMON initialized\n"), want: wantMatch{}},
 		{name: "fortigate bios two lines", svc: bannerService(22, "tcp", "FortiGate-92D (17:35-08.07.2014)\nVer:05000005\nSerial number:FGT\nTotal RAM: 2048MB\n"), want: wantMatch{Vendor: "Fortinet", Rule: "aq4-fortigate-bios-boot-banner"}},
 		{name: "fortigate bios one line", svc: bannerService(22, "tcp", "FortiGate-60F (23:24-08.29.2019) Ver:05000006 Serial number: FGT60FTKxxxxxx CPU: 1200MHz Total RAM: 2 GB Initializing boot device...\n"), want: wantMatch{Vendor: "Fortinet", Rule: "aq4-fortigate-bios-boot-banner"}},
 		{name: "fortigate loader lines", svc: bannerService(22, "tcp", "Reading boot image 1422060 bytes.\nInitializing firewall...\n"), want: wantMatch{Vendor: "Fortinet", Rule: "aq4-fortigate-bios-boot-banner"}},
