@@ -80,7 +80,9 @@ func TestRules_VersionFormsZ3(t *testing.T) {
 		// ocserv
 		{"ocserv x-cstp-server-name", web(httpProbe("GET", "/", 200, "", "X-CSTP-Server-Name", "ocserv 1.1.6")), wantMatch{Vendor: "OpenConnect", Version: "1.1.6"}},
 		{"ocserv scanner version", det("ocserv", "1.1.6"), wantMatch{Vendor: "OpenConnect", Version: "1.1.6"}},
-		{"ocserv occtl show status", text(22, "tcp", "Status: online\r\nServer PID: 1234\r\nSec-mod PID: 1235\r\nUp since: 2023-05-01 10:00 (  1d 2h)\r\nActive sessions: 3\r\n"), wantMatch{}},
+		// occtl's status names ocserv (group AQ9, 95-aq9-thin.yaml: "Sec-mod" is ocserv's own
+		// process) but carries no release: the gap Z3 recorded stays asserted (no version, no band).
+		{"ocserv occtl show status", text(22, "tcp", "Status: online\r\nServer PID: 1234\r\nSec-mod PID: 1235\r\nUp since: 2023-05-01 10:00 (  1d 2h)\r\nActive sessions: 3\r\n"), wantMatch{Vendor: "OpenConnect", StrictVersion: true, StrictBand: true}},
 		// Juniper
 		{"junos ntp system", text(123, "udp", `version="ntpd 4.2.0-a Thu Sep 29 05:52:15  2016 (1)", processor="i386", system="JUNOS15.1X49-D70.3", leap=0`), wantMatch{Vendor: "Juniper Networks", Version: "15.1X49-D70.3"}},
 		{"junos snmp sysDescr", text(161, "udp", "Juniper Networks, Inc. srx340 internet router, kernel JUNOS 15.1X49-D120.3, Build date: 2017-11-04 21:55:34 UTC Copyright (c) 1996-2017 Juniper Networks, Inc."), wantMatch{Vendor: "Juniper Networks", Version: "15.1X49-D120.3"}},
