@@ -19,8 +19,9 @@ import (
 // is never held whole). Every open port is a service observation:
 //
 //   - Detected{By: "nmap"} holds -sV's service name, product, version and
-//     CPEs; Info its extrainfo, with "ostype: X" and "devicetype: Y"
-//     appended, and "favicon: Z" from the http-favicon script (which
+//     CPEs; Info its extrainfo, with "ostype: X", "devicetype: Y" and
+//     "hostname: Z" (the host name the service's answer gave, such as a
+//     router's model: "RT57i") appended, and "favicon: Z" from the http-favicon script (which
 //     names a favicon it knows; nmap gives no hash to keep).
 //   - the ssl-cert script is a TLS probe: subject and issuer, validity,
 //     SANs, SHA-256 and, when its pem element is there, the serial and
@@ -134,6 +135,7 @@ type nmapService struct {
 	ExtraInfo  string   `xml:"extrainfo,attr"`
 	OSType     string   `xml:"ostype,attr"`
 	DeviceType string   `xml:"devicetype,attr"`
+	Hostname   string   `xml:"hostname,attr"`
 	Tunnel     string   `xml:"tunnel,attr"`
 	ServiceFP  string   `xml:"servicefp,attr"`
 	CPE        []string `xml:"cpe"`
@@ -234,6 +236,9 @@ func (p *nmapPort) service(port int) *Service {
 		}
 		if sv.DeviceType != "" {
 			info = append(info, "devicetype: "+sv.DeviceType)
+		}
+		if sv.Hostname != "" {
+			info = append(info, "hostname: "+sv.Hostname)
 		}
 		tunnel = sv.Tunnel
 		s.Detected = &Detected{By: "nmap", Service: sv.Name, Product: sv.Product, Version: sv.Version, CPE: sv.CPE}
@@ -363,7 +368,12 @@ func (p *nmapPort) service(port int) *Service {
 func nmapKeptScript(id string) bool {
 	switch id {
 	case "ike-version", "snmp-sysdescr", "http-cisco-anyconnect", "http-bigip-cookie", "ftp-syst",
-		"ubiquiti-discovery", "mikrotik-routeros-version":
+		"ubiquiti-discovery", "mikrotik-routeros-version",
+		// the agent's engine ID (its enterprise: "enterprise: ciscoSystems"),
+		// the NTP server's version and system ("system: JUNOS15.1X49-D70.3"),
+		// the PPTP server's vendor and firmware (group AQ8: nmap's own
+		// documented outputs of these scripts)
+		"snmp-info", "ntp-info", "pptp-version":
 		return true
 	}
 	return strings.Contains(id, "vuln") || strings.Contains(strings.ToLower(id), "cve")

@@ -23,7 +23,9 @@ import (
 // is read as its text (ssl-cert's Subject and Issuer lines, http-title,
 // http-server-header, banner, the kept scripts), a service fingerprint
 // ("SF-Port443-TCP:..." and its "SF:" lines) as the responses it holds,
-// and "Service Info: OS: ...; CPE: ..." as every port's OS and CPEs.
+// and "Service Info: OS: ...; Host: ...; Device: ...; CPE: ..." as every
+// port's OS, host name, device type and CPEs (as the XML's service
+// attributes are read).
 // Lines that are none of these (host status, OS detection, traceroute)
 // are passed over; a file with no scan report in it is refused.
 func NmapNormal(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
@@ -109,6 +111,8 @@ type normalHost struct {
 	fp     strings.Builder
 	fpPort string
 	os     string
+	device string // Service Info's Device: (the XML's devicetype)
+	host   string // Service Info's Host: (the XML's service hostname)
 	cpe    []string
 	// reason: the port table's header has nmap's REASON column (--reason,
 	// -v with -sV), printed between SERVICE and VERSION.
@@ -176,6 +180,10 @@ func (h *normalHost) read(n int, line string) {
 			case !ok:
 			case k == "OS":
 				h.os = v
+			case k == "Device":
+				h.device = v
+			case k == "Host":
+				h.host = v
 			case k == "CPE" || k == "CPEs":
 				h.cpe = append(h.cpe, strings.Fields(strings.ReplaceAll(v, ",", " "))...)
 			}
@@ -239,8 +247,16 @@ func (h *normalHost) emit(src string, opt Options, started time.Time, emit Emit,
 			bad(LineError{h.line, fmt.Errorf("port %q: bad port", p.PortID)})
 			continue
 		}
-		if h.os != "" && p.Service != nil && p.Service.OSType == "" {
-			p.Service.OSType = h.os
+		if sv := p.Service; sv != nil {
+			if sv.OSType == "" {
+				sv.OSType = h.os
+			}
+			if sv.DeviceType == "" {
+				sv.DeviceType = h.device
+			}
+			if sv.Hostname == "" {
+				sv.Hostname = h.host
+			}
 		}
 		if p.Service != nil {
 			p.Service.CPE = append(p.Service.CPE, h.cpe...)

@@ -94,14 +94,22 @@ PORT    STATE SERVICE  VERSION
 | snmp-sysdescr: RouterOS RB4011iGS+
 |_  System uptime: 12d03h
 
+Nmap scan report for 192.0.2.44
+PORT     STATE SERVICE VERSION
+1723/tcp open  pptp    YAMAHA Corporation (Firmware: 32838)
+| pptp-version: Firmware: 32838
+|_  Vendor: YAMAHA Corporation
+Service Info: Host: RT57i
+
 Nmap done: 2 IP addresses (2 hosts up) scanned in 31.02 seconds
 `
 	r := runScan(t, "nmap-normal", in)
-	if len(r.obs) != 5 || len(r.bad) != 0 || !slices.Equal(r.skipped, []string{"nmap: port closed"}) {
+	if len(r.obs) != 6 || len(r.bad) != 0 || !slices.Equal(r.skipped, []string{"nmap: port closed"}) {
 		t.Fatalf("obs %d bad %v skipped %v", len(r.obs), r.bad, r.skipped)
 	}
-	ssh, web, alt, ftp, snmp := r.obs[0], r.obs[1], r.obs[2], r.obs[3], r.obs[4]
+	ssh, web, alt, ftp, snmp, pptp := r.obs[0], r.obs[1], r.obs[2], r.obs[3], r.obs[4], r.obs[5]
 	if d := ssh.Service.Detected; ssh.IP != "198.51.100.7" || d.Product != "Cisco SSH" || d.Version != "1.25" || !strings.Contains(d.Info, "ostype: Cisco ASA") ||
+		!strings.Contains(d.Info, "devicetype: firewall") || strings.Contains(d.Info, "hostname:") ||
 		!slices.Equal(d.CPE, []string{"cpe:/o:cisco:adaptive_security_appliance_software"}) || len(ssh.Service.Probes) != 0 {
 		t.Errorf("ssh: %s", mustJSON(t, ssh))
 	}
@@ -120,6 +128,13 @@ Nmap done: 2 IP addresses (2 hosts up) scanned in 31.02 seconds
 	if p := snmp.Service.Probes; snmp.Service.Transport != "udp" || len(p) != 1 || p[0].Name != "nmap:snmp-sysdescr" ||
 		p[0].Banner.Received.Data != "RouterOS RB4011iGS+\n  System uptime: 12d03h" {
 		t.Errorf("snmp: %s", mustJSON(t, snmp))
+	}
+	// Service Info's Host: is the host name the service gave (nmap's
+	// pptp-version documentation: a Yamaha router's model), and the
+	// pptp-version script's vendor and firmware are kept as its banner
+	if d, p := pptp.Service.Detected, pptp.Service.Probes; !strings.Contains(d.Info, "hostname: RT57i") || len(p) != 1 || p[0].Name != "nmap:pptp-version" ||
+		!strings.Contains(p[0].Banner.Received.Data, "Vendor: YAMAHA Corporation") {
+		t.Errorf("pptp: %s", mustJSON(t, pptp))
 	}
 	bad := runScan(t, "nmap-normal", "PORT STATE SERVICE\n22/tcp open ssh\n")
 	if len(bad.obs) != 0 || len(bad.bad) != 1 || bad.bad[0].Line != 1 || !strings.Contains(bad.bad[0].Err.Error(), "not nmap normal output") {
