@@ -19,10 +19,11 @@ import (
 // is never held whole). Every open port is a service observation:
 //
 //   - Detected{By: "nmap"} holds -sV's service name, product, version and
-//     CPEs; Info its extrainfo, with "ostype: X", "devicetype: Y" and
-//     "hostname: Z" (the host name the service's answer gave, such as a
-//     router's model: "RT57i") appended, and "favicon: Z" from the http-favicon script (which
-//     names a favicon it knows; nmap gives no hash to keep).
+//     CPEs; Info its extrainfo, with "ostype: X", "devicetype: Y",
+//     "hostname: H" (the host name the service's answer gave, such as a
+//     router's model: "RT57i") and "favicon: Z" from the http-favicon
+//     script (which names a favicon it knows; nmap gives no hash to keep)
+//     appended.
 //   - the ssl-cert script is a TLS probe: subject and issuer, validity,
 //     SANs, SHA-256 and, when its pem element is there, the serial and
 //     anything else read from the certificate itself;

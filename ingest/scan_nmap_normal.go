@@ -257,9 +257,7 @@ func (h *normalHost) emit(src string, opt Options, started time.Time, emit Emit,
 			if sv.Hostname == "" {
 				sv.Hostname = h.host
 			}
-		}
-		if p.Service != nil {
-			p.Service.CPE = append(p.Service.CPE, h.cpe...)
+			sv.CPE = append(sv.CPE, h.cpe...)
 		}
 		s := p.service(port)
 		if s.Detected != nil && p.Service != nil && p.Service.full != "" {
