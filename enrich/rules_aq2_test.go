@@ -11,7 +11,7 @@ func TestRules_AQ2ClientLogs(t *testing.T) {
 	const horizonRule = "aq2-horizon-client-log-adam-entry-names"
 	const seRule = "aq2-softether-client-now-connected-session"
 	const nattRule = "aq2-checkpoint-snx-rs-natt-reply"
-	const pendRule = "aq2-openvpn-server-pending-auth-lines"
+	const pendRule = "am8-openvpn-server-client-lines"
 	checkMatches(t, []matchCase{
 		{"snx java component frame", bannerService(443, "tcp", "java.net.ConnectException: Connection refused\n\tat SNXNMComponent.initPipe(SNXNMComponent.java:425)\n"), wantMatch{Vendor: "Check Point", Rule: snxRule}},
 		{"snx java logger line", bannerService(443, "tcp", "14/12/2022 11:07:57 INFO [CpComponent] (CpComponent initPipe) Trying to create socket to 127.0.0.1:5555\n"), wantMatch{Vendor: "Check Point", Rule: snxRule}},
