@@ -56,6 +56,7 @@ const (
 	fHeader
 	fHeaders
 	fRequestHeader
+	fRequestBody
 	fCookie
 	fCookieValue
 	fTitle
@@ -116,7 +117,7 @@ var simpleFields = map[string]fieldKind{
 	"cookie": fCookie, "title": fTitle, "body": fBody, "body.head": fBodyHead, "body.truncated": fBodyTruncated, "body.sha256": fBodySHA256, "body.md5": fBodyMD5, "body.mmh3": fBodyMMH3,
 	"tls.san": fTLSSAN, "tls.serial": fTLSSerial, "tls.sha256": fTLSSHA256, "tls.jarm": fTLSJARM,
 	"tls.ja3s": fTLSJA3S, "tls.ja4s": fTLSJA4S, "tls.version": fTLSVersion, "tls.cipher": fTLSCipher, "tls.not_before": fTLSNotBefore,
-	"tls.not_after": fTLSNotAfter, "banner": fBanner, "banner.sent": fBannerSent, "probe": fProbeName,
+	"tls.not_after": fTLSNotAfter, "banner": fBanner, "banner.sent": fBannerSent, "request.body": fRequestBody, "probe": fProbeName,
 	"port": fPort, "transport": fTransport, "detected.service": fDetectedService, "detected.product": fDetectedProduct,
 	"detected.version": fDetectedVersion, "detected.info": fDetectedInfo, "detected.cpe": fDetectedCPE, "flow": fFlow,
 }
@@ -175,6 +176,8 @@ func (f field) each(e *evidence, v *probeView, fn func(string) bool) bool {
 		return p.Name != "" && fn(p.Name)
 	case fRequestHeader:
 		return p.Request != nil && eachHeader(p.Request.Headers, f.arg, fn)
+	case fRequestBody:
+		return p.Request != nil && p.Request.Body != nil && fn(p.Request.Body.Text())
 	case fBanner:
 		return p.Banner != nil && p.Banner.Received != nil && fn(v.bannerText())
 	case fBannerSent:

@@ -278,6 +278,11 @@ rules:
       - {from: tls.subject.cn, regex: 'acme-(\d+\.\d+)', precision: band, format: '{1}.x'}
       - {from: body, path: /app.js.gz, transform: gzip_mtime, table: acme-dates}
       - {from: header.etag, regex: '"[0-9a-f]+-([0-9a-f]{8})"', transform: hex_epoch, table: acme-dates}
+  - id: login-form
+    vendor: X
+    product: R
+    protocol_family: f
+    match: {method: POST, request.body: '(?:^|&)LoginPassword=Acme\+Series(?:&|$)'}
 tables:
   acme-dates:
     rows:
@@ -316,6 +321,10 @@ tables:
 		{"detected on another port", "", "", ingest.Service{Port: 4434, Transport: "tcp", Detected: &ingest.Detected{Product: "AcmeVPN httpd"}}},
 		{"gzip header date", "cert-and-favicon", "1.0.x", ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{mmh3(945408572), gzProbe}}},
 		{"hex epoch in an etag", "cert-and-favicon", "1.0.x", ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{mmh3(945408572), probe("GET", "/x", 200, "", "ETag", `"1b5-5e8fa2b1"`)}}},
+		{"request body form value", "login-form", "", ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{{
+			Request: &ingest.Request{Method: "POST", Path: "/", Body: ingest.BytesBody([]byte("myname=a&LoginPassword=Acme+Series"))}, Response: &ingest.Response{Status: 200}}}}},
+		{"request body of another value", "", "", ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{{
+			Request: &ingest.Request{Method: "POST", Path: "/", Body: &ingest.Body{Data: "LoginPassword=secret"}}, Response: &ingest.Response{Status: 200, Body: &ingest.Body{Data: "LoginPassword=Acme+Series"}}}}}},
 		{"hex epoch out of every row", "cert-and-favicon", "", ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{mmh3(945408572), probe("GET", "/x", 200, "", "ETag", `"1b5-6e8fa2b1"`)}}},
 	}
 	for _, tt := range tests {
