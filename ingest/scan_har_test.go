@@ -231,6 +231,25 @@ func TestBurp_XML11Declaration(t *testing.T) {
 	}
 }
 
+// Burp keeps NUL bytes of raw messages in its XML unless they are
+// base64-encoded (its export's comment says so); encoding/xml stops at the
+// first one, and the items after it were lost. A reproduction written anew.
+func TestBurp_NULBytes(t *testing.T) {
+	t.Parallel()
+	item := func(ip, body string) string {
+		return `<item><url>http://` + ip + `/</url><host ip="` + ip + `">h</host><port>80</port><request base64="false"><![CDATA[GET / HTTP/1.1` + "\r\n\r\n" + `]]></request>` +
+			`<response base64="false"><![CDATA[HTTP/1.1 200 OK` + "\r\nContent-Type: application/octet-stream\r\n\r\n" + body + `]]></response></item>` + "\n"
+	}
+	in := "<?xml version=\"1.1\"?>\n<items burpVersion=\"1.5.20\">\n" + item("192.0.2.1", "a\x00b") + item("192.0.2.2", "ok") + "</items>\n"
+	r := runScan(t, "burp", in)
+	if len(r.bad) != 0 || len(r.obs) != 2 {
+		t.Fatalf("obs %d bad %v", len(r.obs), r.bad)
+	}
+	if b := r.obs[0].Service.Probes[0].Response.Body; b == nil || b.Data != "a\uFFFDb" {
+		t.Errorf("body with a NUL: %s", mustJSON(t, r.obs[0].Service.Probes[0].Response))
+	}
+}
+
 func TestBurp_Malformed(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
