@@ -73,7 +73,7 @@ func Burp(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	var exported time.Time
 	root := ""
 	items := 0
-	err := xmlReport(r, "burp", bad, func(dec *xml.Decoder, se *xml.StartElement, path []string, line int) (bool, error) {
+	err := xmlReport(&nulReplacer{r: r}, "burp", bad, func(dec *xml.Decoder, se *xml.StartElement, path []string, line int) (bool, error) {
 		if len(path) == 0 {
 			root = se.Name.Local
 			if root != "items" && root != "issues" {
@@ -282,4 +282,44 @@ func hostNameOnly(h string) string {
 		return ""
 	}
 	return strings.ToLower(h)
+}
+
+// nulReplacer reads a Burp export with each NUL byte as U+FFFD. Burp keeps
+// the NUL bytes of raw requests and responses in its XML ("Any NULL bytes
+// in requests and responses are preserved within this output, even though
+// this strictly breaks the XML syntax", its export's own comment) unless
+// they are base64-encoded, and encoding/xml stops at the first one
+// ("illegal character code U+0000"), losing every item after it. The
+// replacement marks where a NUL was; lines are unchanged.
+type nulReplacer struct {
+	r    io.Reader
+	buf  []byte
+	pend []byte
+	err  error
+}
+
+func (n *nulReplacer) Read(p []byte) (int, error) {
+	if len(n.pend) == 0 {
+		if n.err != nil {
+			err := n.err
+			n.err = nil
+			return 0, err
+		}
+		if n.buf == nil {
+			n.buf = make([]byte, 32<<10)
+		}
+		k, err := n.r.Read(n.buf)
+		n.err = err
+		if k == 0 {
+			n.err = nil
+			return 0, err
+		}
+		n.pend = n.buf[:k]
+		if bytes.IndexByte(n.pend, 0) >= 0 {
+			n.pend = bytes.ReplaceAll(n.pend, []byte{0}, []byte("\uFFFD"))
+		}
+	}
+	c := copy(p, n.pend)
+	n.pend = n.pend[c:]
+	return c, nil
 }

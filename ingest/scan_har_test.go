@@ -207,6 +207,49 @@ func TestBurp_RealSamples(t *testing.T) {
 	}
 }
 
+// Burp 1.5.20 on declares its XML exports version 1.1 (<?xml
+// version="1.1"?>, then a comment on NUL bytes), which encoding/xml
+// refuses outright: such a report was "not read" whole. A minimal
+// reproduction of the issue report shape of
+// github:reconmap/php-command-output-parsers/resources/burp-1.5.20-brief.xml@4578da50049048bf316523eb7c1e046c72ff6dcc
+// (LGPL-3.0, so written anew here, not copied).
+func TestBurp_XML11Declaration(t *testing.T) {
+	t.Parallel()
+	for _, decl := range []string{`<?xml version="1.1"?>`, "\ufeff<?xml version='1.1' encoding=\"UTF-8\"?>", `<?xml version="1.0"?>`} {
+		in := decl + "\n<!-- a comment -->\n<issues burpVersion=\"1.5.20\" exportTime=\"Mon Jan 06 12:00:00 GMT 2014\">\n" +
+			`<issue><name>x</name><host ip="192.0.2.10">https://vpn.example:443</host><path>/</path>` +
+			`<requestresponse><request base64="false"><![CDATA[GET / HTTP/1.1` + "\r\nHost: vpn.example\r\n\r\n" + `]]></request>` +
+			`<response base64="false"><![CDATA[HTTP/1.1 200 OK` + "\r\nServer: xxxxxxxx-xxxxx\r\n\r\n" + `version 1.1]]></response></requestresponse></issue>` + "\n</issues>\n"
+		r := runScan(t, "burp", in)
+		if len(r.bad) != 0 || len(r.obs) != 1 || r.obs[0].IP != "192.0.2.10" || r.obs[0].Service.Port != 443 {
+			t.Errorf("%s: obs %d bad %v", decl, len(r.obs), r.bad)
+			continue
+		}
+		if b := r.obs[0].Service.Probes[0].Response.Body; b == nil || !strings.Contains(b.Data, "version 1.1") {
+			t.Errorf("%s: body changed: %s", decl, mustJSON(t, r.obs[0]))
+		}
+	}
+}
+
+// Burp keeps NUL bytes of raw messages in its XML unless they are
+// base64-encoded (its export's comment says so); encoding/xml stops at the
+// first one, and the items after it were lost. A reproduction written anew.
+func TestBurp_NULBytes(t *testing.T) {
+	t.Parallel()
+	item := func(ip, body string) string {
+		return `<item><url>http://` + ip + `/</url><host ip="` + ip + `">h</host><port>80</port><request base64="false"><![CDATA[GET / HTTP/1.1` + "\r\n\r\n" + `]]></request>` +
+			`<response base64="false"><![CDATA[HTTP/1.1 200 OK` + "\r\nContent-Type: application/octet-stream\r\n\r\n" + body + `]]></response></item>` + "\n"
+	}
+	in := "<?xml version=\"1.1\"?>\n<items burpVersion=\"1.5.20\">\n" + item("192.0.2.1", "a\x00b") + item("192.0.2.2", "ok") + "</items>\n"
+	r := runScan(t, "burp", in)
+	if len(r.bad) != 0 || len(r.obs) != 2 {
+		t.Fatalf("obs %d bad %v", len(r.obs), r.bad)
+	}
+	if b := r.obs[0].Service.Probes[0].Response.Body; b == nil || b.Data != "a\uFFFDb" {
+		t.Errorf("body with a NUL: %s", mustJSON(t, r.obs[0].Service.Probes[0].Response))
+	}
+}
+
 func TestBurp_Malformed(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

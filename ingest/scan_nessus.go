@@ -116,6 +116,7 @@ var nessusIdentify = map[string]bool{
 // nessusIdentName is a plugin name that says the plugin identifies a
 // product; nessusNotIdent are detections of a protocol property.
 var (
+	nessusParagraph = regexp.MustCompile(`\r?\n[ \t]*\r?\n`) // a blank line
 	nessusIdentName = regexp.MustCompile(`(?i)(detection|detect|server type|version information|banner|identification)\b`)
 	nessusNotIdent  = regexp.MustCompile(`(?i)\b(ssl|tls|cipher|certificate|methods|enumeration|dialects|ALPN|STARTTLS|mismatch)\b`)
 )
@@ -301,6 +302,11 @@ func (s *nessusService) add(it *nessusItem) bool {
 			return false
 		}
 		hp := s.httpProbe()
+		// The Server value is the first paragraph: older plugin versions
+		// follow it, after a blank line, with their advice ("Solution :
+		// You can set the directive 'ServerTokens Prod' to limit / the
+		// information ..."), which is the scanner's text, not a header.
+		v = nessusParagraph.Split(v, 2)[0]
 		for _, line := range strings.Split(v, "\n") {
 			if line = strings.TrimSpace(line); line != "" && !hasHeader(hp.Response.Headers, "Server", line) {
 				hp.Response.Headers = append(hp.Response.Headers, Header{Name: "Server", Value: line})

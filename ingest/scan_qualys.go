@@ -157,6 +157,13 @@ func (h *qualysHost) emit(line int, src string, opt Options, emit Emit, bad func
 			}
 		}
 	}
+	if len(order) == 0 && len(h.Vulns) > 0 {
+		// host-level results only (a Cloud Agent host's package findings):
+		// the observation model has no host record, so say it, as nessus
+		// counts its port 0 items
+		opt.skip(line, "qualys: host with host-level results only (no PORT)")
+		return nil
+	}
 	sort.SliceStable(order, func(i, j int) bool { return order[i].port < order[j].port })
 	for _, k := range order {
 		sv := svcs[k]

@@ -69,3 +69,20 @@ func TestQualys_AssetDataReport(t *testing.T) {
 		}
 	}
 }
+
+// A host whose results carry no PORT (a Cloud Agent host's package
+// findings, as in dradis-qualys's simple_asset.xml fixture, GPL-2.0, cited
+// in testdata/fingerprints/README.md Group AR1; written anew here) gives
+// no service, and says so instead of vanishing silently.
+func TestQualys_HostLevelOnly(t *testing.T) {
+	t.Parallel()
+	in := `<?xml version="1.0" encoding="UTF-8" ?>
+<ASSET_DATA_REPORT><HOST_LIST><HOST><IP network_id="0">192.0.2.7</IP><TRACKING_METHOD>QAGENT</TRACKING_METHOD>
+<OPERATING_SYSTEM><![CDATA[Red Hat Enterprise Linux Server 7.9]]></OPERATING_SYSTEM>
+<VULN_INFO_LIST><VULN_INFO><QID id="qid_1">1</QID><TYPE>Vuln</TYPE><RESULT format="table"><![CDATA[Package	Installed Version]]></RESULT></VULN_INFO></VULN_INFO_LIST>
+</HOST></HOST_LIST></ASSET_DATA_REPORT>`
+	r := runScan(t, "qualys", in)
+	if len(r.obs) != 0 || len(r.bad) != 0 || len(r.skipped) != 1 || !strings.Contains(r.skipped[0], "host-level results only") {
+		t.Errorf("obs %d bad %v skipped %v", len(r.obs), r.bad, r.skipped)
+	}
+}

@@ -55,7 +55,7 @@ type sslscanCert struct {
 // (the IANA name of its id); sniname a host name.
 func SSLScan(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	src := opt.source("sslscan")
-	dec := xml.NewDecoder(r)
+	dec := xml.NewDecoder(xml11As10(r))
 	dec.Strict = false
 	seen := false
 	for {

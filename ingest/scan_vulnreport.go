@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bytes"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -93,6 +94,47 @@ func endXMLReport(err error, sawRoot bool, notIt error, bad func(LineError), ref
 	return err
 }
 
+// xml11As10 reads an XML document that declares version 1.1 as the
+// version 1.0 that encoding/xml accepts (it refuses any other version,
+// strict or not, before the first element). Burp Suite's XML exports
+// declare <?xml version="1.1"?> (Burp 1.5.20 on), so do other tools; the
+// differences of 1.1 (NEL line ends, C0 controls as character references)
+// do not touch the elements the adapters read. Only the declaration at the
+// very start (after a byte order mark or white space) is rewritten, byte
+// for byte the same length; anything else passes unchanged.
+func xml11As10(r io.Reader) io.Reader {
+	head := make([]byte, 256)
+	n, err := io.ReadFull(r, head)
+	head = head[:n]
+	rest := r
+	if err != nil {
+		rest = errReader{err}
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			rest = strings.NewReader("")
+		}
+	}
+	s := bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
+	s = bytes.TrimLeft(s, " \t\r\n")
+	if bytes.HasPrefix(s, []byte("<?xml")) {
+		if end := bytes.Index(s, []byte("?>")); end > 0 {
+			decl := s[:end]
+			for _, v := range []string{`version="1.1"`, `version='1.1'`} {
+				if i := bytes.Index(decl, []byte(v)); i >= 0 {
+					decl[i+len(v)-2] = '0' // "1.1" -> "1.0" in place (decl aliases head)
+					break
+				}
+			}
+		}
+	}
+	return io.MultiReader(bytes.NewReader(head), rest)
+}
+
+// errReader hands back the error reading a document's head met, so the
+// decoder reports it where it would have without xml11As10.
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
 // xmlReport walks an XML report one element at a time, keeping the path
 // of open elements, so an adapter can decode the elements it wants whole
 // (a host, a result) without holding the file. fn is called for each
@@ -100,7 +142,7 @@ func endXMLReport(err error, sawRoot bool, notIt error, bad func(LineError), ref
 // then returns true). A syntax error is reported through bad with the
 // line it was met at (the records before it are in) and ends the walk.
 func xmlReport(r io.Reader, format string, bad func(LineError), fn func(dec *xml.Decoder, se *xml.StartElement, path []string, line int) (bool, error)) error {
-	dec := xml.NewDecoder(r)
+	dec := xml.NewDecoder(xml11As10(r))
 	dec.Strict = false
 	dec.CharsetReader = func(_ string, in io.Reader) (io.Reader, error) { return in, nil }
 	var path []string

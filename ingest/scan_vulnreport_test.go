@@ -206,6 +206,18 @@ func TestNessus_RealSamples(t *testing.T) {
 					t.Errorf("%s finding %q", port, f)
 				}
 			}
+			// plugin 10107's output goes on, after a blank line, with its
+			// advice ("You can set the directive 'ServerTokens Prod' ..."):
+			// the Server header is the first paragraph alone
+			var servers []string
+			for _, p := range get(t, s, "192.168.2.100 80/tcp").Service.Probes {
+				if p.Response != nil {
+					servers = append(servers, headerValues(p.Response.Headers, "Server")...)
+				}
+			}
+			if !slices.Contains(servers, "Apache/2.2.16 (Ubuntu)") || slices.ContainsFunc(servers, func(v string) bool { return strings.Contains(v, "ServerTokens") || strings.Contains(v, "emanating") }) {
+				t.Errorf("Server headers %q", servers)
+			}
 		}},
 		// a real export with invalid UTF-8 in its policy
 		{file: "nessus-goad-mini-corrupted.nessus", bad: 1, badText: "line 17: invalid UTF-8"},
