@@ -10,7 +10,7 @@ func TestRules_AQ2ClientLogs(t *testing.T) {
 	const f5Rule = "aq2-f5-f5fpc-connection-status-logon-failed"
 	const horizonRule = "aq2-horizon-client-log-adam-entry-names"
 	const seRule = "aq2-softether-client-now-connected-session"
-	const nattRule = "aq2-checkpoint-snx-rs-natt-reply"
+	const nattRule = "ap3-checkpoint-snx-rs-office-mode-no-session" // aq2-checkpoint-snx-rs-natt-reply, folded there
 	const pendRule = "am8-openvpn-server-client-lines"
 	checkMatches(t, []matchCase{
 		{"snx java component frame", bannerService(443, "tcp", "java.net.ConnectException: Connection refused\n\tat SNXNMComponent.initPipe(SNXNMComponent.java:425)\n"), wantMatch{Vendor: "Check Point", Rule: snxRule}},
