@@ -31,7 +31,8 @@ import (
 //	banner     a string, or {banner} (FTP, telnet), or {raw} (SSH), or
 //	           the module {tls: {...}, ...} (mysql, mssql, rdp)
 //	v2.banner  SSH: {raw, software, version}
-//	starttls   SMTP, IMAP, POP3: {banner, ehlo, tls}
+//	starttls   SMTP, IMAP, POP3: {banner, ehlo, starttls (the reply to
+//	           STARTTLS), tls}
 //	metadata   the dataset's identification: product, manufacturer,
 //	           version, revision, description
 //	timestamp  each module's own time of the grab
@@ -174,13 +175,23 @@ func censysLegacyProbes(g cmap) []Probe {
 		return probes
 	}
 	banner := censysLegacyBanner(g)
+	var more []Probe
 	for _, m := range []cmap{st, cobj(g["tls"])} {
-		if banner == "" && m != nil {
-			banner = firstNonEmpty(censysLegacyBanner(m), cstr(m["ehlo"]))
+		if banner != "" || m == nil {
+			continue
+		}
+		banner = firstNonEmpty(censysLegacyBanner(m), cstr(m["ehlo"]))
+		// the server's answers after its greeting (SMTP's EHLO and
+		// STARTTLS replies), each a banner probe of its own, as the grab
+		// keeps them
+		for _, k := range []string{"ehlo", "starttls"} {
+			if v := cstr(m[k]); v != "" && v != banner {
+				more = append(more, Probe{Name: k, Banner: &Banner{Received: BytesBody([]byte(v))}})
+			}
 		}
 	}
 	if banner != "" {
-		return []Probe{{Banner: &Banner{Received: BytesBody([]byte(banner))}, TLS: t}}
+		return append([]Probe{{Banner: &Banner{Received: BytesBody([]byte(banner))}, TLS: t}}, more...)
 	}
 	if t != nil {
 		return []Probe{{TLS: t}}
