@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Censys's IPv4 dataset (2015-2021: Search API v1's /view/ipv4/IP, the
@@ -20,15 +21,25 @@ import (
 // a digit), holding the protocol's name ("https", "ssh", "ftp",
 // "https_www") over that protocol's grab:
 //
-//	get        HTTP: status_code, status_line, headers (lower-case names
-//	           with underscores, one value each; "unknown": [{key, value}]),
-//	           body, body_sha256, title
-//	tls        certificate.parsed (zcrypto), version, cipher_suite
-//	banner     a string, or {banner} (FTP, telnet), or {raw} (SSH)
+//	get        HTTP: status_code, status_line (zgrab 1's "200 OK", without
+//	           the protocol), headers (lower-case names with underscores,
+//	           one value each; "unknown": [{key, value}]), body,
+//	           body_sha256, title
+//	tls        certificate.parsed (zcrypto), version, cipher_suite; or, for
+//	           the protocols spoken inside TLS (imaps, pop3s, smtps), the
+//	           module {banner, ehlo, tls: {certificate, ...}}
+//	banner     a string, or {banner} (FTP, telnet), or {raw} (SSH), or
+//	           the module {tls: {...}, ...} (mysql, mssql, rdp)
 //	v2.banner  SSH: {raw, software, version}
-//	starttls   SMTP, IMAP, POP3: {banner, ehlo, tls}
+//	starttls   SMTP, IMAP, POP3: {banner, ehlo, starttls (the reply to
+//	           STARTTLS), tls}
 //	metadata   the dataset's identification: product, manufacturer,
-//	           version, description
+//	           version, revision, description
+//	timestamp  each module's own time of the grab
+//
+// The host's own metadata (manufacturer, product, description,
+// device_type, os: the device Censys took the host for) is kept in each
+// of its services' detected info.
 //
 // A search answer with chosen fields names them flat
 // ("443.https.tls.certificate.parsed.subject_dn"): they are folded back
@@ -103,7 +114,8 @@ func censysLegacyHost(line int, h cmap, src string, opt Options, emit Emit, bad 
 	if as := cobj(h["autonomous_system"]); as != nil {
 		claims = opt.scanClaim("censys", cstr(as["name"]), cstr(as["asn"]))
 	}
-	at := opt.when(scanTime(firstNonEmpty(cstr(h["updated_at"]), cstr(h["timestamp"]))))
+	hostAt := scanTime(firstNonEmpty(cstr(h["updated_at"]), cstr(h["timestamp"])))
+	hostInfo := censysLegacyHostInfo(cobj(h["metadata"]))
 	for _, k := range censysLegacyPorts(h) {
 		port := censysPortOf(k)
 		if port < 1 || port > 65535 {
@@ -122,8 +134,16 @@ func censysLegacyHost(line int, h cmap, src string, opt Options, emit Emit, bad 
 			}
 			// a protocol with no grab read still says what the port speaks,
 			// as v2's service_name does
-			svc := &Service{Port: port, Transport: transport, Probes: censysLegacyProbes(g), Detected: censysLegacyDetected(proto, g)}
-			o := Observation{Type: TypeService, IP: a.Unmap().String(), Source: src, ObservedAt: at, Claims: claims, Service: svc}
+			d := censysLegacyDetected(proto, g)
+			if hostInfo != "" {
+				d.Info = strings.TrimPrefix(d.Info+"; "+hostInfo, "; ")
+			}
+			at := censysLegacyTime(g)
+			if at.IsZero() {
+				at = hostAt
+			}
+			svc := &Service{Port: port, Transport: transport, Probes: censysLegacyProbes(g), Detected: d}
+			o := Observation{Type: TypeService, IP: a.Unmap().String(), Source: src, ObservedAt: opt.when(at), Claims: claims, Service: svc}
 			if err := emitChecked(line, o, emit, bad); err != nil {
 				return err
 			}
@@ -138,8 +158,12 @@ func censysLegacyHost(line int, h cmap, src string, opt Options, emit Emit, bad 
 func censysLegacyProbes(g cmap) []Probe {
 	t := censysLegacyTLS(cobj(g["tls"]))
 	st := cobj(g["starttls"])
-	if t == nil && st != nil {
-		t = censysLegacyTLS(cobj(st["tls"]))
+	// the handshake inside a module: starttls.tls, tls.tls (imaps, pop3s,
+	// smtps), banner.tls (mysql, mssql, rdp)
+	for _, m := range []cmap{st, cobj(g["tls"]), cobj(g["banner"])} {
+		if t == nil && m != nil {
+			t = censysLegacyTLS(cobj(m["tls"]))
+		}
 	}
 	var probes []Probe
 	for _, method := range []string{"get", "post", "head"} {
@@ -151,11 +175,23 @@ func censysLegacyProbes(g cmap) []Probe {
 		return probes
 	}
 	banner := censysLegacyBanner(g)
-	if banner == "" && st != nil {
-		banner = firstNonEmpty(censysLegacyBanner(st), cstr(st["ehlo"]))
+	var more []Probe
+	for _, m := range []cmap{st, cobj(g["tls"])} {
+		if banner != "" || m == nil {
+			continue
+		}
+		banner = firstNonEmpty(censysLegacyBanner(m), cstr(m["ehlo"]))
+		// the server's answers after its greeting (SMTP's EHLO and
+		// STARTTLS replies), each a banner probe of its own, as the grab
+		// keeps them
+		for _, k := range []string{"ehlo", "starttls"} {
+			if v := cstr(m[k]); v != "" && v != banner {
+				more = append(more, Probe{Name: k, Banner: &Banner{Received: BytesBody([]byte(v))}})
+			}
+		}
 	}
 	if banner != "" {
-		return []Probe{{Banner: &Banner{Received: BytesBody([]byte(banner))}, TLS: t}}
+		return append([]Probe{{Banner: &Banner{Received: BytesBody([]byte(banner))}, TLS: t}}, more...)
 	}
 	if t != nil {
 		return []Probe{{TLS: t}}
@@ -184,13 +220,27 @@ func censysLegacyHTTP(method string, r cmap, t *TLS) Probe {
 	p := Probe{Name: "http", TLS: t, Request: &Request{Method: method, Path: "/"}}
 	resp := &Response{Title: cstr(r["title"])}
 	resp.Status, _ = strconv.Atoi(cstr(r["status_code"]))
-	if proto, rest, ok := strings.Cut(cstr(r["status_line"]), " "); ok {
+	line := strings.TrimSpace(cstr(r["status_line"]))
+	if strings.HasPrefix(strings.ToUpper(line), "HTTP/") {
+		// a whole status line: "HTTP/1.1 200 OK"
+		proto, rest, _ := strings.Cut(line, " ")
 		resp.Protocol = proto
-		if code, reason, ok := strings.Cut(rest, " "); ok {
+		line = rest
+	}
+	// zgrab 1's status_line is the code and the reason ("200 OK"): the
+	// protocol, where it names one, is in protocol.name
+	if line != "" {
+		code, reason, _ := strings.Cut(line, " ")
+		if n, err := strconv.Atoi(code); err == nil {
 			if resp.Status == 0 {
-				resp.Status, _ = strconv.Atoi(code)
+				resp.Status = n
 			}
 			resp.Reason = strings.TrimSpace(reason)
+		}
+	}
+	if resp.Protocol == "" {
+		if p := cstr(cpath(r, "protocol", "name")); strings.HasPrefix(strings.ToUpper(p), "HTTP/") {
+			resp.Protocol = p
 		}
 	}
 	resp.Headers = censysHeaders(cobj(r["headers"]))
@@ -246,14 +296,76 @@ func censysLegacyDetected(proto string, g cmap) *Detected {
 		}
 	}
 	if md != nil {
-		d.Product, d.Version = cstr(md["product"]), cstr(md["version"])
+		// the product as the other engines name it, maker first ("Apache"
+		// and "httpd" are "Apache httpd", as Censys's own description
+		// writes it)
+		maker, product := cstr(md["manufacturer"]), cstr(md["product"])
+		switch {
+		case maker != "" && product != "" && !strings.HasPrefix(strings.ToLower(product), strings.ToLower(maker)):
+			d.Product = maker + " " + product
+		case product != "":
+			d.Product = product
+		default:
+			d.Product = maker
+		}
+		d.Version = cstr(md["version"])
 		var info []string
-		for _, k := range []string{"manufacturer", "description"} {
+		for _, k := range []string{"manufacturer", "revision", "description"} {
 			if v := cstr(md[k]); v != "" && v != d.Product {
 				info = append(info, k+": "+v)
 			}
 		}
 		d.Info = strings.Join(info, "; ")
 	}
+	// the version a banner module read from the server (mysql's
+	// server_version, mssql's version, vnc's protocol version, mongodb's
+	// build), kept as the grab names it
+	var vers []string
+	for _, f := range []struct {
+		name string
+		path []string
+	}{
+		{"server_version", []string{"banner", "server_version"}},
+		{"version", []string{"banner", "version"}},
+		{"version_string", []string{"banner", "server_protocol_version", "version_string"}},
+		{"build_info.version", []string{"banner", "build_info", "version"}},
+	} {
+		if v := cstr(cpath(g, f.path...)); v != "" {
+			vers = append(vers, f.name+": "+v)
+		}
+	}
+	if len(vers) > 0 {
+		d.Info = strings.TrimPrefix(d.Info+"; "+strings.Join(vers, "; "), "; ")
+	}
 	return d
+}
+
+// censysLegacyHostInfo is the host's own metadata as "host_<name>:
+// value" (the device Censys took the host for, its operating system).
+func censysLegacyHostInfo(md cmap) string {
+	var info []string
+	for _, k := range []string{"manufacturer", "product", "version", "description", "device_type", "os", "os_version", "os_description"} {
+		if v := cstr(md[k]); v != "" {
+			info = append(info, "host_"+k+": "+v)
+		}
+	}
+	return strings.Join(info, "; ")
+}
+
+// censysLegacyTime is when the dataset grabbed the service: the timestamp
+// of the module its probe comes from (get, banner, starttls, tls, v2),
+// else the latest of its other modules'; zero when none has one.
+func censysLegacyTime(g cmap) time.Time {
+	for _, k := range []string{"get", "post", "head", "banner", "starttls", "tls", "v2"} {
+		if at := scanTime(cstr(cpath(g, k, "timestamp"))); !at.IsZero() {
+			return at
+		}
+	}
+	var latest time.Time
+	for _, k := range slices.Sorted(maps.Keys(g)) {
+		if at := scanTime(cstr(cpath(g, k, "timestamp"))); at.After(latest) {
+			latest = at
+		}
+	}
+	return latest
 }

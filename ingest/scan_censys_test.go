@@ -168,3 +168,65 @@ func TestCensys_IPv4Dataset(t *testing.T) {
 		t.Errorf("p53 = %s", mustJSON(t, dns))
 	}
 }
+
+// censysIPv4CrossfeedRecord is one host of Censys's IPv4 dataset as
+// served in 2020 (Search API v1), trimmed from the test mock
+// backend/src/tasks/helpers/__mocks__/censysIpv4Sample.json of
+// github:cisagov/crossfeed at 7da8691c302267015bb45a9ad4485dd87e554fab
+// (CC0 1.0): host 192.150.185.186, its address replaced by the
+// documentation address 203.0.113.186; of its eleven ports 80 (http),
+// 587 (smtp, without its certificate), 993 (imaps) and 3306 (mysql) kept, the body, the certificate's key,
+// extensions and chain, and the mysql capability flags left out; the
+// values as the record has them.
+const censysIPv4CrossfeedRecord = `{"ip":"203.0.113.186","updated_at":"2020-07-15T07:46:21Z","metadata":{"os":"Debian,Debian,Debian"},
+"p80":{"http":{"get":{"body_sha256":"f14e8167f12be74330c1b881b5aa3df95f5bd66d26f42cc03b87a7c38946c571","headers":{"accept_ranges":"bytes","content_type":"text/html","server":"Apache/2.4.25 (Debian)","unknown":[{"key":"etag","value":"\"29cd-5418134625740-gzip\""}]},"metadata":{"description":"Apache httpd 2.4.25","manufacturer":"Apache","product":"httpd","version":"2.4.25"},"status_code":"200","status_line":"200 OK","title":"Apache2 Debian Default Page: It works","timestamp":"2020-07-07T12:37:16Z"}}},
+"p993":{"imaps":{"tls":{"banner":"* OK [CAPABILITY IMAP4rev1 LITERAL+ SASL-IR LOGIN-REFERRALS ID ENABLE IDLE AUTH=PLAIN AUTH=LOGIN] Dovecot ready.","timestamp":"2020-07-13T23:16:29Z","tls":{"certificate":{"parsed":{"fingerprint_sha256":"aea987f7c2426d5bf1ab8b9866fb7af8022319869a35c3618406e8b927a0e5e2","issuer":{"common_name":["HubBuzzy"],"country":["CA"],"locality":["Toronto"],"organization":["The Number One Company Inc."],"province":["Ontario"]},"issuer_dn":"C=CA, ST=Ontario, L=Toronto, O=The Number One Company Inc., CN=HubBuzzy","serial_number":"9879948764769384498","signature":{"self_signed":true},"subject":{"common_name":["HubBuzzy"],"country":["CA"],"locality":["Toronto"],"organization":["The Number One Company Inc."],"province":["Ontario"]},"subject_dn":"C=CA, ST=Ontario, L=Toronto, O=The Number One Company Inc., CN=HubBuzzy","validity":{"end":"2025-12-30T02:41:12Z","length":"315360000","start":"2016-01-02T02:41:12Z"},"version":"3"}},"cipher_suite":{"id":"0xC02F","name":"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"},"version":"TLSv1.2"}}}},
+"p587":{"smtp":{"starttls":{"banner":"220 ns1.hubbuzzy.com ESMTP Postfix (Debian/GNU)","ehlo":"250-ns1.hubbuzzy.com\r\n250-PIPELINING\r\n250-SIZE\r\n250-VRFY\r\n250-ETRN\r\n250-STARTTLS\r\n250-ENHANCEDSTATUSCODES\r\n250-8BITMIME\r\n250 DSN","starttls":"220 2.0.0 Ready to start TLS","timestamp":"2020-07-11T03:41:34Z","metadata":{"description":"Postfix","product":"Postfix"}}}},
+"p3306":{"mysql":{"banner":{"protocol_version":"10","server_version":"5.5.5-10.1.41-MariaDB-0+deb9u1","supported":true,"timestamp":"2020-07-13T10:54:45Z"}}}}`
+
+// TestCensys_IPv4DatasetCrossfeed: zgrab 1's status line is "200 OK"
+// (no protocol, which stays empty); the identification is the maker's
+// product ("Apache httpd") with its version; each service is dated by its
+// own grab, not the host's updated_at; the certificate of a protocol
+// spoken inside TLS (imaps: tls.tls) is kept with its banner; mysql's
+// server_version and the host's os are kept in info.
+func TestCensys_IPv4DatasetCrossfeed(t *testing.T) {
+	t.Parallel()
+	r := runScan(t, "censys", strings.ReplaceAll(censysIPv4CrossfeedRecord, "\n", ""))
+	if len(r.obs) != 4 || len(r.bad) != 0 {
+		t.Fatalf("obs %d bad %v", len(r.obs), r.bad)
+	}
+	byPort := map[int]Observation{}
+	for _, o := range r.obs {
+		byPort[o.Service.Port] = o
+	}
+	web := byPort[80]
+	p := web.Service.Probes[0]
+	if p.Response.Protocol != "" || p.Response.Status != 200 || p.Response.Reason != "OK" || web.ObservedAt != "2020-07-07T12:37:16Z" {
+		t.Errorf("http = %s at %s", mustJSON(t, p.Response), web.ObservedAt)
+	}
+	if d := web.Service.Detected; d.Product != "Apache httpd" || d.Version != "2.4.25" || !strings.Contains(d.Info, "host_os: Debian") {
+		t.Errorf("detected = %s", mustJSON(t, d))
+	}
+	imaps := byPort[993]
+	if len(imaps.Service.Probes) != 1 || imaps.ObservedAt != "2020-07-13T23:16:29Z" {
+		t.Fatalf("imaps = %s", mustJSON(t, imaps))
+	}
+	ip := imaps.Service.Probes[0]
+	if ip.Banner == nil || !strings.HasSuffix(ip.Banner.Received.Text(), "Dovecot ready.") || ip.TLS == nil || ip.TLS.Subject.CN != "HubBuzzy" ||
+		ip.TLS.SHA256 != "aea987f7c2426d5bf1ab8b9866fb7af8022319869a35c3618406e8b927a0e5e2" || !ip.TLS.SelfSigned || ip.TLS.Version != "TLSv1.2" ||
+		ip.TLS.NotAfter != "2025-12-30T02:41:12Z" {
+		t.Errorf("imaps probe = %s", mustJSON(t, ip))
+	}
+	// the EHLO and STARTTLS replies kept beside the greeting
+	smtp := byPort[587].Service.Probes
+	if len(smtp) != 3 || smtp[0].Banner.Received.Text() != "220 ns1.hubbuzzy.com ESMTP Postfix (Debian/GNU)" ||
+		smtp[1].Name != "ehlo" || !strings.HasSuffix(smtp[1].Banner.Received.Text(), "250-STARTTLS\r\n250-ENHANCEDSTATUSCODES\r\n250-8BITMIME\r\n250 DSN") ||
+		smtp[2].Name != "starttls" || smtp[2].Banner.Received.Text() != "220 2.0.0 Ready to start TLS" {
+		t.Errorf("smtp = %s", mustJSON(t, smtp))
+	}
+	my := byPort[3306]
+	if my.ObservedAt != "2020-07-13T10:54:45Z" || !strings.Contains(my.Service.Detected.Info, "server_version: 5.5.5-10.1.41-MariaDB-0+deb9u1") {
+		t.Errorf("mysql = %s", mustJSON(t, my))
+	}
+}

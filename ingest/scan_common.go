@@ -107,6 +107,13 @@ func scanTime(s string) time.Time {
 	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
 		return t
 	}
+	// a space for the T, with a zone ("2024-01-04 00:43:10Z", as
+	// Shadowserver's Reports API writes its timestamps; "+00", "+00:00")
+	for _, layout := range []string{"2006-01-02 15:04:05.999999999Z07:00", "2006-01-02 15:04:05.999999999Z07", "2006-01-02T15:04:05.999999999Z07"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC()
+		}
+	}
 	for _, layout := range []string{"2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999", "2006-01-02T15:04:05.999999999 -0700"} {
 		if t, err := time.Parse(layout, s); err == nil {
 			return t.UTC()

@@ -1,7 +1,9 @@
 package ingest
 
 import (
+	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -86,7 +88,12 @@ func (l *shadowserverLayout) has(name string) bool {
 //     reports' version, and the descriptive columns (device_type, tag,
 //     sysname, servername, detail...) are detected (by shadowserver);
 //   - hostname (the reverse DNS name) is the observation's host name;
-//     timestamp ("2026-11-20 10:00:00", UTC) its time.
+//     timestamp ("2026-11-20 10:00:00", UTC; the Reports API's
+//     "2024-01-04 00:43:10Z") its time.
+//
+// The Reports API's answer (reports/query: a JSON array of objects whose
+// members are the CSV's columns, numbers as JSON numbers) and JSON lines
+// of such objects are read too, each object as a row of the same columns.
 //
 // asn, geo, region, city, naics, sic and sector are not kept: Shadowserver
 // names no organisation to claim and netintel reads location from the
@@ -95,6 +102,11 @@ func (l *shadowserverLayout) has(name string) bool {
 // with the reason.
 func Shadowserver(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	src := opt.source("shadowserver")
+	br := bufio.NewReaderSize(r, 64<<10)
+	if shadowserverIsJSON(br) {
+		return shadowserverJSON(br, src, opt, emit, bad)
+	}
+	r = br
 	var layout *shadowserverLayout
 	badHeader := 0     // the line of a header that names no address: its rows are skipped
 	var pending []byte // the record read so far (inRecord)
@@ -310,13 +322,20 @@ func shadowserverRow(n int, l *shadowserverLayout, rec []string, src string, opt
 	if ts := l.get(rec, "timestamp"); ts != "" {
 		at = scanTime(ts)
 		if at.IsZero() {
-			bad(LineError{n, fmt.Errorf(`column timestamp: %q is not a time ("2006-01-02 15:04:05", UTC)`, ts)})
+			bad(LineError{n, fmt.Errorf(`column timestamp: %q is not a time ("2006-01-02 15:04:05", UTC, or "2006-01-02 15:04:05Z")`, ts)})
 			return nil
 		}
 	}
 	transport := strings.ToLower(l.get(rec, "protocol"))
 	switch transport {
 	case "tcp", "udp":
+	case "http", "https":
+		// the application's name where the transport goes (some API
+		// answers' scan_ssl and scan_ics rows): HTTP runs over TCP
+		if opt.Warn != nil {
+			opt.Warn(n, fmt.Sprintf("column protocol: %q read as tcp", transport))
+		}
+		transport = "tcp"
 	case "":
 		transport = "tcp"
 		switch port {
@@ -504,4 +523,83 @@ func shadowserverService(l *shadowserverLayout, rec []string) string {
 		tag = tag[:i]
 	}
 	return strings.TrimSpace(tag)
+}
+
+// shadowserverIsJSON says the input starts (after a UTF-8 BOM and
+// white space) with "[" or "{": the Reports API's JSON, not a CSV report
+// (whose first column name is a letter).
+func shadowserverIsJSON(br *bufio.Reader) bool {
+	for n := 1; n <= 64<<10; n++ {
+		b, err := br.Peek(n)
+		if len(b) < n {
+			return false
+		}
+		rest := bytes.TrimLeft(bytes.TrimPrefix(b, []byte("\xef\xbb\xbf")), " \t\r\n")
+		if len(rest) > 0 {
+			return rest[0] == '[' || rest[0] == '{'
+		}
+		if err != nil {
+			return false
+		}
+	}
+	return false
+}
+
+// shadowserverJSON reads the Reports API's answer: an array of objects
+// (or objects one after the other, JSON lines), each a row whose member
+// names are the CSV report's column names. A number is its decimal text,
+// true and false are the reports' Y and N, null is empty, an object or
+// array its JSON text.
+func shadowserverJSON(r io.Reader, src string, opt Options, emit Emit, bad func(LineError)) error {
+	data, err := readJSONFeed(r, "shadowserver")
+	if err != nil {
+		return err
+	}
+	return jsonWalk{what: "shadowserver", resync: true}.walk(data, 1, bad, func(n int, raw json.RawMessage, _ bool) error {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		var obj map[string]any
+		if err := dec.Decode(&obj); err != nil || obj == nil {
+			bad(LineError{n, errors.New("json: not an object of a report's columns")})
+			return nil
+		}
+		l := &shadowserverLayout{col: map[string]int{}, line: n}
+		var rec []string
+		for k, v := range obj {
+			name := strings.ToLower(strings.TrimSpace(k))
+			if _, dup := l.col[name]; dup || name == "" {
+				continue
+			}
+			l.col[name] = len(rec)
+			rec = append(rec, shadowserverJSONValue(v))
+		}
+		l.width = len(rec)
+		if !l.has("ip") {
+			if l.has("src_ip") {
+				opt.skip(n, `no "ip" member: an event report (src_ip, dst_ip: the hosts a sinkhole or honeypot saw connect) lists no service`)
+				return nil
+			}
+			bad(LineError{n, errors.New(`no "ip" member: not a Shadowserver report row`)})
+			return nil
+		}
+		return shadowserverRow(n, l, rec, src, opt, emit, bad)
+	})
+}
+
+func shadowserverJSONValue(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case json.Number:
+		return x.String()
+	case bool:
+		if x {
+			return "Y"
+		}
+		return "N"
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
 }

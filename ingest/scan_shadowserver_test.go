@@ -285,7 +285,7 @@ func TestShadowserver_Input(t *testing.T) {
 		{name: "bad port", input: head + `"2026-11-20 10:00:00","192.0.2.1","tcp",70000,,,` + "\n" + `"2026-11-20 10:00:00","192.0.2.1","tcp",telnet,,,` + "\n",
 			bad: []string{`line 2: column port: must be 1..65535, got "70000"`, `line 3: column port: must be 1..65535, got "telnet"`}},
 		{name: "bad time", input: head + `"20/11/2026","192.0.2.1","tcp",23,,,` + "\n",
-			bad: []string{`line 2: column timestamp: "20/11/2026" is not a time ("2006-01-02 15:04:05", UTC)`}},
+			bad: []string{`line 2: column timestamp: "20/11/2026" is not a time ("2006-01-02 15:04:05", UTC, or "2006-01-02 15:04:05Z")`}},
 		{name: "bad protocol", input: head + `"2026-11-20 10:00:00","192.0.2.1","icmp",23,,,` + "\n",
 			bad: []string{`line 2: column protocol: "icmp" is not tcp or udp`}},
 		{name: "too many columns", input: head + `"2026-11-20 10:00:00","192.0.2.1","tcp",23,,,,x` + "\n",
@@ -343,5 +343,105 @@ func TestSplitCSV_EncodingCSV(t *testing.T) {
 	}
 	if _, open, err := splitCSV(nil, []byte(`a,"b`+"\n"+`c`)); !open || err != nil {
 		t.Errorf("an unclosed quoted value: open %v err %v", open, err)
+	}
+}
+
+// shadowserverAPIDeviceID is the Reports API's answer for a device_id
+// report, rows 1 and 3 of the fixture
+// external-import/shadowserver/tests/fixtures/report_type_device_id.json
+// of github:OpenCTI-Platform/connectors at
+// a2681ba88eb06bdaa4e78e0227716e9c12a7031f (Apache-2.0; its addresses,
+// host names and ASNs already placeholders there), the addresses
+// 192.168.0.1 and 192.168.0.3 replaced by the documentation addresses
+// 192.0.2.1 and 192.0.2.3; members, their order and values (numbers as
+// JSON numbers, the timestamp's trailing Z) as the fixture has them.
+const shadowserverAPIDeviceID = `[
+  {
+    "asn": 12345,
+    "city": "ALBANY",
+    "device_model": "",
+    "device_type": "video-system",
+    "device_vendor": "Hikvision",
+    "device_version": "",
+    "geo": "US",
+    "hostname": "example1.com",
+    "hostname_source": "ptr",
+    "ip": "192.0.2.1",
+    "naics": 517311,
+    "port": 8080,
+    "protocol": "tcp",
+    "region": "NEW YORK",
+    "sector": "Communications, Service Provider, and Hosting Service",
+    "severity": "info",
+    "tag": "http;iot;CVE-2024-38063",
+    "timestamp": "2024-01-04 00:43:10Z"
+  },
+  {
+    "asn": 98765,
+    "city": "SARATOGA SPRINGS",
+    "device_model": "FortiOS SSL-VPN",
+    "device_type": "vpn",
+    "device_vendor": "Fortinet",
+    "device_version": "",
+    "geo": "US",
+    "hostname": "example3.com",
+    "hostname_source": "ptr",
+    "ip": "192.0.2.3",
+    "naics": 517311,
+    "port": 10443,
+    "protocol": "tcp",
+    "region": "NEW YORK",
+    "sector": "Communications, Service Provider, and Hosting Service",
+    "severity": "info",
+    "tag": "fortinet",
+    "timestamp": "2024-01-04 02:27:16Z"
+  }
+]
+`
+
+// TestShadowserver_ReportsAPIJSON: the Reports API's JSON (an array, and
+// the same objects as JSON lines) reads as the CSV rows of the same
+// columns, its "2024-01-04 00:43:10Z" timestamps as UTC times.
+func TestShadowserver_ReportsAPIJSON(t *testing.T) {
+	t.Parallel()
+	var lines []string
+	for _, obj := range strings.Split(strings.Trim(shadowserverAPIDeviceID, "[]\n "), "},") {
+		obj = strings.TrimSuffix(strings.TrimSpace(obj), "}") + "}"
+		lines = append(lines, strings.Join(strings.Fields(strings.ReplaceAll(obj, "\n", " ")), " "))
+	}
+	csvForm := "timestamp,ip,port,protocol,hostname,tag,device_vendor,device_type,device_model,device_version\n" +
+		"2024-01-04 00:43:10,192.0.2.1,8080,tcp,example1.com,http;iot;CVE-2024-38063,Hikvision,video-system,,\n" +
+		"2024-01-04 02:27:16,192.0.2.3,10443,tcp,example3.com,fortinet,Fortinet,vpn,FortiOS SSL-VPN,\n"
+	want := shadowserverRun(t, csvForm)
+	if len(want.obs) != 2 || len(want.bad) != 0 {
+		t.Fatalf("csv: %d obs, bad %v", len(want.obs), want.bad)
+	}
+	for name, input := range map[string]string{"array": shadowserverAPIDeviceID, "json lines": strings.Join(lines, "\n") + "\n"} {
+		r := shadowserverRun(t, input)
+		if len(r.obs) != 2 || len(r.bad) != 0 || len(r.skipped) != 0 {
+			t.Fatalf("%s: %d obs, bad %v, skipped %v", name, len(r.obs), r.bad, r.skipped)
+		}
+		for i, o := range r.obs {
+			if got, w := mustJSON(t, o), mustJSON(t, want.obs[i]); got != w {
+				t.Errorf("%s row %d:\n got %s\nwant %s", name, i+1, got, w)
+			}
+		}
+		if r.obs[0].ObservedAt != "2024-01-04T00:43:10Z" || r.obs[1].Service.Detected.Product != "Fortinet FortiOS SSL-VPN" {
+			t.Errorf("%s: %s", name, mustJSON(t, r.obs))
+		}
+		if name == "array" && (r.lines[0] != 2 || r.lines[1] != 22) {
+			t.Errorf("lines %v", r.lines)
+		}
+	}
+	// The same timestamp in a CSV report; the API's "https" protocol
+	// (report_type_scan_ssl.json) read as tcp with a warning; an event
+	// report's object (src_ip) skipped with the reason.
+	r := shadowserverRun(t, "timestamp,ip,port\n2024-01-04 00:43:10Z,192.0.2.1,443\n")
+	if len(r.obs) != 1 || r.obs[0].ObservedAt != "2024-01-04T00:43:10Z" {
+		t.Errorf("csv Z: %s bad %v", mustJSON(t, r.obs), r.bad)
+	}
+	r = shadowserverRun(t, `[{"ip": "192.0.2.1", "port": 443, "protocol": "https", "timestamp": "2022-01-01 12:34:55Z", "handshake": "TLSv1.2"},`+"\n"+`{"src_ip": "192.0.2.2", "timestamp": "2022-01-01 12:34:55Z"}]`)
+	if len(r.obs) != 1 || r.obs[0].Service.Transport != "tcp" || len(r.warnings) != 1 || len(r.skipped) != 1 || len(r.bad) != 0 {
+		t.Errorf("https/src_ip: %s warnings %v skipped %v bad %v", mustJSON(t, r.obs), r.warnings, r.skipped, r.bad)
 	}
 }
