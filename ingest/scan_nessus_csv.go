@@ -84,7 +84,7 @@ func nessusCSV(br *bufio.Reader, opt Options, emit Emit, bad func(LineError)) er
 	}
 	for _, c := range nessusCSVNeeded {
 		if index(c) < 0 {
-			bad(LineError{1, fmt.Errorf("not a Tenable (Nessus, Tenable.io, Tenable.sc) CSV export: no %s column (%s); want the export's header row: "+
+			bad(LineError{1, fmt.Errorf("not a .nessus file (no XML) nor a Tenable (Nessus, Tenable.io, Tenable.sc) CSV export: no %s column (%s); want the export's header row: "+
 				"Plugin ID,CVE,CVSS,Risk,Host,Protocol,Port,Name,...,Plugin Output (Nessus, Tenable.io), Plugin,Plugin Name,...,IP Address,Protocol,Port,...,Plugin Output (Tenable.sc), "+
 				"or Tenable.io's definition.id, asset.display_ipv4_address, port, protocol, output", c.what, nessusColumnNames(c))})
 			return nil
