@@ -57,7 +57,6 @@ func nessusCSV(br *bufio.Reader, opt Options, emit Emit, bad func(LineError)) er
 		cr.Comma = ';'
 	}
 	cr.FieldsPerRecord = -1
-	cr.LazyQuotes = false
 	head, err := cr.Read()
 	if err != nil {
 		if errors.Is(err, io.EOF) {

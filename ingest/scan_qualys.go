@@ -32,7 +32,8 @@ import (
 // Vulnerability results are the scanner's verdicts, not the service's
 // answers, and are not read. detected says the service name Qualys gave
 // and the host's operating system. Observed at the latest LAST_FOUND of
-// the port's results (UTC, as Qualys writes it).
+// the port's results (UTC, as Qualys writes it). A CSV report (a first
+// byte other than '<') is read by qualysCSV, each host's rows as a HOST.
 func Qualys(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	br, first, err := peekFirstByte(r, "qualys")
 	if err != nil {
