@@ -32,6 +32,7 @@ func FuzzAdapters(f *testing.F) {
 		"sslscan-2.0.7-full.xml", "sslscan-1.11.13.xml", "ssh-audit-targets.json", "ssh-audit-2.5.0.json",
 		"shadowserver-scan_ssl.csv", "shadowserver-scan_snmp.csv", "shadowserver-scan_http_vulnerable.csv", "shadowserver-scan_telnet.csv",
 		"nessus-dd-many-vuln.xml", "nessus-goad-mini-corrupted.nessus", "openvas-dradis-v24.xml", "openvas-dd-one-vuln.xml", "openvas-dd-one-vuln.csv", "openvas-dd-report-detail-v2.csv", "nexpose-dd-dns.xml", "nexpose-dd-many-vulns.xml", "qualys-dd-sample-report.xml",
+		"nessus-dd-sc-issue-9612.csv", "nessus-dd-io-new.csv", "qualys-dd-monthly-pci.csv",
 		"transcript/curl-Iv-lab-rzd-https.txt", "transcript/openfortivpn-untrusted-replay.txt", "transcript/openconnect-fortinet-replay.txt", "transcript/wget-S-replay.txt",
 		"ikescan/netscreen-aggressive-multiline.txt", "ikescan/readme-examples.txt",
 		"har/mitmproxy-charles.har", "har/mitmproxy-with-bom.har", "burp/nuclei-burp-items.xml", "burp/dd-one_finding_with_blank_response.xml",

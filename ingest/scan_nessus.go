@@ -51,10 +51,19 @@ import (
 // HOST_END (HOST_END_TIMESTAMP, else the text, which Nessus writes in the
 // scanner's local time without a zone and is read as UTC), else its
 // HOST_START. The line of a record is the line its ReportHost starts on.
+// A Tenable CSV export (a first byte other than '<') is read by nessusCSV,
+// each host's rows as a ReportHost.
 func Nessus(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
+	br, first, err := peekFirstByte(r, "nessus")
+	if err != nil {
+		return err
+	}
+	if first != 0 && first != '<' { // a Tenable CSV export, not .nessus
+		return nessusCSV(br, opt, emit, bad)
+	}
 	src := opt.source("nessus")
 	sawRoot := false
-	err := xmlReport(r, "nessus", bad, func(dec *xml.Decoder, se *xml.StartElement, path []string, line int) (bool, error) {
+	err = xmlReport(br, "nessus", bad, func(dec *xml.Decoder, se *xml.StartElement, path []string, line int) (bool, error) {
 		switch se.Name.Local {
 		case "NessusClientData_v2":
 			sawRoot = true

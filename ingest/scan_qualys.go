@@ -32,11 +32,19 @@ import (
 // Vulnerability results are the scanner's verdicts, not the service's
 // answers, and are not read. detected says the service name Qualys gave
 // and the host's operating system. Observed at the latest LAST_FOUND of
-// the port's results (UTC, as Qualys writes it).
+// the port's results (UTC, as Qualys writes it). A CSV report (a first
+// byte other than '<') is read by qualysCSV, each host's rows as a HOST.
 func Qualys(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
+	br, first, err := peekFirstByte(r, "qualys")
+	if err != nil {
+		return err
+	}
+	if first != 0 && first != '<' { // a CSV report, not XML
+		return qualysCSV(br, opt, emit, bad)
+	}
 	src := opt.source("qualys")
 	sawReport := false
-	err := xmlReport(r, "qualys", bad, func(dec *xml.Decoder, se *xml.StartElement, path []string, line int) (bool, error) {
+	err = xmlReport(br, "qualys", bad, func(dec *xml.Decoder, se *xml.StartElement, path []string, line int) (bool, error) {
 		switch se.Name.Local {
 		case "ASSET_DATA_REPORT":
 			sawReport = true
@@ -67,19 +75,21 @@ var (
 )
 
 type qualysHost struct {
-	IP    string `xml:"IP"`
-	DNS   string `xml:"DNS"`
-	OS    string `xml:"OPERATING_SYSTEM"`
-	Vulns []struct {
-		QID       string `xml:"QID"`
-		Type      string `xml:"TYPE"`
-		Port      string `xml:"PORT"`
-		Protocol  string `xml:"PROTOCOL"`
-		Service   string `xml:"SERVICE"`
-		SSL       string `xml:"SSL"`
-		Result    string `xml:"RESULT"`
-		LastFound string `xml:"LAST_FOUND"`
-	} `xml:"VULN_INFO_LIST>VULN_INFO"`
+	IP    string       `xml:"IP"`
+	DNS   string       `xml:"DNS"`
+	OS    string       `xml:"OPERATING_SYSTEM"`
+	Vulns []qualysVuln `xml:"VULN_INFO_LIST>VULN_INFO"`
+}
+
+type qualysVuln struct {
+	QID       string `xml:"QID"`
+	Type      string `xml:"TYPE"`
+	Port      string `xml:"PORT"`
+	Protocol  string `xml:"PROTOCOL"`
+	Service   string `xml:"SERVICE"`
+	SSL       string `xml:"SSL"`
+	Result    string `xml:"RESULT"`
+	LastFound string `xml:"LAST_FOUND"`
 }
 
 // qualysMaxDetections bounds the detection results kept for one service.

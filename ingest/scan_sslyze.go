@@ -137,7 +137,7 @@ func SSLyze(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 			opt.skip(n, noAddress("sslyze", firstNonEmpty(loc.Hostname, loc.IPAddress)))
 			return nil
 		}
-		o, err := sslyzeObservation(ip, loc, probing, results, x.ScanResult != nil)
+		o, err := sslyzeObservation(ip, loc, probing, results, x.ScanResult != nil, func(msg string) { opt.warn(n, msg) })
 		if err != nil {
 			return emitBuilt(n, o, err, emit, bad)
 		}
@@ -151,7 +151,12 @@ func SSLyze(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	})
 }
 
-func sslyzeObservation(ip string, loc *sslyzeLocation, probing *sslyzeProbing, results map[string]json.RawMessage, wrapped bool) (Observation, error) {
+// sslyzeObservation builds a server's service. A leaf whose as_pem is not
+// a certificate (DefectDojo's fixture has "-----BEGIN
+// CERTIFICATE-----REDACTED-----END CERTIFICATE-----") loses that PEM only,
+// told through warn: the server, its version and cipher and the fields
+// sslyze lists beside the PEM are kept.
+func sslyzeObservation(ip string, loc *sslyzeLocation, probing *sslyzeProbing, results map[string]json.RawMessage, wrapped bool, warn func(string)) (Observation, error) {
 	port, err := auditPort(loc.Port)
 	if err != nil {
 		return Observation{}, fmt.Errorf("server_location: %w", err)
@@ -178,11 +183,17 @@ func sslyzeObservation(ip string, loc *sslyzeLocation, probing *sslyzeProbing, r
 			if len(d.Received) == 0 {
 				continue
 			}
-			t, err := sslyzeLeaf(d.Received[0])
+			where := fmt.Sprintf("certificate_info.certificate_deployments[%d].received_certificate_chain[0]", i)
+			t, pemErr, err := sslyzeLeaf(d.Received[0])
 			if err != nil {
-				return Observation{}, fmt.Errorf("certificate_info.certificate_deployments[%d].received_certificate_chain[0]: %w", i, err)
+				return Observation{}, fmt.Errorf("%s: %w", where, err)
 			}
-			probes = append(probes, Probe{Name: "sslyze", TLS: t})
+			if pemErr != nil {
+				warn(fmt.Sprintf("sslyze %s: as_pem is not a certificate (%v): the PEM is dropped, the server, its TLS version and cipher and the certificate fields sslyze lists are kept", where, pemErr))
+			}
+			if t != nil {
+				probes = append(probes, Probe{Name: "sslyze", TLS: t})
+			}
 		}
 	}
 	version, cipher := "", ""
@@ -201,14 +212,17 @@ func sslyzeObservation(ip string, loc *sslyzeLocation, probing *sslyzeProbing, r
 
 // sslyzeLeaf reads a certificate of a received chain: the PEM when it is
 // there and parses, the fields sslyze lists filling what it left empty.
-func sslyzeLeaf(raw json.RawMessage) (*TLS, error) {
+// A PEM that does not parse is left out and returned as pemErr (the
+// listed fields are still read; t is nil when there are none); err is a
+// listed field that does not parse.
+func sslyzeLeaf(raw json.RawMessage) (t *TLS, pemErr, err error) {
 	var c sslyzeCert
 	if err := scanUnmarshal(raw, &c); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	t, _, err := certFromPEM(c.PEM)
-	if err != nil {
-		return nil, fmt.Errorf("as_pem: %w", err)
+	t, _, pemErr = certFromPEM(c.PEM)
+	if pemErr != nil {
+		t = nil
 	}
 	l := &TLS{Subject: c.Subject.dn(), Issuer: c.Issuer.dn()}
 	for _, s := range []*sslyzeSAN{c.SAN, c.OldSAN} {
@@ -222,17 +236,17 @@ func sslyzeLeaf(raw json.RawMessage) (*TLS, error) {
 	}{{"serial_number", c.Serial}, {"serialNumber", c.OldSerial}} {
 		s, err := jsonText(f.raw)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f.name, err)
+			return nil, nil, fmt.Errorf("%s: %w", f.name, err)
 		}
 		if s != "" && l.Serial == "" {
 			if l.Serial, err = serialText(s, true); err != nil {
-				return nil, fmt.Errorf("%s: %w", f.name, err)
+				return nil, nil, fmt.Errorf("%s: %w", f.name, err)
 			}
 		}
 	}
 	if c.SHA256 != "" {
 		if l.SHA256, err = hexFingerprint(c.SHA256); err != nil {
-			return nil, fmt.Errorf("fingerprint_sha256: %w", err)
+			return nil, nil, fmt.Errorf("fingerprint_sha256: %w", err)
 		}
 	}
 	for _, f := range []struct {
@@ -246,15 +260,18 @@ func sslyzeLeaf(raw json.RawMessage) (*TLS, error) {
 		// sslyze writes Python's isoformat() of a naive UTC time.
 		tm := scanTime(f.v)
 		if tm.IsZero() {
-			return nil, fmt.Errorf("%s: not a time: %q", f.name, f.v)
+			return nil, nil, fmt.Errorf("%s: not a time: %q", f.name, f.v)
 		}
 		*f.dst = tm.UTC().Format(time.RFC3339)
 	}
 	t = fillTLS(t, l)
 	if t.empty() {
-		return nil, errors.New("no certificate field to keep")
+		if pemErr != nil {
+			return nil, pemErr, nil
+		}
+		return nil, nil, errors.New("no certificate field to keep")
 	}
-	return t, nil
+	return t, pemErr, nil
 }
 
 // dn reads a name by its attributes (the common ones by their OID names),

@@ -270,8 +270,12 @@ func TestSSLyze_Shapes(t *testing.T) {
 		skipped  int
 		want     []string // substrings of the errors, in order
 	}{
-		// DefectDojo's one_target_zero_vuln_new.json has such a PEM.
-		{"a PEM that is not a certificate", redacted, 0, 0, []string{"certificate_deployments[0].received_certificate_chain[0]: as_pem: PEM certificate: x509:"}},
+		// DefectDojo's one_target_zero_vuln_new.json has such a PEM. It
+		// used to make the whole server malformed, losing the address,
+		// port, TLS version and cipher the file holds; now only the PEM
+		// is dropped (with a warning, checked below) and the fields
+		// sslyze lists beside it are read: never lose data a file holds.
+		{"a PEM that is not a certificate", redacted, 1, 0, nil},
 		{"without the PEM the listed fields are read", noPEM, 1, 0, nil},
 		{"a fingerprint that is neither hex nor base64", strings.ReplaceAll(noPEM, `"6hUCEFZ2fDbUGZ4JUCzl5GmqECBXsEtTR+vv3bbl8QY="`, `"not-a-hash"`), 0, 0,
 			[]string{"received_certificate_chain[0]: fingerprint_sha256: not a SHA-256 fingerprint"}},
@@ -288,9 +292,22 @@ func TestSSLyze_Shapes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			r := runScan(t, "sslyze", tt.in)
+			r, warns := runScanWarn(t, "sslyze", tt.in)
 			if len(r.obs) != tt.obs || len(r.bad) != len(tt.want) || len(r.skipped) != tt.skipped {
 				t.Fatalf("obs %d bad %v skipped %v", len(r.obs), r.bad, r.skipped)
+			}
+			if tt.name == "a PEM that is not a certificate" {
+				o := r.obs[0]
+				x := o.Service.Probes[0].TLS
+				if o.IP == "" || o.Service.Port != 443 || x.Version != "TLSv1.3" || x.Cipher == "" || x.PEM != "" || x.Subject == nil || x.Subject.CN != "*.example.com" ||
+					x.SHA256 != "ea15021056767c36d4199e09502ce5e469aa102057b04b5347ebefddb6e5f106" {
+					t.Errorf("observation %s", mustJSON(t, o))
+				}
+				if len(warns) != 1 || !strings.Contains(warns[0], "received_certificate_chain[0]: as_pem is not a certificate (PEM certificate: x509:") {
+					t.Errorf("warnings %q", warns)
+				}
+			} else if len(warns) != 0 {
+				t.Errorf("warnings %q", warns)
 			}
 			for i, w := range tt.want {
 				if !strings.Contains(r.bad[i].Error(), w) {

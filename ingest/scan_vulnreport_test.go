@@ -350,7 +350,8 @@ func TestNessus_Malformed(t *testing.T) {
 		{"bad port", host + `<ReportItem port="http" svc_name="www" protocol="tcp" severity="0" pluginID="22964" pluginName="Service Detection"/></ReportHost></Report></NessusClientData_v2>`, 0,
 			`ReportItem plugin 22964: port "http": not a port number`},
 		{"cut", host + `<ReportItem port="80" svc_name="www" protocol="tcp" severity="0" pluginID="22964"><plugin_output>A web server`, 0, "nessus: ReportHost \"192.0.2.1\""},
-		{"not xml", "Plugin,CVE\n1,2\n", 0, "not a .nessus file"},
+		// read as a Tenable CSV export (not XML): refused naming the column it lacks
+		{"not xml", "Plugin,CVE\n1,2\n", 0, "not a .nessus file (no XML) nor a Tenable (Nessus, Tenable.io, Tenable.sc) CSV export: no address column"},
 		{"host after a bad one", host + `<ReportItem port="99999" protocol="tcp" pluginID="1"/><ReportItem port="443" protocol="tcp" severity="0" pluginID="10107" pluginName="HTTP Server Type and Version"><plugin_output>The remote web server type is :
 
 FortiGate</plugin_output></ReportItem></ReportHost></Report></NessusClientData_v2>`, 1, `port "99999"`},
