@@ -166,9 +166,7 @@ func nessusCSV(br *bufio.Reader, opt Options, emit Emit, bad func(LineError)) er
 		// quotes a value that could be read as a spreadsheet formula with
 		// a leading "'"
 		out = strings.TrimPrefix(out, "Plugin Output:")
-		if strings.HasPrefix(out, "'") {
-			out = out[1:]
-		}
+		out = strings.TrimPrefix(out, "'")
 		h.h.Items = append(h.h.Items, nessusItem{
 			Port: field(rec, nessusColPort), Protocol: field(rec, nessusColProtocol), SvcName: field(rec, nessusColService),
 			PluginID: field(rec, nessusColPlugin), Plugin: field(rec, nessusColName), Severity: nessusSeverity(field(rec, nessusColRisk)),
