@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/csv"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -68,6 +69,35 @@ func (o Options) settled(line int, skip string, err error, bad func(LineError)) 
 		return false
 	}
 	return true
+}
+
+// eachCSVRecord calls fn with each record of a scanner's CSV export after
+// its header and the record's line, until the end of cr or fn's error. A
+// record that does not parse is reported to bad (as "<what> csv: ...")
+// and skipped; a quote gone wrong ends the reading, since the rest of the
+// file cannot be told apart. Another read error is returned.
+func eachCSVRecord(cr *csv.Reader, what string, bad func(LineError), fn func(rec []string, line int) error) error {
+	for {
+		rec, err := cr.Read()
+		line, _ := cr.FieldPos(0)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			var pe *csv.ParseError
+			if !errors.As(err, &pe) {
+				return fmt.Errorf("read %s: %w", what, err)
+			}
+			bad(LineError{pe.StartLine, fmt.Errorf("%s csv: %w", what, pe.Err)})
+			if pe.Err == csv.ErrQuote || pe.Err == csv.ErrBareQuote {
+				return nil
+			}
+			continue
+		}
+		if err := fn(rec, line); err != nil {
+			return err
+		}
+	}
 }
 
 // when returns the time a scanner record gives, or the options' time, or

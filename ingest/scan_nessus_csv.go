@@ -109,25 +109,9 @@ func nessusCSV(br *bufio.Reader, opt Options, emit Emit, bad func(LineError)) er
 	}
 	hosts := map[string]*csvHost{}
 	var order []*csvHost
-	for {
-		rec, err := cr.Read()
-		line, _ := cr.FieldPos(0)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				bad(LineError{pe.StartLine, fmt.Errorf("nessus csv: %w", pe.Err)})
-				if pe.Err == csv.ErrQuote || pe.Err == csv.ErrBareQuote {
-					break // the rest of the file cannot be told apart
-				}
-				continue
-			}
-			return fmt.Errorf("read nessus: %w", err)
-		}
+	if err := eachCSVRecord(cr, "nessus", bad, func(rec []string, line int) error {
 		if strings.TrimSpace(strings.Join(rec, "")) == "" {
-			continue // an empty row (Tenable.sc pads its exports with them)
+			return nil // an empty row (Tenable.sc pads its exports with them)
 		}
 		addr := field(rec, nessusColIP)
 		if a, _, ok := strings.Cut(addr, ","); ok { // Tenable.io lists an asset's addresses
@@ -135,7 +119,7 @@ func nessusCSV(br *bufio.Reader, opt Options, emit Emit, bad func(LineError)) er
 		}
 		if addr == "" {
 			bad(LineError{line, fmt.Errorf("nessus csv: plugin %s: no host (%s)", field(rec, nessusColPlugin), nessusColumnNames(nessusColIP))})
-			continue
+			return nil
 		}
 		h, ok := hosts[addr]
 		if !ok {
@@ -172,6 +156,9 @@ func nessusCSV(br *bufio.Reader, opt Options, emit Emit, bad func(LineError)) er
 			PluginID: field(rec, nessusColPlugin), Plugin: field(rec, nessusColName), Severity: nessusSeverity(field(rec, nessusColRisk)),
 			Output: out, CPE: strings.Join(strings.FieldsFunc(field(rec, nessusColCPE), func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\r' || r == '\t' }), " "),
 		})
+		return nil
+	}); err != nil {
+		return err
 	}
 	for _, h := range order {
 		if !h.at.IsZero() {

@@ -422,25 +422,9 @@ func gvmCSV(r io.Reader, opt Options, host func(string) *gvmHostInfo, svcs map[s
 		}
 		return ""
 	}
-	for {
-		rec, err := cr.Read()
-		line, _ := cr.FieldPos(0)
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				bad(LineError{pe.StartLine, fmt.Errorf("openvas csv: %w", pe.Err)})
-				if pe.Err == csv.ErrQuote || pe.Err == csv.ErrBareQuote {
-					return nil // the rest of the file cannot be told apart
-				}
-				continue
-			}
-			return fmt.Errorf("read openvas: %w", err)
-		}
+	return eachCSVRecord(cr, "openvas", bad, func(rec []string, line int) error {
 		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
-			continue
+			return nil
 		}
 		var res gvmResult
 		res.Host.Addr, res.Host.Hostname = field(rec, "IP"), field(rec, "Hostname")
@@ -460,5 +444,6 @@ func gvmCSV(r io.Reader, opt Options, host func(string) *gvmHostInfo, svcs map[s
 			res.Detection = append(res.Detection, det)
 		}
 		res.add(line, opt, host, svcs, order, bad)
-	}
+		return nil
+	})
 }

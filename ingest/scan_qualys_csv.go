@@ -94,26 +94,10 @@ func qualysCSV(br *bufio.Reader, opt Options, emit Emit, bad func(LineError)) er
 	}
 	hosts := map[string]*csvHost{}
 	var order []*csvHost
-	for {
-		rec, err := cr.Read()
-		line, _ := cr.FieldPos(0)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				bad(LineError{pe.StartLine, fmt.Errorf("qualys csv: %w", pe.Err)})
-				if pe.Err == csv.ErrQuote || pe.Err == csv.ErrBareQuote {
-					break // the rest of the file cannot be told apart
-				}
-				continue
-			}
-			return fmt.Errorf("read qualys: %w", err)
-		}
+	if err := eachCSVRecord(cr, "qualys", bad, func(rec []string, line int) error {
 		ip := get(rec, cIP)
 		if ip == "" {
-			continue // an empty row
+			return nil // an empty row
 		}
 		h, ok := hosts[ip]
 		if !ok {
@@ -137,6 +121,9 @@ func qualysCSV(br *bufio.Reader, opt Options, emit Emit, bad func(LineError)) er
 			v.LastFound = t.Format(time.RFC3339)
 		}
 		h.h.Vulns = append(h.h.Vulns, v)
+		return nil
+	}); err != nil {
+		return err
 	}
 	for _, h := range order {
 		if err := h.h.emit(h.line, src, opt, emit, bad); err != nil {
