@@ -1,0 +1,44 @@
+package enrich
+
+import "testing"
+
+// 99-cli-commands.yaml: a command that exists in one vendor's CLI only,
+// typed at a line's start (after an optional prompt), names that vendor;
+// the same words inside a sentence, commands other vendors' CLIs share,
+// Fortinet's other products and Panorama do not.
+func TestRules_CLICommands(t *testing.T) {
+	ssh := func(text string) matchCase { return matchCase{svc: bannerService(22, "tcp", text)} }
+	cases := []matchCase{}
+	add := func(name string, c matchCase, want wantMatch) {
+		c.name, c.want = name, want
+		cases = append(cases, c)
+	}
+	add("fortios diagnose vpn tunnel at a prompt", ssh("FGT # diagnose vpn tunnel list\nlist all ipsec tunnel in vd 0\n"), wantMatch{Vendor: "Fortinet", Rule: "cli-commands-fortios"})
+	add("fortios diag sys session without a prompt", ssh("diag sys session list\nsession info: proto=6\n"), wantMatch{Vendor: "Fortinet", Rule: "cli-commands-fortios"})
+	add("fortios get system performance status", ssh("FW01 # get system performance status\nCPU states: 0% user\n"), wantMatch{Vendor: "Fortinet", Rule: "cli-commands-fortios"})
+	add("fortios get system status is shared with fortinet's other products", ssh("FW01 # get system status\nHostname: FW01\n"), wantMatch{})
+	add("fortimanager prompt with a fortios command", ssh("FMG-VM64 # diagnose debug application ike -1\n"), wantMatch{})
+	add("fortios command inside a sentence", ssh("then you run diagnose vpn tunnel list to see the tunnels\n"), wantMatch{})
+	add("srx show security flow session", ssh("root@srx> show security flow session\nSession ID: 1, Policy name: p1/4\n"), wantMatch{Vendor: "Juniper Networks", Rule: "cli-commands-junos-srx"})
+	add("srx chassis cluster failover", ssh("admin@fw> request chassis cluster failover redundancy-group 1 node 1\n"), wantMatch{Vendor: "Juniper Networks", Rule: "cli-commands-junos-srx"})
+	add("junos show security pki is shared with mx", ssh("admin@mx> show security pki local-certificate\n"), wantMatch{})
+	add("panos show session all", ssh("admin@fw> show session all\n"), wantMatch{Vendor: "Palo Alto Networks", Rule: "cli-commands-panos"})
+	add("show system info is panorama's too", ssh("admin@mgmt01> show system info\n\nhostname: mgmt01\n"), wantMatch{})
+	add("another cli's lower-case command at a vpn server prompt", ssh("VPN Server>show users\n"), wantMatch{})
+	add("panos test security-policy-match", ssh("admin@fw> test security-policy-match from trust to untrust protocol 6\n"), wantMatch{Vendor: "Palo Alto Networks", Rule: "cli-commands-panos"})
+	add("panos model as default host name", ssh("admin@PA-410> show jobs id 3\n"), wantMatch{Vendor: "Palo Alto Networks", Rule: "cli-commands-panos"})
+	add("panorama's cli", ssh("admin@Panorama> show system info\n"), wantMatch{})
+	add("asa show vpn-sessiondb", ssh("fw01# sh vpn-sessiondb summary\n"), wantMatch{Vendor: "Cisco", Rule: "cli-commands-cisco-asa"})
+	add("asa show xlate", ssh("FW1(config)# show xlate\n1 in use, 1 most used\n"), wantMatch{Vendor: "Cisco", Rule: "cli-commands-cisco-asa"})
+	add("ios show ip interface brief is not asa's own", ssh("router# show ip interface brief\n"), wantMatch{})
+	add("check point cpstat fw", ssh("gw01> cpstat fw\n"), wantMatch{Vendor: "Check Point", Rule: "cli-commands-checkpoint"})
+	add("f5 tmsh list ltm", ssh("lb01 # tmsh list ltm virtual\n"), wantMatch{Vendor: "F5", Rule: "cli-commands-f5-tmsh"})
+	add("mikrotik firewall filter print", ssh("/ip firewall filter print\n"), wantMatch{Vendor: "MikroTik", Rule: "cli-commands-mikrotik-routeros"})
+	add("a web path is not a routeros command", ssh("GET /ip/address/print HTTP/1.1\n"), wantMatch{})
+	add("softether vpncmd", ssh("C:\\> vpncmd /server localhost /cmd ServerStatusGet\n"), wantMatch{Vendor: "SoftEther", Rule: "cli-commands-softether-vpncmd"})
+	add("ocserv occtl", ssh("# occtl show users\n"), wantMatch{Vendor: "OpenConnect", Rule: "cli-commands-ocserv-occtl"})
+	add("wireguard wg show on udp", matchCase{svc: bannerService(51820, "udp", "# wg show\ninterface: wg0\n")}, wantMatch{Vendor: "WireGuard", Rule: "cli-commands-wireguard"})
+	add("openvpn as sacli", ssh("./sacli --user bob GetUserlogin\n"), wantMatch{Vendor: "OpenVPN Inc.", Rule: "cli-commands-openvpn-as-sacli"})
+	add("a fortios command on udp", matchCase{svc: bannerService(514, "udp", "FGT # diagnose vpn tunnel list\n")}, wantMatch{})
+	checkMatches(t, cases)
+}
