@@ -132,6 +132,17 @@ type matchCase struct {
 	want wantMatch
 }
 
+// caseList collects cases for checkMatches, one add a case.
+type caseList []matchCase
+
+func (l *caseList) add(name string, c matchCase, want wantMatch) {
+	c.name, c.want = name, want
+	*l = append(*l, c)
+}
+
+// sshCase is a case of text an SSH session (22/tcp) recorded.
+func sshCase(text string) matchCase { return matchCase{svc: bannerService(22, "tcp", text)} }
+
 // checkMatches runs the built-in rules over each case as a subtest.
 func checkMatches(t *testing.T, cases []matchCase) {
 	t.Helper()

@@ -7,12 +7,8 @@ import "testing"
 // the same words inside a sentence, commands other vendors' CLIs share,
 // Fortinet's other products and Panorama do not.
 func TestRules_CLICommands(t *testing.T) {
-	ssh := func(text string) matchCase { return matchCase{svc: bannerService(22, "tcp", text)} }
-	cases := []matchCase{}
-	add := func(name string, c matchCase, want wantMatch) {
-		c.name, c.want = name, want
-		cases = append(cases, c)
-	}
+	var cases caseList
+	ssh, add := sshCase, cases.add
 	add("fortios diagnose vpn tunnel at a prompt", ssh("FGT # diagnose vpn tunnel list\nlist all ipsec tunnel in vd 0\n"), wantMatch{Vendor: "Fortinet", Rule: "cli-commands-fortios"})
 	add("fortios diag sys session without a prompt", ssh("diag sys session list\nsession info: proto=6\n"), wantMatch{Vendor: "Fortinet", Rule: "cli-commands-fortios"})
 	add("fortios get system performance status", ssh("FW01 # get system performance status\nCPU states: 0% user\n"), wantMatch{Vendor: "Fortinet", Rule: "cli-commands-fortios"})

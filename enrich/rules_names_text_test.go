@@ -7,12 +7,8 @@ import "testing"
 // value) names the vendor; the same words inside a sentence, on a UDP
 // port, or beside another Fortinet product's serial do not.
 func TestRules_NamesInText(t *testing.T) {
-	ssh := func(text string) matchCase { return matchCase{svc: bannerService(22, "tcp", text)} }
-	cases := []matchCase{}
-	add := func(name string, c matchCase, want wantMatch) {
-		c.name, c.want = name, want
-		cases = append(cases, c)
-	}
+	var cases caseList
+	ssh, add := sshCase, cases.add
 	add("fortios release as a field", ssh("Firmware: FortiOS v7.4.3 build2573\n"), wantMatch{Vendor: "Fortinet", Rule: "names-text-fortinet-fortigate", Version: "7.4.3"})
 	add("fortigate model at a line's start", ssh("FortiGate-60F (interim)\nuptime 3 days\n"), wantMatch{Vendor: "Fortinet", Rule: "names-text-fortinet-fortigate"})
 	add("fortigate serial as a field", ssh("Serial-Number: FG100FTK20000000\n"), wantMatch{Vendor: "Fortinet", Rule: "names-text-fortinet-fortigate"})
