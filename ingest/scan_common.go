@@ -100,6 +100,33 @@ func eachCSVRecord(cr *csv.Reader, what string, bad func(LineError), fn func(rec
 	}
 }
 
+// csvColumns maps a CSV export's header names (trimmed, a byte order mark
+// dropped, lower case) to their columns; a name given twice keeps its
+// first column.
+type csvColumns map[string]int
+
+func newCSVColumns(header []string) csvColumns {
+	col := csvColumns{}
+	for i, h := range header {
+		k := strings.ToLower(strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")))
+		if _, dup := col[k]; !dup && k != "" {
+			col[k] = i
+		}
+	}
+	return col
+}
+
+// first is the column of the first of names the header has (any case),
+// or -1.
+func (c csvColumns) first(names ...string) int {
+	for _, n := range names {
+		if i, ok := c[strings.ToLower(n)]; ok {
+			return i
+		}
+	}
+	return -1
+}
+
 // when returns the time a scanner record gives, or the options' time, or
 // now, formatted for observed_at.
 func (o Options) when(t time.Time) string {

@@ -66,21 +66,8 @@ func nessusCSV(br *bufio.Reader, opt Options, emit Emit, bad func(LineError)) er
 		bad(LineError{1, fmt.Errorf("nessus csv: header: %w", err)})
 		return nil
 	}
-	col := map[string]int{}
-	for i, h := range head {
-		k := strings.ToLower(strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")))
-		if _, dup := col[k]; !dup && k != "" {
-			col[k] = i
-		}
-	}
-	index := func(c nessusCSVColumn) int {
-		for _, n := range c.names {
-			if i, ok := col[strings.ToLower(n)]; ok {
-				return i
-			}
-		}
-		return -1
-	}
+	col := newCSVColumns(head)
+	index := func(c nessusCSVColumn) int { return col.first(c.names...) }
 	for _, c := range nessusCSVNeeded {
 		if index(c) < 0 {
 			bad(LineError{1, fmt.Errorf("not a .nessus file (no XML) nor a Tenable (Nessus, Tenable.io, Tenable.sc) CSV export: no %s column (%s); want the export's header row: "+

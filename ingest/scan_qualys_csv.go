@@ -30,7 +30,7 @@ func qualysCSV(br *bufio.Reader, opt Options, emit Emit, bad func(LineError)) er
 	src := opt.source("qualys")
 	cr := csv.NewReader(br)
 	cr.FieldsPerRecord = -1
-	var col map[string]int
+	var col csvColumns
 	for n := 0; col == nil; n++ {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) || n >= qualysCSVHeaderRows {
@@ -46,28 +46,12 @@ func qualysCSV(br *bufio.Reader, opt Options, emit Emit, bad func(LineError)) er
 			bad(LineError{line, fmt.Errorf("qualys csv: %w", err)})
 			return nil
 		}
-		m := map[string]int{}
-		for i, h := range rec {
-			k := strings.ToUpper(strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")))
-			if _, dup := m[k]; !dup && k != "" {
-				m[k] = i
-			}
-		}
-		if _, ok := m["IP"]; ok {
-			if _, ok := m["QID"]; ok {
-				col = m
-			}
+		if m := newCSVColumns(rec); m.first("IP") >= 0 && m.first("QID") >= 0 {
+			col = m
 		}
 	}
-	first := func(names ...string) int {
-		for _, n := range names {
-			if i, ok := col[n]; ok {
-				return i
-			}
-		}
-		return -1
-	}
-	cIP, cQID, cPort, cProto := col["IP"], col["QID"], first("PORT"), first("PROTOCOL")
+	first := col.first
+	cIP, cQID, cPort, cProto := first("IP"), first("QID"), first("PORT"), first("PROTOCOL")
 	cResult := first("RESULTS", "RESULT")
 	for _, c := range []struct {
 		i    int
