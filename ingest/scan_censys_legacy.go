@@ -299,15 +299,7 @@ func censysLegacyDetected(proto string, g cmap) *Detected {
 		// the product as the other engines name it, maker first ("Apache"
 		// and "httpd" are "Apache httpd", as Censys's own description
 		// writes it)
-		maker, product := cstr(md["manufacturer"]), cstr(md["product"])
-		switch {
-		case maker != "" && product != "" && !strings.HasPrefix(strings.ToLower(product), strings.ToLower(maker)):
-			d.Product = maker + " " + product
-		case product != "":
-			d.Product = product
-		default:
-			d.Product = maker
-		}
+		d.Product = vendorProduct(cstr(md["manufacturer"]), cstr(md["product"]))
 		d.Version = cstr(md["version"])
 		var info []string
 		for _, k := range []string{"manufacturer", "revision", "description"} {
