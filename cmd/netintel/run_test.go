@@ -374,6 +374,14 @@ func TestAPI_WaitsForNATSWithReady503(t *testing.T) {
 	if code, _ := get(t, "http://"+p.addr+"/health"); code != 200 {
 		t.Fatalf("/health while NATS is down = %d", code)
 	}
+	// The server starts only once the process has said it is waiting:
+	// /ready can answer 503 before the first connect attempt has failed,
+	// and a server started in that gap is reached at the first try.
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(p.logs(), "nats unreachable, retrying"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no log line about the wait:\n%s", p.logs())
+		}
+	}
 	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: t.TempDir(), NoSigs: true, NoLog: true})
 	if err != nil {
 		t.Fatal(err)
@@ -381,9 +389,6 @@ func TestAPI_WaitsForNATSWithReady503(t *testing.T) {
 	go srv.Start()
 	t.Cleanup(srv.Shutdown)
 	waitReady(t, 30*time.Second, p)
-	if !strings.Contains(p.logs(), "nats unreachable, retrying") {
-		t.Errorf("no log line about the wait:\n%s", p.logs())
-	}
 }
 
 // TestRun_BootstrapServesLookupThroughGateway is what a newcomer sees after
