@@ -1,0 +1,24 @@
+package enrich
+
+import "testing"
+
+// TestRules_OpenVPNStartLineEnd: the daemon's start line gives the
+// server's release only in a server's log; in a client's log on the
+// server's port it is the client's release, so the service is named
+// without it, and a client the OpenVPN GUI held is not named.
+func TestRules_OpenVPNStartLineEnd(t *testing.T) {
+	const start = "Mon Jun 8 14:14:34 2020 OpenVPN 2.4.7 x86_64-pc-linux-gnu [SSL (OpenSSL)] [LZO] [LZ4] [EPOLL] built on Sep 5 2019\n"
+	var cases caseList
+	udp := func(text string) matchCase { return matchCase{svc: bannerService(1194, "udp", text)} }
+	cases.add("start line alone is the server's", udp(start+"Mon Jun 8 14:14:34 2020 library versions: OpenSSL 1.1.1f\n"),
+		wantMatch{Vendor: "OpenVPN", Rule: "openvpn-daemon-start", Version: "2.4.7"})
+	cases.add("server log with a client's push request in it", udp(start+"Mon Jun 8 14:14:35 2020 MULTI: multi_create_instance called\nMon Jun 8 14:14:36 2020 client1/192.0.2.7:51000 PUSH: Received control message: 'PUSH_REQUEST'\n"),
+		wantMatch{Vendor: "OpenVPN", Version: "2.4.7"})
+	cases.add("client log: no release", udp(start+"Mon Jun 8 14:14:34 2020 TCP/UDP: Preserving recently used remote address: [AF_INET]192.0.2.1:1194\n"),
+		wantMatch{Vendor: "OpenVPN", Rule: "openvpn-client-log-peer", StrictVersion: true, StrictBand: true})
+	cases.add("client log with the pushed options", udp(start+"Mon Jun 8 14:14:36 2020 SENT CONTROL [server]: 'PUSH_REQUEST' (status=1)\nMon Jun 8 14:14:36 2020 PUSH: Received control message: 'PUSH_REPLY,ping 10'\n"),
+		wantMatch{Vendor: "OpenVPN", Rule: "openvpn-client-log-peer", StrictVersion: true, StrictBand: true})
+	cases.add("client held by the openvpn gui", udp(start+"Mon Jun 8 14:14:34 2020 Need hold release from management interface, waiting...\n"), wantMatch{})
+	cases.add("client log against a peer certificate naming another maker", udp(start+"Mon Jun 8 14:14:34 2020 TCP/UDP: Preserving recently used remote address: [AF_INET]192.0.2.1:1194\nMon Jun 8 14:14:35 2020 VERIFY OK: depth=1, O=WatchGuard_Technologies, CN=Fireware\n"), wantMatch{})
+	checkMatches(t, cases)
+}
