@@ -22,3 +22,18 @@ func TestRules_OpenVPNStartLineEnd(t *testing.T) {
 	cases.add("client log against a peer certificate naming another maker", udp(start+"Mon Jun 8 14:14:34 2020 TCP/UDP: Preserving recently used remote address: [AF_INET]192.0.2.1:1194\nMon Jun 8 14:14:35 2020 VERIFY OK: depth=1, O=WatchGuard_Technologies, CN=Fireware\n"), wantMatch{})
 	checkMatches(t, cases)
 }
+
+// TestRules_OpenVPNPushReplyOrder: SoftEther's OpenVPN clone builds its
+// PUSH_REPLY with ifconfig before the DHCP options and route-gateway;
+// OpenVPN's own server appends ifconfig after its push list.
+func TestRules_OpenVPNPushReplyOrder(t *testing.T) {
+	var cases caseList
+	udp := func(text string) matchCase { return matchCase{svc: bannerService(1194, "udp", text)} }
+	se := wantMatch{Vendor: "SoftEther", Rule: "softether-openvpn-clone-push-reply"}
+	cases.add("softether net30 pair and securenat", udp("PUSH: Received control message: 'PUSH_REPLY,ping 3,ping-restart 10,ifconfig 192.168.30.13 192.168.30.14,dhcp-option DNS 192.168.30.1,route-gateway 192.168.30.14,redirect-gateway def1'\n"), se)
+	cases.add("softether subnet topology", udp("PUSH: Received control message: 'PUSH_REPLY,ping 3,ping-restart 10,topology subnet,ifconfig 10.0.0.20 255.255.255.0,dhcp-option DNS 10.0.0.1,route-gateway 10.0.0.1,redirect-gateway def1,block-outside-dns'\n"), se)
+	cases.add("softether l2 dummy address", udp("PUSH: Received control message: 'PUSH_REPLY,ping 3,ping-restart 10,ifconfig 192.0.0.8 255.255.255.240,block-outside-dns'\n"), se)
+	cases.add("openvpn server with a push list", udp("PUSH: Received control message: 'PUSH_REPLY,redirect-gateway def1 bypass-dhcp,dhcp-option DNS 10.8.0.1,route-gateway 10.8.0.1,topology subnet,ping 10,ping-restart 120,ifconfig 10.8.0.2 255.255.255.0,peer-id 0,cipher AES-256-GCM'\n"), wantMatch{})
+	cases.add("openvpn server with keepalive only", udp("PUSH: Received control message: 'PUSH_REPLY,ping 10,ping-restart 120,ifconfig 10.8.0.6 10.8.0.5,peer-id 0,cipher AES-256-GCM'\n"), wantMatch{})
+	checkMatches(t, cases)
+}
