@@ -51,6 +51,17 @@ func NmapNormal(r io.Reader, opt Options, emit Emit, bad func(LineError)) error 
 				started = t
 			}
 			return nil
+		case strings.HasPrefix(line, "Starting Nmap "):
+			// what nmap prints on a terminal: each run's start, the
+			// hosts after it observed then (the host before it is
+			// the run before's)
+			if err := flush(); err != nil {
+				return err
+			}
+			if t, ok := nmapStarting(line); ok {
+				started = t
+			}
+			return nil
 		case strings.HasPrefix(line, "Nmap scan report for "), normalOldHost.MatchString(line):
 			if err := flush(); err != nil {
 				return err
@@ -374,4 +385,57 @@ func (s *Service) nmapFromBanners() {
 		s.Probes = append(s.Probes, found.Probes...)
 		return
 	}
+}
+
+// nmapStartingLine is the line nmap prints on a terminal when a run starts:
+// "Starting Nmap 7.95 ( https://nmap.org ) at 2025-02-09 17:24 UTC" (older
+// releases name http://nmap.org or http://insecure.org), the zone as the
+// system's strftime %Z gives it.
+var nmapStartingLine = regexp.MustCompile(`^Starting Nmap \S+ \( ?https?://[^)]*\) at (\d{4}-\d{2}-\d{2} \d{2}:\d{2})(?: (\S+))?`)
+
+// nmapStarting reads the time of a "Starting Nmap ... at" line: a UTC or
+// GMT zone, or a numeric offset ("-03", "+0530"), gives the instant; a
+// zone abbreviation (CST, IST, EDT) is ambiguous, so its clock time is
+// taken as it stands, as the "# Nmap ... scan initiated" line's local time
+// is.
+func nmapStarting(line string) (time.Time, bool) {
+	m := nmapStartingLine.FindStringSubmatch(line)
+	if m == nil {
+		return time.Time{}, false
+	}
+	t, err := time.Parse("2006-01-02 15:04", m[1])
+	if err != nil {
+		return time.Time{}, false
+	}
+	if off, ok := numericZone(m[2]); ok {
+		t = t.Add(-off)
+	}
+	return t, true
+}
+
+// numericZone reads an offset written "+05", "-0300", "+05:30".
+func numericZone(z string) (time.Duration, bool) {
+	if len(z) < 3 || (z[0] != '+' && z[0] != '-') {
+		return 0, false
+	}
+	digits := strings.ReplaceAll(z[1:], ":", "")
+	if len(digits) != 2 && len(digits) != 4 {
+		return 0, false
+	}
+	n, err := strconv.Atoi(digits)
+	if err != nil {
+		return 0, false
+	}
+	h, m := n, 0
+	if len(digits) == 4 {
+		h, m = n/100, n%100
+	}
+	if h > 14 || m > 59 {
+		return 0, false
+	}
+	d := time.Duration(h)*time.Hour + time.Duration(m)*time.Minute
+	if z[0] == '-' {
+		d = -d
+	}
+	return d, true
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // One real nmap 7.93 run (-sV -sC -oA, loopback services answering as a
@@ -406,6 +407,45 @@ func TestNmapNormal_InterestingPortsOn(t *testing.T) {
 		o := r.obs[i+1]
 		if o.IP != ip || o.Service.Port != 22 || o.Service.Detected == nil || o.Service.Detected.Service != "ssh" {
 			t.Errorf("ssh %d: %s", i, mustJSON(t, o))
+		}
+	}
+}
+
+// The terminal's "Starting Nmap ... at" line dates the hosts after it (a
+// run pasted from a terminal has no "# Nmap ... scan initiated" header):
+// UTC and numeric offsets give the instant, an abbreviation its clock
+// time; a second run dates its own hosts.
+func TestNmapNormal_StartingLineDatesTheHosts(t *testing.T) {
+	t.Parallel()
+	in := `Starting Nmap 7.95 ( https://nmap.org ) at 2025-02-09 17:24 UTC
+Nmap scan report for 192.0.2.161
+PORT   STATE SERVICE VERSION
+22/tcp open  ssh     FortiSSH (protocol 2.0)
+
+Starting Nmap 7.92 ( https://nmap.org ) at 2022-02-17 17:57 -03
+Nmap scan report for 198.51.100.8
+PORT   STATE SERVICE VERSION
+21/tcp open  ftp     vsftpd 3.0.3
+
+Starting Nmap 5.00 ( http://nmap.org ) at 2012-02-02 19:20 CST
+Nmap scan report for 203.0.113.5
+PORT   STATE SERVICE VERSION
+80/tcp open  http    Apache httpd
+`
+	r := runScan(t, "nmap-normal", in)
+	want := []string{"2025-02-09T17:24:00Z", "2022-02-17T20:57:00Z", "2012-02-02T19:20:00Z"}
+	if len(r.obs) != len(want) || len(r.bad) != 0 {
+		t.Fatalf("obs %d bad %v", len(r.obs), r.bad)
+	}
+	for i, w := range want {
+		if r.obs[i].ObservedAt != w {
+			t.Errorf("%s: observed_at %s, want %s", r.obs[i].IP, r.obs[i].ObservedAt, w)
+		}
+	}
+	for _, z := range []string{"+0530", "+05:30"} {
+		got, ok := nmapStarting("Starting Nmap 7.80 ( https://nmap.org ) at 2020-01-16 01:07 " + z)
+		if !ok || !got.Equal(time.Date(2020, 1, 15, 19, 37, 0, 0, time.UTC)) {
+			t.Errorf("%s: %v %v", z, got, ok)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -99,26 +100,29 @@ func WhatWeb(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	src := opt.source("whatweb")
 	var order []string
 	svcs := map[string]*whatwebService{}
-	add := func(n int, target string, status int, plugins []whatwebPlugin) {
+	add := func(n int, target string, status int, plugins []whatwebPlugin) *Observation {
 		o, key, err := whatwebProbe(target, status, plugins)
 		if err != nil {
 			bad(LineError{n, err})
-			return
+			return nil
 		}
 		if s, ok := svcs[key]; ok {
 			s.o.Service.Probes = append(s.o.Service.Probes, o.Service.Probes...)
 			s.detected = append(s.detected, o.Service.Detected.Info)
-			return
+			return &s.o
 		}
 		o.Source, o.ObservedAt = src, opt.when(opt.ObservedAt)
 		svcs[key] = &whatwebService{line: n, o: o, detected: []string{o.Service.Detected.Info}}
 		order = append(order, key)
+		return &svcs[key].o
 	}
 	br, first, err := peekFirstByte(r, "whatweb")
 	if err != nil {
 		return err
 	}
-	if first != 0 && first != '[' && first != '{' { // the brief text, not JSON
+	if head, _ := br.Peek(1024); bytes.HasPrefix(bytes.TrimLeft(head, " \t\r\n\ufeff"), []byte(whatwebVerbosePrefix)) {
+		err = whatwebVerbose(br, opt, bad, add)
+	} else if first != 0 && first != '[' && first != '{' { // the brief text, not JSON
 		err = opt.nonBlankLines(br, "whatweb", bad, func(n int, line []byte) error {
 			target, status, plugins, err := parseWhatWebBrief(string(line))
 			if err != nil {
@@ -361,4 +365,104 @@ func whatwebProbe(target string, status int, plugins []whatwebPlugin) (Observati
 	ip := a.Unmap().String()
 	o := Observation{Type: TypeService, IP: ip, Hostnames: hostnames, Service: s}
 	return o, ip + " " + strconv.Itoa(port), nil
+}
+
+// whatwebVerbosePrefix opens each report of WhatWeb's verbose output (-v).
+const whatwebVerbosePrefix = "WhatWeb report for "
+
+// whatwebVerbose reads WhatWeb's verbose output (-v, what AutoRecon keeps
+// as its whatweb files): per URL a "WhatWeb report for URL" block with
+// "Status : 200 OK", "Title : ...", "IP : ..." and "Summary : " (the
+// plugins as the brief output prints them), the plugins' descriptions
+// under "Detected Plugins:", and, under "HTTP Headers:", the response's
+// status line and headers as the server sent them, which stand for the
+// header plugins' values in the probe.
+func whatwebVerbose(r io.Reader, opt Options, bad func(LineError), add func(int, string, int, []whatwebPlugin) *Observation) error {
+	type report struct {
+		line              int
+		target, title, ip string
+		status            int
+		summary           string
+		statusLine        string
+		headers           Headers
+	}
+	var cur *report
+	section := ""
+	flush := func() {
+		if cur == nil {
+			return
+		}
+		rep := cur
+		cur = nil
+		_, _, plugins, err := parseWhatWebBrief(rep.target + " [" + strconv.Itoa(rep.status) + "] " + rep.summary)
+		if err != nil {
+			bad(LineError{rep.line, err})
+			return
+		}
+		if rep.title != "" {
+			plugins = append(plugins, whatwebPlugin{name: "Title", printed: []string{rep.title}})
+		}
+		if rep.ip != "" {
+			plugins = append(plugins, whatwebPlugin{name: "IP", printed: []string{rep.ip}})
+		}
+		o := add(rep.line, rep.target, rep.status, plugins)
+		if o == nil || rep.statusLine == "" {
+			return
+		}
+		resp := o.Service.Probes[len(o.Service.Probes)-1].Response
+		proto, rest, _ := strings.Cut(rep.statusLine, " ")
+		_, reason, _ := strings.Cut(rest, " ")
+		resp.Protocol, resp.Reason, resp.Headers = proto, reason, rep.headers
+	}
+	err := opt.nonBlankLines(r, "whatweb", bad, func(n int, b []byte) error {
+		line := string(b)
+		if target, ok := strings.CutPrefix(line, whatwebVerbosePrefix); ok {
+			flush()
+			cur, section = &report{line: n, target: strings.TrimSpace(target)}, ""
+			return nil
+		}
+		if cur == nil {
+			bad(LineError{n, errors.New(`whatweb verbose: a line before the first "WhatWeb report for"`)})
+			return nil
+		}
+		switch line {
+		case "Detected Plugins:", "HTTP Headers:":
+			section = line
+			return nil
+		}
+		if section == "HTTP Headers:" {
+			if cur.statusLine == "" && strings.HasPrefix(line, "HTTP/") {
+				cur.statusLine = line
+			} else if name, value, ok := strings.Cut(line, ":"); ok && cur.statusLine != "" {
+				cur.headers = append(cur.headers, Header{Name: strings.TrimSpace(name), Value: strings.TrimSpace(value)})
+			}
+			return nil
+		}
+		if section != "" {
+			return nil
+		}
+		key, value, ok := strings.Cut(line, ":")
+		if !ok {
+			return nil
+		}
+		value = strings.TrimSpace(value)
+		switch strings.TrimSpace(key) {
+		case "Status":
+			code, _, _ := strings.Cut(value, " ")
+			cur.status, _ = strconv.Atoi(code)
+		case "Title":
+			if value != "<None>" { // WhatWeb's word for a page without one
+				cur.title = value
+			}
+		case "IP":
+			if value != "<Unknown>" {
+				cur.ip = value
+			}
+		case "Summary":
+			cur.summary = value
+		}
+		return nil
+	})
+	flush()
+	return err
 }

@@ -106,3 +106,58 @@ func TestWhatWeb_Forms(t *testing.T) {
 		})
 	}
 }
+
+// WhatWeb's verbose report (-v; AutoRecon keeps it as its whatweb files,
+// group AS4's DotNetNuke capture): each "WhatWeb report for" block a probe,
+// its Summary the plugins, its IP line the address of a named target, its
+// "HTTP Headers:" block the response's headers as sent; a redirect and the
+// page it leads to one service.
+func TestWhatWeb_VerboseReport(t *testing.T) {
+	t.Parallel()
+	in := "WhatWeb report for http://vpn.example.com/\n" +
+		"Status    : 302 Found\n" +
+		"Title     : <None>\n" +
+		"IP        : 192.0.2.80\n" +
+		"Country   : RESERVED, ZZ\n\n" +
+		"Summary   : HTTPServer[Apache], RedirectLocation[/remote/login]\n\n" +
+		"Detected Plugins:\n" +
+		"[ HTTPServer ]\n\tHTTP server header string.\n\n\tString       : Apache (from server string)\n\n" +
+		"HTTP Headers:\n" +
+		"\tHTTP/1.1 302 Found\n" +
+		"\tDate: Wed, 03 Apr 2024 03:58:07 GMT\n" +
+		"\tServer: Apache\n" +
+		"\tLocation: /remote/login\n\n" +
+		"WhatWeb report for http://vpn.example.com/remote/login\n" +
+		"Status    : 200 OK\n" +
+		"Title     : ,Home\n" +
+		"IP        : 192.0.2.80\n\n" +
+		"Summary   : DotNetNuke, Cookies[language], X-Frame-Options[SAMEORIGIN]\n\n" +
+		"Detected Plugins:\n[ DotNetNuke ]\n\tDotNetNuke is an opensource CMS for Microsoft .Net.\n\n" +
+		"HTTP Headers:\n" +
+		"\tHTTP/1.1 200 OK\n" +
+		"\tSet-Cookie: language=en-US; path=/; HttpOnly\n" +
+		"\tX-Frame-Options: SAMEORIGIN\n" +
+		"\tContent-Length: 22271\n"
+	r := runScan(t, "whatweb", in)
+	if len(r.bad) != 0 || len(r.obs) != 1 {
+		t.Fatalf("bad %v, %d services: %s", r.bad, len(r.obs), mustJSON(t, r.obs))
+	}
+	o := r.obs[0]
+	if o.IP != "192.0.2.80" || !slices.Equal(o.Hostnames, []string{"vpn.example.com"}) || o.Service.Port != 80 || len(o.Service.Probes) != 2 {
+		t.Fatalf("service %s", mustJSON(t, o))
+	}
+	redirect, page := o.Service.Probes[0], o.Service.Probes[1]
+	if redirect.Response.Status != 302 || redirect.Response.Title != "" || redirect.Response.Reason != "Found" || redirect.Response.Protocol != "HTTP/1.1" ||
+		!slices.Equal(headerValues(redirect.Response.Headers, "Server"), []string{"Apache"}) ||
+		!slices.Equal(headerValues(redirect.Response.Headers, "Date"), []string{"Wed, 03 Apr 2024 03:58:07 GMT"}) {
+		t.Errorf("redirect %s", mustJSON(t, redirect))
+	}
+	if page.Request.Path != "/remote/login" || page.Response.Status != 200 || page.Response.Title != ",Home" ||
+		!slices.Equal(headerValues(page.Response.Headers, "Set-Cookie"), []string{"language=en-US; path=/; HttpOnly"}) ||
+		len(page.Response.Headers) != 3 {
+		t.Errorf("page %s", mustJSON(t, page))
+	}
+	if d := o.Service.Detected; d == nil || !strings.Contains(d.Info, "DotNetNuke") {
+		t.Errorf("detected %s", mustJSON(t, o.Service.Detected))
+	}
+}

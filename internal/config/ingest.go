@@ -53,7 +53,7 @@ var IngestFormatTable = []IngestFormat{
 	{Name: "nmap-normal", Help: "nmap -oN (and what nmap prints on a terminal): open ports with the -sV version column, the scripts' output (ssl-cert, http-title, ...), service fingerprints, Service Info"},
 	{Name: "naabu", Help: "naabu -json: open ports (nmap's service fields with -nmap-cli)"},
 	{Name: "fingerprintx", Help: "praetorian fingerprintx --json: the service per port with its HTTP status and headers, banner and plugin metadata"},
-	{Name: "whatweb", Help: "WhatWeb --log-json or its brief text (--log-brief, what it prints): each URL fetched a probe with the status, the headers its plugins report, title, cookie names; the products recognised as detected"},
+	{Name: "whatweb", Help: "WhatWeb --log-json, its brief text (--log-brief, what it prints) or its verbose report (-v): each URL fetched a probe with the status, the headers its plugins report, title, cookie names; the products recognised as detected"},
 	{Name: "httpx", Help: "ProjectDiscovery httpx -json (-irh/-irr/-irrb, -tls-grab, -favicon, -jarm, -td, -asn): HTTP response, TLS certificate, favicon hash"},
 	{Name: "nuclei", Help: "ProjectDiscovery nuclei -jsonl/-json (-json-export array): HTTP/network/SSL results as services with the raw response and request, the template as detected"},
 	{Name: "har", Help: "HTTP Archive 1.2 (DevTools, Burp, ZAP, Charles, mitmproxy, Fiddler): each entry an HTTP probe of its serverIPAddress (or IP-literal URL host) with the request, response headers in order, body, Chrome's TLS details"},
