@@ -42,6 +42,7 @@ func TestRules_CLICommands(t *testing.T) {
 	add("srx commands with trailing descriptions", ssh("show security flow session                       # live session table\nshow security zones                             # zones + bound interfaces\n"), wantMatch{})
 	add("a shell script's shebang", ssh("#!/bin/bash\n./sacli --key \"vpn.server.daemon.enable\" --value \"false\" ConfigPut\nStatus: ok\n"), wantMatch{})
 	add("a shell script's loop", ssh("while true; do\n  vpncmd localhost /SERVER /CMD HubCreate $HUBNAME\n  SecureNatEnable\ndone\n"), wantMatch{})
+	add("commands in an indented markdown block, then the next section", ssh("### 4.2 Session\n\n    diagnose sys session list\n    diagnose sys top\n\n### 4.3 Sniffer\n\nIn many deployments the sniffer runs on port1.\n"), wantMatch{})
 	add("wireguard output quoted as comments", ssh("wg show\n# interface: wg0\n#   listening port: 51820\n"), wantMatch{Vendor: "WireGuard", Rule: "cli-commands-wireguard"})
 	checkMatches(t, cases)
 }
