@@ -43,6 +43,9 @@ func TestRules_CLICommands(t *testing.T) {
 	add("a shell script's shebang", ssh("#!/bin/bash\n./sacli --key \"vpn.server.daemon.enable\" --value \"false\" ConfigPut\nStatus: ok\n"), wantMatch{})
 	add("a shell script's loop", ssh("while true; do\n  vpncmd localhost /SERVER /CMD HubCreate $HUBNAME\n  SecureNatEnable\ndone\n"), wantMatch{})
 	add("commands in an indented markdown block, then the next section", ssh("### 4.2 Session\n\n    diagnose sys session list\n    diagnose sys top\n\n### 4.3 Sniffer\n\nIn many deployments the sniffer runs on port1.\n"), wantMatch{})
+	add("asa commands behind a prompt, none answered", ssh("ASA# show vpn-sessiondb anyconnect\nASA# show vpn-sessiondb summary\nASA# show webvpn statistics\n"), wantMatch{})
+	add("fortios command in a source code string", ssh("  'BERLIN-BK # diagnose sys session list',\n  'sdwan_mbr_seq=1',\n].join('\\n');\nconst SDWAN_COMBINED_BODY = [\n"), wantMatch{})
+	add("fortios commands at two prompts, then the answer", ssh("FGT # diagnose debug application ike -1\nFGT # diagnose debug enable\nike 0: comes 198.51.100.2:500->203.0.113.2:500,ifindex=10\n"), wantMatch{Vendor: "Fortinet", Rule: "cli-commands-fortios"})
 	add("wireguard output quoted as comments", ssh("wg show\n# interface: wg0\n#   listening port: 51820\n"), wantMatch{Vendor: "WireGuard", Rule: "cli-commands-wireguard"})
 	checkMatches(t, cases)
 }
