@@ -35,5 +35,12 @@ func TestRules_OpenVPNPushReplyOrder(t *testing.T) {
 	cases.add("softether l2 dummy address", udp("PUSH: Received control message: 'PUSH_REPLY,ping 3,ping-restart 10,ifconfig 192.0.0.8 255.255.255.240,block-outside-dns'\n"), se)
 	cases.add("openvpn server with a push list", udp("PUSH: Received control message: 'PUSH_REPLY,redirect-gateway def1 bypass-dhcp,dhcp-option DNS 10.8.0.1,route-gateway 10.8.0.1,topology subnet,ping 10,ping-restart 120,ifconfig 10.8.0.2 255.255.255.0,peer-id 0,cipher AES-256-GCM'\n"), wantMatch{})
 	cases.add("openvpn server with keepalive only", udp("PUSH: Received control message: 'PUSH_REPLY,ping 10,ping-restart 120,ifconfig 10.8.0.6 10.8.0.5,peer-id 0,cipher AES-256-GCM'\n"), wantMatch{})
+	// group AS7's shapes (Proto_OpenVPN.c): classless routes right after
+	// ifconfig, the L2 mode's RFC 7600 dummy; and OpenVPN's own orders
+	cases.add("softether routes after ifconfig", udp("PUSH: Received control message: 'PUSH_REPLY,ping 3,ping-restart 30,topology subnet,ifconfig 192.168.30.10 255.255.255.0,route 10.0.0.0 255.0.0.0 192.168.30.1,block-outside-dns'\n"), se)
+	cases.add("softether l2 dummy without block-outside-dns", udp("PUSH: Received control message: 'PUSH_REPLY,ping 3,ping-restart 10,ifconfig 192.0.0.8 255.255.255.240'\n"), se)
+	cases.add("openvpn subnet order", udp("PUSH: Received control message: 'PUSH_REPLY,route 10.0.0.0 255.0.0.0,route-gateway 10.8.0.1,topology subnet,ping 10,ping-restart 120,ifconfig 10.8.0.2 255.255.255.0,peer-id 0,cipher AES-256-GCM'\n"), wantMatch{})
+	cases.add("openvpn keepalive and net30 alone", udp("PUSH: Received control message: 'PUSH_REPLY,ping 10,ping-restart 120,ifconfig 10.8.0.6 10.8.0.5'\n"), wantMatch{})
+	cases.add("openvpn keepalive then protocol flags", udp("PUSH: Received control message: 'PUSH_REPLY,ping 10,ping-restart 60,ifconfig 10.8.0.6 10.8.0.5,peer-id 1,cipher AES-256-GCM,protocol-flags cc-exit tls-ekm'\n"), wantMatch{})
 	checkMatches(t, cases)
 }
