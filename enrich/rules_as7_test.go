@@ -4,11 +4,12 @@ import "testing"
 
 // TestRules_AS7OcservClientLines checks what OpenConnect prints of ocserv's
 // answers (95-as7-clones.yaml, from ocserv's worker-vpn.c and worker-auth.c):
-// the "200 CONNECTED" tunnel status line, the X-CSTP-Server-Name header with
-// its release, the /auth form flow and the DTLS-PSK suite name ocserv; the
-// ASA's and AnyLink's sessions, which answer "200 OK", post back to their
-// own URL and use certificate suites, and a clone naming itself beside the
-// copied status line, name nothing.
+// the X-CSTP-Server-Name header with its release and the /auth form flow
+// name ocserv; the "200 CONNECTED" status line alone (Clavister's too) and
+// the DTLS-PSK suite alone (Xray's too), the ASA's and AnyLink's sessions,
+// which answer "200 OK", post back to their own URL and use certificate
+// suites, and a clone naming itself beside the copied status line, name
+// nothing.
 func TestRules_AS7OcservClientLines(t *testing.T) {
 	const rule = "as7-ocserv-openconnect-client-lines"
 	oc := func(text string) matchCase { return matchCase{svc: bannerService(443, "tcp", text)} }
@@ -22,9 +23,9 @@ func TestRules_AS7OcservClientLines(t *testing.T) {
 		oc("Got CONNECT response: HTTP/1.1 200 CONNECTED\nX-CSTP-Version: 1\nX-CSTP-Server-Name: AnyLink 0.9.4\n"),
 		oc("POST https://app.example.com/auth\nHTTP/1.1 302 Found\n"),
 	}
-	names := []string{"status line", "server name with release", "auth form flow", "dtls psk alone is xray's too", "asa session", "certificate dtls suite", "clone naming itself", "another app's /auth"}
+	names := []string{"status line alone is clavister's too", "server name with release", "auth form flow", "dtls psk alone is xray's too", "asa session", "certificate dtls suite", "clone naming itself", "another app's /auth"}
 	wants := []wantMatch{
-		{Vendor: "OpenConnect", Rule: rule},
+		{}, // the status line alone: Clavister's OneConnect sends it too (group AS19)
 		{Vendor: "OpenConnect", Rule: rule, Version: "1.1.6"},
 		{Vendor: "OpenConnect", Rule: rule},
 		{}, // the PSK suite alone: Xray's inbound settles on it too (group AS17)
