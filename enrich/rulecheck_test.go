@@ -140,8 +140,14 @@ func (l *caseList) add(name string, c matchCase, want wantMatch) {
 	*l = append(*l, c)
 }
 
+// bannerCase is a case of the raw text a probe of port and transport
+// recorded.
+func bannerCase(port int, transport, text string) matchCase {
+	return matchCase{svc: bannerService(port, transport, text)}
+}
+
 // sshCase is a case of text an SSH session (22/tcp) recorded.
-func sshCase(text string) matchCase { return matchCase{svc: bannerService(22, "tcp", text)} }
+func sshCase(text string) matchCase { return bannerCase(22, "tcp", text) }
 
 // checkMatches runs the built-in rules over each case as a subtest.
 func checkMatches(t *testing.T, cases []matchCase) {

@@ -20,7 +20,7 @@ func TestRules_AO13ThinLogs(t *testing.T) {
 		pulse = "ao13-pulse-secure-pipe-layout"
 	)
 	syslog := func(line string) matchCase {
-		return matchCase{svc: bannerService(514, "udp", line)}
+		return bannerCase(514, "udp", line)
 	}
 	c := func(name, line, vendor, rule string) matchCase {
 		m := syslog(line)

@@ -10,7 +10,7 @@ import "testing"
 func TestRules_AS12AnyConnectSession(t *testing.T) {
 	const session = "  >> contacting host (vpn.example.com) for login information...\n  >> notice: Contacting vpn.example.com.\n  >> notice: Establishing VPN - Configuring system...\n  >> notice: Establishing VPN - Activating VPN adapter...\n  >> state: Connected\n"
 	var cases caseList
-	on := func(port int, text string) matchCase { return matchCase{svc: bannerService(port, "tcp", text)} }
+	on := func(port int, text string) matchCase { return bannerCase(port, "tcp", text) }
 	cases.add("anyconnect cli session", on(443, session), wantMatch{Vendor: "Cisco", Rule: "as12-cisco-anyconnect-establishing-vpn-configuring-connected"})
 	cases.add("the same session against ocserv", on(443, "ocserv 1.2.4 on the server side\n"+session), wantMatch{})
 	cases.add("the user's own shell", on(22, session), wantMatch{})

@@ -15,7 +15,7 @@ import "testing"
 func TestRules_AS2VersionLines(t *testing.T) {
 	var cases caseList
 	add := func(name string, port int, tr, text string, want wantMatch) {
-		cases.add(name, matchCase{svc: bannerService(port, tr, text)}, want)
+		cases.add(name, bannerCase(port, tr, text), want)
 	}
 	add("junos ex member package lines", 22, "tcp", "fpc1:\n-----\nHostname: lab\nModel: ex4550-32f\nJUNOS EX  Software Suite [13.2X51-D35.3]\nJUNOS Web Management [13.2X51-D35.3]\n", wantMatch{Vendor: "Juniper Networks", Version: "13.2X51-D35.3"})
 	add("junos base os boot line", 22, "tcp", "Hostname: r1\nJUNOS Base OS boot [14.2R4]\nJUNOS Base OS Software Suite [14.2R4]\n", wantMatch{Vendor: "Juniper Networks", Version: "14.2R4"})

@@ -12,7 +12,7 @@ import "testing"
 func TestRules_ClientIdentity(t *testing.T) {
 	var cases caseList
 	add := cases.add
-	log := func(text string) matchCase { return matchCase{svc: bannerService(443, "tcp", text)} }
+	log := func(text string) matchCase { return bannerCase(443, "tcp", text) }
 	add("snx-rs module line with the gateway's answer", log("2026-01-02T10:00:00.000000Z DEBUG snxcore::tunnel::ssl::connector: Received hello reply, session 4\n"), wantMatch{Vendor: "Check Point", Rule: "as3-client-checkpoint-snx-rs"})
 	add("snx-rs module line before any answer", log("2026-01-02T10:00:00.000000Z DEBUG snxcore::tunnel::ssl::connector: Authenticating to endpoint: 192.0.2.1\n"), wantMatch{})
 	add("snx-rs start line alone", log("2026-01-02T10:00:00.000000Z DEBUG snx_rs: >>> Starting snx-rs client version 9.9.9\n"), wantMatch{})

@@ -18,7 +18,7 @@ func TestRules_NamesInText(t *testing.T) {
 	add("ivanti release as a field", ssh("Product: Ivanti Connect Secure 22.7R2.3\n"), wantMatch{Vendor: "Ivanti", Rule: "names-text-ivanti-connect-secure", Version: "22.7R2.3"})
 	add("sonicwall model and release", ssh("SonicWall NSa 2700 SonicOS 7.0.1-5145\n"), wantMatch{Vendor: "SonicWall", Rule: "names-text-sonicwall"})
 	add("arrayos release as a field", ssh("Version: ArrayOS AG 9.4.0.170\n"), wantMatch{Vendor: "Array Networks", Rule: "names-text-array", Version: "9.4.0.170"})
-	add("the same line over udp", matchCase{svc: bannerService(161, "udp", "Firmware: FortiOS v7.4.3 build2573\n")}, wantMatch{})
+	add("the same line over udp", bannerCase(161, "udp", "Firmware: FortiOS v7.4.3 build2573\n"), wantMatch{})
 	add("a check plugin's verdict about a unit's release", ssh("FortiOS v6.2.7 is up to date\n"), wantMatch{})
 	add("a fortimanager's device record", ssh("{\"name\": \"branch\", \"platform_str\": \"FortiGate-60F\", \"sn\": \"FGT60FTK19000148\"}\n"), wantMatch{})
 	add("a panorama naming pan-os", ssh("Panorama\nsw-version: PAN-OS 11.1.2\n"), wantMatch{})

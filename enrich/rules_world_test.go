@@ -34,13 +34,13 @@ func TestRules_World(t *testing.T) {
 	add("english login redirect stays the redirect rule's", *redirect("/remote/login?lang=en"), wantMatch{Vendor: "Fortinet", Rule: "redirect-fortinet-sslvpn"})
 	add("a traversal in the lang parameter", *redirect("/remote/login?lang=../../etc/passwd"), wantMatch{})
 	defconf := "Welcome to RouterOS!\n   1) Set a strong router password in the System > Users menu\n   2) Upgrade the software in the System > Packages menu\n"
-	add("routeros default-configuration notice", matchCase{svc: bannerService(22, "tcp", defconf+"RouterMode:\n")}, wantMatch{Vendor: "MikroTik", Rule: "af5-mikrotik-routeros-defconf-notice"})
-	add("routeros default script's comment", matchCase{svc: bannerService(22, "tcp", "script: #| Welcome to RouterOS!\n                    #|    1) Set a strong router password in the System > Users menu\n")},
+	add("routeros default-configuration notice", sshCase(defconf+"RouterMode:\n"), wantMatch{Vendor: "MikroTik", Rule: "af5-mikrotik-routeros-defconf-notice"})
+	add("routeros default script's comment", sshCase("script: #| Welcome to RouterOS!\n                    #|    1) Set a strong router password in the System > Users menu\n"),
 		wantMatch{Vendor: "MikroTik"})
-	add("another system's welcome", matchCase{svc: bannerService(22, "tcp", "Welcome to Ubuntu 22.04.4 LTS (GNU/Linux 5.15.0-105-generic x86_64)\n")}, wantMatch{})
-	add("the welcome line alone", matchCase{svc: bannerService(22, "tcp", "Welcome to RouterOS!\n")}, wantMatch{})
-	add("fireware sysinfo", matchCase{svc: bannerService(22, "tcp", "Fireware OS Version: 12.7.2.B657832\nModel: M270\n")},
+	add("another system's welcome", sshCase("Welcome to Ubuntu 22.04.4 LTS (GNU/Linux 5.15.0-105-generic x86_64)\n"), wantMatch{})
+	add("the welcome line alone", sshCase("Welcome to RouterOS!\n"), wantMatch{})
+	add("fireware sysinfo", sshCase("Fireware OS Version: 12.7.2.B657832\nModel: M270\n"),
 		wantMatch{Vendor: "WatchGuard", Rule: "af5-watchguard-fireware-os-version-line", Version: "12.7.2"})
-	add("a firmware line that is not fireware", matchCase{svc: bannerService(22, "tcp", "Firmware Version: 12.7.2\nModel: M270\n")}, wantMatch{})
+	add("a firmware line that is not fireware", sshCase("Firmware Version: 12.7.2\nModel: M270\n"), wantMatch{})
 	checkMatches(t, cases)
 }
