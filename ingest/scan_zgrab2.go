@@ -56,7 +56,8 @@ type zgrab2Module struct {
 // chain) with the request that got it and the TLS handshake under it; a
 // tls module its handshake; jarm its fingerprint; banner, ssh, ftp, smtp,
 // pop3, imap, telnet and any module with a banner a banner probe named
-// for the module. Modules on the same port make one observation. A module
+// for the module; ssh's software, mysql's server_version and amqp091's
+// server_properties (product, version, platform) the detected product. Modules on the same port make one observation. A module
 // whose status is not success is counted through Options.Skipped, not
 // stored. A result without a port takes the module's default port
 // (zgrab2DefaultPorts; http by the scheme of its URL).
@@ -221,6 +222,17 @@ func zgrab2Probes(name, proto string, raw json.RawMessage, domain string) (probe
 	}
 	if v := str("server_version"); v != "" { // mysql
 		det.Version = v
+	}
+	if proto == "amqp091" {
+		// The broker's Connection.Start server-properties: RabbitMQ's
+		// product, version and platform (Erlang/OTP).
+		var sp struct {
+			Product  string `json:"product"`
+			Version  string `json:"version"`
+			Platform string `json:"platform"`
+		}
+		_ = scanUnmarshal(res["server_properties"], &sp)
+		det.Product, det.Version, det.Info = sp.Product, sp.Version, sp.Platform
 	}
 	return probes, 0, det, nil
 }
