@@ -473,6 +473,11 @@ func (h *httpxRecord) body(b64 bool) *Body {
 	}
 	if text == nil || *text == "" {
 		if !isHex(strings.ToLower(sum), 64) {
+			if text == nil && length != nil && *length > 0 {
+				// httpx's default line: no body, no hash, but the
+				// body's length (content_length) it read.
+				return &Body{Truncated: true, Length: *length}
+			}
 			return nil
 		}
 		if strings.ToLower(sum) == emptySHA256 {

@@ -311,3 +311,24 @@ func TestFingerprintx_NervaSnakeCase(t *testing.T) {
 		t.Errorf("detected = %s", mustJSON(t, d))
 	}
 }
+
+// httpx's default JSON line (DefectDojo's httpx_many_vuln.json) holds no
+// body and no hash, only content_length: the body's length is kept.
+func TestHTTPX_AT1ContentLengthOnly(t *testing.T) {
+	t.Parallel()
+	r := runScan(t, "httpx", readFile(t, "httpx/httpx-dd-many-vuln.jsonl"))
+	if len(r.obs) != 5 || len(r.bad) != 0 || len(r.skipped) != 0 {
+		t.Fatalf("obs %d bad %v skipped %v", len(r.obs), r.bad, r.skipped)
+	}
+	want := map[string]int64{}
+	for _, o := range r.obs {
+		p := o.Service.Probes[0]
+		if p.Response.Body == nil || !p.Response.Body.Truncated || p.Response.Body.Data != "" {
+			t.Fatalf("%s body = %s", p.Request.Path, mustJSON(t, p.Response.Body))
+		}
+		want[p.Request.Path] = p.Response.Body.Length
+	}
+	if want["/.git/config"] != 36 || want["/"] != 182 || want["/robots.txt"] != 49 || len(want) != 5 {
+		t.Errorf("lengths = %v", want)
+	}
+}

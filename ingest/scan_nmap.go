@@ -34,7 +34,8 @@ import (
 //   - the output of the ike-version, snmp-sysdescr, http-cisco-anyconnect
 //     and http-bigip-cookie scripts (an IKE responder's vendor IDs, an
 //     SNMP agent's sysDescr, the AnyConnect server's version, BIG-IP's
-//     decoded cookie) and of vulnerability scripts (nmapKeptScript) is a
+//     decoded cookie), of the *-ntlm-info scripts (the target information
+//     of the service's NTLM challenge) and of vulnerability scripts (nmapKeptScript) is a
 //     banner probe named "nmap:<script>" holding the script's text;
 //   - the service fingerprint nmap prints for a service it could not
 //     name (servicefp) holds the service's answer to each of nmap's
@@ -361,7 +362,8 @@ func (p *nmapPort) service(port int) *Service {
 // probe named for it: the scripts that print what the service said of
 // itself (ftp-syst's SYST answer, "UNIX MikroTik 6.39.2", among them; the
 // discovery answers ubiquiti-discovery and mikrotik-routeros-version decode:
-// model, firmware, release), and vulnerability scripts (an id with "vuln" in it: http-vuln-*, vulners, ...;
+// model, firmware, release; the *-ntlm-info scripts' NTLM challenge target
+// information), and vulnerability scripts (an id with "vuln" in it: http-vuln-*, vulners, ...;
 // or named for a CVE, as third-party checks are: cve-2022-40684), whose
 // finding names the product. Others (brute forcing, enumeration, ...) are
 // not kept: what they print is not the service's own answer, and a
@@ -375,6 +377,12 @@ func nmapKeptScript(id string) bool {
 		// the PPTP server's vendor and firmware (group AQ8: nmap's own
 		// documented outputs of these scripts)
 		"snmp-info", "ntp-info", "pptp-version":
+		return true
+	}
+	if strings.HasSuffix(id, "-ntlm-info") {
+		// rdp-, http-, smtp-, ms-sql-ntlm-info...: the target information
+		// the service's own NTLM challenge carried (its host and domain
+		// names, Product_Version: the Windows build)
 		return true
 	}
 	return strings.Contains(id, "vuln") || strings.Contains(strings.ToLower(id), "cve")
@@ -516,7 +524,17 @@ func nmapCert(sc *nmapScript) *TLS {
 		}
 	}
 	if len(sc.Tables) == 0 && t.Subject == nil {
-		// Text only: "Subject: commonName=x/organizationName=y\nIssuer: ...".
+		// Text only: "Subject: commonName=x/organizationName=y\nIssuer: ...",
+		// and with -v (-oN of nmap -vv or --script-args) the certificate's
+		// PEM block, read as the pem element is: the certificate's own
+		// fields win, the text fills what it lacks.
+		if i := strings.Index(sc.Output, "-----BEGIN CERTIFICATE-----"); i >= 0 {
+			if blk, _ := pem.Decode([]byte(sc.Output[i:])); blk != nil {
+				if c, err := certTLS(blk.Bytes); err == nil {
+					t = c
+				}
+			}
+		}
 		for _, l := range strings.Split(sc.Output, "\n") {
 			k, v, ok := strings.Cut(l, ":")
 			if !ok {
@@ -525,17 +543,29 @@ func nmapCert(sc *nmapScript) *TLS {
 			v = strings.TrimSpace(v)
 			switch strings.TrimSpace(k) {
 			case "Subject":
-				t.Subject = certName(v)
+				if t.Subject == nil {
+					t.Subject = certName(v)
+				}
 			case "Issuer":
-				t.Issuer = certName(v)
+				if t.Issuer == nil {
+					t.Issuer = certName(v)
+				}
 			case "Subject Alternative Name":
-				t.SANs = parseSANText(v)
+				if len(t.SANs) == 0 {
+					t.SANs = parseSANText(v)
+				}
 			case "Not valid before":
-				t.NotBefore = nmapTime(v)
+				if t.NotBefore == "" {
+					t.NotBefore = nmapTime(v)
+				}
 			case "Not valid after":
-				t.NotAfter = nmapTime(v)
+				if t.NotAfter == "" {
+					t.NotAfter = nmapTime(v)
+				}
 			case "SHA-256":
-				t.SHA256 = strings.ReplaceAll(v, " ", "")
+				if t.SHA256 == "" {
+					t.SHA256 = strings.ReplaceAll(v, " ", "")
+				}
 			}
 		}
 	}

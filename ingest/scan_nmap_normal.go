@@ -25,7 +25,8 @@ import (
 // ("SF-Port443-TCP:..." and its "SF:" lines) as the responses it holds,
 // and "Service Info: OS: ...; Host: ...; Device: ...; CPE: ..." as every
 // port's OS, host name, device type and CPEs (as the XML's service
-// attributes are read).
+// attributes are read). observed_at is the host's "Scanned at" time
+// (nmap -v), else the run's start.
 // Lines that are none of these (host status, OS detection, traceroute)
 // are passed over; a file with no scan report in it is refused.
 func NmapNormal(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
@@ -132,13 +133,20 @@ type normalHost struct {
 	// older print a host's report; their script lines may carry one more
 	// space after the bar ("|  snmp-sysdescr: ...", "|_ sshv1: ...").
 	old bool
+	// scanned: the host's "Scanned at" line (nmap -v and more), the time
+	// its own scan began.
+	scanned time.Time
 }
 
 var (
-	normalPortLine = regexp.MustCompile(`^(\d{1,5})/(tcp|udp|sctp)\s+(\S+)\s+(\S+)(?:\s+(.*))?$`)
-	normalScript   = regexp.MustCompile(`^` + nmapScriptID + `(?: (.*))?$`)
-	normalFPStart  = regexp.MustCompile(`^SF-Port(\d+)-(TCP|UDP):`)
-	normalHeader   = regexp.MustCompile(`^PORT\s+STATE\s+SERVICE(\s+REASON)?\b`)
+	// normalScannedAt is the line -v prints under a host's status:
+	// "Scanned at 2024-06-04 17:03:18 UTC for 1185s", the zone as the
+	// system's strftime %Z gives it.
+	normalScannedAt = regexp.MustCompile(`^Scanned at (\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})(?: (\S+))? for `)
+	normalPortLine  = regexp.MustCompile(`^(\d{1,5})/(tcp|udp|sctp)\s+(\S+)\s+(\S+)(?:\s+(.*))?$`)
+	normalScript    = regexp.MustCompile(`^` + nmapScriptID + `(?: (.*))?$`)
+	normalFPStart   = regexp.MustCompile(`^SF-Port(\d+)-(TCP|UDP):`)
+	normalHeader    = regexp.MustCompile(`^PORT\s+STATE\s+SERVICE(\s+REASON)?\b`)
 	// normalOldHost is a host report's first line as nmap printed it up to
 	// 5.00 ("Interesting ports on NAME (IP):", "Interesting ports on IP:");
 	// 5.20 and later print "Nmap scan report for".
@@ -164,6 +172,17 @@ func (h *normalHost) read(n int, line string) {
 	}
 	h.endFingerprint()
 	switch {
+	case normalScannedAt.MatchString(line) && len(h.ports) == 0:
+		// a UTC or GMT zone, or a numeric offset, gives the instant; a
+		// zone abbreviation (PDT, CST) is ambiguous, so its clock time is
+		// taken as it stands, as the "scan initiated" line's is
+		m := normalScannedAt.FindStringSubmatch(line)
+		if t, err := time.Parse("2006-01-02 15:04:05", m[1]); err == nil {
+			if off, ok := numericZone(m[2]); ok {
+				t = t.Add(-off)
+			}
+			h.scanned = t
+		}
 	case normalHeader.MatchString(line):
 		h.reason = normalHeader.FindStringSubmatch(line)[1] != ""
 	case normalPortLine.MatchString(line):
@@ -274,7 +293,11 @@ func (h *normalHost) emit(src string, opt Options, started time.Time, emit Emit,
 		if s.Detected != nil && p.Service != nil && p.Service.full != "" {
 			s.Detected.Info = strings.Join(append([]string{p.Service.full}, nonEmpty(s.Detected.Info)...), "; ")
 		}
-		o := Observation{Type: TypeService, IP: h.ip, Source: src, ObservedAt: opt.when(started), Service: s}
+		at := started
+		if !h.scanned.IsZero() {
+			at = h.scanned
+		}
+		o := Observation{Type: TypeService, IP: h.ip, Source: src, ObservedAt: opt.when(at), Service: s}
 		if h.name != "" {
 			o.Hostnames = []string{h.name}
 		}

@@ -449,3 +449,68 @@ PORT   STATE SERVICE VERSION
 		}
 	}
 }
+
+// nmap 7.94SVN -oN with --reason -vv and ssl/rdp scripts (a public OSCP
+// write-up's file): the ssl-cert PEM block is the certificate, the
+// rdp-ntlm-info script the service's own NTLM target information, and the
+// host's "Scanned at ... PDT" line its time (a zone abbreviation: clock
+// time as it stands).
+func TestNmapNormal_AT1RDPCertPEMAndNTLM(t *testing.T) {
+	t.Parallel()
+	r := runScan(t, "nmap-normal", readFile(t, "nmap-7.94-rdp-reason.nmap"))
+	if len(r.obs) != 1 || len(r.bad) != 0 {
+		t.Fatalf("obs %d bad %v", len(r.obs), r.bad)
+	}
+	o := r.obs[0]
+	s := o.Service
+	if o.IP != "192.168.224.247" || s.Port != 3389 || o.ObservedAt != "2024-04-02T20:58:32Z" ||
+		s.Detected.Service != "ms-wbt-server" || s.Detected.Product != "Microsoft Terminal Services" {
+		t.Errorf("observation = %s", mustJSON(t, o))
+	}
+	var tls *TLS
+	var ntlm string
+	for _, p := range s.Probes {
+		if p.TLS != nil {
+			tls = p.TLS
+		}
+		if p.Name == "nmap:rdp-ntlm-info" {
+			ntlm = p.Banner.Received.Text()
+		}
+	}
+	// openssl x509 -fingerprint of the PEM block: SHA-1 832f:3545:..., as the file's own line says
+	if tls == nil || tls.Serial != "301cea2b823f7586461f2019d47b1b10" ||
+		tls.SHA256 != "c1e4010a31390c504a2c0e7aa1bccdbb541e56d2321df3694fb621585990965f" ||
+		tls.Subject.CN != "WEB02" || tls.NotAfter != "2024-10-02T03:51:09Z" || !tls.SelfSigned {
+		t.Errorf("tls = %s", mustJSON(t, tls))
+	}
+	if !strings.HasPrefix(ntlm, "Target_Name: WEB02\n") || !strings.Contains(ntlm, "Product_Version: 10.0.20348") {
+		t.Errorf("rdp-ntlm-info = %q", ntlm)
+	}
+}
+
+// nmap 7.94SVN -oA's .nmap of a -vv -sC -sV sweep (a public HTB
+// write-up's file, its first four hosts): hosts with every port in
+// ignored states give nothing; the pfSense's ssl-cert PEM gives the
+// certificate's serial, SHA-256 and SANs; observed_at is the host's
+// "Scanned at ... UTC" line, not the run's start a second before.
+func TestNmapNormal_AT1ScannedAtAndPEM(t *testing.T) {
+	t.Parallel()
+	r := runScan(t, "nmap-normal", readFile(t, "nmap-7.94-vv-pfsense.nmap"))
+	if len(r.obs) != 2 || len(r.bad) != 0 {
+		t.Fatalf("obs %d bad %v", len(r.obs), r.bad)
+	}
+	for _, o := range r.obs {
+		if o.IP != "10.10.110.1" || o.ObservedAt != "2024-06-04T17:03:18Z" {
+			t.Errorf("%d: ip %s at %s", o.Service.Port, o.IP, o.ObservedAt)
+		}
+	}
+	s := r.obs[1].Service
+	if s.Port != 443 || len(s.Probes) == 0 || s.Probes[0].TLS == nil {
+		t.Fatalf("443 = %s", mustJSON(t, s))
+	}
+	tls := s.Probes[0].TLS
+	if tls.SHA256 != "004750dd41fe5699a0bcc67fade38b559da6ed9caad5b7fe999b601e4c2e19ca" || tls.Serial != "7f0856d37cbe5f02" ||
+		len(tls.SANs) != 1 || tls.SANs[0] != "pfSense-646b882d43d57" || s.Probes[0].Response.Title != "pfSense - Login" {
+		t.Errorf("443 probe = %s", mustJSON(t, s.Probes[0]))
+	}
+}

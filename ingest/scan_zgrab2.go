@@ -56,7 +56,10 @@ type zgrab2Module struct {
 // chain) with the request that got it and the TLS handshake under it; a
 // tls module its handshake; jarm its fingerprint; banner, ssh, ftp, smtp,
 // pop3, imap, telnet and any module with a banner a banner probe named
-// for the module. Modules on the same port make one observation. A module
+// for the module; ssh's software, mysql's server_version, memcached's and
+// mssql's version and amqp091's server_properties (product, version,
+// platform) the detected product. A line with a "domain" and no "ip" is
+// skipped: it has no address. Modules on the same port make one observation. A module
 // whose status is not success is counted through Options.Skipped, not
 // stored. A result without a port takes the module's default port
 // (zgrab2DefaultPorts; http by the scheme of its URL).
@@ -66,6 +69,12 @@ func ZGrab2(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 		var zl zgrab2Line
 		if err := scanUnmarshal(line, &zl); err != nil {
 			bad(LineError{n, fmt.Errorf("json: %w", err)})
+			return nil
+		}
+		if zl.IP == "" && zl.Domain != "" && zl.Data != nil {
+			// zgrab2 given a name it did not resolve (its own
+			// integration tests' "target") writes no "ip"
+			opt.skip(n, noAddress("zgrab2", zl.Domain))
 			return nil
 		}
 		if zl.IP == "" || zl.Data == nil {
@@ -221,6 +230,25 @@ func zgrab2Probes(name, proto string, raw json.RawMessage, domain string) (probe
 	}
 	if v := str("server_version"); v != "" { // mysql
 		det.Version = v
+	}
+	switch proto {
+	case "memcached", "mssql":
+		// memcached's VERSION answer (zgrab2 keeps its "\r"), the SQL
+		// Server build of mssql's PRELOGIN answer ("14.0.3015")
+		if v := strings.TrimSpace(str("version")); v != "" {
+			det.Version = v
+		}
+	}
+	if proto == "amqp091" {
+		// The broker's Connection.Start server-properties: RabbitMQ's
+		// product, version and platform (Erlang/OTP).
+		var sp struct {
+			Product  string `json:"product"`
+			Version  string `json:"version"`
+			Platform string `json:"platform"`
+		}
+		_ = scanUnmarshal(res["server_properties"], &sp)
+		det.Product, det.Version, det.Info = sp.Product, sp.Version, sp.Platform
 	}
 	return probes, 0, det, nil
 }
