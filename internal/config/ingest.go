@@ -74,7 +74,7 @@ var IngestFormatTable = []IngestFormat{
 	{Name: "openvas", Help: "Greenbone/OpenVAS XML report (or get_reports_response) or its CSV export: a service per host port; detection results' text and installed versions as probes; CPEs, host OS as detected"},
 	{Name: "nexpose", Help: "Rapid7 Nexpose/InsightVM XML Export 2.0: each open endpoint with its HTTP Server banner, certificate, other banners and the service and OS fingerprints"},
 	{Name: "qualys", Help: "Qualys VM asset data report XML, or a CSV report with IP, QID, Port, Protocol and Results columns: each port's default web page exchange, Server banner, SSH banner, certificate and detections"},
-	{Name: "shodan", Help: "Shodan banners (download/stream JSON lines): raw banner, HTTP, TLS, favicon, product, org claim"},
+	{Name: "shodan", Help: "Shodan banners (download/stream JSON lines, an array of banners, host API answers with their data array, search answers with matches; pretty-printed or not): raw banner, HTTP, TLS, favicon, product, org claim"},
 	{Name: "censys", Help: "Censys host JSON (Search API v2 host view, Platform host asset, the 2015-2021 IPv4 dataset of Search API v1 and BigQuery; one document, JSON lines or an array): services with HTTP, TLS, banner, software or the dataset's metadata"},
 	{Name: "shadowserver", Help: "Shadowserver report CSV or the Reports API's JSON (array or JSON lines of the same columns) (scan_http, scan_ssl, scan_snmp, scan_ssh, scan_telnet, device_id, ...; known by its columns): HTTP answer, certificate, banners, sysDescr, device identification as detected"},
 	{Name: "sonar-http", Help: "Rapid7 Project Sonar HTTP/HTTPS JSON lines: the base64 response as status, headers and body"},
