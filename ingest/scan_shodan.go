@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/netip"
 	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -44,7 +45,12 @@ type shodanBanner struct {
 		HTML     *string `json:"html"`
 		Host     string  `json:"host"`
 		Location string  `json:"location"`
-		Favicon  *struct {
+		// Components are the web technologies Shodan recognised in the
+		// page: {"Bootstrap": {"categories": [...], "versions": [...]}}.
+		Components map[string]struct {
+			Versions []string `json:"versions"`
+		} `json:"components"`
+		Favicon *struct {
 			Hash     *int64 `json:"hash"`
 			Data     string `json:"data"`
 			Location string `json:"location"`
@@ -193,6 +199,17 @@ func (sb *shodanBanner) detected() *Detected {
 	}
 	if sb.DeviceTyp != "" {
 		info = append(info, "devicetype: "+sb.DeviceTyp)
+	}
+	if sb.HTTP != nil && len(sb.HTTP.Components) > 0 {
+		names := make([]string, 0, len(sb.HTTP.Components))
+		for name, c := range sb.HTTP.Components {
+			if len(c.Versions) > 0 {
+				name += " " + strings.Join(c.Versions, "/")
+			}
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		info = append(info, "components: "+strings.Join(names, ", "))
 	}
 	d.Info = strings.Join(info, "; ")
 	if len(d.CPE) == 0 && len(sb.CPE) > 0 {

@@ -88,3 +88,31 @@ func TestShodan_HostAnswerLine(t *testing.T) {
 		}
 	}
 }
+
+// TestShodan_Components: the https banner of a 2020 Shodan export
+// (common-osint-model's 140.82.118.4, cut to that element) names the web
+// technologies Shodan recognised in http.components ("Bootstrap"); they
+// were dropped, they are detected.info's "components: ..." now. The page,
+// its title, the favicon and the chain's exact serial (the file's is a
+// float) are read as they are.
+func TestShodan_Components(t *testing.T) {
+	t.Parallel()
+	r := runScan(t, "shodan", readFile(t, "shodan-https-components-com.json"))
+	if len(r.obs) != 1 || len(r.bad) != 0 {
+		t.Fatalf("obs %d bad %v", len(r.obs), r.bad)
+	}
+	o := r.obs[0]
+	s := o.Service
+	if o.IP != "192.0.2.18" || s.Port != 443 || o.ObservedAt != "2020-06-09T09:09:19Z" || s.Detected.Info != "components: Bootstrap" || len(s.Probes) != 2 {
+		t.Fatalf("obs = %s", mustJSON(t, o))
+	}
+	page, fav := s.Probes[0], s.Probes[1]
+	if page.Request.Host != "github.com" || page.Response.Status != 200 || page.Response.Title != "The world’s leading software development platform · GitHub" ||
+		headerValues(page.Response.Headers, "server")[0] != "GitHub.com" || page.Response.Body.Length != 132048 ||
+		page.TLS == nil || page.TLS.Serial != "557c80b282683a17b0a114493296b79" {
+		t.Errorf("page = %s", mustJSON(t, page))
+	}
+	if fav.Request.Path != "/favicon.ico" || fav.Response.Body.MMH3 == nil || *fav.Response.Body.MMH3 != 1848946384 {
+		t.Errorf("favicon = %s", mustJSON(t, fav))
+	}
+}
