@@ -36,7 +36,7 @@ var IngestFormatTable = []IngestFormat{
 	{Name: "azure-service-tags", List: true, Help: "Azure ServiceTags_Public_*.json: hosting ranges (AzureFrontDoor.* cdn) of Microsoft Azure, each prefix once"},
 	{Name: "oracle-ranges", List: true, Help: "Oracle Cloud public_ip_ranges.json: hosting ranges of Oracle Cloud"},
 	{Name: "fastly-ranges", List: true, Help: "Fastly public-ip-list JSON: cdn ranges of Fastly"},
-	{Name: "cidr-list", List: true, Kind: true, Provider: true, Help: "address lists as published: an IP, CIDR or range a line (comments, counts, CSV columns, ipset add lines, JSON lines as in Spamhaus DROP, IPsum, abuse.ch); needs --kind, optional --provider"},
+	{Name: "cidr-list", List: true, Kind: true, Provider: true, Help: "address lists as published: an IP, CIDR or range a line (comments, counts, CSV columns, ipset add lines, JSON lines as in Spamhaus DROP, IPsum, abuse.ch; the header's Last updated or Last-Modified date as the entries' time); needs --kind, optional --provider"},
 	{Name: "geofeed", List: true, Kind: true, Provider: true, Help: "RFC 8805 geofeed CSV: ranges with country/region/city; needs --kind and --provider"},
 	{Name: "private-relay", List: true, Help: "Apple iCloud Private Relay egress-ip-ranges.csv: relay ranges with country/region/city"},
 	{Name: "ip2proxy", List: true, Kind: true, Help: "IP2Location IP2Proxy CSV (LITE or commercial, PX1-PX12, IPv4/IPv6, decimal or .cidr.csv rows): vpn, proxy, tor, relay, hosting, cdn and residential_proxy ranges and signals by proxy type, with the provider; --kind only for PX1"},
