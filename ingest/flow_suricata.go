@@ -172,6 +172,10 @@ func (ev *suricataEvent) proto() (int, error) {
 }
 
 func (ev *suricataEvent) flow(n int, src string, opt Options, emit Emit, bad func(LineError)) error {
+	if capturedUnspecified(ev.SrcIP, ev.DestIP) {
+		opt.skip(n, "suricata "+skipUnspecifiedFlow)
+		return nil
+	}
 	srcIP, err := flowAddr("src_ip", ev.SrcIP)
 	if err != nil {
 		bad(LineError{n, err})

@@ -362,7 +362,27 @@ func (st *zeekState) when(n int, rec zeekRec) string {
 	return st.opt.when(at)
 }
 
+// capturedUnspecified tells whether one of addrs is the unspecified
+// address (0.0.0.0, ::). In what a sensor saw on the wire (Zeek, Suricata)
+// it is a real packet's source: a DHCP client before it has an address,
+// IPv6 duplicate address detection. Such a flow says nothing of a server
+// on the internet; it is skipped, not reported as malformed.
+func capturedUnspecified(addrs ...string) bool {
+	for _, s := range addrs {
+		if a, err := netip.ParseAddr(strings.TrimSpace(s)); err == nil && a.Unmap().IsUnspecified() {
+			return true
+		}
+	}
+	return false
+}
+
+const skipUnspecifiedFlow = "flow of the unspecified address (0.0.0.0 or ::: DHCP, IPv6 duplicate address detection)"
+
 func (st *zeekState) conn(n int, rec zeekRec) error {
+	if capturedUnspecified(rec.str("id.orig_h"), rec.str("id.resp_h")) {
+		st.opt.skip(n, "zeek conn "+skipUnspecifiedFlow)
+		return nil
+	}
 	orig, err := flowAddr("id.orig_h", rec.str("id.orig_h"))
 	if err != nil {
 		st.bad(LineError{n, err})

@@ -207,7 +207,8 @@ func TestSuricata_Flows(t *testing.T) {
 		`{"event_type":"flow","src_ip":"198.51.100.7","dest_ip":"203.0.113.10","proto":"TCP"}`,
 	}, "\n")
 	r := runScan(t, "suricata-eve", in)
-	if len(r.obs) != 3 || !slices.Equal(badLines(r.bad), []int{4, 5, 6, 7, 8, 9}) {
+	// Line 5, a flow from 0.0.0.0, is skipped (TestZeek_UnspecifiedAddressSkipped).
+	if len(r.obs) != 3 || !slices.Equal(badLines(r.bad), []int{4, 6, 7, 8, 9}) || len(r.skipped) != 1 {
 		t.Fatalf("obs %s bad %v skipped %v", mustJSON(t, r.obs), r.bad, r.skipped)
 	}
 	if f := r.obs[0]; f.IP != "203.0.113.9" || f.Flow.Protocol != "wireguard" || f.Flow.Basis != "port+size" || f.ObservedAt != "2026-11-20T10:00:00Z" {
@@ -316,5 +317,34 @@ func TestZeek_ConnServiceVerdict(t *testing.T) {
 	want := []string{`46.246.122.61 udp/1198 openvpn 0.95 ""`, `198.51.100.7 udp/500 ikev2 0.95 ""`, `198.51.100.8 tcp/2222 ssh 0.95 ""`}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") || len(r.bad) != 0 {
 		t.Errorf("flows\n%s\nwant\n%s\n(bad %v, skipped %v)", strings.Join(got, "\n"), strings.Join(want, "\n"), r.bad, r.skipped)
+	}
+}
+
+// TestZeek_UnspecifiedAddressSkipped: Zeek's conn.log of a PPP capture
+// (its btest baseline core.ppp) holds two ICMPv6 neighbour solicitations
+// from :: (duplicate address detection), real packets; they were
+// reported as malformed ("id.orig_h: unspecified address ::") and the
+// file refused as not Zeek. They are skipped now, with their reason; so
+// is Suricata's flow event of a DHCP client at 0.0.0.0 (a constructed
+// line in eve's shape).
+func TestZeek_UnspecifiedAddressSkipped(t *testing.T) {
+	t.Parallel()
+	r := runScan(t, "zeek", readFile(t, "zeek-btest-ppp-conn.log"))
+	if len(r.bad) != 0 || len(r.skipped) != 3 {
+		t.Fatalf("bad %v skipped %v", r.bad, r.skipped)
+	}
+	n := 0
+	for _, s := range r.skipped {
+		if strings.Contains(s, "unspecified address") {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Errorf("skipped %v: want 2 of the unspecified address", r.skipped)
+	}
+	eve := `{"timestamp":"2016-06-08T20:01:52.875791+0000","flow_id":1,"event_type":"flow","src_ip":"0.0.0.0","src_port":68,"dest_ip":"255.255.255.255","dest_port":67,"proto":"UDP","app_proto":"dhcp","flow":{"pkts_toserver":1,"pkts_toclient":0,"bytes_toserver":342,"bytes_toclient":0,"start":"2016-06-08T20:01:52.875791+0000","end":"2016-06-08T20:01:52.875791+0000","age":0,"state":"new","reason":"timeout","alerted":false}}` + "\n"
+	r = runScan(t, "suricata-eve", eve)
+	if len(r.bad) != 0 || len(r.skipped) != 1 || !strings.Contains(r.skipped[0], "unspecified address") {
+		t.Errorf("suricata: bad %v skipped %v", r.bad, r.skipped)
 	}
 }

@@ -48,6 +48,15 @@ func CIDRList(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	}
 	lp := listParser{col: -1}
 	return opt.lines(r, "cidr list", bad, func(n int, b []byte) error {
+		if !lp.seen {
+			// The list's own date in its comment header (abuse.ch's "Last
+			// updated:", Spamhaus's "Last-Modified:", IPsum's "Last update:",
+			// FireHOL's "This File Date :") is when its entries were
+			// listed: it, not the file's modification time, is their time.
+			if t, ok := listHeaderTime(string(b)); ok {
+				when = ipmodel.FormatTime(t)
+			}
+		}
 		ps, skip, err := lp.line(string(b))
 		if err != nil {
 			bad(LineError{n, err})
@@ -446,4 +455,44 @@ func decimalRange(from, to string) ([]netip.Prefix, error) {
 		return nil, err
 	}
 	return addrRange(a, b)
+}
+
+// listHeaderNames are the names list publishers give their list's date in
+// its comment header, lower case.
+var listHeaderNames = []string{"last updated", "last update", "last-updated", "last_updated", "last-modified", "last modified",
+	"updated", "generated", "generated on", "generated at", "feed generated at", "this file date", "date"}
+
+// listHeaderTimeLayouts are the forms those dates are written in.
+var listHeaderTimeLayouts = []string{"2006-01-02 15:04:05 MST", "2006-01-02 15:04:05 -0700", "2006-01-02 15:04:05",
+	time.RFC1123Z, time.RFC1123, time.UnixDate, "Mon Jan _2 15:04:05 -0700 2006", "Mon Jan _2 15:04:05 2006 MST", "Mon Jan _2 15:04:05 2006",
+	time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04"}
+
+// listHeaderTime reads a comment line "# Last updated: 2021-08-17 15:00:42
+// UTC" (or ; // comments, the date names of listHeaderNames, a closing
+// "#" of a boxed header): the date, and whether the line was one.
+func listHeaderTime(line string) (time.Time, bool) {
+	s := strings.TrimSpace(line)
+	switch {
+	case strings.HasPrefix(s, "#"), strings.HasPrefix(s, ";"):
+		s = strings.TrimLeft(s, "#;")
+	case strings.HasPrefix(s, "//"):
+		s = strings.TrimPrefix(s, "//")
+	default:
+		return time.Time{}, false
+	}
+	name, value, ok := strings.Cut(s, ":")
+	if !ok {
+		return time.Time{}, false
+	}
+	name = strings.ToLower(strings.TrimSpace(name))
+	if !slices.Contains(listHeaderNames, name) {
+		return time.Time{}, false
+	}
+	value = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(value), "#"))
+	for _, layout := range listHeaderTimeLayouts {
+		if t, err := time.Parse(layout, value); err == nil && t.Year() >= 1990 {
+			return t.UTC(), true
+		}
+	}
+	return time.Time{}, false
 }

@@ -275,3 +275,48 @@ func TestTorExits_BulkList(t *testing.T) {
 		t.Errorf("obs %d bad %v", len(r.obs), r.bad)
 	}
 }
+
+// TestCIDRList_HeaderDate: the date a list's comment header gives is the
+// time of its entries (observed_at), not the file's modification time:
+// Spamhaus's "; Last-Modified:", DShield's "#    updated:", Bambenek's
+// "## Feed generated at:", IPsum's "# Last update:" (its zone kept) and
+// abuse.ch Feodo Tracker's "# Last updated: ... UTC   #" in its boxed
+// header (the CSV as VAST's documentation quotes it, CRLF as Feodo
+// serves it). A date in a comment after the first entry is not read.
+func TestCIDRList_HeaderDate(t *testing.T) {
+	t.Parallel()
+	feodo := strings.Join([]string{
+		"################################################################",
+		"# abuse.ch Feodo Tracker Botnet C2 IP Blocklist (CSV)          #",
+		"# Last updated: 2021-08-17 15:00:42 UTC                        #",
+		"#                                                              #",
+		"# Terms Of Use: https://feodotracker.abuse.ch/blocklist/       #",
+		"# For questions please contact feodotracker [at] abuse.ch      #",
+		"################################################################",
+		"#",
+		`"first_seen_utc","dst_ip","dst_port","c2_status","last_online","malware"`,
+		`"2021-01-17 07:30:05","192.0.2.205","443","offline","2021-08-18","Dridex"`,
+		`"2021-01-17 07:44:46","198.51.100.32","4643","online","2021-08-18","Dridex"`,
+		"# Last updated: 2030-01-01 00:00:00 UTC",
+		`"2021-01-17 07:44:50","203.0.113.197","3786","online","2021-08-18","Dridex"`,
+	}, "\r\n") + "\r\n"
+	for _, tt := range []struct{ name, in, want string }{
+		{"spamhaus", readFile(t, "list-spamhaus-drop.txt"), "2015-09-25T17:35:27Z"},
+		{"dshield", readFile(t, "list-dshield-block.txt"), "2015-09-29T11:18:10Z"},
+		{"bambenek", readFile(t, "list-bambenek-c2-ipv4.txt"), "2016-06-05T12:18:00Z"},
+		{"ipsum", readFile(t, "list-ipsum.txt"), "2026-08-22T01:00:29Z"},
+		{"feodo", feodo, "2021-08-17T15:00:42Z"},
+	} {
+		r := runAdapter(t, CIDRList, tt.in, Options{Kind: "proxy", ObservedAt: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)})
+		if len(r.obs) == 0 || len(r.bad) != 0 {
+			t.Errorf("%s: obs %d bad %v", tt.name, len(r.obs), r.bad)
+			continue
+		}
+		for _, o := range r.obs {
+			if o.ObservedAt != tt.want {
+				t.Errorf("%s: %s observed at %s, want %s", tt.name, o.IP+o.Network, o.ObservedAt, tt.want)
+				break
+			}
+		}
+	}
+}

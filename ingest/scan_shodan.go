@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
@@ -10,6 +11,7 @@ import (
 	"io"
 	"net/netip"
 	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -43,7 +45,12 @@ type shodanBanner struct {
 		HTML     *string `json:"html"`
 		Host     string  `json:"host"`
 		Location string  `json:"location"`
-		Favicon  *struct {
+		// Components are the web technologies Shodan recognised in the
+		// page: {"Bootstrap": {"categories": [...], "versions": [...]}}.
+		Components map[string]struct {
+			Versions []string `json:"versions"`
+		} `json:"components"`
+		Favicon *struct {
 			Hash     *int64 `json:"hash"`
 			Data     string `json:"data"`
 			Location string `json:"location"`
@@ -114,37 +121,68 @@ type shodanBanner struct {
 //     the operators' own geofeeds) are not kept.
 func Shodan(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	src := opt.source("shodan")
-	return opt.nonBlankLines(r, "shodan", bad, func(n int, line []byte) error {
-		var sb shodanBanner
-		dec := json.NewDecoder(bytes.NewReader(line))
-		dec.UseNumber()
-		if err := dec.Decode(&sb); err != nil {
-			bad(LineError{n, fmt.Errorf("json: %w", err)})
-			return nil
-		}
-		ip := sb.IPStr
-		if ip == "" {
-			ip = sb.IPv6
-		}
-		if ip == "" && sb.IP != "" {
-			if v, err := strconv.ParseUint(string(sb.IP), 10, 32); err == nil {
-				ip = netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}).String()
-			}
-		}
-		if ip == "" || sb.Port == 0 {
-			bad(LineError{n, errors.New(`not a Shodan banner: want "ip_str" and "port"`)})
-			return nil
-		}
-		transport := sb.Transport
-		if transport == "" {
-			transport = "tcp"
-		}
-		o := Observation{Type: TypeService, IP: ip, Source: src, ObservedAt: opt.when(scanTime(sb.Timestamp)),
-			Service: &Service{Port: sb.Port, Transport: transport, Probes: sb.probes(), Detected: sb.detected()}}
-		o.Claims = opt.scanClaim("shodan", sb.Org, sb.ASN)
-		o.Hostnames = append(append(o.Hostnames, sb.Hostnames...), sb.Domains...)
-		return emitChecked(n, o, emit, bad)
+	// JSON lines (shodan download, the stream) are read a line at a
+	// time; anything else (a pretty-printed host answer, an array of
+	// banners) whole, up to maxJSONFeed.
+	br := bufio.NewReaderSize(r, 64<<10)
+	first, err := readFirstLine(br, opt.maxLine())
+	if err != nil {
+		return fmt.Errorf("read shodan: %w", err)
+	}
+	r = io.MultiReader(bytes.NewReader(first), br)
+	if t := bytes.TrimSpace(bytes.TrimPrefix(first, []byte("\ufeff"))); len(t) > 0 && t[0] == '{' && json.Valid(t) {
+		return opt.nonBlankLines(r, "shodan", bad, func(n int, line []byte) error {
+			return shodanDocs(line, n, src, opt, emit, bad)
+		})
+	}
+	data, err := readJSONFeed(r, "shodan")
+	if err != nil {
+		return err
+	}
+	return shodanDocs(data, 1, src, opt, emit, bad)
+}
+
+// shodanDocs reads the banners of data: a banner, an array of them, a
+// host answer (/shodan/host/{ip}: its "data" array) or a search answer
+// (/shodan/host/search: its "matches" array), one after the other.
+func shodanDocs(data []byte, firstLine int, src string, opt Options, emit Emit, bad func(LineError)) error {
+	w := jsonWalk{what: "shodan", wrappers: []string{"data", "matches"}, resync: true}
+	return w.walk(data, firstLine, bad, func(n int, raw json.RawMessage, _ bool) error {
+		return shodanRecord(raw, n, src, opt, emit, bad)
 	})
+}
+
+// shodanRecord reads one banner.
+func shodanRecord(raw []byte, n int, src string, opt Options, emit Emit, bad func(LineError)) error {
+	var sb shodanBanner
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&sb); err != nil {
+		bad(LineError{n, fmt.Errorf("json: %w", err)})
+		return nil
+	}
+	ip := sb.IPStr
+	if ip == "" {
+		ip = sb.IPv6
+	}
+	if ip == "" && sb.IP != "" {
+		if v, err := strconv.ParseUint(string(sb.IP), 10, 32); err == nil {
+			ip = netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}).String()
+		}
+	}
+	if ip == "" || sb.Port == 0 {
+		bad(LineError{n, errors.New(`not a Shodan banner: want "ip_str" and "port"`)})
+		return nil
+	}
+	transport := sb.Transport
+	if transport == "" {
+		transport = "tcp"
+	}
+	o := Observation{Type: TypeService, IP: ip, Source: src, ObservedAt: opt.when(scanTime(sb.Timestamp)),
+		Service: &Service{Port: sb.Port, Transport: transport, Probes: sb.probes(), Detected: sb.detected()}}
+	o.Claims = opt.scanClaim("shodan", sb.Org, sb.ASN)
+	o.Hostnames = append(append(o.Hostnames, sb.Hostnames...), sb.Domains...)
+	return emitChecked(n, o, emit, bad)
 }
 
 func (sb *shodanBanner) detected() *Detected {
@@ -161,6 +199,17 @@ func (sb *shodanBanner) detected() *Detected {
 	}
 	if sb.DeviceTyp != "" {
 		info = append(info, "devicetype: "+sb.DeviceTyp)
+	}
+	if sb.HTTP != nil && len(sb.HTTP.Components) > 0 {
+		names := make([]string, 0, len(sb.HTTP.Components))
+		for name, c := range sb.HTTP.Components {
+			if len(c.Versions) > 0 {
+				name += " " + strings.Join(c.Versions, "/")
+			}
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		info = append(info, "components: "+strings.Join(names, ", "))
 	}
 	d.Info = strings.Join(info, "; ")
 	if len(d.CPE) == 0 && len(sb.CPE) > 0 {
@@ -196,8 +245,13 @@ func (sb *shodanBanner) tls() *TLS {
 		if d := shodanDN(c.Issuer); d != nil {
 			t.Issuer = d
 		}
-		if c.Serial != "" {
-			t.Serial = decimalSerial(string(c.Serial))
+		// The serial is a JSON number: an integer, or in some exports a
+		// float that kept only its first 17 digits ("4.9971450877216253e+36"),
+		// which is no serial; the chain's certificate has it exactly.
+		if c.Serial != "" && (t.Serial == "" || !strings.ContainsAny(string(c.Serial), ".eE")) {
+			if !strings.ContainsAny(string(c.Serial), ".eE") {
+				t.Serial = decimalSerial(string(c.Serial))
+			}
 		}
 		if c.Fingerprint != nil && c.Fingerprint.SHA256 != "" {
 			t.SHA256 = c.Fingerprint.SHA256
@@ -294,6 +348,13 @@ func (sb *shodanBanner) probes() []Probe {
 		if sb.Data != "" {
 			p.Banner = &Banner{Received: TextBody(sb.Data)}
 		}
+	}
+	if h.Status == 0 && sb.Data == "" && (h.Title == nil || *h.Title == "") && (h.HTML == nil || *h.HTML == "") {
+		// http with every member null: the request got no answer (a
+		// TLS-only port); the handshake is all there is.
+		p.Response = nil
+		probes = append(probes, p)
+		return probes
 	}
 	if h.Title != nil {
 		p.Response.Title = *h.Title

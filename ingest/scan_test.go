@@ -338,7 +338,7 @@ func TestScanAdapters_Malformed(t *testing.T) {
 		{"nmap-xml", `<nmaprun start="1"><host><address addr="192.0.2.1" addrtype="ipv4"/><ports><port protocol="tcp" portid="x"><state state="open"/></port>` +
 			`<port protocol="tcp" portid="22"><state state="open"/></port></ports></host>` + "\n<host><ports><port", 1, []int{1, 2}},
 		{"shodan", `{"ip_str":"192.0.2.1","port":22,"transport":"tcp","data":"SSH-2.0-x","timestamp":"2026-01-01T00:00:00"}` + "\n[]\n{}\n" +
-			`{"ip_str":"192.0.2.1","port":22,"transport":"sctp","data":"x"}` + "\n", 1, []int{2, 3, 4}},
+			`{"ip_str":"192.0.2.1","port":22,"transport":"sctp","data":"x"}` + "\n", 1, []int{3, 4}}, // [] is an empty array of banners
 		{"sonar-http", `{"ip":"192.0.2.1","port":80,"data":"SFRUUC8xLjEgMjAwIE9LDQoNCg=="}` + "\n" + `{"ip":"192.0.2.1","port":80,"data":"%%%"}` + "\n" +
 			`{"ip":"192.0.2.1","port":"eighty","data":""}` + "\n" + `{"port":80}` + "\n", 1, []int{2, 3, 4}},
 	}
