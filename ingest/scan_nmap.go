@@ -293,6 +293,8 @@ func (p *nmapPort) service(port int) *Service {
 			}
 		case "http-headers":
 			nmapHTTPHeaders(&sc, httpProbe())
+		case "http-auth":
+			nmapHTTPAuth(sc.Output, httpProbe())
 		case "http-favicon":
 			if o := strings.TrimSpace(sc.Output); o != "" {
 				info = append(info, "favicon: "+o)
@@ -372,6 +374,9 @@ func nmapKeptScript(id string) bool {
 	switch id {
 	case "ike-version", "snmp-sysdescr", "http-cisco-anyconnect", "http-bigip-cookie", "ftp-syst",
 		"ubiquiti-discovery", "mikrotik-routeros-version",
+		// the private addresses the service's own certificate names in
+		// its subject or SANs (group AT8: a Check Point's)
+		"ssl-cert-intaddr",
 		// the agent's engine ID (its enterprise: "enterprise: ciscoSystems"),
 		// the NTP server's version and system ("system: JUNOS15.1X49-D70.3"),
 		// the PPTP server's vendor and firmware (group AQ8: nmap's own
@@ -387,6 +392,57 @@ func nmapKeptScript(id string) bool {
 	}
 	return strings.Contains(id, "vuln") || strings.Contains(strings.ToLower(id), "cve")
 }
+
+// nmapHTTPAuth reads http-auth's answer to GET / into p: its status line
+// ("HTTP/1.1 401 Unauthorized") and each challenge of the WWW-Authenticate
+// header. The script prints a challenge parsed, as its scheme and
+// name=value params ("Basic realm=WatchGuard SOHO"); it is written back as
+// the header's form, the values quoted (`Basic realm="WatchGuard SOHO"`),
+// one header per challenge. A header the script could not parse it prints
+// whole ("WWW-Authenticate: ..."), kept as it is.
+func nmapHTTPAuth(out string, p *Probe) {
+	for _, l := range strings.Split(out, "\n") {
+		// the normal output escapes the status line's CR
+		l = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(l), `\x0D`))
+		switch {
+		case l == "" || strings.HasPrefix(l, "Server returned status"):
+		case strings.HasPrefix(l, "HTTP/"):
+			if m := nmapStatusLine.FindStringSubmatch(l); m != nil && p.Response.Status == 0 {
+				p.Response.Status, _ = strconv.Atoi(m[1])
+				p.Response.Reason = m[2]
+			}
+		case strings.HasPrefix(l, "WWW-Authenticate: "):
+			p.Response.Headers = append(p.Response.Headers, Header{Name: "WWW-Authenticate", Value: strings.TrimPrefix(l, "WWW-Authenticate: ")})
+		default:
+			scheme, params, _ := strings.Cut(l, " ")
+			if !nmapAuthScheme.MatchString(scheme) {
+				continue
+			}
+			v := scheme
+			idx := nmapAuthParam.FindAllStringSubmatchIndex(" "+params, -1)
+			for i, m := range idx {
+				end := len(params) + 1
+				if i+1 < len(idx) {
+					end = idx[i+1][0]
+				}
+				sep := " "
+				if i > 0 {
+					sep = ", "
+				}
+				name, value := (" " + params)[m[2]:m[3]], (" " + params)[m[1]:end]
+				v += sep + name + `="` + value + `"`
+			}
+			p.Response.Headers = append(p.Response.Headers, Header{Name: "WWW-Authenticate", Value: v})
+		}
+	}
+}
+
+var (
+	nmapStatusLine = regexp.MustCompile(`^HTTP/\d(?:\.\d)? (\d{3})(?: (.*))?$`)
+	nmapAuthScheme = regexp.MustCompile(`^[A-Za-z][\w.-]*$`)
+	// a param of a challenge as http-auth prints it: " name=" before its value
+	nmapAuthParam = regexp.MustCompile(` ([A-Za-z][\w-]*)=`)
+)
 
 // nmapVulnsReport reports whether a script's output is the report of
 // nmap's vulns library ("VULNERABLE:" and a "State: VULNERABLE" line), which

@@ -514,3 +514,48 @@ func TestNmapNormal_AT1ScannedAtAndPEM(t *testing.T) {
 		t.Errorf("443 probe = %s", mustJSON(t, s.Probes[0]))
 	}
 }
+
+// http-auth prints the status line of its GET / and each challenge of the
+// WWW-Authenticate header parsed ("Basic realm=WatchGuard SOHO"); the
+// normal and XML outputs give the HTTP probe that status and the
+// challenges as headers, values quoted as a server writes them. The output
+// is the script's documented one (scripts/http-auth.nse, @output) with the
+// realm of a unit. ssl-cert-intaddr's findings, the unit's own certificate
+// fields, are kept as its banner.
+func TestNmap_HTTPAuthAndIntAddr(t *testing.T) {
+	t.Parallel()
+	normal := `Nmap scan report for 192.0.2.10
+PORT    STATE SERVICE  VERSION
+80/tcp  open  http
+| http-auth: 
+| HTTP/1.1 401 Unauthorized\x0D
+|   Negotiate
+|   Digest charset=utf-8 nonce=+Upgraded+v1e4e256b qop=auth algorithm=MD5-sess realm=example.com
+|_  Basic realm=WatchGuard SOHO
+443/tcp open  ssl/http
+| ssl-cert-intaddr: 
+|   Subject commonName: 
+|_    10.1.1.1
+`
+	xml := `<?xml version="1.0"?><nmaprun scanner="nmap" start="1709287200"><host><status state="up"/><address addr="192.0.2.10" addrtype="ipv4"/><ports>
+<port protocol="tcp" portid="80"><state state="open"/><service name="http"/><script id="http-auth" output="&#xa;HTTP/1.1 401 Unauthorized&#xd;&#xa;  Negotiate&#xa;  Digest charset=utf-8 nonce=+Upgraded+v1e4e256b qop=auth algorithm=MD5-sess realm=example.com&#xa;  Basic realm=WatchGuard SOHO&#xa;"></script></port>
+</ports></host></nmaprun>`
+	want := []Header{{Name: "WWW-Authenticate", Value: "Negotiate"},
+		{Name: "WWW-Authenticate", Value: `Digest charset="utf-8", nonce="+Upgraded+v1e4e256b", qop="auth", algorithm="MD5-sess", realm="example.com"`},
+		{Name: "WWW-Authenticate", Value: `Basic realm="WatchGuard SOHO"`}}
+	for _, tc := range []struct{ format, in string }{{"nmap-normal", normal}, {"nmap-xml", xml}} {
+		r := runScan(t, tc.format, tc.in)
+		if len(r.obs) == 0 || len(r.bad) != 0 {
+			t.Fatalf("%s: obs %d bad %v", tc.format, len(r.obs), r.bad)
+		}
+		p := r.obs[0].Service.Probes
+		if len(p) != 1 || p[0].Response == nil || p[0].Response.Status != 401 || p[0].Response.Reason != "Unauthorized" ||
+			!slices.Equal(p[0].Response.Headers, want) {
+			t.Errorf("%s 80/tcp: %s", tc.format, mustJSON(t, p))
+		}
+	}
+	r := runScan(t, "nmap-normal", normal)
+	if p := r.obs[1].Service.Probes; len(r.obs) != 2 || len(p) != 1 || p[0].Name != "nmap:ssl-cert-intaddr" || !strings.Contains(p[0].Banner.Received.Data, "10.1.1.1") {
+		t.Errorf("443/tcp: %s", mustJSON(t, r.obs[1]))
+	}
+}

@@ -28,6 +28,9 @@ type testsslFinding struct {
 	CVE      string `json:"cve"`
 	CWE      string `json:"cwe"`
 	Hint     string `json:"hint"`
+	// start is the run's start as the terminal output's "Start" line
+	// gives it (the files carry theirs in startTime).
+	start time.Time
 }
 
 // testsslTarget is a service testssl.sh tested and its findings, in the
@@ -106,6 +109,9 @@ func TestSSL(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 			return
 		}
 		t := target(n, name, ip, port)
+		if t.start.IsZero() {
+			t.start = f.start
+		}
 		t.findings = append(t.findings, f)
 	}
 	var start time.Time
@@ -479,6 +485,7 @@ func (o Options) testsslText(r io.Reader, bad func(LineError), flat func(int, te
 	var (
 		target        string // "NAME/IP"
 		port          string
+		start         time.Time
 		cert          string // " <cert#N>" inside a numbered certificate block
 		last          string // the field of the last line, for continuation lines
 		sawStart, any bool
@@ -487,8 +494,11 @@ func (o Options) testsslText(r io.Reader, bad func(LineError), flat func(int, te
 		l := strings.TrimRight(ansiColour.ReplaceAllString(latin1(b), ""), " \t\r\n")
 		if m := testsslStart.FindStringSubmatch(l); m != nil {
 			sawStart, cert, last = true, "", ""
-			ip, p := m[1], m[2]
-			name := m[3]
+			// testssl.sh prints its host's clock time without a zone: taken
+			// as UTC, as nmap-normal takes a zone abbreviation.
+			start, _ = time.Parse(time.DateTime, m[1])
+			ip, p := m[2], m[3]
+			name := m[4]
 			if name == "" {
 				name = ip
 			}
@@ -519,7 +529,7 @@ func (o Options) testsslText(r io.Reader, bad func(LineError), flat func(int, te
 		last = key
 		add := func(id, v string) {
 			any = true
-			flat(n, testsslFinding{ID: id, IP: target, Port: port, Finding: v})
+			flat(n, testsslFinding{ID: id, IP: target, Port: port, Finding: v, start: start})
 		}
 		switch key {
 		case "Service detected:":
@@ -572,7 +582,7 @@ func (o Options) testsslText(r io.Reader, bad func(LineError), flat func(int, te
 
 var (
 	// testsslStart: " Start 2026-11-27 23:55:36        -->> 127.0.0.1:10443 (127.0.0.1) <<--"
-	testsslStart = regexp.MustCompile(`^\s*Start \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\s+-->> (\[[0-9A-Fa-f:.]+\]|[^\s:]+):(\d+) \(([^)]*)\) <<--`)
+	testsslStart = regexp.MustCompile(`^\s*Start (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\s+-->> (\[[0-9A-Fa-f:.]+\]|[^\s:]+):(\d+) \(([^)]*)\) <<--`)
 	// testsslCertBlock: " Server Certificate #1" when a server has several.
 	testsslCertBlock = regexp.MustCompile(`^\s*Server Certificate #(\d+)`)
 	// testsslValidity: "4070 >= 60 days (2018-05-02 10:11 --> 2038-01-19 03:14)"

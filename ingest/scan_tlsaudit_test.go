@@ -76,6 +76,7 @@ func TestTestSSL_RealSamples(t *testing.T) {
 	terminal := withHTTP
 	terminal.subjectO = ""
 	terminal.notBefore, terminal.notAfter = "2018-05-02T10:11:00Z", "2038-01-19T03:14:00Z" // to the minute
+	terminal.observedAt = "2026-11-27T23:55:36Z"                                           // its "Start" line
 	tests := []struct {
 		file    string
 		want    []tlsWant
