@@ -101,6 +101,9 @@ type transcript struct {
 	raw strings.Builder
 	// cert: which part of a certificate block the next lines fill.
 	cert string
+	// forceDPD: the pasted command line sets --force-dpd, so the DPD
+	// openconnect prints may be the user's, not the server's.
+	forceDPD bool
 }
 
 type tmode int
@@ -118,6 +121,7 @@ const (
 	tmFortiCert       // openfortivpn Gateway certificate block
 	tmCurlCert        // curl's "Server certificate:" block
 	tmPEM             // a PEM certificate s_client printed
+	tmOCConnect       // openconnect's X-CSTP-/X-DTLS- lines after "Got CONNECT response:"
 )
 
 // tconn is one connection's evidence.
@@ -129,6 +133,9 @@ type tconn struct {
 	tls    *TLS
 	probes []Probe
 	date   time.Time
+	// log: openfortivpn's lines of what the gateway answered (its
+	// certificate checked, the login, the allocation), as printed.
+	log []string
 }
 
 var (
@@ -143,7 +150,23 @@ var (
 	wgetURL        = regexp.MustCompile(`^--\d{4}-\d\d-\d\d \d\d:\d\d:\d\d--\s+(\S+)`)
 	wgetIssuer     = regexp.MustCompile(`(?:cannot verify|The certificate of) .* issued by [‘'` + "`" + `"](.+?)[’'"]:?\s*$`)
 	wgetCommonName = regexp.MustCompile(`certificate common name [‘'` + "`" + `"](.+?)[’'"] doesn't match`)
-	ocConnected    = regexp.MustCompile(`^(?:Connected to|Attempting to connect to server) \[?([0-9A-Fa-f.:]+?)\]?:(\d+)\s*$`)
+	// ocConnected: openconnect's connection line; before 4.07 (2012) the
+	// attempt read "Attempting to connect to HOST:PORT" (no "server").
+	// A name or a masked address ("XXX.XXX.XXX.XXX") is read too, to be
+	// skipped with its reason.
+	ocConnected = regexp.MustCompile(`^(?:Connected to |Attempting to connect to (?:server )?)(\[[0-9A-Fa-f:.]+\]|[^\s:\[\]]+):(\d+)\s*$`)
+	// journalPrefix: the time stamp, host and tag a system log puts
+	// before a client's lines: journalctl's and syslog's "Jan 02
+	// 10:00:00 host openconnect[812]: ", OpenWrt's logread "Sat Mar 16
+	// 09:20:32 2019 daemon.info openconnect[20669]: ", NetworkManager's
+	// plugins ("nm-openconnect[...]", "nm-fortisslvpn-service[...]").
+	journalPrefix = regexp.MustCompile(`^[^\[\]]{0,80}?\d\d:\d\d:\d\d\S*\s+(?:\S+\s+){0,2}(?:nm-)?(?:openconnect|openfortivpn|fortisslvpn|gpclient|gpservice)(?:-service)?\[\d+\]:[ \t]?`)
+	// ocCONNECT: openconnect's (cstp.c) status line of the server's answer
+	// to its CONNECT /CSCOSSLC/tunnel, accepted or not.
+	ocCONNECT = regexp.MustCompile(`^Got (?:inappropriate HTTP )?CONNECT response: (.*)$`)
+	// ocCSTP: the timers cstp.c read of the CONNECT answer's
+	// X-CSTP-DPD (the least non-zero) and X-CSTP-Keepalive headers.
+	ocCSTP = regexp.MustCompile(`^CSTP connected\. DPD (\d+), Keepalive (\d+)\s*$`)
 	// clientStamp: a log line's time stamp: openconnect --timestamp's
 	// "[2024-04-30 11:03:48] ", OpenConnect-GUI's "2024-04-30 11:03:48 | 30e13b000 | ".
 	clientStamp = regexp.MustCompile(`^(?:\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?\] |\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \| [0-9A-Fa-fx]+ \| )`)
@@ -169,6 +192,12 @@ func (t *transcript) line(n int, l string) error {
 	}
 	if m := clientStamp.FindStringIndex(l); m != nil {
 		l = l[m[1]:] // openconnect --timestamp, OpenConnect-GUI's log
+	}
+	if m := journalPrefix.FindStringIndex(l); m != nil {
+		l = l[m[1]:] // a system log's time stamp, host and client tag
+	}
+	if strings.Contains(l, "--force-dpd") {
+		t.forceDPD = true // the DPD openconnect prints may be the user's
 	}
 	// openfortivpn's log lines carry a level; the lines of a logged
 	// request or response and of the certificate names do not.
@@ -211,6 +240,10 @@ func (t *transcript) line(n int, l string) error {
 	switch t.mode {
 	case tmBody:
 		t.curlBody(l)
+	case tmOCConnect:
+		if t.cstpLine(l) {
+			return nil
+		}
 	case tmOCHeader:
 		if strings.HasPrefix(l, "HTTP body ") {
 			// "HTTP body length:  (131)", "HTTP body chunked (-2)": the
@@ -319,6 +352,22 @@ func (t *transcript) connection(n int, l string) (bool, error) {
 		}
 		t.fetch = &Request{Method: m[1], Path: path}
 		t.seen = true
+		return true, nil
+	}
+	if m := ocCONNECT.FindStringSubmatch(l); m != nil {
+		// The answer to openconnect's CONNECT /CSCOSSLC/tunnel (cstp.c
+		// sends it after the login; the paste shows the status line and,
+		// with -v, the X-CSTP-/X-DTLS- headers it kept).
+		t.endProbe()
+		t.fetch = nil
+		proto, status, reason, ok := parseStatusLine(strings.TrimSpace(m[1]))
+		if !ok {
+			t.bad(LineError{n, fmt.Errorf("openconnect CONNECT response: not an HTTP status line: %q", m[1])})
+			return true, nil
+		}
+		t.probe = &Probe{Request: &Request{Method: "CONNECT", Path: "/CSCOSSLC/tunnel"},
+			Response: &Response{Protocol: proto, Status: status, Reason: reason}}
+		t.mode, t.seen = tmOCConnect, true
 		return true, nil
 	}
 	if strings.HasPrefix(l, "Got HTTP response: ") {
@@ -532,6 +581,39 @@ func (t *transcript) received(l string) {
 		t.probe.Response.Headers = append(t.probe.Response.Headers, h)
 		t.dated(h)
 	}
+}
+
+// cstpLine reads a line after openconnect's CONNECT status line: a
+// header it printed (-v: "X-CSTP-DPD: 30"), or "CSTP connected. DPD n,
+// Keepalive n", whose values are those the server's X-CSTP-DPD and
+// X-CSTP-Keepalive headers gave (cstp.c; 0 when it sent none), added as
+// those headers when the paste did not print them. False when the line
+// is neither (a DTLS or a routing line: the exchange stays open).
+func (t *transcript) cstpLine(l string) bool {
+	p := t.probe
+	if p == nil || p.Response == nil {
+		t.mode = tmNone
+		return false
+	}
+	if m := ocCSTP.FindStringSubmatch(l); m != nil {
+		if m[1] != "0" && !t.forceDPD && headerValue(p.Response.Headers, "X-CSTP-DPD") == "" {
+			p.Response.Headers = append(p.Response.Headers, Header{Name: "X-CSTP-DPD", Value: m[1]})
+		}
+		if m[2] != "0" && headerValue(p.Response.Headers, "X-CSTP-Keepalive") == "" {
+			p.Response.Headers = append(p.Response.Headers, Header{Name: "X-CSTP-Keepalive", Value: m[2]})
+		}
+		t.endProbe()
+		return true
+	}
+	if strings.HasPrefix(l, "X-CSTP-") || strings.HasPrefix(l, "X-DTLS-") || strings.HasPrefix(l, "X-DTLS12-") {
+		if h, ok := headerLine([]byte(l)); ok {
+			if h.Value != "<elided>" { // X-CSTP-Post-Auth-XML, not printed
+				p.Response.Headers = append(p.Response.Headers, h)
+			}
+			return true
+		}
+	}
+	return false
 }
 
 // curlBody reads a line curl printed after the response's header block:
