@@ -104,6 +104,12 @@ type transcript struct {
 	// forceDPD: the pasted command line sets --force-dpd, so the DPD
 	// openconnect prints may be the user's, not the server's.
 	forceDPD bool
+	// fortiLevel: the level prefix of the openfortivpn line being read
+	// ("INFO:   "), kept with the line in the gateway's log.
+	fortiLevel string
+	// fortiUnplaced: a skip was said for openfortivpn lines of a gateway
+	// whose address the paste does not show.
+	fortiUnplaced bool
 }
 
 type tmode int
@@ -174,10 +180,13 @@ var (
 	// the request of the answer that follows when the traffic is not dumped.
 	ocFetch         = regexp.MustCompile(`^(GET|POST) https?://[^/\s]+(/\S*)?$`)
 	ocCipher        = regexp.MustCompile(`^Connected to HTTPS on \S+ with ciphersuite \((\S+?)\)-(.*)$`)
-	fortiConfigured = regexp.MustCompile(`^(?:Config(?:uration)? (host|port) = "([^"]*)"|(gateway_addr|gateway_port): (\S+))$`)
+	fortiConfigured = regexp.MustCompile(`^(?:Config(?:uration)? (host|port) = "([^"]*)"|(gateway_addr|gateway_ip|gateway_port): (\S+))$`)
 	// openfortivpn's level prefixes are eight characters wide; what
 	// follows keeps its own indentation (a certificate's name parts).
 	fortiLogPrefix = regexp.MustCompile(`^(?:ERROR:  |WARN:   |INFO:   |DEBUG:  )`)
+	// fortiLogSqueezed: the level with its padding squeezed to a space, as
+	// pastes (pastebin, guides) often have it: "INFO: Connected to gateway.".
+	fortiLogSqueezed = regexp.MustCompile(`^(?:ERROR|WARN|INFO|DEBUG):[ \t]+`)
 	// ansiColour: a coloured terminal's escape sequences.
 	ansiColour = regexp.MustCompile(`\x1b\[[0-9;]*m`)
 )
@@ -202,7 +211,12 @@ func (t *transcript) line(n int, l string) error {
 	// openfortivpn's log lines carry a level; the lines of a logged
 	// request or response and of the certificate names do not.
 	logged := false
-	if m := fortiLogPrefix.FindStringIndex(l); m != nil {
+	m := fortiLogPrefix.FindStringIndex(l)
+	if m == nil {
+		m = fortiLogSqueezed.FindStringIndex(l)
+	}
+	if m != nil {
+		t.fortiLevel = l[:m[1]]
 		l, logged = l[m[1]:], true
 	}
 	switch t.mode {
@@ -736,6 +750,20 @@ func (t *transcript) forti(n int, l string) error {
 			// openfortivpn prints the block again on each attempt.
 			t.tls().Subject, t.tls().Issuer = nil, nil
 		}
+	case fortiGatewayLine(l):
+		t.seen = true
+		if t.conn == nil && t.pendingIP != "" && !t.hidden {
+			if err := t.open(n, "", t.pendingIP, strconv.Itoa(t.pendingPort)); err != nil {
+				return err
+			}
+		}
+		switch {
+		case t.conn != nil:
+			t.conn.log = append(t.conn.log, t.fortiLevel+l)
+		case !t.hidden && !t.fortiUnplaced:
+			t.fortiUnplaced = true
+			t.opt.skip(n, "transcript: openfortivpn's lines name no gateway address (no gateway_ip, gateway_addr or Configuration host line with an address before them); they are not stored")
+		}
 	default:
 		m := fortiConfigured.FindStringSubmatch(l)
 		if m == nil {
@@ -747,9 +775,12 @@ func (t *transcript) forti(n int, l string) error {
 			key, value = m[3], m[4]
 		}
 		switch key {
-		case "host", "gateway_addr":
+		case "host", "gateway_addr", "gateway_ip":
 			if t.pendingPort == 0 {
 				t.pendingPort = 443
+			}
+			if t.pendingIP != value {
+				t.hidden = false // a new gateway: its masking said anew
 			}
 			t.pendingIP = value
 		case "port", "gateway_port":
@@ -759,6 +790,32 @@ func (t *transcript) forti(n int, l string) error {
 		}
 	}
 	return nil
+}
+
+// fortiGatewayLines: the openfortivpn messages (src/tunnel.c, http.c,
+// io.c) that report what the gateway answered: its certificate checked,
+// the TLS connection, the login (logincheck's SVPNCOOKIE or the status
+// it refused with), the allocation (/remote/fortisslvpn), the tunnel's
+// configuration and PPP addresses, the logout. The client's own setup
+// (configuration, socket options, cipher list, routes) and its
+// credentials ("Cookie: SVPNCOOKIE=...") are not among them.
+var fortiGatewayLines = []string{
+	"Gateway certificate validation ", "Gateway certificate digest ",
+	"Connected to gateway.", "Authenticated.", "Remote gateway has allocated a VPN.",
+	"Could not authenticate to gateway", "Could not get VPN configuration",
+	"Could not log out", "No cookie given", "Empty cookie.", "HTTP status code",
+	"Bad HTTP response code", "Error issuing /remote/", "Error reading from SSL connection",
+	"Got addresses: ", "Negotiation complete.", "negotiation complete",
+	"Tunnel is up and running.", "Closed connection to gateway.", "Logged out.",
+}
+
+func fortiGatewayLine(l string) bool {
+	for _, p := range fortiGatewayLines {
+		if strings.HasPrefix(l, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // fortiCert reads a line of openfortivpn's certificate block; false
@@ -903,7 +960,7 @@ func (t *transcript) flush() error {
 	if c == nil {
 		return nil
 	}
-	if c.tls == nil && len(c.probes) == 0 {
+	if c.tls == nil && len(c.probes) == 0 && len(c.log) == 0 {
 		t.opt.skip(c.line, "transcript: connection with no exchange or certificate")
 		return nil
 	}
@@ -912,6 +969,7 @@ func (t *transcript) flush() error {
 	key := c.ip + " " + strconv.Itoa(c.port)
 	if prev := t.services[key]; prev != nil {
 		prev.probes = append(prev.probes, c.probes...)
+		prev.log = append(prev.log, c.log...)
 		if prev.tls == nil {
 			prev.tls = c.tls
 		}
@@ -946,6 +1004,10 @@ func (t *transcript) emitAll() error {
 			probes = append(probes, Probe{Name: "tls", TLS: c.tls})
 		}
 		probes = append(probes, c.probes...)
+		if len(c.log) > 0 {
+			// openfortivpn's lines of the gateway's answers, as printed
+			probes = append(probes, Probe{Name: "openfortivpn", Banner: &Banner{Received: TextBody(strings.Join(c.log, "\n") + "\n")}})
+		}
 		o := Observation{Type: TypeService, IP: c.ip, Source: t.src, ObservedAt: t.opt.when(c.date),
 			Service: &Service{Port: c.port, Transport: "tcp", Probes: probes}}
 		if c.host != "" {
