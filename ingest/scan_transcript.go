@@ -804,7 +804,11 @@ var fortiGatewayLines = []string{
 	"Connected to gateway.", "Authenticated.", "Remote gateway has allocated a VPN.",
 	"Could not authenticate to gateway", "Could not get VPN configuration",
 	"Could not log out", "No cookie given", "Empty cookie.", "HTTP status code",
-	"Bad HTTP response code", "Error issuing /remote/", "Error reading from SSL connection",
+	"Bad HTTP response code", "Error issuing ", "Error reading from SSL connection",
+	"Error reading from TLS connection", "No cookie found", "Unable to get gateway certificate.",
+	"Authentication succeeded", "Authentication failed",
+	"Gateway replied to authentication with an unsupported challenge",
+	"Found dns suffix ", "Found dns server ",
 	"Got addresses: ", "Negotiation complete.", "negotiation complete",
 	"Tunnel is up and running.", "Closed connection to gateway.", "Logged out.",
 }
