@@ -202,8 +202,8 @@ func (t *transcript) line(n int, l string) error {
 	if m := clientStamp.FindStringIndex(l); m != nil {
 		l = l[m[1]:] // openconnect --timestamp, OpenConnect-GUI's log
 	}
-	if m := journalPrefix.FindStringIndex(l); m != nil {
-		l = l[m[1]:] // a system log's time stamp, host and client tag
+	if m := journalPrefix.FindStringIndex(l); m != nil && t.mode != tmBody {
+		l = l[m[1]:] // a system log's time stamp, host and client tag (not in curl's body)
 	}
 	if strings.Contains(l, "--force-dpd") {
 		t.forceDPD = true // the DPD openconnect prints may be the user's
