@@ -101,6 +101,15 @@ type transcript struct {
 	raw strings.Builder
 	// cert: which part of a certificate block the next lines fill.
 	cert string
+	// forceDPD: the pasted command line sets --force-dpd, so the DPD
+	// openconnect prints may be the user's, not the server's.
+	forceDPD bool
+	// fortiLevel: the level prefix of the openfortivpn line being read
+	// ("INFO:   "), kept with the line in the gateway's log.
+	fortiLevel string
+	// fortiUnplaced: a skip was said for openfortivpn lines of a gateway
+	// whose address the paste does not show.
+	fortiUnplaced bool
 }
 
 type tmode int
@@ -118,6 +127,7 @@ const (
 	tmFortiCert       // openfortivpn Gateway certificate block
 	tmCurlCert        // curl's "Server certificate:" block
 	tmPEM             // a PEM certificate s_client printed
+	tmOCConnect       // openconnect's X-CSTP-/X-DTLS- lines after "Got CONNECT response:"
 )
 
 // tconn is one connection's evidence.
@@ -129,6 +139,9 @@ type tconn struct {
 	tls    *TLS
 	probes []Probe
 	date   time.Time
+	// log: openfortivpn's lines of what the gateway answered (its
+	// certificate checked, the login, the allocation), as printed.
+	log []string
 }
 
 var (
@@ -143,7 +156,23 @@ var (
 	wgetURL        = regexp.MustCompile(`^--\d{4}-\d\d-\d\d \d\d:\d\d:\d\d--\s+(\S+)`)
 	wgetIssuer     = regexp.MustCompile(`(?:cannot verify|The certificate of) .* issued by [‘'` + "`" + `"](.+?)[’'"]:?\s*$`)
 	wgetCommonName = regexp.MustCompile(`certificate common name [‘'` + "`" + `"](.+?)[’'"] doesn't match`)
-	ocConnected    = regexp.MustCompile(`^(?:Connected to|Attempting to connect to server) \[?([0-9A-Fa-f.:]+?)\]?:(\d+)\s*$`)
+	// ocConnected: openconnect's connection line; before 4.07 (2012) the
+	// attempt read "Attempting to connect to HOST:PORT" (no "server").
+	// A name or a masked address ("XXX.XXX.XXX.XXX") is read too, to be
+	// skipped with its reason.
+	ocConnected = regexp.MustCompile(`^(?:Connected to |Attempting to connect to (?:server )?)(\[[0-9A-Fa-f:.]+\]|[^\s:\[\]]+):(\d+)\s*$`)
+	// journalPrefix: the time stamp, host and tag a system log puts
+	// before a client's lines: journalctl's and syslog's "Jan 02
+	// 10:00:00 host openconnect[812]: ", OpenWrt's logread "Sat Mar 16
+	// 09:20:32 2019 daemon.info openconnect[20669]: ", NetworkManager's
+	// plugins ("nm-openconnect[...]", "nm-fortisslvpn-service[...]").
+	journalPrefix = regexp.MustCompile(`^[^\[\]]{0,80}?\d\d:\d\d:\d\d\S*\s+(?:\S+\s+){0,2}(?:nm-)?(?:openconnect|openfortivpn|fortisslvpn|gpclient|gpservice)(?:-service)?\[\d+\]:[ \t]?`)
+	// ocCONNECT: openconnect's (cstp.c) status line of the server's answer
+	// to its CONNECT /CSCOSSLC/tunnel, accepted or not.
+	ocCONNECT = regexp.MustCompile(`^Got (?:inappropriate HTTP )?CONNECT response: (.*)$`)
+	// ocCSTP: the timers cstp.c read of the CONNECT answer's
+	// X-CSTP-DPD (the least non-zero) and X-CSTP-Keepalive headers.
+	ocCSTP = regexp.MustCompile(`^CSTP connected\. DPD (\d+), Keepalive (\d+)\s*$`)
 	// clientStamp: a log line's time stamp: openconnect --timestamp's
 	// "[2024-04-30 11:03:48] ", OpenConnect-GUI's "2024-04-30 11:03:48 | 30e13b000 | ".
 	clientStamp = regexp.MustCompile(`^(?:\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?\] |\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \| [0-9A-Fa-fx]+ \| )`)
@@ -151,10 +180,13 @@ var (
 	// the request of the answer that follows when the traffic is not dumped.
 	ocFetch         = regexp.MustCompile(`^(GET|POST) https?://[^/\s]+(/\S*)?$`)
 	ocCipher        = regexp.MustCompile(`^Connected to HTTPS on \S+ with ciphersuite \((\S+?)\)-(.*)$`)
-	fortiConfigured = regexp.MustCompile(`^(?:Config(?:uration)? (host|port) = "([^"]*)"|(gateway_addr|gateway_port): (\S+))$`)
+	fortiConfigured = regexp.MustCompile(`^(?:Config(?:uration)? (host|port) = "([^"]*)"|(gateway_addr|gateway_ip|gateway_port): (\S+))$`)
 	// openfortivpn's level prefixes are eight characters wide; what
 	// follows keeps its own indentation (a certificate's name parts).
 	fortiLogPrefix = regexp.MustCompile(`^(?:ERROR:  |WARN:   |INFO:   |DEBUG:  )`)
+	// fortiLogSqueezed: the level with its padding squeezed to a space, as
+	// pastes (pastebin, guides) often have it: "INFO: Connected to gateway.".
+	fortiLogSqueezed = regexp.MustCompile(`^(?:ERROR|WARN|INFO|DEBUG):[ \t]+`)
 	// ansiColour: a coloured terminal's escape sequences.
 	ansiColour = regexp.MustCompile(`\x1b\[[0-9;]*m`)
 )
@@ -170,10 +202,21 @@ func (t *transcript) line(n int, l string) error {
 	if m := clientStamp.FindStringIndex(l); m != nil {
 		l = l[m[1]:] // openconnect --timestamp, OpenConnect-GUI's log
 	}
+	if m := journalPrefix.FindStringIndex(l); m != nil && t.mode != tmBody {
+		l = l[m[1]:] // a system log's time stamp, host and client tag (not in curl's body)
+	}
+	if strings.Contains(l, "--force-dpd") {
+		t.forceDPD = true // the DPD openconnect prints may be the user's
+	}
 	// openfortivpn's log lines carry a level; the lines of a logged
 	// request or response and of the certificate names do not.
 	logged := false
-	if m := fortiLogPrefix.FindStringIndex(l); m != nil {
+	m := fortiLogPrefix.FindStringIndex(l)
+	if m == nil {
+		m = fortiLogSqueezed.FindStringIndex(l)
+	}
+	if m != nil {
+		t.fortiLevel = l[:m[1]]
 		l, logged = l[m[1]:], true
 	}
 	switch t.mode {
@@ -211,6 +254,10 @@ func (t *transcript) line(n int, l string) error {
 	switch t.mode {
 	case tmBody:
 		t.curlBody(l)
+	case tmOCConnect:
+		if t.cstpLine(l) {
+			return nil
+		}
 	case tmOCHeader:
 		if strings.HasPrefix(l, "HTTP body ") {
 			// "HTTP body length:  (131)", "HTTP body chunked (-2)": the
@@ -319,6 +366,22 @@ func (t *transcript) connection(n int, l string) (bool, error) {
 		}
 		t.fetch = &Request{Method: m[1], Path: path}
 		t.seen = true
+		return true, nil
+	}
+	if m := ocCONNECT.FindStringSubmatch(l); m != nil {
+		// The answer to openconnect's CONNECT /CSCOSSLC/tunnel (cstp.c
+		// sends it after the login; the paste shows the status line and,
+		// with -v, the X-CSTP-/X-DTLS- headers it kept).
+		t.endProbe()
+		t.fetch = nil
+		proto, status, reason, ok := parseStatusLine(strings.TrimSpace(m[1]))
+		if !ok {
+			t.bad(LineError{n, fmt.Errorf("openconnect CONNECT response: not an HTTP status line: %q", m[1])})
+			return true, nil
+		}
+		t.probe = &Probe{Request: &Request{Method: "CONNECT", Path: "/CSCOSSLC/tunnel"},
+			Response: &Response{Protocol: proto, Status: status, Reason: reason}}
+		t.mode, t.seen = tmOCConnect, true
 		return true, nil
 	}
 	if strings.HasPrefix(l, "Got HTTP response: ") {
@@ -534,6 +597,39 @@ func (t *transcript) received(l string) {
 	}
 }
 
+// cstpLine reads a line after openconnect's CONNECT status line: a
+// header it printed (-v: "X-CSTP-DPD: 30"), or "CSTP connected. DPD n,
+// Keepalive n", whose values are those the server's X-CSTP-DPD and
+// X-CSTP-Keepalive headers gave (cstp.c; 0 when it sent none), added as
+// those headers when the paste did not print them. False when the line
+// is neither (a DTLS or a routing line: the exchange stays open).
+func (t *transcript) cstpLine(l string) bool {
+	p := t.probe
+	if p == nil || p.Response == nil {
+		t.mode = tmNone
+		return false
+	}
+	if m := ocCSTP.FindStringSubmatch(l); m != nil {
+		if m[1] != "0" && !t.forceDPD && headerValue(p.Response.Headers, "X-CSTP-DPD") == "" {
+			p.Response.Headers = append(p.Response.Headers, Header{Name: "X-CSTP-DPD", Value: m[1]})
+		}
+		if m[2] != "0" && headerValue(p.Response.Headers, "X-CSTP-Keepalive") == "" {
+			p.Response.Headers = append(p.Response.Headers, Header{Name: "X-CSTP-Keepalive", Value: m[2]})
+		}
+		t.endProbe()
+		return true
+	}
+	if strings.HasPrefix(l, "X-CSTP-") || strings.HasPrefix(l, "X-DTLS-") || strings.HasPrefix(l, "X-DTLS12-") {
+		if h, ok := headerLine([]byte(l)); ok {
+			if h.Value != "<elided>" { // X-CSTP-Post-Auth-XML, not printed
+				p.Response.Headers = append(p.Response.Headers, h)
+			}
+			return true
+		}
+	}
+	return false
+}
+
 // curlBody reads a line curl printed after the response's header block:
 // the body, unless it is the terminal echo of the status and headers
 // that -i and -I print (passed over up to its empty line), or the answer
@@ -654,6 +750,20 @@ func (t *transcript) forti(n int, l string) error {
 			// openfortivpn prints the block again on each attempt.
 			t.tls().Subject, t.tls().Issuer = nil, nil
 		}
+	case fortiGatewayLine(l):
+		t.seen = true
+		if t.conn == nil && t.pendingIP != "" && !t.hidden {
+			if err := t.open(n, "", t.pendingIP, strconv.Itoa(t.pendingPort)); err != nil {
+				return err
+			}
+		}
+		switch {
+		case t.conn != nil:
+			t.conn.log = append(t.conn.log, t.fortiLevel+l)
+		case !t.hidden && !t.fortiUnplaced:
+			t.fortiUnplaced = true
+			t.opt.skip(n, "transcript: openfortivpn's lines name no gateway address (no gateway_ip, gateway_addr or Configuration host line with an address before them); they are not stored")
+		}
 	default:
 		m := fortiConfigured.FindStringSubmatch(l)
 		if m == nil {
@@ -665,9 +775,12 @@ func (t *transcript) forti(n int, l string) error {
 			key, value = m[3], m[4]
 		}
 		switch key {
-		case "host", "gateway_addr":
+		case "host", "gateway_addr", "gateway_ip":
 			if t.pendingPort == 0 {
 				t.pendingPort = 443
+			}
+			if t.pendingIP != value {
+				t.hidden = false // a new gateway: its masking said anew
 			}
 			t.pendingIP = value
 		case "port", "gateway_port":
@@ -677,6 +790,36 @@ func (t *transcript) forti(n int, l string) error {
 		}
 	}
 	return nil
+}
+
+// fortiGatewayLines: the openfortivpn messages (src/tunnel.c, http.c,
+// io.c) that report what the gateway answered: its certificate checked,
+// the TLS connection, the login (logincheck's SVPNCOOKIE or the status
+// it refused with), the allocation (/remote/fortisslvpn), the tunnel's
+// configuration and PPP addresses, the logout. The client's own setup
+// (configuration, socket options, cipher list, routes) and its
+// credentials ("Cookie: SVPNCOOKIE=...") are not among them.
+var fortiGatewayLines = []string{
+	"Gateway certificate validation ", "Gateway certificate digest ",
+	"Connected to gateway.", "Authenticated.", "Remote gateway has allocated a VPN.",
+	"Could not authenticate to gateway", "Could not get VPN configuration",
+	"Could not log out", "No cookie given", "Empty cookie.", "HTTP status code",
+	"Bad HTTP response code", "Error issuing ", "Error reading from SSL connection",
+	"Error reading from TLS connection", "No cookie found", "Unable to get gateway certificate.",
+	"Authentication succeeded", "Authentication failed",
+	"Gateway replied to authentication with an unsupported challenge",
+	"Found dns suffix ", "Found dns server ",
+	"Got addresses: ", "Negotiation complete.", "negotiation complete",
+	"Tunnel is up and running.", "Closed connection to gateway.", "Logged out.",
+}
+
+func fortiGatewayLine(l string) bool {
+	for _, p := range fortiGatewayLines {
+		if strings.HasPrefix(l, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // fortiCert reads a line of openfortivpn's certificate block; false
@@ -821,7 +964,7 @@ func (t *transcript) flush() error {
 	if c == nil {
 		return nil
 	}
-	if c.tls == nil && len(c.probes) == 0 {
+	if c.tls == nil && len(c.probes) == 0 && len(c.log) == 0 {
 		t.opt.skip(c.line, "transcript: connection with no exchange or certificate")
 		return nil
 	}
@@ -830,6 +973,7 @@ func (t *transcript) flush() error {
 	key := c.ip + " " + strconv.Itoa(c.port)
 	if prev := t.services[key]; prev != nil {
 		prev.probes = append(prev.probes, c.probes...)
+		prev.log = append(prev.log, c.log...)
 		if prev.tls == nil {
 			prev.tls = c.tls
 		}
@@ -864,6 +1008,10 @@ func (t *transcript) emitAll() error {
 			probes = append(probes, Probe{Name: "tls", TLS: c.tls})
 		}
 		probes = append(probes, c.probes...)
+		if len(c.log) > 0 {
+			// openfortivpn's lines of the gateway's answers, as printed
+			probes = append(probes, Probe{Name: "openfortivpn", Banner: &Banner{Received: TextBody(strings.Join(c.log, "\n") + "\n")}})
+		}
 		o := Observation{Type: TypeService, IP: c.ip, Source: t.src, ObservedAt: t.opt.when(c.date),
 			Service: &Service{Port: c.port, Transport: "tcp", Probes: probes}}
 		if c.host != "" {
