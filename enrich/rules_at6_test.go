@@ -1,6 +1,10 @@
 package enrich
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/netintel/netintel/ingest"
+)
 
 // TestRules_AT6ClientLines checks group AT6's client-line rules
 // (95-at6-clients.yaml): openfortivpn's "No cookie given" ending (printed only
@@ -69,5 +73,34 @@ func TestRules_AT6ClientLines(t *testing.T) {
 	cases.add("the ASA's timers on the user's shell",
 		gw(22, "Got CONNECT response: HTTP/1.1 200 OK\nCSTP connected. DPD 30, Keepalive 20\n"),
 		wantMatch{})
+	checkMatches(t, cases)
+}
+
+// TestRules_OcservConnectProbe checks 05-ocserv.yaml's accepted tunnel
+// CONNECT as a probe (what the http-transcript reader makes of openconnect's
+// "Got CONNECT response" and "CSTP connected" lines): "200 CONNECTED" names
+// ocserv only with ocserv's own tunnel-header values (keepalive 32400, oc-lz4,
+// an idle timeout of "none"); alone it is Clavister's OneConnect's answer too
+// (group AS19). With the ASA's pair after "200 OK" the ASA is named
+// (95-at6-clients.yaml's structured form).
+func TestRules_OcservConnectProbe(t *testing.T) {
+	connect := func(reason string, headers ...string) matchCase {
+		var hs []ingest.Header
+		for i := 0; i+1 < len(headers); i += 2 {
+			hs = append(hs, ingest.Header{Name: headers[i], Value: headers[i+1]})
+		}
+		return matchCase{svc: &ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{{
+			Request:  &ingest.Request{Method: "CONNECT", Path: "/CSCOSSLC/tunnel"},
+			Response: &ingest.Response{Status: 200, Reason: reason, Protocol: "HTTP/1.1", Headers: hs}}}}}
+	}
+	var cases caseList
+	cases.add("200 CONNECTED alone", connect("CONNECTED"), wantMatch{})
+	cases.add("200 CONNECTED with other timers", connect("CONNECTED", "X-CSTP-DPD", "90", "X-CSTP-Keepalive", "300"), wantMatch{})
+	cases.add("ocserv's keepalive", connect("CONNECTED", "X-CSTP-DPD", "90", "X-CSTP-Keepalive", "32400"), wantMatch{Vendor: "OpenConnect"})
+	cases.add("oc-lz4", connect("CONNECTED", "X-CSTP-Content-Encoding", "oc-lz4"), wantMatch{Vendor: "OpenConnect"})
+	cases.add("idle timeout none", connect("CONNECTED", "X-CSTP-Idle-Timeout", "none"), wantMatch{Vendor: "OpenConnect"})
+	cases.add("a clone naming itself", connect("CONNECTED", "X-CSTP-Server-Name", "AnyLink 0.9.4", "X-CSTP-Keepalive", "32400"), wantMatch{})
+	cases.add("the ASA's pair", connect("OK", "X-CSTP-DPD", "30", "X-CSTP-Keepalive", "20"), wantMatch{Vendor: "Cisco"})
+	cases.add("AnyLink naming itself with the ASA's pair", connect("OK", "Server", "AnyLink", "X-CSTP-DPD", "30", "X-CSTP-Keepalive", "20"), wantMatch{})
 	checkMatches(t, cases)
 }

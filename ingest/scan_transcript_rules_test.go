@@ -37,6 +37,13 @@ func TestTranscript_Rules(t *testing.T) {
 		{"curl-Iv-lab-rzd-https.txt", "", ""},
 		{"curl-v-galah-example.txt", "", ""},
 		{"wget-mdda-blog.txt", "", ""},
+		// round AT: openconnect's CONNECT answer with the server's timers
+		// (the ASA's DPD 30 / keepalive 20 after 200 OK, ocserv's keepalive
+		// 32400 after 200 CONNECTED); a refused CONNECT names nothing
+		{"openconnect-asa-connect-sydney.txt", "Cisco", ""},
+		{"openconnect-nm-syslog-asa-tuebingen.txt", "Cisco", ""},
+		{"openconnect-ocserv-8443-connected-guide.txt", "OpenConnect", ""},
+		{"openconnect-journal-ocserv-401-streisand.txt", "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
