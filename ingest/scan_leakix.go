@@ -33,7 +33,9 @@ func (o Options) jsonRecords(r io.Reader, what string, bad func(LineError), wrap
 	r = io.MultiReader(bytes.NewReader(first), br)
 	walk := jsonWalk{what: what, wrappers: wrappers}
 	rec := func(line int, rec json.RawMessage, _ bool) error { return each(line, rec) }
-	if t := bytes.TrimSpace(first); len(t) > 0 && t[0] == '{' && json.Valid(t) {
+	// (a byte-order mark before the first line does not make JSON lines a
+	// document: jsonWalk drops it)
+	if t := bytes.TrimSpace(bytes.TrimPrefix(first, []byte("\ufeff"))); len(t) > 0 && t[0] == '{' && json.Valid(t) {
 		return o.nonBlankLines(r, what, bad, func(n int, line []byte) error {
 			if line[0] == '{' && !slices.ContainsFunc(wrappers, func(k string) bool { return bytes.Contains(line, []byte(`"`+k+`"`)) }) {
 				return each(n, line) // a record a line: no wrapper to look for

@@ -1,7 +1,6 @@
 package ingest
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
@@ -123,32 +122,11 @@ func Shodan(r io.Reader, opt Options, emit Emit, bad func(LineError)) error {
 	src := opt.source("shodan")
 	// JSON lines (shodan download, the stream) are read a line at a
 	// time; anything else (a pretty-printed host answer, an array of
-	// banners) whole, up to maxJSONFeed.
-	br := bufio.NewReaderSize(r, 64<<10)
-	first, err := readFirstLine(br, opt.maxLine())
-	if err != nil {
-		return fmt.Errorf("read shodan: %w", err)
-	}
-	r = io.MultiReader(bytes.NewReader(first), br)
-	if t := bytes.TrimSpace(bytes.TrimPrefix(first, []byte("\ufeff"))); len(t) > 0 && t[0] == '{' && json.Valid(t) {
-		return opt.nonBlankLines(r, "shodan", bad, func(n int, line []byte) error {
-			return shodanDocs(line, n, src, opt, emit, bad)
-		})
-	}
-	data, err := readJSONFeed(r, "shodan")
-	if err != nil {
-		return err
-	}
-	return shodanDocs(data, 1, src, opt, emit, bad)
-}
-
-// shodanDocs reads the banners of data: a banner, an array of them, a
-// host answer (/shodan/host/{ip}: its "data" array) or a search answer
-// (/shodan/host/search: its "matches" array), one after the other.
-func shodanDocs(data []byte, firstLine int, src string, opt Options, emit Emit, bad func(LineError)) error {
-	w := jsonWalk{what: "shodan", wrappers: []string{"data", "matches"}, resync: true}
-	return w.walk(data, firstLine, bad, func(n int, raw json.RawMessage, _ bool) error {
-		return shodanRecord(raw, n, src, opt, emit, bad)
+	// banners) whole, up to maxJSONFeed: a banner, an array of them, a
+	// host answer (/shodan/host/{ip}: its "data" array) or a search answer
+	// (/shodan/host/search: its "matches" array), one after the other.
+	return opt.jsonRecords(r, "shodan", bad, []string{"data", "matches"}, func(n int, rec []byte) error {
+		return shodanRecord(rec, n, src, opt, emit, bad)
 	})
 }
 
@@ -248,10 +226,8 @@ func (sb *shodanBanner) tls() *TLS {
 		// The serial is a JSON number: an integer, or in some exports a
 		// float that kept only its first 17 digits ("4.9971450877216253e+36"),
 		// which is no serial; the chain's certificate has it exactly.
-		if c.Serial != "" && (t.Serial == "" || !strings.ContainsAny(string(c.Serial), ".eE")) {
-			if !strings.ContainsAny(string(c.Serial), ".eE") {
-				t.Serial = decimalSerial(string(c.Serial))
-			}
+		if c.Serial != "" && !strings.ContainsAny(string(c.Serial), ".eE") {
+			t.Serial = decimalSerial(string(c.Serial))
 		}
 		if c.Fingerprint != nil && c.Fingerprint.SHA256 != "" {
 			t.SHA256 = c.Fingerprint.SHA256
