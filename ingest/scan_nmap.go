@@ -407,9 +407,8 @@ func nmapHTTPAuth(out string, p *Probe) {
 		switch {
 		case l == "" || strings.HasPrefix(l, "Server returned status"):
 		case strings.HasPrefix(l, "HTTP/"):
-			if m := nmapStatusLine.FindStringSubmatch(l); m != nil && p.Response.Status == 0 {
-				p.Response.Status, _ = strconv.Atoi(m[1])
-				p.Response.Reason = m[2]
+			if _, status, reason, ok := parseStatusLine(l); ok && p.Response.Status == 0 {
+				p.Response.Status, p.Response.Reason = status, reason
 			}
 		case strings.HasPrefix(l, "WWW-Authenticate: "):
 			p.Response.Headers = append(p.Response.Headers, Header{Name: "WWW-Authenticate", Value: strings.TrimPrefix(l, "WWW-Authenticate: ")})
@@ -438,7 +437,6 @@ func nmapHTTPAuth(out string, p *Probe) {
 }
 
 var (
-	nmapStatusLine = regexp.MustCompile(`^HTTP/\d(?:\.\d)? (\d{3})(?: (.*))?$`)
 	nmapAuthScheme = regexp.MustCompile(`^[A-Za-z][\w.-]*$`)
 	// a param of a challenge as http-auth prints it: " name=" before its value
 	nmapAuthParam = regexp.MustCompile(` ([A-Za-z][\w-]*)=`)

@@ -177,10 +177,7 @@ func (h *normalHost) read(n int, line string) {
 		// zone abbreviation (PDT, CST) is ambiguous, so its clock time is
 		// taken as it stands, as the "scan initiated" line's is
 		m := normalScannedAt.FindStringSubmatch(line)
-		if t, err := time.Parse("2006-01-02 15:04:05", m[1]); err == nil {
-			if off, ok := numericZone(m[2]); ok {
-				t = t.Add(-off)
-			}
+		if t, ok := nmapClock("2006-01-02 15:04:05", m[1], m[2]); ok {
 			h.scanned = t
 		}
 	case normalHeader.MatchString(line):
@@ -426,11 +423,18 @@ func nmapStarting(line string) (time.Time, bool) {
 	if m == nil {
 		return time.Time{}, false
 	}
-	t, err := time.Parse("2006-01-02 15:04", m[1])
+	return nmapClock("2006-01-02 15:04", m[1], m[2])
+}
+
+// nmapClock reads the clock time nmap printed (layout) and the zone after
+// it: a numeric offset gives the instant; UTC, GMT, an abbreviation or
+// none leave the clock time as it stands.
+func nmapClock(layout, clock, zone string) (time.Time, bool) {
+	t, err := time.Parse(layout, clock)
 	if err != nil {
 		return time.Time{}, false
 	}
-	if off, ok := numericZone(m[2]); ok {
+	if off, ok := numericZone(zone); ok {
 		t = t.Add(-off)
 	}
 	return t, true
