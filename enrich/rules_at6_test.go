@@ -1,10 +1,6 @@
 package enrich
 
-import (
-	"testing"
-
-	"github.com/netintel/netintel/ingest"
-)
+import "testing"
 
 // TestRules_AT6ClientLines checks group AT6's client-line rules
 // (95-at6-clients.yaml): openfortivpn's "No cookie given" ending (printed only
@@ -85,13 +81,9 @@ func TestRules_AT6ClientLines(t *testing.T) {
 // (95-at6-clients.yaml's structured form).
 func TestRules_OcservConnectProbe(t *testing.T) {
 	connect := func(reason string, headers ...string) matchCase {
-		var hs []ingest.Header
-		for i := 0; i+1 < len(headers); i += 2 {
-			hs = append(hs, ingest.Header{Name: headers[i], Value: headers[i+1]})
-		}
-		return matchCase{svc: &ingest.Service{Port: 443, Transport: "tcp", Probes: []ingest.Probe{{
-			Request:  &ingest.Request{Method: "CONNECT", Path: "/CSCOSSLC/tunnel"},
-			Response: &ingest.Response{Status: 200, Reason: reason, Protocol: "HTTP/1.1", Headers: hs}}}}}
+		p := httpProbe("CONNECT", "/CSCOSSLC/tunnel", 200, "", headers...)
+		p.Response.Reason, p.Response.Protocol, p.Response.Body = reason, "HTTP/1.1", nil
+		return matchCase{svc: tcpService(443, p)}
 	}
 	var cases caseList
 	cases.add("200 CONNECTED alone", connect("CONNECTED"), wantMatch{})
