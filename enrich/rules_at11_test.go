@@ -10,7 +10,6 @@ import "testing"
 // test code, a text kept on 22.
 func TestRules_AT11GlobalProtectRekey(t *testing.T) {
 	var cases caseList
-	add := func(name string, c matchCase, want wantMatch) { cases.add(name, c, want) }
 	const session = "POST https://london.vpn.test/ssl-vpn/getconfig.esp\n" +
 		"Connected to xxx.xxx.xxx.xxx:443\n" +
 		"SSL negotiation with london.vpn.test\n" +
@@ -20,15 +19,15 @@ func TestRules_AT11GlobalProtectRekey(t *testing.T) {
 		"No MTU received. Calculated 1439 for SSL tunnel. No ESP keys received\n" +
 		"POST https://london.vpn.test/ssl-vpn/hipreportcheck.esp\n" +
 		"Connected as xxx.xxx.xxx.xxx, using SSL, with ESP disabled\n"
-	add("openconnect's gp session lines", bannerCase(443, "tcp", session),
+	cases.add("openconnect's gp session lines", bannerCase(443, "tcp", session),
 		wantMatch{Vendor: "Palo Alto Networks", Rule: "at11-globalprotect-openconnect-getconfig-rekey-interval"})
-	add("the rekey line alone", bannerCase(443, "tcp",
+	cases.add("the rekey line alone", bannerCase(443, "tcp",
 		"Connected to HTTPS on vpn.test\nTunnel timeout (rekey interval) is 180 minutes.\n"), wantMatch{})
-	add("the line as a string literal in a test", bannerCase(443, "tcp",
+	cases.add("the line as a string literal in a test", bannerCase(443, "tcp",
 		"POST https://vpn.test/ssl-vpn/getconfig.esp\n"+
 			"            tunnel._consume_openconnect_line(\n"+
 			"                \"Tunnel timeout (rekey interval) is 180 minutes.\"\n"+
 			"            )\n"), wantMatch{})
-	add("the session kept on 22", sshCase(session), wantMatch{})
+	cases.add("the session kept on 22", sshCase(session), wantMatch{})
 	checkMatches(t, cases)
 }

@@ -11,19 +11,18 @@ import "testing"
 // a build day no table holds.
 func TestRules_AT4Versions(t *testing.T) {
 	var cases caseList
-	add := func(name string, c matchCase, want wantMatch) { cases.add(name, c, want) }
-	add("sfos webadmin page variables", matchCase{svc: tcpService(4444, httpProbe("GET", "/webconsole/webpages/index.jsp", 200,
+	cases.add("sfos webadmin page variables", matchCase{svc: tcpService(4444, httpProbe("GET", "/webconsole/webpages/index.jsp", 200,
 		"<script>\nCyberoam.displayModel = 'SF01V';\nCyberoam.displayVersion = 'SFOS 22.0.0 GA-Build411';\nCyberoam.firmwareVersionOrgFormat = '22.0.0.411';\n</script>"))},
 		wantMatch{Vendor: "Sophos", Rule: "at4-sfos-webadmin-cyberoam-vars", Version: "22.0.0.411"})
 	fortiPage := func(etag string) matchCase {
 		return matchCase{svc: tcpService(443, httpProbe("GET", "/remote/login", 200, "<html></html>", "Server", "xxxxxxxx-xxxxx", "ETag", etag))}
 	}
-	add("fortigate page built 2024-03-13", fortiPage(`"1f4-65f17920"`), wantMatch{Vendor: "Fortinet", Version: "7.2.8"})
-	add("fortigate page built 2024-01-29", fortiPage(`"1f4-65b77720"`), wantMatch{Vendor: "Fortinet", Version: "6.4.15"})
+	cases.add("fortigate page built 2024-03-13", fortiPage(`"1f4-65f17920"`), wantMatch{Vendor: "Fortinet", Version: "7.2.8"})
+	cases.add("fortigate page built 2024-01-29", fortiPage(`"1f4-65b77720"`), wantMatch{Vendor: "Fortinet", Version: "6.4.15"})
 	// look-alikes
-	add("a check plugin's verdict quoting a fortiwifi's firmware", bannerCase(5666, "tcp", "FortiOS OK FortiWiFi-40F v7.2.8,build1639,240313 (GA.M) |\n"), wantMatch{})
-	add("a parser's list of the variable names", matchCase{svc: tcpService(8080, httpProbe("GET", "/", 200,
+	cases.add("a check plugin's verdict quoting a fortiwifi's firmware", bannerCase(5666, "tcp", "FortiOS OK FortiWiFi-40F v7.2.8,build1639,240313 (GA.M) |\n"), wantMatch{})
+	cases.add("a parser's list of the variable names", matchCase{svc: tcpService(8080, httpProbe("GET", "/", 200,
 		"_SAFE_INTERESTING_INDEX_VARS = (\n    \"Cyberoam.displayModel\",\n    \"Cyberoam.displayVersion\",\n    \"Cyberoam.firmwareVersionOrgFormat\",\n)"))}, wantMatch{})
-	add("fortigate page built on a day no table holds", fortiPage(`"1f4-65f41c20"`), wantMatch{Vendor: "Fortinet", StrictVersion: true})
+	cases.add("fortigate page built on a day no table holds", fortiPage(`"1f4-65f41c20"`), wantMatch{Vendor: "Fortinet", StrictVersion: true})
 	checkMatches(t, cases)
 }
